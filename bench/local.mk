@@ -1,0 +1,4 @@
+# bench/: benchmarks. Each prints figures and ratios; none is a test.
+# Append programs to bench_programs and runner scripts to bench_scripts.
+bench_programs =
+bench_scripts =

@@ -1,0 +1,1 @@
+# broker/: see docs/HACKING.md

@@ -1,0 +1,1 @@
+# capsule/: see docs/HACKING.md

@@ -1,0 +1,88 @@
+/* cli/worldd.c: the operator command line. Dispatches to the verb tables
+ * of every component (see verbs.h); owns only --help and dispatch. */
+#include "cli/verbs.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct worldd_verb *const verb_tables[] = {
+	store_verbs, capsule_verbs, supervisor_verbs,
+};
+
+int worldd_fail(const char *verb, const struct world_err *err)
+{
+	fprintf(stderr, "worldd %s: %s\n", verb, err->msg[0] ? err->msg : "failed");
+	return err->code ? err->code : WX_FAIL;
+}
+
+int worldd_usage(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "worldd %s: usage: ", verb);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see worldd %s --help)\n", verb);
+	va_end(ap);
+	return WX_USAGE;
+}
+
+int worldd_wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+	return 0;
+}
+
+static void print_help(void)
+{
+	printf("usage: worldd VERB [FLAGS]   (worldd VERB --help for its flags and exit codes)\n\nverbs:\n");
+	for (size_t t = 0; t < sizeof verb_tables / sizeof verb_tables[0]; t++)
+		for (const struct worldd_verb *v = verb_tables[t]; v->name; v++)
+			printf("  %-16s %s\n", v->name, v->summary);
+	printf("\nexit codes (shared by every verb):\n"
+	       "  0 ok            1 failure        2 usage         3 bad input\n"
+	       "  4 not found     5 store locked   6 schema        7 integrity\n"
+	       "  8 conflict      9 I/O           10 capsule setup 11 deadline\n"
+	       " 12 output cap   13 not an object 14 interpreter  15 hash mismatch\n"
+	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
+	       " 20 attended step refused\n");
+}
+
+/* Match "a b" against argv[1], argv[2]; returns words consumed or 0. */
+static int verb_matches(const char *name, int argc, char **argv)
+{
+	const char *space = strchr(name, ' ');
+	if (!space) return (argc > 1 && strcmp(argv[1], name) == 0) ? 1 : 0;
+	size_t first = (size_t)(space - name);
+	if (argc > 2 && strlen(argv[1]) == first && strncmp(argv[1], name, first) == 0 &&
+	    strcmp(argv[2], space + 1) == 0)
+		return 2;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		print_help();
+		return argc < 2 ? WX_USAGE : WX_OK;
+	}
+	const struct worldd_verb *best = NULL;
+	int best_words = 0;
+	for (size_t t = 0; t < sizeof verb_tables / sizeof verb_tables[0]; t++)
+		for (const struct worldd_verb *v = verb_tables[t]; v->name; v++) {
+			int w = verb_matches(v->name, argc, argv);
+			if (w > best_words) { best = v; best_words = w; }
+		}
+	if (!best) {
+		fprintf(stderr, "worldd: unknown verb '%s' (see worldd --help)\n", argv[1]);
+		return WX_USAGE;
+	}
+	int vargc = argc - 1 - best_words;
+	char **vargv = argv + 1 + best_words;
+	if (worldd_wants_help(vargc, vargv)) {
+		fputs(best->help, stdout);
+		return WX_OK;
+	}
+	return best->run(vargc, vargv);
+}

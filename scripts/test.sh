@@ -1,0 +1,19 @@
+#!/bin/sh
+# scripts/test.sh: build and run the whole test suite twice: once with
+# -Wall -Wextra -Werror -O2, once under AddressSanitizer+UBSan. Ends with
+# one line "N passed, N failed, N skipped" over both runs; exits non-zero on
+# any failure.
+set -e
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/install-deps.sh"
+status=0
+"$top/scripts/build.sh" "$top/build/check"
+( cd "$top/build/check" && make -s -j"$(nproc)" check ) || status=1
+echo "== plain build: $("$top/tests/summarize" "$top/build/check" || true)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1; export ASAN_OPTIONS
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export UBSAN_OPTIONS
+WORLD_CFLAGS="-O1 -g" "$top/scripts/build.sh" "$top/build/asan" --enable-sanitizers
+( cd "$top/build/asan" && make -s -j"$(nproc)" check ) || status=1
+echo "== sanitizer build: $("$top/tests/summarize" "$top/build/asan" || true)"
+"$top/tests/summarize" "$top/build/check" "$top/build/asan" || status=1
+exit $status

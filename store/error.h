@@ -1,0 +1,51 @@
+/* store/error.h: how every World component reports an error.
+ *
+ * Owns: struct world_err (one line of text plus the exit code a CLI verb
+ * returns for it) and the project-wide table of exit codes. It lives in
+ * store/ because the store is the bottom layer that every other component
+ * links; nothing here depends on anything else.
+ *
+ * Rule: a message is one line saying what failed and on what (path, ref,
+ * field), e.g. "object get: ref sha256:ab.. : not found". Functions that can
+ * fail take a `struct world_err *` (may be NULL) and return -1 / NULL. */
+#ifndef WORLD_STORE_ERROR_H
+#define WORLD_STORE_ERROR_H
+#include <stdarg.h>
+
+enum world_exit {
+	WX_OK = 0,
+	WX_FAIL = 1,           /* generic failure */
+	WX_USAGE = 2,          /* bad flags or arguments */
+	WX_BAD_INPUT = 3,      /* malformed JSON, ref, source, manifest field */
+	WX_NOT_FOUND = 4,      /* object, entry, world or file absent */
+	WX_LOCKED = 5,         /* another process holds writer authority */
+	WX_SCHEMA = 6,         /* store schema version unknown / not a store */
+	WX_INTEGRITY = 7,      /* hash or chain mismatch, integrity hole */
+	WX_CONFLICT = 8,       /* compare-and-swap lost, same-id conflict */
+	WX_IO = 9,             /* filesystem or database I/O failure */
+	WX_SETUP = 10,         /* capsule setup step failed before exec */
+	WX_DEADLINE = 11,      /* wall-time deadline hit, capsule killed */
+	WX_OUTPUT_CAP = 12,    /* stdout/stderr/output over its cap */
+	WX_NOT_OBJECT = 13,    /* transition output is not a JSON object */
+	WX_INTERP = 14,        /* interpreter exited non-zero */
+	WX_HASH_MISMATCH = 15, /* interpreter bytes do not match the ref */
+	WX_CAPACITY = 16,      /* too many capsules alive; refused */
+	WX_DENIED_SYSCALL = 17,/* seccomp stopped a syscall */
+	WX_PROTOCOL = 18,      /* capsule broke the frame protocol */
+	WX_CHECK_REFUSED = 19, /* source check refused the source */
+	WX_ATTENDED = 20,      /* attended step refused (CI / no terminal) */
+};
+
+struct world_err {
+	int code;        /* an enum world_exit value */
+	char msg[1024];  /* one line, no trailing newline */
+};
+
+/* Set err (if non-NULL) and return -1, so callers can `return werr(...)`. */
+int werr(struct world_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int werr_v(struct world_err *err, int code, const char *fmt, va_list ap);
+/* Prefix an existing message: "CONTEXT: old message". Keeps the code. */
+int werr_prefix(struct world_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#endif
