@@ -1,7 +1,492 @@
-/* cli/verbs_store.c: the worldd verbs of store/ (see cli/verbs.h). */
+/* cli/verbs_store.c: the worldd verbs of store/ (see cli/verbs.h):
+ * json canon, hash, object put/get, log get/append, world head, scan,
+ * archive. Read verbs open the store without the writer lock (they work
+ * while the daemon runs); write verbs take it. */
 #include "cli/verbs.h"
-#include <stddef.h>
+#include "store/canon.h"
+#include "store/ref.h"
+#include "store/scan.h"
+#include "store/store.h"
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STDIN_MAX (64u << 20)
+
+/* ---- small helpers ---- */
+
+struct flag {
+	const char *name;   /* "--store" */
+	int has_value;
+	const char *value;  /* set when seen; "" for a boolean flag */
+};
+
+/* Parses argv into flags; positional arguments go to pos (up to maxpos). */
+static int parse_flags(const char *verb, int argc, char **argv, struct flag *flags, const char **pos, int maxpos,
+                       int *npos)
+{
+	*npos = 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0) {
+			/* "--" ends the flags; anything else not starting with "--" is positional */
+			int rest = strcmp(a, "--") == 0;
+			for (i += rest; i < argc; i++) {
+				if (*npos >= maxpos) return worldd_usage(verb, "unexpected argument '%s'", argv[i]);
+				pos[(*npos)++] = argv[i];
+				if (!rest) break;
+			}
+			continue;
+		}
+		const char *eq = strchr(a, '=');
+		size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+		struct flag *f = NULL;
+		for (struct flag *g = flags; g->name; g++)
+			if (strlen(g->name) == nl && strncmp(g->name, a, nl) == 0) f = g;
+		if (!f) return worldd_usage(verb, "unknown flag '%.*s'", (int)nl, a);
+		if (f->value) return worldd_usage(verb, "flag %s given twice", f->name);
+		if (!f->has_value) {
+			if (eq) return worldd_usage(verb, "flag %s takes no value", f->name);
+			f->value = "";
+		} else if (eq) {
+			f->value = eq + 1;
+		} else {
+			if (i + 1 >= argc) return worldd_usage(verb, "flag %s needs a value", f->name);
+			f->value = argv[++i];
+		}
+	}
+	return 0;
+}
+
+static int parse_ll(const char *verb, const char *what, const char *s, long long min, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min)
+		return worldd_usage(verb, "%s '%s' is not an integer >= %lld", what, s, min);
+	*out = v;
+	return 0;
+}
+
+static char *read_stdin(const char *verb, size_t *len, int *rc)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) goto oom;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= STDIN_MAX) {
+				free(buf);
+				fprintf(stderr, "worldd %s: stdin: more than %u bytes\n", verb, STDIN_MAX);
+				*rc = WX_BAD_INPUT;
+				return NULL;
+			}
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) { free(buf); goto oom; }
+			buf = nb;
+		}
+		ssize_t r = read(0, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR) continue;
+			fprintf(stderr, "worldd %s: read stdin: %s\n", verb, strerror(errno));
+			free(buf);
+			*rc = WX_IO;
+			return NULL;
+		}
+		if (r == 0) break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+oom:
+	fprintf(stderr, "worldd %s: out of memory reading stdin\n", verb);
+	*rc = WX_FAIL;
+	return NULL;
+}
+
+static int write_out(const char *verb, const void *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, stdout) != n) {
+		fprintf(stderr, "worldd %s: write stdout: %s\n", verb, strerror(errno));
+		return WX_IO;
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "worldd %s: write stdout: %s\n", verb, strerror(errno));
+		return WX_IO;
+	}
+	return WX_OK;
+}
+
+static int open_store(const char *verb, const char *path, int mode, struct world_store **st)
+{
+	struct world_err err = {0};
+	if (!path) return worldd_usage(verb, "--store DB is required");
+	if (world_store_open(path, mode, st, &err) < 0) return worldd_fail(verb, &err);
+	return 0;
+}
+
+#define EXIT_CODES_COMMON "exit codes: 0 ok, 2 usage"
+
+/* ---- json canon / hash ---- */
+
+static int v_json_canon(int argc, char **argv)
+{
+	const char *pos[1];
+	int npos;
+	struct flag flags[] = { { NULL, 0, NULL } };
+	int rc = parse_flags("json canon", argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	size_t n, cn;
+	char *in = read_stdin("json canon", &n, &rc);
+	if (!in) return rc;
+	struct world_err err = {0};
+	char *c = world_canon_bytes(in, n, &cn, &err);
+	free(in);
+	if (!c) return worldd_fail("json canon", &err);
+	rc = write_out("json canon", c, cn);
+	free(c);
+	return rc;
+}
+
+static int v_hash(int argc, char **argv)
+{
+	const char *pos[1];
+	int npos;
+	struct flag flags[] = { { NULL, 0, NULL } };
+	int rc = parse_flags("hash", argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	unsigned char d[WORLD_DIGEST_LEN];
+	struct world_err err = {0};
+	if (world_sha256_fd(0, "stdin", d, NULL, &err) < 0) return worldd_fail("hash", &err);
+	char ref[WORLD_REF_SIZE];
+	world_ref_format(d, ref);
+	printf("%s\n", ref);
+	return write_out("hash", "", 0);
+}
+
+/* ---- object put / get ---- */
+
+static int v_object_put(int argc, char **argv)
+{
+	const char *V = "object put";
+	struct flag flags[] = { { "--store", 1, NULL }, { "--semantic-id", 1, NULL }, { "--provenance", 1, NULL },
+	                        { "--as", 1, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	const char *path = flags[0].value, *sid = flags[1].value, *prov = flags[2].value, *as = flags[3].value;
+	if (!path) return worldd_usage(V, "--store DB is required");
+	if (!sid) return worldd_usage(V, "--semantic-id ID is required");
+	if (!as) {
+		/* the semantic id says how the payload is canonicalised */
+		if (strcmp(sid, "world/transition-source/v1") == 0) as = "source";
+		else if (strcmp(sid, "world/effect-result/v1") == 0 || strncmp(sid, "world/", 6) != 0) as = "raw";
+		else as = "json";
+	}
+	if (strcmp(as, "json") != 0 && strcmp(as, "source") != 0 && strcmp(as, "raw") != 0)
+		return worldd_usage(V, "--as '%s': want json, source or raw", as);
+	size_t n;
+	char *in = read_stdin(V, &n, &rc);
+	if (!in) return rc;
+	struct world_err err = {0};
+	char *payload = in;
+	size_t plen = n;
+	if (strcmp(as, "json") == 0) payload = world_canon_bytes(in, n, &plen, &err);
+	else if (strcmp(as, "source") == 0) payload = world_canon_source(in, n, &plen, &err);
+	if (!payload) {
+		free(in);
+		return worldd_fail(V, &err);
+	}
+	struct world_store *st;
+	rc = open_store(V, path, WORLD_STORE_WRITER, &st);
+	if (rc) goto out;
+	char ref[WORLD_REF_SIZE];
+	int created;
+	if (world_object_put(st, sid, prov, payload, plen, ref, &created, &err) < 0) rc = worldd_fail(V, &err);
+	else {
+		printf("%s\n", ref);
+		rc = write_out(V, "", 0);
+	}
+	world_store_close(st);
+out:
+	if (payload != in) free(payload);
+	free(in);
+	return rc;
+}
+
+static int v_object_get(int argc, char **argv)
+{
+	const char *V = "object get";
+	struct flag flags[] = { { "--store", 1, NULL }, { "--payload", 0, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 1, &npos);
+	if (rc) return rc;
+	if (npos != 1) return worldd_usage(V, "one REF is required");
+	struct world_err err = {0};
+	if (world_ref_parse(pos[0], "REF", NULL, &err) < 0) return worldd_fail(V, &err);
+	struct world_store *st;
+	rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st);
+	if (rc) return rc;
+	struct world_object o;
+	if (world_object_get(st, pos[0], &o, &err) < 0) {
+		world_store_close(st);
+		return worldd_fail(V, &err);
+	}
+	if (flags[1].value) {
+		rc = write_out(V, o.payload, o.len);
+	} else {
+		json_t *m = json_pack("{sssssssI}", "ref", o.ref, "semanticId", o.semantic_id, "provenance", o.provenance,
+		                      "size", (json_int_t)o.len);
+		size_t cn;
+		char *c = m ? world_canon_json(m, &cn, &err) : NULL;
+		json_decref(m);
+		if (!c) rc = worldd_fail(V, &err);
+		else {
+			printf("%s\n", c);
+			free(c);
+			rc = write_out(V, "", 0);
+		}
+	}
+	world_object_free(&o);
+	world_store_close(st);
+	return rc;
+}
+
+/* ---- log get / append, world head ---- */
+
+static int v_log_get(int argc, char **argv)
+{
+	const char *V = "log get";
+	struct flag flags[] = { { "--store", 1, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 1, &npos);
+	if (rc) return rc;
+	if (npos != 1) return worldd_usage(V, "one entry index N is required");
+	long long idx;
+	if ((rc = parse_ll(V, "entry index", pos[0], 1, &idx))) return rc;
+	struct world_store *st;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	struct world_err err = {0};
+	struct world_log_entry e;
+	if (world_log_get(st, idx, &e, &err) < 0) rc = worldd_fail(V, &err);
+	else {
+		printf("%s\n", e.json);
+		rc = write_out(V, "", 0);
+		world_log_entry_free(&e);
+	}
+	world_store_close(st);
+	return rc;
+}
+
+static int v_log_append(int argc, char **argv)
+{
+	const char *V = "log append";
+	struct flag flags[] = { { "--store", 1, NULL },        { "--transition-ref", 1, NULL }, { "--state-root", 1, NULL },
+	                        { "--transition-fn", 1, NULL }, { "--interpreter", 1, NULL },    { "--epoch", 1, NULL },
+	                        { "--written-by", 1, NULL },    { "--index", 1, NULL },          { "--prev", 1, NULL },
+	                        { "--expect-world", 1, NULL },  { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	for (int i = 1; i <= 4; i++)
+		if (!flags[i].value) return worldd_usage(V, "%s REF is required", flags[i].name);
+	struct world_log_append a = { 0, 1, flags[3].value, flags[4].value, NULL,
+	                              flags[6].value ? flags[6].value : "worldd log append", flags[1].value,
+	                              flags[2].value, NULL };
+	if (flags[5].value && (rc = parse_ll(V, "--epoch", flags[5].value, 1, &a.semantics_epoch))) return rc;
+	struct world_store *st;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, &st))) return rc;
+	struct world_err err = {0};
+	/* Defaults follow the current head; --index/--prev/--expect-world
+	 * override them so the store's own chain checks can be exercised. */
+	long long last;
+	char last_hash[WORLD_REF_SIZE];
+	struct world_world head;
+	char head_ref[WORLD_REF_SIZE] = "";
+	if (world_log_last(st, &last, last_hash, &err) < 0) goto fail;
+	if (world_head_get(st, &head, &err) == 0) memcpy(head_ref, head.ref, WORLD_REF_SIZE);
+	else if (err.code != WX_NOT_FOUND) goto fail;
+	a.entry_index = last + 1;
+	a.prev_entry_hash = last_hash;
+	a.expected_world = head_ref;
+	if (flags[7].value && (rc = parse_ll(V, "--index", flags[7].value, 1, &a.entry_index))) {
+		world_store_close(st);
+		return rc;
+	}
+	if (flags[8].value) a.prev_entry_hash = strcmp(flags[8].value, "null") == 0 ? NULL : flags[8].value;
+	if (flags[9].value) a.expected_world = flags[9].value;
+	struct world_log_result r;
+	if (world_log_append(st, &a, &r, &err) < 0) goto fail;
+	printf("entry %lld %s world %s\n", r.entry_index, r.entry_hash, r.world_ref);
+	world_store_close(st);
+	return write_out(V, "", 0);
+fail:
+	world_store_close(st);
+	return worldd_fail(V, &err);
+}
+
+static int v_world_head(int argc, char **argv)
+{
+	const char *V = "world head";
+	struct flag flags[] = { { "--store", 1, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	struct world_store *st;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	struct world_err err = {0};
+	struct world_world w;
+	if (world_head_get(st, &w, &err) < 0) rc = worldd_fail(V, &err);
+	else {
+		printf("%s %s\n", w.ref, w.json);
+		rc = write_out(V, "", 0);
+	}
+	world_store_close(st);
+	return rc;
+}
+
+/* ---- scan ---- */
+
+static int v_scan(int argc, char **argv)
+{
+	const char *V = "scan";
+	struct flag flags[] = { { "--store", 1, NULL },           { "--rows", 1, NULL },
+	                        { "--seconds", 1, NULL },         { "--resume-log-index", 1, NULL },
+	                        { "--resume-world-ref", 1, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	struct world_scan_opts o = { 0, 0, 0, NULL };
+	if (flags[1].value && (rc = parse_ll(V, "--rows", flags[1].value, 1, &o.max_rows))) return rc;
+	if (flags[2].value) {
+		char *end;
+		errno = 0;
+		o.max_seconds = strtod(flags[2].value, &end);
+		if (!*flags[2].value || *end || errno || !(o.max_seconds > 0))
+			return worldd_usage(V, "--seconds '%s' is not a positive number", flags[2].value);
+	}
+	if (flags[3].value && (rc = parse_ll(V, "--resume-log-index", flags[3].value, 1, &o.resume_log_index))) return rc;
+	struct world_err err = {0};
+	if (flags[4].value) {
+		if (world_ref_parse(flags[4].value, "--resume-world-ref", NULL, &err) < 0) return worldd_fail(V, &err);
+		o.resume_world_ref = flags[4].value;
+	}
+	struct world_store *st;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	struct world_scan_result r;
+	if (world_scan(st, &o, stdout, &r, &err) < 0) rc = worldd_fail(V, &err);
+	else rc = r.holes ? WX_INTEGRITY : WX_OK;
+	world_store_close(st);
+	int wr = write_out(V, "", 0);
+	return rc ? rc : wr;
+}
+
+/* ---- archive ---- */
+
+static int v_archive(int argc, char **argv)
+{
+	const char *V = "archive";
+	struct flag flags[] = { { "--store", 1, NULL }, { "--ailang-bin", 1, NULL }, { NULL, 0, NULL } };
+	const char *pos[1];
+	int npos;
+	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	if (rc) return rc;
+	if (!flags[1].value) return worldd_usage(V, "--ailang-bin BIN is required");
+	struct world_store *st;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, &st))) return rc;
+	struct world_err err = {0};
+	struct world_interp in;
+	if (world_archive_interpreter(st, flags[1].value, &in, &err) < 0) rc = worldd_fail(V, &err);
+	else {
+		printf("%s %s\n", in.ref, in.version);
+		rc = write_out(V, "", 0);
+	}
+	world_store_close(st);
+	return rc;
+}
 
 const struct worldd_verb store_verbs[] = {
+	{ "json canon", "stdin JSON -> canonical JSON on stdout (no trailing newline)",
+	  "usage: worldd json canon < FILE\n"
+	  "  Reads one JSON value from stdin and writes its canonical form (DESIGN 6.2,\n"
+	  "  docs/store.md) to stdout with no trailing newline.\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad JSON (the message names the byte offset), 9 I/O\n",
+	  v_json_canon },
+	{ "hash", "stdin bytes -> sha256:<hex>",
+	  "usage: worldd hash < FILE\n"
+	  "  Prints the ref (sha256:<64 lowercase hex>) of the bytes on stdin.\n"
+	  "exit codes: 0 ok, 2 usage, 9 I/O\n",
+	  v_hash },
+	{ "object put", "store stdin as an object; print its ref",
+	  "usage: worldd object put --store DB --semantic-id ID [--provenance P] [--as json|source|raw] < FILE\n"
+	  "  --store DB         the store (created if absent; takes the writer lock)\n"
+	  "  --semantic-id ID   label, e.g. world/invocation-input/v1 (printable ASCII, <= 256 bytes)\n"
+	  "  --provenance P     free-form label (first writer's labels win)\n"
+	  "  --as MODE          json: canonical JSON (default for world/* ids); source: canonical\n"
+	  "                     transition source (default for world/transition-source/v1); raw: bytes\n"
+	  "                     as given (default for world/effect-result/v1 and non-world ids)\n"
+	  "  Prints the ref of the stored payload.\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad input, 5 store locked, 6 unknown schema, 9 I/O\n",
+	  v_object_put },
+	{ "object get", "print an object's labels, or its payload",
+	  "usage: worldd object get --store DB REF [--payload]\n"
+	  "  Without --payload prints {\"provenance\",\"ref\",\"semanticId\",\"size\"} as canonical JSON;\n"
+	  "  with --payload writes the payload bytes. The payload is re-hashed first: a damaged\n"
+	  "  row is never returned.\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  v_object_get },
+	{ "log get", "print log entry N (re-verified)",
+	  "usage: worldd log get --store DB N\n"
+	  "  Prints entry N as canonical JSON after recomputing its entryHash and chain link.\n"
+	  "exit codes: 0 ok, 2 usage, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  v_log_get },
+	{ "log append", "append a log entry (operator/test path)",
+	  "usage: worldd log append --store DB --transition-ref R --state-root R --transition-fn R\n"
+	  "                         --interpreter R [--epoch N] [--written-by W]\n"
+	  "                         [--index N] [--prev R|null] [--expect-world R]\n"
+	  "  Appends one entry, its world and moves the selected head in one transaction.\n"
+	  "  --transition-ref (invocation record) and --state-root (output) must be stored objects.\n"
+	  "  --index/--prev/--expect-world default to the current head; giving others exercises\n"
+	  "  the store's chain and compare-and-swap checks. Prints: entry N ENTRYHASH world WORLDREF\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 object not stored, 5 store locked, 6 unknown schema,\n"
+	  "            8 chain or head mismatch (nothing written), 9 I/O\n",
+	  v_log_append },
+	{ "world head", "print the selected world",
+	  "usage: worldd world head --store DB\n"
+	  "  Prints the selected world's ref and its JSON {logHead, revision, stateRoot}.\n"
+	  "exit codes: 0 ok, 2 usage, 4 no world yet, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  v_world_head },
+	{ "scan", "integrity scan: recompute hashes and the chain",
+	  "usage: worldd scan --store DB [--rows N] [--seconds S]\n"
+	  "                   [--resume-log-index N --resume-world-ref R]\n"
+	  "  Recomputes every log entry's hash, the chain, every world and the payloads they name.\n"
+	  "  Prints nothing when clean and complete; otherwise the lines\n"
+	  "    integrity_hole table=log_entries index=N field=F\n"
+	  "    integrity_hole table=worlds ref=R field=F\n"
+	  "    integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R\n"
+	  "  A later scan continues from the printed cursors.\n"
+	  "exit codes: 0 no hole found (complete or not), 2 usage, 3 bad cursor, 6 unknown schema,\n"
+	  "            7 at least one integrity hole, 9 I/O\n",
+	  v_scan },
+	{ "archive", "archive an interpreter binary; print its ref and release",
+	  "usage: worldd archive --store DB --ailang-bin BIN\n"
+	  "  Copies BIN to DB.artifacts/interpreters/sha256/<hex>/ailang (0555) with manifest.json,\n"
+	  "  probes BIN --version (10 s) and prints: REF RELEASE-STRING. Same bytes again: no-op.\n"
+	  "exit codes: 0 ok, 2 usage, 3 not a regular file, 4 BIN missing, 5 store locked,\n"
+	  "            6 unknown schema, 7 archived copy damaged, 9 I/O, 11 --version timed out,\n"
+	  "            14 --version failed\n",
+	  v_archive },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -1,2 +1,9 @@
 # store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
-libworld_a_SOURCES += store/error.c store/error.h store/store.h
+libworld_a_SOURCES += store/error.c store/error.h store/ref.c store/ref.h store/canon.c store/canon.h \
+	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h
+
+check_PROGRAMS += tests/store/test_canon
+TESTS += tests/store/test_canon
+tests_store_test_canon_SOURCES = tests/store/test_canon.c
+tests_store_test_canon_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_canon_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)

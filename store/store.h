@@ -1,6 +1,199 @@
 /* store/store.h: the content-addressed SQLite store (DESIGN §6).
- * Placeholder until the store issue lands; see docs/HACKING.md. */
+ *
+ * Owns: the database file and its schema (versioned by PRAGMA user_version;
+ * unknown versions are refused and the file is left untouched), the
+ * single-writer lock file `<db>.writer.lock`, objects, worlds and the log
+ * (the store itself verifies the chain), the selected world head and the
+ * registry heads (compare-and-swap), the journal, session rows, and the
+ * interpreter archive `<db>.artifacts/`. The integrity scan is in scan.h.
+ *
+ * Transactions: every write function is atomic on its own. To group several
+ * writes into one durable transaction (the daemon commits one invocation =
+ * input, output, plan, record, world, log entry and head at once), call
+ * world_store_begin(), the writes, then world_store_commit(); on any error
+ * call world_store_rollback() and nothing of the group is kept. A write that
+ * fails inside a group leaves the group as it was before that write.
+ *
+ * Durability: WAL journal with synchronous=FULL -- a commit returns only
+ * after the WAL is fsync'd (docs/store.md says why).
+ *
+ * Refs are strings "sha256:<64 lowercase hex>" (store/ref.h); buffers of
+ * WORLD_REF_SIZE bytes. Errors: WX_BAD_INPUT (bad ref/label/JSON),
+ * WX_NOT_FOUND, WX_LOCKED, WX_SCHEMA, WX_INTEGRITY (a damaged row: reads of
+ * it keep failing), WX_CONFLICT (CAS lost, chain mismatch), WX_IO. */
 #ifndef WORLD_STORE_STORE_H
 #define WORLD_STORE_STORE_H
+#include <stddef.h>
+#include <stdint.h>
 #include "store/error.h"
+#include "store/ref.h"
+
+#define WORLD_STORE_SCHEMA_VERSION 1
+
+struct world_store;
+struct sqlite3;
+
+enum world_store_mode {
+	WORLD_STORE_WRITER = 1,   /* take the writer lock; create the store if absent */
+	WORLD_STORE_READER = 2,   /* read only, no lock; the store must exist */
+};
+/* Bench/bulk-load only: synchronous=OFF (NOT durable). Or'ed into mode. */
+#define WORLD_STORE_NOSYNC 0x100
+
+/* Open (and for WRITER, create) the store at path. The writer lock is a
+ * non-blocking flock on <path>.writer.lock; a second writer gets WX_LOCKED
+ * "another process already holds writer authority for this database". */
+int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err);
+void world_store_close(struct world_store *st);
+const char *world_store_path(const struct world_store *st);
+/* The underlying handle (for the scan and for tests); do not write through it. */
+struct sqlite3 *world_store_db(struct world_store *st);
+
+int world_store_begin(struct world_store *st, struct world_err *err);
+int world_store_commit(struct world_store *st, struct world_err *err);
+void world_store_rollback(struct world_store *st);
+
+/* ---- objects (§6.1) ---- */
+/* semanticId: 1-256 bytes of printable ASCII, e.g. "world/transition-source/v1".
+ * provenance: free-form label (NULL = ""), at most 4096 bytes, no control chars.
+ * The ref is recomputed here from the payload; an existing object keeps its
+ * first writer's labels (*created = 0). */
+int world_object_put(struct world_store *st, const char *semantic_id, const char *provenance,
+                     const void *payload, size_t len, char ref_out[WORLD_REF_SIZE], int *created,
+                     struct world_err *err);
+struct world_object {
+	char ref[WORLD_REF_SIZE];
+	char *semantic_id;
+	char *provenance;
+	unsigned char *payload; /* NUL-terminated for convenience */
+	size_t len;
+};
+/* Re-hashes the payload: a mismatch is WX_INTEGRITY, never returned as data. */
+int world_object_get(struct world_store *st, const char *ref, struct world_object *out, struct world_err *err);
+void world_object_free(struct world_object *o);
+/* 1 present, 0 absent, -1 error (no re-hash). */
+int world_object_exists(struct world_store *st, const char *ref, struct world_err *err);
+
+/* ---- log and worlds (§6.4) ---- */
+struct world_log_append {
+	long long entry_index;        /* must be head index + 1 (first entry: 1) */
+	long long semantics_epoch;    /* >= 1 */
+	const char *transition_fn;    /* ref of the transition source */
+	const char *interpreter;      /* ref of the archived interpreter */
+	const char *prev_entry_hash;  /* head entryHash, or NULL for the first entry */
+	const char *written_by;       /* who wrote it, e.g. "worldd/0.1.0" (1-256 bytes) */
+	const char *transition_ref;   /* ref of the invocation record (must be stored) */
+	const char *state_root;       /* ref of the invocation output (must be stored) */
+	const char *expected_world;   /* CAS: current selected world ref, NULL/"" = no world yet */
+};
+struct world_log_result {
+	long long entry_index;
+	char entry_hash[WORLD_REF_SIZE];
+	char world_ref[WORLD_REF_SIZE];
+};
+/* Appends one log entry, its world {revision,stateRoot,logHead} and moves the
+ * selected head, all in one transaction. The store verifies index = previous
+ * + 1 and prevEntryHash = previous entryHash (WX_CONFLICT otherwise) and the
+ * head CAS (WX_CONFLICT). entryHash = sha256 of the canonical JSON of
+ * {entryIndex, semanticsEpoch, transitionFn, interpreter, prevEntryHash
+ * (null for the first entry), writtenBy, transitionRef}. */
+int world_log_append(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
+                     struct world_err *err);
+
+struct world_log_entry {
+	long long entry_index, semantics_epoch;
+	char transition_fn[WORLD_REF_SIZE], interpreter[WORLD_REF_SIZE];
+	char prev_entry_hash[WORLD_REF_SIZE]; /* "" for the first entry */
+	char transition_ref[WORLD_REF_SIZE], entry_hash[WORLD_REF_SIZE];
+	char *written_by;
+	char *json; /* canonical JSON of the entry: the seven fields + entryHash */
+	size_t json_len;
+};
+/* Reads entry N, re-verifying its hash and columns (WX_INTEGRITY on damage). */
+int world_log_get(struct world_store *st, long long index, struct world_log_entry *out, struct world_err *err);
+void world_log_entry_free(struct world_log_entry *e);
+/* Last entry: *index = 0 and hash "" when the log is empty. */
+int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err);
+
+struct world_world {
+	char ref[WORLD_REF_SIZE];
+	long long revision;
+	char state_root[WORLD_REF_SIZE], log_head[WORLD_REF_SIZE];
+	char json[512]; /* canonical JSON {"logHead":..,"revision":..,"stateRoot":..} */
+};
+int world_world_get(struct world_store *st, const char *ref, struct world_world *out, struct world_err *err);
+/* The selected world head; WX_NOT_FOUND when no entry was ever committed. */
+int world_head_get(struct world_store *st, struct world_world *out, struct world_err *err);
+
+/* ---- registry heads (§7) ---- */
+/* name: e.g. "world/transition-registry/v1". *revision = moves so far. */
+int world_registry_head_get(struct world_store *st, const char *name, char ref[WORLD_REF_SIZE],
+                            long long *revision, struct world_err *err);
+/* CAS: moves name from expected (NULL/"" = no head yet) to new_ref (must be a
+ * stored object). WX_CONFLICT if the head is not expected. *revision gets the
+ * new revision (1 for the first head). */
+int world_registry_head_cas(struct world_store *st, const char *name, const char *expected,
+                            const char *new_ref, long long *revision, struct world_err *err);
+
+/* ---- journal (§5.5) ---- */
+struct world_journal_intent {
+	const char *kind;    /* "invocation" or "effect" */
+	const char *subject; /* invocation id, or invocation id + effect id */
+	const char *episode; /* may be NULL */
+	const char *effect;  /* effect name (effects), may be NULL */
+	const char *scope;   /* may be NULL */
+	long long cost;      /* debited budget (effects), 0 otherwise */
+	const char *ref;     /* request / input ref, may be NULL */
+};
+/* Durable once the enclosing transaction commits. *id = intent id. */
+int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
+                         struct world_err *err);
+/* status: "succeeded", "failed" or "committed". A second outcome for the
+ * same intent is WX_CONFLICT; an unknown intent WX_NOT_FOUND. */
+int world_journal_outcome(struct world_store *st, long long intent_id, const char *status, const char *ref,
+                          struct world_err *err);
+/* Sum of the costs of the episode's effect intents for effect+scope (denials
+ * write no intent; failed effects keep their intent and so cost). */
+int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,
+                        long long *spent, struct world_err *err);
+/* Calls fn for every intent without an outcome (indeterminate after a crash).
+ * fn returns 0 to continue. */
+int world_journal_indeterminate(struct world_store *st,
+                                int (*fn)(void *ctx, long long id, const char *kind, const char *subject,
+                                          const char *ref),
+                                void *ctx, struct world_err *err);
+
+/* ---- sessions (§8) ---- */
+/* Stores sha256(credential) only, with the episode, grants (canonicalised
+ * JSON text) and the expiry (unix seconds). */
+int world_session_put(struct world_store *st, const char *credential, const char *episode,
+                      const char *grants_json, long long expires_at, struct world_err *err);
+struct world_session {
+	char credential_hash[WORLD_REF_SIZE];
+	char *episode;
+	char *grants_json;
+	long long expires_at, created_at;
+};
+/* Hashes credential and looks it up (WX_NOT_FOUND if unknown). Expiry is
+ * reported, not enforced: the caller compares expires_at with its clock. */
+int world_session_get(struct world_store *st, const char *credential, struct world_session *out,
+                      struct world_err *err);
+void world_session_free(struct world_session *s);
+
+/* ---- interpreter archive (§6.6) ---- */
+struct world_interp {
+	char ref[WORLD_REF_SIZE];
+	char version[256];  /* first non-empty line of `BIN --version` */
+	uint64_t size;
+	char path[4096];    /* <db>.artifacts/interpreters/sha256/<hex>/ailang */
+	int created;        /* 0 when the same bytes were already archived */
+};
+/* Hashes bin, copies it to the archive (temp + fsync + rename, mode 0555),
+ * probes `--version` on the archived copy (10 s limit, empty environment),
+ * writes manifest.json {hash,size,version} beside it and records it. */
+int world_archive_interpreter(struct world_store *st, const char *bin, struct world_interp *out,
+                              struct world_err *err);
+/* Looks up an archived interpreter by ref (no re-hash: the runner hashes the
+ * bytes it executes). WX_NOT_FOUND when unknown. Works in READER mode. */
+int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err);
 #endif

@@ -1,0 +1,331 @@
+/* store/archive.c: the interpreter archive (DESIGN §6.6).
+ * <db>.artifacts/interpreters/sha256/<hex>/ailang (mode 0555) and
+ * manifest.json {hash, size, version} beside it, each written via a temp file,
+ * fsync and rename, then the directory fsync'd, so a crash leaves either
+ * nothing or the complete file. Same bytes again: nothing is rewritten. */
+#include "store/store_internal.h"
+#include "store/canon.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define INTERP_MAX_BYTES (512ull << 20)
+#define VERSION_PROBE_SECONDS 10
+
+static int mkdir_p(const char *dir, struct world_err *err)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+		return werr(err, WX_IO, "archive: path too long: %s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/') continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return werr(err, WX_IO, "archive: mkdir %s: %s", tmp, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST) return werr(err, WX_IO, "archive: mkdir %s: %s", tmp, strerror(errno));
+	return 0;
+}
+
+static int fsync_dir(const char *dir, struct world_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) return werr(err, WX_IO, "archive: open %s: %s", dir, strerror(errno));
+	int rc = fsync(fd);
+	int e = errno;
+	close(fd);
+	if (rc < 0) return werr(err, WX_IO, "archive: fsync %s: %s", dir, strerror(e));
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR) continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* temp file + fsync + rename + dir fsync */
+static int atomic_write(const char *dir, const char *name, const void *buf, size_t n, mode_t mode,
+                        struct world_err *err)
+{
+	char tmp[4200], dst[4200];
+	snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+	snprintf(dst, sizeof dst, "%s/%s", dir, name);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) return werr(err, WX_IO, "archive: create %s: %s", tmp, strerror(errno));
+	if (write_all(fd, buf, n) < 0 || fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return werr(err, WX_IO, "archive: write %s: %s", tmp, strerror(e));
+	}
+	if (close(fd) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return werr(err, WX_IO, "archive: close %s: %s", tmp, strerror(e));
+	}
+	if (rename(tmp, dst) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return werr(err, WX_IO, "archive: rename %s -> %s: %s", tmp, dst, strerror(e));
+	}
+	return fsync_dir(dir, err);
+}
+
+static int read_file(const char *path, unsigned char **out, size_t *len, size_t max, struct world_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "archive: open %s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		int e = errno;
+		close(fd);
+		return werr(err, WX_IO, "archive: stat %s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "archive: %s is not a regular file", path);
+	}
+	if ((unsigned long long)sb.st_size > max) {
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "archive: %s is %lld bytes, limit %zu", path, (long long)sb.st_size, max);
+	}
+	size_t cap = (size_t)sb.st_size + 1, n = 0;
+	unsigned char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return werr(err, WX_FAIL, "archive: out of memory reading %s", path);
+	}
+	for (;;) {
+		if (n == cap) { /* the file grew while we read it */
+			free(buf);
+			close(fd);
+			return werr(err, WX_IO, "archive: %s changed while being read", path);
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR) continue;
+			int e = errno;
+			free(buf);
+			close(fd);
+			return werr(err, WX_IO, "archive: read %s: %s", path, strerror(e));
+		}
+		if (r == 0) break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Run BIN --version with an empty environment and a deadline; the first
+ * non-empty stdout line is the release string. */
+static int probe_version(const char *bin, char *out, size_t outn, struct world_err *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) return werr(err, WX_IO, "archive: pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return werr(err, WX_IO, "archive: fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) { dup2(nul, 0); dup2(nul, 2); }
+		dup2(p[1], 1);
+		char *argv[] = { (char *)bin, (char *)"--version", NULL };
+		char *envp[] = { NULL };
+		execve(bin, argv, envp);
+		_exit(127);
+	}
+	close(p[1]);
+	char buf[8192];
+	size_t n = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int timed_out = 0;
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = VERSION_PROBE_SECONDS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L);
+		if (ms <= 0) { timed_out = 1; break; }
+		struct pollfd pfd = { p[0], POLLIN, 0 };
+		int pr = poll(&pfd, 1, (int)ms);
+		if (pr < 0 && errno == EINTR) continue;
+		if (pr <= 0) { timed_out = pr == 0; break; }
+		char tmp[4096];
+		ssize_t r = read(p[0], tmp, sizeof tmp);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		size_t take = (size_t)r < sizeof buf - 1 - n ? (size_t)r : sizeof buf - 1 - n;
+		memcpy(buf + n, tmp, take);
+		n += take;
+	}
+	close(p[0]);
+	if (timed_out) kill(pid, SIGKILL);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) return werr(err, WX_IO, "archive: waitpid: %s", strerror(errno));
+	if (timed_out) return werr(err, WX_DEADLINE, "archive: %s --version: no answer within %d s", bin, VERSION_PROBE_SECONDS);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return werr(err, WX_INTERP, "archive: %s --version: exited with status %d", bin,
+		            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	buf[n] = 0;
+	char *line = buf, *save = NULL;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t k = strlen(l);
+		while (k && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t')) l[--k] = 0;
+		while (*l == ' ' || *l == '\t') l++;
+		if (*l) { line = l; break; }
+		line = NULL;
+	}
+	if (!line || !*line) return werr(err, WX_INTERP, "archive: %s --version printed no release string", bin);
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20) *c = ' ';
+	if (strlen(line) >= outn) return werr(err, WX_INTERP, "archive: %s --version: release string too long", bin);
+	snprintf(out, outn, "%s", line);
+	return 0;
+}
+
+static int read_manifest(const char *path, const char *ref, uint64_t size, char *version, size_t vn)
+{
+	unsigned char *buf;
+	size_t n;
+	if (read_file(path, &buf, &n, 1 << 16, NULL) < 0) return -1;
+	json_t *m = world_json_parse((const char *)buf, n, NULL);
+	free(buf);
+	json_t *h = json_object_get(m, "hash"), *v = json_object_get(m, "version"), *s = json_object_get(m, "size");
+	int ok = json_is_string(h) && strcmp(json_string_value(h), ref) == 0 && json_is_string(v) &&
+	         json_is_integer(s) && (uint64_t)json_integer_value(s) == size && json_string_length(v) < vn;
+	if (ok) snprintf(version, vn, "%s", json_string_value(v));
+	json_decref(m);
+	return ok ? 0 : -1;
+}
+
+static int record_interp(struct world_store *st, const struct world_interp *in, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, in->ref, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, in->version, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)in->size);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "interpreter record", err);
+	return 0;
+}
+
+static int interp_dir(struct world_store *st, const char *ref, char *dir, size_t n)
+{
+	return snprintf(dir, n, "%s.artifacts/interpreters/sha256/%s", st->path, ref + 7) >= (int)n ? -1 : 0;
+}
+
+int world_archive_interpreter(struct world_store *st, const char *bin, struct world_interp *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (ws_need_writer(st, "archive", err) < 0) return -1;
+	unsigned char *bytes;
+	size_t n;
+	if (read_file(bin, &bytes, &n, INTERP_MAX_BYTES, err) < 0) return -1;
+	if (world_hash_ref(bytes, n, out->ref, err) < 0) { free(bytes); return -1; }
+	out->size = n;
+	char dir[4096];
+	if (interp_dir(st, out->ref, dir, sizeof dir) < 0 ||
+	    snprintf(out->path, sizeof out->path, "%s/ailang", dir) >= (int)sizeof out->path) {
+		free(bytes);
+		return werr(err, WX_IO, "archive: store path too long");
+	}
+	char manifest[4200];
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
+	if (mkdir_p(dir, err) < 0) { free(bytes); return -1; }
+
+	int have_bin = 0;
+	unsigned char *old;
+	size_t oldn;
+	struct world_err e2;
+	if (read_file(out->path, &old, &oldn, INTERP_MAX_BYTES, &e2) == 0) {
+		char oldref[WORLD_REF_SIZE];
+		int hr = world_hash_ref(old, oldn, oldref, err);
+		free(old);
+		if (hr < 0) { free(bytes); return -1; }
+		if (strcmp(oldref, out->ref) != 0) {
+			free(bytes);
+			return werr(err, WX_INTEGRITY, "archive: %s: archived bytes hash to %s, not %s; left as is", out->path,
+			            oldref, out->ref);
+		}
+		have_bin = 1;
+	} else if (e2.code != WX_NOT_FOUND) {
+		free(bytes);
+		*err = e2;
+		return -1;
+	}
+	if (!have_bin && atomic_write(dir, "ailang", bytes, n, 0555, err) < 0) {
+		free(bytes);
+		return -1;
+	}
+	free(bytes);
+	if (have_bin && read_manifest(manifest, out->ref, out->size, out->version, sizeof out->version) == 0) {
+		out->created = 0;
+		return record_interp(st, out, err);
+	}
+	/* probe the archived copy: it is what will run */
+	if (probe_version(out->path, out->version, sizeof out->version, err) < 0) return -1;
+	json_t *m = json_pack("{sssIss}", "hash", out->ref, "size", (json_int_t)out->size, "version", out->version);
+	size_t mn;
+	char *mc = m ? world_canon_json(m, &mn, err) : NULL;
+	json_decref(m);
+	if (!mc) return werr(err, WX_FAIL, "archive: cannot build manifest.json");
+	int rc = atomic_write(dir, "manifest.json", mc, mn, 0444, err);
+	free(mc);
+	if (rc < 0) return -1;
+	out->created = !have_bin;
+	return record_interp(st, out, err);
+}
+
+int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (world_ref_parse(ref, "interpreter ref", NULL, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT version, size FROM interpreters WHERE ref = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "interpreter %s: not archived in this store", ref);
+		return ws_sqlerr(st, 0, "interpreter read", err);
+	}
+	snprintf(out->version, sizeof out->version, "%s", (const char *)sqlite3_column_text(s, 0));
+	out->size = (uint64_t)sqlite3_column_int64(s, 1);
+	sqlite3_finalize(s);
+	snprintf(out->ref, sizeof out->ref, "%s", ref);
+	char dir[4096];
+	if (interp_dir(st, ref, dir, sizeof dir) < 0 ||
+	    snprintf(out->path, sizeof out->path, "%s/ailang", dir) >= (int)sizeof out->path)
+		return werr(err, WX_IO, "interpreter %s: store path too long", ref);
+	return 0;
+}

@@ -1,0 +1,105 @@
+/* store/ref.c: see ref.h. */
+#include "store/ref.h"
+#include <errno.h>
+#include <openssl/evp.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char hexdig[] = "0123456789abcdef";
+
+int world_ref_parse(const char *s, const char *what, unsigned char digest[WORLD_DIGEST_LEN],
+                    struct world_err *err)
+{
+	if (!what) what = "ref";
+	if (!s) return werr(err, WX_BAD_INPUT, "%s: missing", what);
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return werr(err, WX_BAD_INPUT, "%s \"%.80s\": not of the form sha256:<64 lowercase hex>", what, s);
+	if ((size_t)(colon - s) != 6 || strncmp(s, "sha256", 6) != 0)
+		return werr(err, WX_BAD_INPUT, "%s \"%.80s\": unknown algorithm \"%.*s\" (only sha256)", what, s,
+		            (int)((colon - s) > 32 ? 32 : (colon - s)), s);
+	const char *hex = colon + 1;
+	size_t n = strlen(hex);
+	if (n != 64)
+		return werr(err, WX_BAD_INPUT, "%s \"%.80s\": %zu hex digits, want exactly 64", what, s, n);
+	for (size_t i = 0; i < 64; i++) {
+		char c = hex[i];
+		int v;
+		if (c >= '0' && c <= '9') v = c - '0';
+		else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			return werr(err, WX_BAD_INPUT, "%s \"%.80s\": hex digits must be lowercase", what, s);
+		else
+			return werr(err, WX_BAD_INPUT, "%s \"%.80s\": byte %zu is not a hex digit", what, s, 7 + i);
+		if (digest) {
+			if (i % 2 == 0) digest[i / 2] = (unsigned char)(v << 4);
+			else digest[i / 2] |= (unsigned char)v;
+		}
+	}
+	return 0;
+}
+
+int world_ref_valid(const char *s)
+{
+	return world_ref_parse(s, NULL, NULL, NULL) == 0;
+}
+
+void world_ref_format(const unsigned char digest[WORLD_DIGEST_LEN], char out[WORLD_REF_SIZE])
+{
+	memcpy(out, "sha256:", 7);
+	for (int i = 0; i < WORLD_DIGEST_LEN; i++) {
+		out[7 + 2 * i] = hexdig[digest[i] >> 4];
+		out[8 + 2 * i] = hexdig[digest[i] & 15];
+	}
+	out[WORLD_REF_LEN] = '\0';
+}
+
+int world_sha256(const void *buf, size_t len, unsigned char out[WORLD_DIGEST_LEN], struct world_err *err)
+{
+	unsigned int olen = 0;
+	if (EVP_Digest(buf, len, out, &olen, EVP_sha256(), NULL) != 1 || olen != WORLD_DIGEST_LEN)
+		return werr(err, WX_FAIL, "sha256: libcrypto EVP_Digest failed");
+	return 0;
+}
+
+int world_hash_ref(const void *buf, size_t len, char out[WORLD_REF_SIZE], struct world_err *err)
+{
+	unsigned char d[WORLD_DIGEST_LEN];
+	if (world_sha256(buf, len, d, err) < 0) return -1;
+	world_ref_format(d, out);
+	return 0;
+}
+
+int world_sha256_fd(int fd, const char *what, unsigned char out[WORLD_DIGEST_LEN], uint64_t *len_out,
+                    struct world_err *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (!ctx) return werr(err, WX_FAIL, "sha256 %s: out of memory", what);
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(ctx);
+		return werr(err, WX_FAIL, "sha256 %s: EVP_DigestInit_ex failed", what);
+	}
+	static __thread unsigned char buf[1 << 16];
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r < 0) {
+			if (errno == EINTR) continue;
+			int e = errno;
+			EVP_MD_CTX_free(ctx);
+			return werr(err, WX_IO, "sha256 %s: read: %s", what, strerror(e));
+		}
+		if (r == 0) break;
+		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+			EVP_MD_CTX_free(ctx);
+			return werr(err, WX_FAIL, "sha256 %s: EVP_DigestUpdate failed", what);
+		}
+		total += (uint64_t)r;
+	}
+	unsigned int olen = 0;
+	int rc = EVP_DigestFinal_ex(ctx, out, &olen);
+	EVP_MD_CTX_free(ctx);
+	if (rc != 1 || olen != WORLD_DIGEST_LEN) return werr(err, WX_FAIL, "sha256 %s: EVP_DigestFinal_ex failed", what);
+	if (len_out) *len_out = total;
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* store/scan.h: the integrity scan (DESIGN §6.5).
+ *
+ * Owns: walking log_entries (by index) then worlds (by ref) within a row and
+ * time budget, recomputing every hash on the way: each entry's entryHash from
+ * its canonical JSON, its columns against that JSON, the chain (index =
+ * previous + 1, prevEntryHash = previous entryHash), the payload hash of the
+ * invocation record it names (transitionRef); each world's ref from its
+ * payload, its columns, its logHead against the entry of its revision, and the
+ * payload hash of its stateRoot. It prints exactly these lines and nothing on
+ * a clean complete scan:
+ *   integrity_hole table=log_entries index=N field=F
+ *   integrity_hole table=worlds ref=R field=F
+ *   integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R
+ * A later scan resumes from the printed cursors (resume_log_index is the next
+ * entry to check; resume_world_ref the next world ref, all zeros = from the
+ * first). It never repairs anything. */
+#ifndef WORLD_STORE_SCAN_H
+#define WORLD_STORE_SCAN_H
+#include <stdint.h>
+#include <stdio.h>
+#include "store/store.h"
+
+#define WORLD_SCAN_START_ROWS 20000   /* daemon start-up budget */
+#define WORLD_SCAN_START_SECONDS 2.0
+#define WORLD_SCAN_ZERO_REF "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+struct world_scan_opts {
+	long long max_rows;        /* 0 = no row limit */
+	double max_seconds;        /* 0 = no time limit */
+	long long resume_log_index;/* 0 or 1 = from the first entry */
+	const char *resume_world_ref; /* NULL = from the first world */
+};
+struct world_scan_result {
+	long long log_rows, world_rows, holes;
+	int complete;
+	long long resume_log_index;
+	char resume_world_ref[WORLD_REF_SIZE];
+	uint64_t bytes_hashed;
+};
+/* Lines go to out (may be NULL). Returns 0 when the scan ran (holes or not;
+ * see res), -1 with err when it could not run (bad cursor, database error). */
+int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE *out, struct world_scan_result *res,
+               struct world_err *err);
+#endif

@@ -1,0 +1,1087 @@
+/* store/store.c: open/lock/schema, objects, log and worlds, heads, journal,
+ * sessions. See store.h for the contracts. */
+#include "store/store_internal.h"
+#include "store/canon.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WS_STR2(x) #x
+#define WS_STR(x) WS_STR2(x)
+#define WORLD_HEAD_NAME "@world" /* the selected world head; registry names cannot start with '@' */
+
+static const char *const schema_sql =
+    "CREATE TABLE objects("
+    " ref TEXT PRIMARY KEY, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL,"
+    " payload BLOB NOT NULL, size INTEGER NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE TABLE log_entries("
+    " entry_index INTEGER PRIMARY KEY, semantics_epoch INTEGER NOT NULL,"
+    " entry_hash TEXT NOT NULL UNIQUE, prev_entry_hash TEXT, transition_fn TEXT NOT NULL,"
+    " interpreter TEXT NOT NULL, written_by TEXT NOT NULL, transition_ref TEXT NOT NULL,"
+    " entry_json BLOB NOT NULL, committed_at INTEGER NOT NULL);"
+    "CREATE TABLE worlds("
+    " ref TEXT PRIMARY KEY, revision INTEGER NOT NULL, state_root TEXT NOT NULL,"
+    " log_head TEXT NOT NULL, payload BLOB NOT NULL);"
+    "CREATE TABLE heads("
+    " name TEXT PRIMARY KEY, ref TEXT NOT NULL, revision INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+    "CREATE TABLE journal("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " phase TEXT NOT NULL CHECK (phase IN ('intent','outcome')),"
+    " intent_id INTEGER, kind TEXT, subject TEXT, episode TEXT, effect TEXT, scope TEXT,"
+    " cost INTEGER NOT NULL DEFAULT 0, status TEXT, ref TEXT, at INTEGER NOT NULL);"
+    "CREATE UNIQUE INDEX journal_one_outcome ON journal(intent_id) WHERE phase = 'outcome';"
+    "CREATE INDEX journal_spent ON journal(episode, effect, scope) WHERE phase = 'intent';"
+    "CREATE TABLE sessions("
+    " credential_hash TEXT PRIMARY KEY, episode TEXT NOT NULL, grants TEXT NOT NULL,"
+    " expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE TABLE interpreters("
+    " ref TEXT PRIMARY KEY, version TEXT NOT NULL, size INTEGER NOT NULL, archived_at INTEGER NOT NULL);";
+
+int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
+{
+	int rc = sqlite3_errcode(st->db);
+	int wx = WX_IO;
+	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) wx = WX_INTEGRITY;
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) wx = WX_LOCKED;
+	if (code) wx = code;
+	return werr(err, wx, "store %s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
+}
+
+int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err)
+{
+	if (sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL) != SQLITE_OK) {
+		*stmt = NULL;
+		return ws_sqlerr(st, 0, "prepare", err);
+	}
+	return 0;
+}
+
+int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = sqlite3_errcode(st->db);
+		int wx = rc == SQLITE_BUSY ? WX_LOCKED : (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? WX_INTEGRITY : WX_IO;
+		werr(err, wx, "store %s: %.60s: %s", st->path, sql, msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int ws_need_writer(struct world_store *st, const char *what, struct world_err *err)
+{
+	if (!st->writer)
+		return werr(err, WX_USAGE, "%s: store %s was opened read-only (no writer authority)", what, st->path);
+	return 0;
+}
+
+int ws_sp_begin(struct world_store *st, struct world_err *err)
+{
+	return ws_exec(st, "SAVEPOINT w", err);
+}
+
+int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
+{
+	if (ok) {
+		/* Outside world_store_begin() this RELEASE is the durable commit. */
+		if (ws_exec(st, "RELEASE w", err) == 0) return 0;
+		struct world_err ignore;
+		ws_exec(st, "ROLLBACK TO w", &ignore);
+		ws_exec(st, "RELEASE w", &ignore);
+		return -1;
+	}
+	struct world_err ignore;
+	ws_exec(st, "ROLLBACK TO w", &ignore);
+	ws_exec(st, "RELEASE w", &ignore);
+	return -1;
+}
+
+void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
+{
+	const char *t = (const char *)sqlite3_column_text(s, col);
+	out[0] = '\0';
+	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
+}
+
+/* ---- open / close ---- */
+
+static int read_user_version(struct world_store *st, int *v, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+		return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path,
+		            sqlite3_errmsg(st->db));
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path,
+		            sqlite3_errmsg(st->db));
+	}
+	*v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int count_tables(struct world_store *st, int *n, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT count(*) FROM sqlite_master", &s, err) < 0) return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
+	}
+	*n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int pragma_text(struct world_store *st, const char *sql, char *out, size_t n, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, sql, &s, err) < 0) return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, sql, err);
+	}
+	snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err)
+{
+	*out = NULL;
+	int nosync = mode & WORLD_STORE_NOSYNC;
+	mode &= ~WORLD_STORE_NOSYNC;
+	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
+	if (mode != WORLD_STORE_WRITER && mode != WORLD_STORE_READER)
+		return werr(err, WX_USAGE, "store %s: unknown open mode %d", path, mode);
+	struct world_store *st = calloc(1, sizeof *st);
+	if (!st || !(st->path = strdup(path))) {
+		free(st);
+		return werr(err, WX_FAIL, "store %s: out of memory", path);
+	}
+	st->lock_fd = -1;
+	st->writer = mode == WORLD_STORE_WRITER;
+	if (st->writer) {
+		/* The lock is taken before the database is touched at all. */
+		char lock[4200];
+		if (snprintf(lock, sizeof lock, "%s.writer.lock", path) >= (int)sizeof lock) {
+			werr(err, WX_USAGE, "store %s: path too long", path);
+			goto fail;
+		}
+		st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (st->lock_fd < 0) {
+			werr(err, WX_IO, "store %s: open lock file %s: %s", path, lock, strerror(errno));
+			goto fail;
+		}
+		if (flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno == EWOULDBLOCK)
+				werr(err, WX_LOCKED, "store %s: another process already holds writer authority for this database (%s)",
+				     path, lock);
+			else
+				werr(err, WX_IO, "store %s: flock %s: %s", path, lock, strerror(errno));
+			goto fail;
+		}
+	} else {
+		struct stat sb;
+		if (stat(path, &sb) < 0) {
+			werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	int flags = st->writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
+	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		werr(err, WX_IO, "store %s: open: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	sqlite3_busy_timeout(st->db, 5000);
+	/* Read the version before anything can write: an unknown version is
+	 * refused with the file left byte-identical. */
+	int v = 0;
+	if (read_user_version(st, &v, err) < 0) goto fail;
+	if (v != 0 && v != WORLD_STORE_SCHEMA_VERSION) {
+		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows %d); store left untouched",
+		     path, v, WORLD_STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v == 0) {
+		int n = 0;
+		if (count_tables(st, &n, err) < 0) goto fail;
+		if (n > 0 || !st->writer) {
+			werr(err, WX_SCHEMA, "store %s: not a World store (user_version 0%s); left untouched", path,
+			     n > 0 ? " with tables" : ", empty");
+			goto fail;
+		}
+	}
+	if (st->writer) {
+		char jm[32];
+		if (pragma_text(st, "PRAGMA journal_mode=WAL", jm, sizeof jm, err) < 0) goto fail;
+		if (strcmp(jm, "wal") != 0) {
+			werr(err, WX_IO, "store %s: cannot switch to WAL journal mode (got %s)", path, jm);
+			goto fail;
+		}
+		if (ws_exec(st, nosync ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=FULL", err) < 0) goto fail;
+		if (v == 0) {
+			if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) goto fail;
+			if (ws_exec(st, schema_sql, err) < 0 ||
+			    ws_exec(st, "PRAGMA user_version=" WS_STR(WORLD_STORE_SCHEMA_VERSION), err) < 0 ||
+			    ws_exec(st, "COMMIT", err) < 0) {
+				struct world_err ig;
+				ws_exec(st, "ROLLBACK", &ig);
+				goto fail;
+			}
+		}
+	}
+	*out = st;
+	return 0;
+fail:
+	world_store_close(st);
+	return -1;
+}
+
+void world_store_close(struct world_store *st)
+{
+	if (!st) return;
+	if (st->db) {
+		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close_v2(st->db);
+	}
+	if (st->lock_fd >= 0) close(st->lock_fd); /* releases the flock */
+	free(st->path);
+	free(st);
+}
+
+const char *world_store_path(const struct world_store *st) { return st->path; }
+sqlite3 *world_store_db(struct world_store *st) { return st->db; }
+
+int world_store_begin(struct world_store *st, struct world_err *err)
+{
+	if (ws_need_writer(st, "begin", err) < 0) return -1;
+	if (st->in_txn) return werr(err, WX_USAGE, "store %s: transaction already open", st->path);
+	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+	st->in_txn = 1;
+	return 0;
+}
+
+int world_store_commit(struct world_store *st, struct world_err *err)
+{
+	if (!st->in_txn) return werr(err, WX_USAGE, "store %s: no transaction open", st->path);
+	if (ws_exec(st, "COMMIT", err) < 0) {
+		struct world_err ig;
+		ws_exec(st, "ROLLBACK", &ig);
+		st->in_txn = 0;
+		return -1;
+	}
+	st->in_txn = 0;
+	return 0;
+}
+
+void world_store_rollback(struct world_store *st)
+{
+	if (!st->in_txn) return;
+	struct world_err ig;
+	ws_exec(st, "ROLLBACK", &ig);
+	st->in_txn = 0;
+}
+
+/* ---- labels ---- */
+
+static int check_label(const char *what, const char *s, size_t max, int required, struct world_err *err)
+{
+	if (!s) s = "";
+	size_t n = strlen(s);
+	if (required && n == 0) return werr(err, WX_BAD_INPUT, "%s: empty", what);
+	if (n > max) return werr(err, WX_BAD_INPUT, "%s: %zu bytes, limit %zu", what, n, max);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f) return werr(err, WX_BAD_INPUT, "%s: control character at byte %zu", what, i);
+		size_t k = world_utf8_seq((const unsigned char *)s + i, n - i);
+		if (!k) return werr(err, WX_BAD_INPUT, "%s: invalid UTF-8 at byte %zu", what, i);
+		i += k;
+	}
+	return 0;
+}
+
+static int check_semantic_id(const char *s, struct world_err *err)
+{
+	if (!s || !*s) return werr(err, WX_BAD_INPUT, "semanticId: empty");
+	size_t n = strlen(s);
+	if (n > 256) return werr(err, WX_BAD_INPUT, "semanticId: %zu bytes, limit 256", n);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= 0x20 || s[i] >= 0x7f)
+			return werr(err, WX_BAD_INPUT, "semanticId \"%.80s\": byte %zu is not printable ASCII", s, i);
+	return 0;
+}
+
+/* ---- objects ---- */
+
+int world_object_exists(struct world_store *st, const char *ref, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT 1 FROM objects WHERE ref = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW) return 1;
+	if (rc == SQLITE_DONE) return 0;
+	return ws_sqlerr(st, 0, "object lookup", err);
+}
+
+int world_object_put(struct world_store *st, const char *semantic_id, const char *provenance, const void *payload,
+                     size_t len, char ref_out[WORLD_REF_SIZE], int *created, struct world_err *err)
+{
+	if (created) *created = 0;
+	if (ws_need_writer(st, "object put", err) < 0) return -1;
+	if (check_semantic_id(semantic_id, err) < 0) return -1;
+	if (check_label("provenance", provenance, 4096, 0, err) < 0) return -1;
+	if (!payload && len) return werr(err, WX_BAD_INPUT, "object put: no payload");
+	char ref[WORLD_REF_SIZE];
+	if (world_hash_ref(payload ? payload : "", len, ref, err) < 0) return -1;
+	int have = world_object_exists(st, ref, err);
+	if (have < 0) return -1;
+	if (!have) {
+		sqlite3_stmt *s;
+		if (ws_prep(st, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) "
+		                "VALUES (?,?,?,?,?,?)", &s, err) < 0)
+			return -1;
+		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, semantic_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, provenance ? provenance : "", -1, SQLITE_STATIC);
+		sqlite3_bind_blob64(s, 4, payload ? payload : "", len, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, (sqlite3_int64)len);
+		sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
+		int rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "object insert", err);
+		if (created) *created = 1;
+	}
+	memcpy(ref_out, ref, WORLD_REF_SIZE);
+	return 0;
+}
+
+int world_object_get(struct world_store *st, const char *ref, struct world_object *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (world_ref_parse(ref, "object ref", NULL, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT semantic_id, provenance, payload FROM objects WHERE ref = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return werr(err, WX_NOT_FOUND, "object %s: not found", ref);
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "object read", err);
+	}
+	const void *p = sqlite3_column_blob(s, 2);
+	size_t n = (size_t)sqlite3_column_bytes(s, 2);
+	char got[WORLD_REF_SIZE];
+	if (world_hash_ref(p ? p : "", n, got, err) < 0) { sqlite3_finalize(s); return -1; }
+	if (strcmp(got, ref) != 0) {
+		sqlite3_finalize(s);
+		return werr(err, WX_INTEGRITY, "object %s: integrity hole: stored payload hashes to %s", ref, got);
+	}
+	const char *sid = (const char *)sqlite3_column_text(s, 0);
+	const char *prov = (const char *)sqlite3_column_text(s, 1);
+	out->semantic_id = strdup(sid ? sid : "");
+	out->provenance = strdup(prov ? prov : "");
+	out->payload = malloc(n + 1);
+	if (!out->semantic_id || !out->provenance || !out->payload) {
+		sqlite3_finalize(s);
+		world_object_free(out);
+		return werr(err, WX_FAIL, "object %s: out of memory", ref);
+	}
+	if (n) memcpy(out->payload, p, n);
+	out->payload[n] = 0;
+	out->len = n;
+	memcpy(out->ref, ref, WORLD_REF_SIZE);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+void world_object_free(struct world_object *o)
+{
+	if (!o) return;
+	free(o->semantic_id);
+	free(o->provenance);
+	free(o->payload);
+	memset(o, 0, sizeof *o);
+}
+
+const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const char *ref, uint64_t *bytes)
+{
+	(void)st;
+	sqlite3_reset(get);
+	sqlite3_bind_text(get, 1, ref, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(get);
+	if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? "object missing" : "object unreadable";
+	const void *p = sqlite3_column_blob(get, 0);
+	size_t n = (size_t)sqlite3_column_bytes(get, 0);
+	char got[WORLD_REF_SIZE];
+	if (world_hash_ref(p ? p : "", n, got, NULL) < 0) return "hash failed";
+	if (bytes) *bytes += n;
+	sqlite3_reset(get);
+	return strcmp(got, ref) == 0 ? NULL : "payload hash mismatch";
+}
+
+/* ---- log entries ---- */
+
+/* Canonical JSON of the seven hashed fields (and entryHash when non-NULL). */
+static char *entry_json(long long index, long long epoch, const char *fn, const char *interp, const char *prev,
+                        const char *written_by, const char *tref, const char *entry_hash, size_t *len)
+{
+	json_t *o = json_pack("{sIsIsssssossss}", "entryIndex", (json_int_t)index, "semanticsEpoch",
+	                      (json_int_t)epoch, "transitionFn", fn, "interpreter", interp, "prevEntryHash",
+	                      prev && *prev ? json_string(prev) : json_null(), "writtenBy", written_by,
+	                      "transitionRef", tref);
+	if (!o) return NULL;
+	if (entry_hash && json_object_set_new(o, "entryHash", json_string(entry_hash)) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	char *c = world_canon_json(o, len, NULL);
+	json_decref(o);
+	return c;
+}
+
+void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r)
+{
+	r->index = sqlite3_column_int64(s, 0);
+	r->epoch = sqlite3_column_int64(s, 1);
+	r->hash = (const char *)sqlite3_column_text(s, 2);
+	r->prev = (const char *)sqlite3_column_text(s, 3);
+	r->fn = (const char *)sqlite3_column_text(s, 4);
+	r->interp = (const char *)sqlite3_column_text(s, 5);
+	r->written_by = (const char *)sqlite3_column_text(s, 6);
+	r->tref = (const char *)sqlite3_column_text(s, 7);
+	r->json = (const char *)sqlite3_column_blob(s, 8);
+	r->json_len = (size_t)sqlite3_column_bytes(s, 8);
+}
+
+static int str_is(json_t *o, const char *key, const char *want)
+{
+	json_t *v = json_object_get(o, key);
+	if (!want) return json_is_null(v);
+	return json_is_string(v) && strcmp(json_string_value(v), want) == 0 && strlen(want) == json_string_length(v);
+}
+
+static int int_is(json_t *o, const char *key, long long want)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_integer(v) && json_integer_value(v) == want;
+}
+
+const char *ws_log_row_check(const struct ws_log_row *r)
+{
+	if (!r->hash || !r->fn || !r->interp || !r->written_by || !r->tref || !r->json) return "entry";
+	if (!world_canon_is_canonical(r->json, r->json_len)) return "entry";
+	json_t *o = world_json_parse(r->json, r->json_len, NULL);
+	if (!json_is_object(o) || json_object_size(o) != 8) { json_decref(o); return "entry"; }
+	const char *bad = NULL;
+	if (!int_is(o, "entryIndex", r->index)) bad = "entryIndex";
+	else if (!int_is(o, "semanticsEpoch", r->epoch)) bad = "semanticsEpoch";
+	else if (!str_is(o, "transitionFn", r->fn) || !world_ref_valid(r->fn)) bad = "transitionFn";
+	else if (!str_is(o, "interpreter", r->interp) || !world_ref_valid(r->interp)) bad = "interpreter";
+	else if (!str_is(o, "prevEntryHash", r->prev) || (r->prev && !world_ref_valid(r->prev))) bad = "prevEntryHash";
+	else if (!str_is(o, "writtenBy", r->written_by)) bad = "writtenBy";
+	else if (!str_is(o, "transitionRef", r->tref) || !world_ref_valid(r->tref)) bad = "transitionRef";
+	json_decref(o);
+	if (bad) return bad;
+	size_t n;
+	char *c = entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by, r->tref, NULL, &n);
+	if (!c) return "entry";
+	char h[WORLD_REF_SIZE];
+	int hok = world_hash_ref(c, n, h, NULL) == 0;
+	free(c);
+	if (!hok || strcmp(h, r->hash) != 0) return "entryHash";
+	/* the stored JSON must carry the same entryHash */
+	c = entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by, r->tref, h, &n);
+	int same = c && n == r->json_len && memcmp(c, r->json, n) == 0;
+	free(c);
+	return same ? NULL : "entryHash";
+}
+
+int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT entry_index, entry_hash FROM log_entries ORDER BY entry_index DESC LIMIT 1", &s, err) < 0)
+		return -1;
+	int rc = sqlite3_step(s);
+	*index = 0;
+	entry_hash[0] = '\0';
+	if (rc == SQLITE_ROW) {
+		*index = sqlite3_column_int64(s, 0);
+		ws_col_ref(s, 1, entry_hash);
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "log head", err);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int head_read(struct world_store *st, const char *name, char ref[WORLD_REF_SIZE], long long *revision,
+                     struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT ref, revision FROM heads WHERE name = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	ref[0] = '\0';
+	if (revision) *revision = 0;
+	if (rc == SQLITE_ROW) {
+		ws_col_ref(s, 0, ref);
+		if (revision) *revision = sqlite3_column_int64(s, 1);
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "head read", err);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int head_write(struct world_store *st, const char *name, const char *ref, long long revision,
+                      struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT INTO heads(name, ref, revision, updated_at) VALUES (?,?,?,?) "
+	                "ON CONFLICT(name) DO UPDATE SET ref = excluded.ref, revision = excluded.revision, "
+	                "updated_at = excluded.updated_at", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, revision);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "head write", err);
+	return 0;
+}
+
+static int world_json(long long revision, const char *state_root, const char *log_head, char *out, size_t n)
+{
+	/* keys already in canonical (bytewise) order: logHead < revision < stateRoot */
+	return snprintf(out, n, "{\"logHead\":\"%s\",\"revision\":%lld,\"stateRoot\":\"%s\"}", log_head, revision,
+	                state_root);
+}
+
+static int log_append_body(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
+                           struct world_err *err)
+{
+	long long last;
+	char last_hash[WORLD_REF_SIZE];
+	if (world_log_last(st, &last, last_hash, err) < 0) return -1;
+	if (a->entry_index != last + 1)
+		return werr(err, WX_CONFLICT, "log append: entryIndex %lld does not follow the log head %lld (want %lld)",
+		            a->entry_index, last, last + 1);
+	const char *prev = a->prev_entry_hash && *a->prev_entry_hash ? a->prev_entry_hash : NULL;
+	if (last == 0 && prev)
+		return werr(err, WX_CONFLICT, "log append: prevEntryHash %s given for the first entry (want null)", prev);
+	if (last > 0 && (!prev || strcmp(prev, last_hash) != 0))
+		return werr(err, WX_CONFLICT, "log append: prevEntryHash %s is not the entryHash %s of entry %lld",
+		            prev ? prev : "null", last_hash, last);
+	char cur[WORLD_REF_SIZE];
+	long long cur_rev;
+	if (head_read(st, WORLD_HEAD_NAME, cur, &cur_rev, err) < 0) return -1;
+	const char *expect = a->expected_world ? a->expected_world : "";
+	if (strcmp(cur, expect) != 0)
+		return werr(err, WX_CONFLICT, "log append: selected world head is %s, not the expected %s",
+		            *cur ? cur : "(none)", *expect ? expect : "(none)");
+	int have = world_object_exists(st, a->transition_ref, err);
+	if (have < 0) return -1;
+	if (!have) return werr(err, WX_NOT_FOUND, "log append: transitionRef %s: object not stored", a->transition_ref);
+	have = world_object_exists(st, a->state_root, err);
+	if (have < 0) return -1;
+	if (!have) return werr(err, WX_NOT_FOUND, "log append: stateRoot %s: object not stored", a->state_root);
+
+	size_t n;
+	char *c = entry_json(a->entry_index, a->semantics_epoch, a->transition_fn, a->interpreter, prev, a->written_by,
+	                     a->transition_ref, NULL, &n);
+	if (!c) return werr(err, WX_FAIL, "log append: cannot build entry JSON");
+	char h[WORLD_REF_SIZE];
+	int hr = world_hash_ref(c, n, h, err);
+	free(c);
+	if (hr < 0) return -1;
+	c = entry_json(a->entry_index, a->semantics_epoch, a->transition_fn, a->interpreter, prev, a->written_by,
+	               a->transition_ref, h, &n);
+	if (!c) return werr(err, WX_FAIL, "log append: cannot build entry JSON");
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT INTO log_entries(entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn,"
+	                " interpreter, written_by, transition_ref, entry_json, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+	            &s, err) < 0) {
+		free(c);
+		return -1;
+	}
+	sqlite3_bind_int64(s, 1, a->entry_index);
+	sqlite3_bind_int64(s, 2, a->semantics_epoch);
+	sqlite3_bind_text(s, 3, h, -1, SQLITE_STATIC);
+	if (prev) sqlite3_bind_text(s, 4, prev, -1, SQLITE_STATIC);
+	else sqlite3_bind_null(s, 4);
+	sqlite3_bind_text(s, 5, a->transition_fn, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, a->interpreter, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, a->written_by, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 8, a->transition_ref, -1, SQLITE_STATIC);
+	sqlite3_bind_blob64(s, 9, c, n, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 10, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	free(c);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log entry insert", err);
+
+	char wj[512];
+	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
+	char wref[WORLD_REF_SIZE];
+	if (world_hash_ref(wj, strlen(wj), wref, err) < 0) return -1;
+	if (ws_prep(st, "INSERT INTO worlds(ref, revision, state_root, log_head, payload) VALUES (?,?,?,?,?)", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, wref, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, a->entry_index);
+	sqlite3_bind_text(s, 3, a->state_root, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, h, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 5, wj, (int)strlen(wj), SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "world insert", err);
+	if (head_write(st, WORLD_HEAD_NAME, wref, cur_rev + 1, err) < 0) return -1;
+	if (out) {
+		out->entry_index = a->entry_index;
+		memcpy(out->entry_hash, h, WORLD_REF_SIZE);
+		memcpy(out->world_ref, wref, WORLD_REF_SIZE);
+	}
+	return 0;
+}
+
+int world_log_append(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
+                     struct world_err *err)
+{
+	if (ws_need_writer(st, "log append", err) < 0) return -1;
+	if (a->entry_index < 1) return werr(err, WX_BAD_INPUT, "log append: entryIndex %lld: must be >= 1", a->entry_index);
+	if (a->semantics_epoch < 1)
+		return werr(err, WX_BAD_INPUT, "log append: semanticsEpoch %lld: must be >= 1", a->semantics_epoch);
+	if (world_ref_parse(a->transition_fn, "transitionFn", NULL, err) < 0 ||
+	    world_ref_parse(a->interpreter, "interpreter", NULL, err) < 0 ||
+	    world_ref_parse(a->transition_ref, "transitionRef", NULL, err) < 0 ||
+	    world_ref_parse(a->state_root, "stateRoot", NULL, err) < 0)
+		return -1;
+	if (a->prev_entry_hash && *a->prev_entry_hash &&
+	    world_ref_parse(a->prev_entry_hash, "prevEntryHash", NULL, err) < 0)
+		return -1;
+	if (a->expected_world && *a->expected_world &&
+	    world_ref_parse(a->expected_world, "expected world", NULL, err) < 0)
+		return -1;
+	if (check_label("writtenBy", a->written_by, 256, 1, err) < 0) return -1;
+	if (ws_sp_begin(st, err) < 0) return -1;
+	int ok = log_append_body(st, a, out, err) == 0;
+	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+}
+
+int world_log_get(struct world_store *st, long long index, struct world_log_entry *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index = ?", &s, err) < 0) return -1;
+	sqlite3_bind_int64(s, 1, index);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return werr(err, WX_NOT_FOUND, "log entry %lld: not found", index);
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "log entry read", err);
+	}
+	struct ws_log_row r;
+	ws_log_row_read(s, &r);
+	const char *bad = ws_log_row_check(&r);
+	if (bad) {
+		sqlite3_finalize(s);
+		return werr(err, WX_INTEGRITY, "log entry %lld: integrity hole in field %s", index, bad);
+	}
+	out->entry_index = r.index;
+	out->semantics_epoch = r.epoch;
+	snprintf(out->transition_fn, WORLD_REF_SIZE, "%s", r.fn);
+	snprintf(out->interpreter, WORLD_REF_SIZE, "%s", r.interp);
+	snprintf(out->prev_entry_hash, WORLD_REF_SIZE, "%s", r.prev ? r.prev : "");
+	snprintf(out->transition_ref, WORLD_REF_SIZE, "%s", r.tref);
+	snprintf(out->entry_hash, WORLD_REF_SIZE, "%s", r.hash);
+	out->written_by = strdup(r.written_by);
+	out->json = malloc(r.json_len + 1);
+	if (out->json) {
+		memcpy(out->json, r.json, r.json_len);
+		out->json[r.json_len] = 0;
+	}
+	out->json_len = r.json_len;
+	sqlite3_finalize(s);
+	if (!out->written_by || !out->json) {
+		world_log_entry_free(out);
+		return werr(err, WX_FAIL, "log entry %lld: out of memory", index);
+	}
+	/* the chain link to the previous entry must hold too */
+	if (index > 1) {
+		char prev_hash[WORLD_REF_SIZE];
+		if (ws_prep(st, "SELECT entry_hash FROM log_entries WHERE entry_index = ?", &s, err) < 0) {
+			world_log_entry_free(out);
+			return -1;
+		}
+		sqlite3_bind_int64(s, 1, index - 1);
+		rc = sqlite3_step(s);
+		prev_hash[0] = 0;
+		if (rc == SQLITE_ROW) ws_col_ref(s, 0, prev_hash);
+		sqlite3_finalize(s);
+		if (strcmp(prev_hash, out->prev_entry_hash) != 0) {
+			world_log_entry_free(out);
+			return werr(err, WX_INTEGRITY, "log entry %lld: integrity hole in field prevEntryHash", index);
+		}
+	}
+	return 0;
+}
+
+void world_log_entry_free(struct world_log_entry *e)
+{
+	if (!e) return;
+	free(e->written_by);
+	free(e->json);
+	memset(e, 0, sizeof *e);
+}
+
+/* ---- worlds ---- */
+
+void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r)
+{
+	r->ref = (const char *)sqlite3_column_text(s, 0);
+	r->revision = sqlite3_column_int64(s, 1);
+	r->state_root = (const char *)sqlite3_column_text(s, 2);
+	r->log_head = (const char *)sqlite3_column_text(s, 3);
+	r->json = (const char *)sqlite3_column_blob(s, 4);
+	r->json_len = (size_t)sqlite3_column_bytes(s, 4);
+}
+
+const char *ws_world_row_check(const struct ws_world_row *r)
+{
+	if (!r->ref || !r->state_root || !r->log_head || !r->json) return "payload";
+	if (!world_ref_valid(r->state_root)) return "stateRoot";
+	if (!world_ref_valid(r->log_head)) return "logHead";
+	char want[512];
+	world_json(r->revision, r->state_root, r->log_head, want, sizeof want);
+	if (strlen(want) != r->json_len || memcmp(want, r->json, r->json_len) != 0) {
+		/* say which column disagrees with the payload */
+		json_t *o = world_json_parse(r->json, r->json_len, NULL);
+		const char *bad = "payload";
+		if (json_is_object(o)) {
+			if (!int_is(o, "revision", r->revision)) bad = "revision";
+			else if (!str_is(o, "stateRoot", r->state_root)) bad = "stateRoot";
+			else if (!str_is(o, "logHead", r->log_head)) bad = "logHead";
+		}
+		json_decref(o);
+		return bad;
+	}
+	char h[WORLD_REF_SIZE];
+	if (world_hash_ref(r->json, r->json_len, h, NULL) < 0 || strcmp(h, r->ref) != 0) return "ref";
+	return NULL;
+}
+
+int world_world_get(struct world_store *st, const char *ref, struct world_world *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (world_ref_parse(ref, "world ref", NULL, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_finalize(s);
+		return werr(err, WX_NOT_FOUND, "world %s: not found", ref);
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "world read", err);
+	}
+	struct ws_world_row r;
+	ws_world_row_read(s, &r);
+	const char *bad = ws_world_row_check(&r);
+	if (bad) {
+		sqlite3_finalize(s);
+		return werr(err, WX_INTEGRITY, "world %s: integrity hole in field %s", ref, bad);
+	}
+	snprintf(out->ref, WORLD_REF_SIZE, "%s", r.ref);
+	out->revision = r.revision;
+	snprintf(out->state_root, WORLD_REF_SIZE, "%s", r.state_root);
+	snprintf(out->log_head, WORLD_REF_SIZE, "%s", r.log_head);
+	snprintf(out->json, sizeof out->json, "%.*s", (int)r.json_len, r.json);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int world_head_get(struct world_store *st, struct world_world *out, struct world_err *err)
+{
+	char ref[WORLD_REF_SIZE];
+	if (head_read(st, WORLD_HEAD_NAME, ref, NULL, err) < 0) return -1;
+	if (!*ref) {
+		memset(out, 0, sizeof *out);
+		return werr(err, WX_NOT_FOUND, "world head: no entry committed yet");
+	}
+	return world_world_get(st, ref, out, err);
+}
+
+/* ---- registry heads ---- */
+
+static int check_registry_name(const char *name, struct world_err *err)
+{
+	if (!name || !*name) return werr(err, WX_BAD_INPUT, "registry head: empty name");
+	size_t n = strlen(name);
+	if (n > 128) return werr(err, WX_BAD_INPUT, "registry head \"%.40s...\": name longer than 128 bytes", name);
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-'))
+			return werr(err, WX_BAD_INPUT, "registry head \"%s\": byte %zu not in [a-z0-9_./-]", name, i);
+	}
+	return 0;
+}
+
+int world_registry_head_get(struct world_store *st, const char *name, char ref[WORLD_REF_SIZE], long long *revision,
+                            struct world_err *err)
+{
+	if (check_registry_name(name, err) < 0) return -1;
+	if (head_read(st, name, ref, revision, err) < 0) return -1;
+	if (!*ref) return werr(err, WX_NOT_FOUND, "registry head %s: none yet", name);
+	return 0;
+}
+
+static int registry_cas_body(struct world_store *st, const char *name, const char *expected, const char *new_ref,
+                             long long *revision, struct world_err *err)
+{
+	char cur[WORLD_REF_SIZE];
+	long long rev;
+	if (head_read(st, name, cur, &rev, err) < 0) return -1;
+	const char *exp = expected ? expected : "";
+	if (strcmp(cur, exp) != 0)
+		return werr(err, WX_CONFLICT, "registry head %s: is %s, not the expected %s; nothing written", name,
+		            *cur ? cur : "(none)", *exp ? exp : "(none)");
+	int have = world_object_exists(st, new_ref, err);
+	if (have < 0) return -1;
+	if (!have) return werr(err, WX_NOT_FOUND, "registry head %s: new head %s: object not stored", name, new_ref);
+	if (head_write(st, name, new_ref, rev + 1, err) < 0) return -1;
+	if (revision) *revision = rev + 1;
+	return 0;
+}
+
+int world_registry_head_cas(struct world_store *st, const char *name, const char *expected, const char *new_ref,
+                            long long *revision, struct world_err *err)
+{
+	if (ws_need_writer(st, "registry head", err) < 0) return -1;
+	if (check_registry_name(name, err) < 0) return -1;
+	if (expected && *expected && world_ref_parse(expected, "expected head", NULL, err) < 0) return -1;
+	if (world_ref_parse(new_ref, "new head", NULL, err) < 0) return -1;
+	if (ws_sp_begin(st, err) < 0) return -1;
+	int ok = registry_cas_body(st, name, expected, new_ref, revision, err) == 0;
+	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+}
+
+/* ---- journal ---- */
+
+static void bind_opt(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v) sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else sqlite3_bind_null(s, i);
+}
+
+int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
+                         struct world_err *err)
+{
+	if (ws_need_writer(st, "journal intent", err) < 0) return -1;
+	if (!in->kind || (strcmp(in->kind, "invocation") != 0 && strcmp(in->kind, "effect") != 0))
+		return werr(err, WX_BAD_INPUT, "journal intent: kind \"%s\": want invocation or effect",
+		            in->kind ? in->kind : "");
+	if (check_label("journal intent subject", in->subject, 1024, 1, err) < 0) return -1;
+	if (in->cost < 0) return werr(err, WX_BAD_INPUT, "journal intent %s: cost %lld is negative", in->subject, in->cost);
+	if (in->ref && world_ref_parse(in->ref, "journal intent ref", NULL, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
+	                "VALUES ('intent',?,?,?,?,?,?,?,?)", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, in->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, in->subject, -1, SQLITE_STATIC);
+	bind_opt(s, 3, in->episode);
+	bind_opt(s, 4, in->effect);
+	bind_opt(s, 5, in->scope);
+	sqlite3_bind_int64(s, 6, in->cost);
+	bind_opt(s, 7, in->ref);
+	sqlite3_bind_int64(s, 8, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
+	if (id) *id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+static int outcome_body(struct world_store *st, long long intent_id, const char *status, const char *ref,
+                        struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
+	                "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'", &s, err) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, intent_id);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
+		return ws_sqlerr(st, 0, "journal read", err);
+	}
+	char kind[32], subject[1100];
+	snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(s, 0));
+	snprintf(subject, sizeof subject, "%s", (const char *)sqlite3_column_text(s, 1));
+	int have = sqlite3_column_int(s, 2);
+	sqlite3_finalize(s);
+	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
+	if (ws_prep(st, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
+	                "VALUES ('outcome',?,?,?,?,?,?)", &s, err) < 0)
+		return -1;
+	sqlite3_bind_int64(s, 1, intent_id);
+	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, subject, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, status, -1, SQLITE_STATIC);
+	bind_opt(s, 5, ref);
+	sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal outcome insert", err);
+	return 0;
+}
+
+int world_journal_outcome(struct world_store *st, long long intent_id, const char *status, const char *ref,
+                          struct world_err *err)
+{
+	if (ws_need_writer(st, "journal outcome", err) < 0) return -1;
+	if (!status || (strcmp(status, "succeeded") != 0 && strcmp(status, "failed") != 0 &&
+	                strcmp(status, "committed") != 0))
+		return werr(err, WX_BAD_INPUT, "journal outcome: status \"%s\": want succeeded, failed or committed",
+		            status ? status : "");
+	if (ref && world_ref_parse(ref, "journal outcome ref", NULL, err) < 0) return -1;
+	if (ws_sp_begin(st, err) < 0) return -1;
+	int ok = outcome_body(st, intent_id, status, ref, err) == 0;
+	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+}
+
+int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,
+                        long long *spent, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
+	                "episode = ? AND effect = ? AND scope = ?", &s, err) < 0)
+		return -1;
+	bind_opt(s, 1, episode);
+	bind_opt(s, 2, effect);
+	bind_opt(s, 3, scope);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		return ws_sqlerr(st, 0, "journal sum", err);
+	}
+	*spent = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int world_journal_indeterminate(struct world_store *st,
+                                int (*fn)(void *ctx, long long id, const char *kind, const char *subject,
+                                          const char *ref),
+                                void *ctx, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT i.id, i.kind, i.subject, i.ref FROM journal i WHERE i.phase = 'intent' AND NOT EXISTS "
+	                "(SELECT 1 FROM journal o WHERE o.phase = 'outcome' AND o.intent_id = i.id) ORDER BY i.id",
+	            &s, err) < 0)
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (fn(ctx, sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+		       (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3)) != 0)
+			break;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal scan", err);
+	return 0;
+}
+
+/* ---- sessions ---- */
+
+int world_session_put(struct world_store *st, const char *credential, const char *episode, const char *grants_json,
+                      long long expires_at, struct world_err *err)
+{
+	if (ws_need_writer(st, "session put", err) < 0) return -1;
+	if (!credential || strlen(credential) < 16)
+		return werr(err, WX_BAD_INPUT, "session put: credential shorter than 16 bytes");
+	if (check_label("session episode", episode, 256, 1, err) < 0) return -1;
+	size_t gl;
+	char *g = world_canon_bytes(grants_json ? grants_json : "", grants_json ? strlen(grants_json) : 0, &gl, err);
+	if (!g) return werr_prefix(err, "session grants");
+	char h[WORLD_REF_SIZE];
+	if (world_hash_ref(credential, strlen(credential), h, err) < 0) { free(g); return -1; }
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT INTO sessions(credential_hash, episode, grants, expires_at, created_at) VALUES (?,?,?,?,?)",
+	            &s, err) < 0) {
+		free(g);
+		return -1;
+	}
+	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, g, (int)gl, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, expires_at);
+	sqlite3_bind_int64(s, 5, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	free(g);
+	if (rc == SQLITE_CONSTRAINT) return werr(err, WX_CONFLICT, "session put: credential already registered");
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session insert", err);
+	return 0;
+}
+
+int world_session_get(struct world_store *st, const char *credential, struct world_session *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!credential || !*credential) return werr(err, WX_BAD_INPUT, "session: empty credential");
+	char h[WORLD_REF_SIZE];
+	if (world_hash_ref(credential, strlen(credential), h, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT episode, grants, expires_at, created_at FROM sessions WHERE credential_hash = ?", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "session: unknown credential");
+		return ws_sqlerr(st, 0, "session read", err);
+	}
+	memcpy(out->credential_hash, h, WORLD_REF_SIZE);
+	out->episode = strdup((const char *)sqlite3_column_text(s, 0));
+	out->grants_json = strdup((const char *)sqlite3_column_text(s, 1));
+	out->expires_at = sqlite3_column_int64(s, 2);
+	out->created_at = sqlite3_column_int64(s, 3);
+	sqlite3_finalize(s);
+	if (!out->episode || !out->grants_json) {
+		world_session_free(out);
+		return werr(err, WX_FAIL, "session: out of memory");
+	}
+	return 0;
+}
+
+void world_session_free(struct world_session *s)
+{
+	if (!s) return;
+	free(s->episode);
+	free(s->grants_json);
+	memset(s, 0, sizeof *s);
+}

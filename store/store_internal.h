@@ -1,0 +1,52 @@
+/* store/store_internal.h: pieces shared by the store's own modules
+ * (store.c, archive.c, scan.c). Not for other components. */
+#ifndef WORLD_STORE_INTERNAL_H
+#define WORLD_STORE_INTERNAL_H
+#include <sqlite3.h>
+#include "store/store.h"
+
+struct world_store {
+	sqlite3 *db;
+	char *path;
+	int lock_fd;   /* -1 for readers */
+	int writer;
+	int in_txn;    /* inside world_store_begin() */
+};
+
+int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
+int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
+int ws_exec(struct world_store *st, const char *sql, struct world_err *err);
+int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
+/* SAVEPOINT around one write; ws_sp_end(ok=0) undoes it. */
+int ws_sp_begin(struct world_store *st, struct world_err *err);
+int ws_sp_end(struct world_store *st, int ok, struct world_err *err);
+/* Copy a column text into a ref buffer ("" when NULL or too long). */
+void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE]);
+
+/* A log_entries row as stored. */
+struct ws_log_row {
+	long long index, epoch;
+	const char *hash, *prev, *fn, *interp, *written_by, *tref; /* prev NULL for none */
+	const char *json;
+	size_t json_len;
+};
+/* Checks a row on its own (canonical JSON, columns = JSON, entryHash
+ * recomputed). Returns NULL when sound, else the field name of the hole. */
+const char *ws_log_row_check(const struct ws_log_row *r);
+/* Reads one row into r (strings point into stmt; valid until next step). */
+void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r);
+#define WS_LOG_COLS "entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn, interpreter, written_by, transition_ref, entry_json"
+
+struct ws_world_row {
+	const char *ref;
+	long long revision;
+	const char *state_root, *log_head;
+	const char *json;
+	size_t json_len;
+};
+const char *ws_world_row_check(const struct ws_world_row *r);
+void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r);
+#define WS_WORLD_COLS "ref, revision, state_root, log_head, payload"
+/* Object payload check: NULL if present and hash matches, else why. */
+const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const char *ref, uint64_t *bytes);
+#endif
