@@ -2,16 +2,23 @@
 # It is linked -static (capsule roots hold no libc). Under --enable-sanitizers
 # the static copy stays unsanitized for capsules, and a sanitized dynamic copy
 # (ailang-lite-san) is what the interpreter's own tests run directly.
-AILANG_LITE_SOURCES = interp/main.c
+AILANG_LITE_SOURCES = interp/ail.h interp/main.c interp/lex.c interp/parse.c \
+	interp/value.c interp/eval.c interp/json.c interp/std.c
 bin_PROGRAMS += interp/ailang-lite
 interp_ailang_lite_SOURCES = $(AILANG_LITE_SOURCES)
 interp_ailang_lite_CFLAGS = -std=gnu11 -Wall -Wextra
 interp_ailang_lite_LDFLAGS = -static
+interp_ailang_lite_LDADD = -lm
 if SANITIZERS
 noinst_PROGRAMS += interp/ailang-lite-san
 interp_ailang_lite_san_SOURCES = $(AILANG_LITE_SOURCES)
 interp_ailang_lite_san_CFLAGS = $(AM_CFLAGS)
+interp_ailang_lite_san_LDADD = -lm
 AILANG_LITE_DIRECT_NAME = ailang-lite-san
 else
 AILANG_LITE_DIRECT_NAME = ailang-lite
 endif
+
+# Tests: the command line (echo transition) and the conformance folder.
+TESTS += tests/interp/echo.sh tests/interp/conformance.sh
+EXTRA_DIST += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/conformance
