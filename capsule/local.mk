@@ -1,1 +1,19 @@
-# capsule/: see docs/HACKING.md
+# capsule/: Linux confinement for interpreter runs (DESIGN §4): the pin,
+# the setup sequence, profiles as data, the denial report, one-run helper.
+libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/profile.c capsule/profile.h \
+	capsule/run.c capsule/run.h
+
+# Static test programs run as the "interpreter" inside capsules.
+check_PROGRAMS += tests/capsule/fixture
+tests_capsule_fixture_SOURCES = tests/capsule/fixture.c
+tests_capsule_fixture_CFLAGS = -std=gnu11 -Wall -Wextra
+tests_capsule_fixture_LDFLAGS = -static
+
+check_PROGRAMS += tests/capsule/test_capsule
+tests_capsule_test_capsule_SOURCES = tests/capsule/test_capsule.c
+tests_capsule_test_capsule_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_capsule_test_capsule_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+TESTS += tests/capsule/test_capsule tests/capsule/run.sh tests/capsule/unprivileged.sh \
+	tests/capsule/go.sh tests/capsule/profile.sh
+EXTRA_DIST += tests/capsule/run.sh tests/capsule/unprivileged.sh tests/capsule/go.sh \
+	tests/capsule/profile.sh tests/capsule/go/main.go

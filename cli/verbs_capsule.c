@@ -1,7 +1,273 @@
-/* cli/verbs_capsule.c: the worldd verbs of capsule/ (see cli/verbs.h). */
+/* cli/verbs_capsule.c: the worldd verbs of capsule/ (see cli/verbs.h):
+ * `run` (one pure transition in a capsule), `check` (bounded source check),
+ * `profile list` and `profile show` (profiles as data for reviewers). */
 #include "cli/verbs.h"
+#include "capsule/run.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EXIT_CODES_HELP \
+	"exit codes:\n" \
+	"  0  ok\n" \
+	"  2  usage: bad or missing flags\n" \
+	"  3  bad input: input not JSON, source/interpreter unreadable as given, interpreter not a static ELF\n" \
+	"  4  not found: interpreter or source file absent\n" \
+	" 10  capsule setup failed before exec (\"capsule setup: STEP: reason\")\n" \
+	" 11  deadline exceeded; the capsule (its pid namespace) was killed\n" \
+	" 12  output cap: interpreter stdout over 8 MiB, or output object over 1 MiB\n" \
+	" 13  output is not a JSON object (\"transition output is not a JSON object\")\n" \
+	" 14  interpreter failed: non-zero exit or killed by a signal (first line of its stderr)\n" \
+	" 15  interpreter hash mismatch (with --ailang-ref): nothing ran\n" \
+	" 17  the seccomp filter stopped a syscall (\"syscall denied: NAME\"); capsule killed\n"
+
+static int read_whole(const char *path, size_t cap, char **out, size_t *len, struct world_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "%s: not a regular file", path);
+	}
+	if ((size_t)st.st_size > cap) {
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "%s: %lld bytes, over the %zu-byte cap", path, (long long)st.st_size, cap);
+	}
+	char *b = malloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	while (b && n < (size_t)st.st_size) {
+		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!b || n != (size_t)st.st_size) {
+		free(b);
+		return werr(err, WX_IO, "%s: short read", path);
+	}
+	b[n] = 0;
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+struct run_flags {
+	const char *bin, *ref, *source, *input, *input_file, *profile;
+	unsigned long long timeout_ms;
+	int summary;
+};
+
+static int parse_flags(const char *verb, int argc, char **argv, struct run_flags *f, int allow_input)
+{
+	memset(f, 0, sizeof *f);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+		if (strcmp(a, "--ailang-bin") == 0) slot = &f->bin;
+		else if (strcmp(a, "--ailang-ref") == 0) slot = &f->ref;
+		else if (strcmp(a, "--source") == 0) slot = &f->source;
+		else if (allow_input && strcmp(a, "--input") == 0) slot = &f->input;
+		else if (allow_input && strcmp(a, "--input-file") == 0) slot = &f->input_file;
+		else if (allow_input && strcmp(a, "--profile") == 0) slot = &f->profile;
+		else if (strcmp(a, "--summary") == 0) { f->summary = 1; continue; }
+		else if (strcmp(a, "--timeout-ms") == 0) {
+			if (i + 1 >= argc) return worldd_usage(verb, "--timeout-ms needs a value");
+			char *end;
+			errno = 0;
+			f->timeout_ms = strtoull(argv[++i], &end, 10);
+			if (errno || *end || f->timeout_ms == 0 || f->timeout_ms > 3600000)
+				return worldd_usage(verb, "--timeout-ms '%s' is not a number of ms in 1..3600000", argv[i]);
+			continue;
+		} else return worldd_usage(verb, "unknown flag '%s'", a);
+		if (i + 1 >= argc) return worldd_usage(verb, "%s needs a value", a);
+		*slot = argv[++i];
+	}
+	if (!f->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
+	if (!f->source) return worldd_usage(verb, "--source FILE is required");
+	if (allow_input && !!f->input == !!f->input_file)
+		return worldd_usage(verb, "give exactly one of --input JSON or --input-file F");
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_flags f;
+	int rc = parse_flags("run", argc, argv, &f, 1);
+	if (rc) return rc;
+	struct world_err err = { 0, "" };
+	const struct capsule_profile *p = capsule_profile_find(f.profile ? f.profile : "transition");
+	if (!p) return worldd_usage("run", "profile '%s' unknown (see worldd profile list)", f.profile);
+	char *src = NULL, *input = NULL;
+	size_t src_len = 0, in_len = 0;
+	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
+		return worldd_fail("run", (werr_prefix(&err, "source"), &err));
+	if (f.input_file && read_whole(f.input_file, p->limits.args_cap, &input, &in_len, &err) < 0) {
+		free(src);
+		return worldd_fail("run", (werr_prefix(&err, "input"), &err));
+	}
+	int memfd = -1;
+	char ref[80];
+	if (capsule_pin_interpreter(f.bin, f.ref, &memfd, ref, &err) < 0) {
+		free(src);
+		free(input);
+		return worldd_fail("run", &err);
+	}
+	static const char *const transition_argv[] = {
+		"ailang", "run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
+		"host/capsule/main.ail", NULL,
+	};
+	struct capsule_run_req req = {
+		.profile = p, .interp_fd = memfd, .source = src, .source_len = src_len,
+		.input_json = f.input ? f.input : input, .argv = p->argv ? NULL : transition_argv,
+		.wall_ms = f.timeout_ms,
+	};
+	struct capsule_run_result res;
+	rc = capsule_run(&req, &res, &err);
+	close(memfd);
+	free(src);
+	free(input);
+	if (rc < 0) return worldd_fail("run", &err);
+	if (f.summary)
+		fprintf(stderr, "worldd run: capsule profile %s; interpreter %s; %s; %.1f ms\n", p->name, ref,
+		        res.summary, (double)res.elapsed_us / 1000.0);
+	if (capsule_run_classify(&res, &req, "transition", &err) != 0 ||
+	    capsule_output_check(res.out, &res.out_len, p->limits.output_cap, &err) < 0) {
+		capsule_run_result_free(&res);
+		return worldd_fail("run", &err);
+	}
+	fwrite(res.out, 1, res.out_len, stdout);
+	fputc('\n', stdout);
+	capsule_run_result_free(&res);
+	if (fflush(stdout) != 0) return WX_IO;
+	return WX_OK;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct run_flags f;
+	int rc = parse_flags("check", argc, argv, &f, 0);
+	if (rc) return rc;
+	struct world_err err = { 0, "" };
+	const struct capsule_profile *p = capsule_profile_find("source-check");
+	char *src = NULL;
+	size_t src_len = 0;
+	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
+		return worldd_fail("check", (werr_prefix(&err, "source"), &err));
+	int memfd = -1;
+	char ref[80];
+	if (capsule_pin_interpreter(f.bin, f.ref, &memfd, ref, &err) < 0) {
+		free(src);
+		return worldd_fail("check", &err);
+	}
+	struct capsule_run_req req = {
+		.profile = p, .interp_fd = memfd, .source = src, .source_len = src_len, .wall_ms = f.timeout_ms,
+	};
+	struct capsule_run_result res;
+	rc = capsule_run(&req, &res, &err);
+	close(memfd);
+	free(src);
+	if (rc < 0) return worldd_fail("check", &err);
+	if (f.summary)
+		fprintf(stderr, "worldd check: capsule profile %s; interpreter %s; %s; %.1f ms\n", p->name, ref,
+		        res.summary, (double)res.elapsed_us / 1000.0);
+	rc = capsule_run_classify(&res, &req, "source check", &err);
+	if (rc == 0) {
+		printf("accepted: %s\n", f.source);
+		capsule_run_result_free(&res);
+		return WX_OK;
+	}
+	if (err.code == WX_INTERP && res.report.exited) {
+		/* The interpreter refused the source: show its diagnostics. */
+		fwrite(res.out, 1, res.out_len, stderr);
+		fwrite(res.errout, 1, res.err_len, stderr);
+		const char *d = res.out_len ? res.out : res.errout;
+		size_t l = strcspn(d, "\n");
+		fprintf(stderr, "worldd check: source refused: %s: %.*s\n", f.source, (int)(l > 300 ? 300 : l), d);
+		capsule_run_result_free(&res);
+		return WX_CHECK_REFUSED;
+	}
+	capsule_run_result_free(&res);
+	return worldd_fail("check", &err);
+}
+
+static int cmd_profile_list(int argc, char **argv)
+{
+	(void)argv;
+	if (argc) return worldd_usage("profile list", "no arguments expected");
+	for (const struct capsule_profile *p = capsule_profiles; p->name; p++)
+		printf("%-13s %s\n", p->name, p->purpose);
+	return WX_OK;
+}
+
+static int cmd_profile_show(int argc, char **argv)
+{
+	const char *name = NULL, *format = "text";
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--format") == 0) {
+			if (i + 1 >= argc) return worldd_usage("profile show", "--format needs a value");
+			format = argv[++i];
+		} else if (argv[i][0] == '-') {
+			return worldd_usage("profile show", "unknown flag '%s'", argv[i]);
+		} else if (!name) {
+			name = argv[i];
+		} else {
+			return worldd_usage("profile show", "one profile name expected");
+		}
+	}
+	if (!name) return worldd_usage("profile show", "NAME is required");
+	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "pfc") && strcmp(format, "bpf"))
+		return worldd_usage("profile show", "--format '%s' unknown (text, json, pfc, bpf)", format);
+	const struct capsule_profile *p = capsule_profile_find(name);
+	if (!p) {
+		struct world_err err;
+		werr(&err, WX_NOT_FOUND, "profile '%s' not found (see worldd profile list)", name);
+		return worldd_fail("profile show", &err);
+	}
+	struct world_err err = { 0, "" };
+	if (capsule_profile_render(p, format, stdout, &err) < 0) return worldd_fail("profile show", &err);
+	return WX_OK;
+}
 
 const struct worldd_verb capsule_verbs[] = {
+	{ "run", "run one pure transition in a capsule; print its output object",
+	  "usage: worldd run --ailang-bin BIN --source FILE (--input JSON | --input-file F)\n"
+	  "                  [--profile NAME] [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
+	  "Pins BIN (sha256 into a sealed memfd; with --ailang-ref a mismatch runs nothing),\n"
+	  "stages FILE as host/capsule/main.ail and the input as args.json (one JSON string\n"
+	  "literal) in an empty tmpfs root, and runs\n"
+	  "  BIN run --quiet --caps \"\" --entry main --args-file args.json host/capsule/main.ail\n"
+	  "in a capsule of profile NAME (default transition; see worldd profile show NAME).\n"
+	  "The output (one trailing newline stripped, at most 1 MiB, a JSON object) is\n"
+	  "printed on stdout. --timeout-ms overrides the profile's wall time (4000 ms).\n"
+	  "--summary prints the layers applied (uid map, cgroups, landlock) on stderr.\n\n"
+	  EXIT_CODES_HELP,
+	  cmd_run },
+	{ "check", "run the bounded source check of a transition in a capsule",
+	  "usage: worldd check --ailang-bin BIN --source FILE [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
+	  "Runs `BIN check host/capsule/main.ail` in a capsule of profile source-check\n"
+	  "(empty scratch root holding only the source; 10 s wall time). Prints\n"
+	  "\"accepted: FILE\" on success; on refusal prints the interpreter's diagnostics\n"
+	  "on stderr, then \"worldd check: source refused: FILE: FIRST LINE\".\n\n"
+	  EXIT_CODES_HELP
+	  " 19  the interpreter refused the source\n",
+	  cmd_check },
+	{ "profile list", "list the capsule profiles",
+	  "usage: worldd profile list\n\nOne line per profile: name and purpose.\n\nexit codes:\n  0 ok\n  2 usage\n",
+	  cmd_profile_list },
+	{ "profile show", "print a capsule profile (text, json, seccomp pfc or raw bpf)",
+	  "usage: worldd profile show NAME [--format text|json|pfc|bpf]\n\n"
+	  "Prints every layer of profile NAME: namespaces, identity mapping, mounts,\n"
+	  "rlimits, cgroups, limits, capabilities, environment, landlock and the seccomp\n"
+	  "allowlist. pfc is libseccomp's PFC export of the filter; bpf is the raw\n"
+	  "filter program (struct sock_filter array) for archiving and diffing.\n\n"
+	  "exit codes:\n  0 ok\n  2 usage (unknown format)\n  4 profile not found\n  9 write failed\n",
+	  cmd_profile_show },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -1,0 +1,1063 @@
+/* capsule/capsule.c: the pin, the setup sequence, the denial listener and
+ * reaping (see capsule.h). The child side uses only memory prepared before
+ * the clone and reports any failure as one line on the setup pipe. */
+#include "capsule/capsule.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+#include <grp.h>
+#include <linux/securebits.h>
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+#ifndef F_SEAL_SEAL
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
+#define F_SEAL_WRITE 0x0008
+#endif
+#ifndef SECCOMP_GET_NOTIF_SIZES
+#define SECCOMP_GET_NOTIF_SIZES 3
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Landlock ABI structures, carried here (Debian 12 headers stop at ABI 1). */
+struct world_ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+struct world_ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+#define WORLD_LL_RULE_PATH_BENEATH 1
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define SETUP_EXIT 125        /* exit status of a capsule whose setup failed */
+#define GO_FD 11              /* parent -> child sync pipe inside the child */
+#define ERR_FD 12             /* child -> parent setup pipe inside the child */
+#define SETUP_TIMEOUT_MS 10000
+
+/* ---- the pin ------------------------------------------------------------ */
+
+static void hex(const unsigned char *d, size_t n, char *out)
+{
+	static const char x[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = x[d[i] >> 4];
+		out[2 * i + 1] = x[d[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+/* A static ELF for this machine: no PT_INTERP (no loader in the capsule). */
+static int check_static_elf(const unsigned char *b, size_t n, const char *path, struct world_err *err)
+{
+	if (n < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0)
+		return werr(err, WX_BAD_INPUT, "interpreter %s: not an ELF binary", path);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
+	if (b[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
+		return werr(err, WX_BAD_INPUT, "interpreter %s: not an x86_64 ELF64 binary", path);
+	if (eh->e_phoff > n || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > n - eh->e_phoff)
+		return werr(err, WX_BAD_INPUT, "interpreter %s: malformed program headers", path);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(b + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return werr(err, WX_BAD_INPUT,
+			            "interpreter %s: dynamically linked (capsule roots hold no libc; link it -static)", path);
+	return 0;
+}
+
+static int valid_ref(const char *ref)
+{
+	if (strncmp(ref, "sha256:", 7) != 0 || strlen(ref) != 71) return 0;
+	for (const char *p = ref + 7; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
+	return 1;
+}
+
+int capsule_pin_interpreter(const char *path, const char *expected_ref, int *memfd_out,
+                            char *ref_out, struct world_err *err)
+{
+	if (expected_ref && !valid_ref(expected_ref))
+		return werr(err, WX_BAD_INPUT, "interpreter ref '%s' malformed: want sha256:<64 lowercase hex>", expected_ref);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "interpreter %s: open: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = errno;
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "interpreter %s: %s", path, S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
+	}
+	int mfd = memfd_create("world-interpreter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0) {
+		close(fd);
+		return werr(err, WX_IO, "interpreter %s: memfd_create: %s", path, strerror(errno));
+	}
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+		werr(err, WX_FAIL, "interpreter %s: sha256 init failed", path);
+		goto fail;
+	}
+	/* Copy through a buffer: every byte hashed is the byte written to the
+	 * memfd, and the first chunk is also checked for a static ELF. */
+	static unsigned char buf[1 << 16];
+	int first = 1;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR) continue;
+		if (n < 0) {
+			werr(err, WX_IO, "interpreter %s: read: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0) break;
+		if (first && check_static_elf(buf, (size_t)n, path, err) < 0) goto fail;
+		first = 0;
+		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1) {
+			werr(err, WX_FAIL, "interpreter %s: sha256 update failed", path);
+			goto fail;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(mfd, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR) continue;
+			if (w < 0) {
+				werr(err, WX_IO, "interpreter %s: write memfd: %s", path, strerror(errno));
+				goto fail;
+			}
+			off += w;
+		}
+	}
+	if (first) {
+		werr(err, WX_BAD_INPUT, "interpreter %s: empty file", path);
+		goto fail;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+		werr(err, WX_IO, "interpreter %s: seal memfd: %s", path, strerror(errno));
+		goto fail;
+	}
+	unsigned char dig[32];
+	unsigned dlen = 0;
+	if (EVP_DigestFinal_ex(md, dig, &dlen) != 1 || dlen != 32) {
+		werr(err, WX_FAIL, "interpreter %s: sha256 final failed", path);
+		goto fail;
+	}
+	EVP_MD_CTX_free(md);
+	md = NULL;
+	close(fd);
+	fd = -1;
+	char h[65];
+	hex(dig, 32, h);
+	if (expected_ref && strcmp(expected_ref + 7, h) != 0) {
+		close(mfd);
+		return werr(err, WX_HASH_MISMATCH, "interpreter hash mismatch: expected %s got sha256:%s (%s)",
+		            expected_ref, h, path);
+	}
+	if (ref_out) snprintf(ref_out, 72, "sha256:%s", h);
+	*memfd_out = mfd;
+	return 0;
+fail:
+	if (md) EVP_MD_CTX_free(md);
+	if (fd >= 0) close(fd);
+	close(mfd);
+	return -1;
+}
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	size_t len = strlen(text);
+	ssize_t w = write(fd, text, len);
+	int e = errno;
+	if (close(fd) < 0 && w >= 0) return -1;
+	if (w != (ssize_t)len) {
+		errno = w < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* Copy src into dst (cap bytes); -1 when it does not fit. */
+static int copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t l = strlen(src);
+	if (l >= cap) return -1;
+	memcpy(dst, src, l + 1);
+	return 0;
+}
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* ---- cgroups (parent side) ------------------------------------------------ */
+
+static unsigned long capsule_seq;
+
+/* The v1 hierarchy mounting `controller`, and the caller's group in it. */
+static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, size_t glen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f) return -1;
+	char line[1024];
+	int found = 0;
+	while (fgets(line, sizeof line, f)) {
+		/* ... mountpoint ... - cgroup cgroup rw,memory */
+		char *dash = strstr(line, " - ");
+		if (!dash || strncmp(dash, " - cgroup ", 10) != 0) continue;
+		char *opts = strrchr(dash, ' ');
+		if (!opts) continue;
+		opts++;
+		opts[strcspn(opts, "\n")] = 0;
+		int has = 0;
+		for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, controller) == 0) has = 1;
+		if (!has) continue;
+		char *p = line;
+		for (int i = 0; i < 4 && p; i++) {
+			p = strchr(p, ' ');
+			if (p) p++;
+		}
+		if (!p) continue;
+		size_t l = strcspn(p, " ");
+		if (l >= mlen) continue;
+		memcpy(mnt, p, l);
+		mnt[l] = 0;
+		found = 1;
+		break;
+	}
+	fclose(f);
+	if (!found) return -1;
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f) return -1;
+	found = 0;
+	while (fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2) continue;
+		*c2 = 0;
+		int has = 0;
+		for (char *save = NULL, *t = strtok_r(c1 + 1, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, controller) == 0) has = 1;
+		if (!has) continue;
+		char *path = c2 + 1;
+		path[strcspn(path, "\n")] = 0;
+		found = copy_str(grp, glen, strcmp(path, "/") == 0 ? "" : path) == 0;
+		break;
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+/* v2: the unified mount, and the caller's group if `controller` is enabled
+ * for its children (subtree_control). */
+static int v2_path(const char *controller, char *dir, size_t len)
+{
+	const char *mnts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	const char *mnt = NULL;
+	for (size_t i = 0; i < 2 && !mnt; i++) {
+		struct statfs sf;
+		if (statfs(mnts[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) mnt = mnts[i];
+	}
+	if (!mnt) return -1;
+	char line[1024], own[768] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f) return -1;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			if (copy_str(own, sizeof own, strcmp(line + 3, "/") == 0 ? "" : line + 3) < 0) own[0] = 0;
+		}
+	fclose(f);
+	char path[1100], ctl[512];
+	snprintf(path, sizeof path, "%s%s/cgroup.subtree_control", mnt, own);
+	if (read_small(path, ctl, sizeof ctl) < 0) return -1;
+	int has = 0;
+	for (char *save = NULL, *t = strtok_r(ctl, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+		if (strcmp(t, controller) == 0) has = 1;
+	if (!has) return -1;
+	if ((size_t)snprintf(dir, len, "%s%s", mnt, own) >= len) return -1;
+	return 0;
+}
+
+static void note_append(struct capsule_handle *h, const char *fmt, const char *a, const char *b)
+{
+	size_t l = strlen(h->cg_note);
+	if (l) snprintf(h->cg_note + l, sizeof h->cg_note - l, "; ");
+	l = strlen(h->cg_note);
+	snprintf(h->cg_note + l, sizeof h->cg_note - l, fmt, a, b);
+}
+
+/* Create the capsule's group for one controller below the caller's own. */
+static void cg_create(struct capsule_handle *h, const struct capsule_profile *p, const char *controller)
+{
+	bool mem = strcmp(controller, "memory") == 0;
+	char *dir = mem ? h->cg_memory_dir : h->cg_pids_dir;
+	enum capsule_cg_kind *kind = mem ? &h->cg_memory : &h->cg_pids;
+	char base[800], grp[768], file[1100], val[64];
+	*kind = CAPSULE_CG_NONE;
+	unsigned long seq = __atomic_add_fetch(&capsule_seq, 1, __ATOMIC_RELAXED);
+	if (v2_path(controller, base, sizeof base) == 0) {
+		if ((size_t)snprintf(dir, 256, "%s/world-capsule-%d-%lu", base, (int)getpid(), seq) < 256 &&
+		    mkdir(dir, 0755) == 0) {
+			snprintf(file, sizeof file, "%s/%s", dir, mem ? "memory.max" : "pids.max");
+			snprintf(val, sizeof val, "%llu", (unsigned long long)(mem ? p->limits.cg_memory : p->limits.cg_pids));
+			if (write_file(file, val) == 0) {
+				*kind = CAPSULE_CG_V2;
+				return;
+			}
+			note_append(h, "%s v2: %s", controller, strerror(errno));
+			rmdir(dir);
+		}
+	}
+	char mnt[256];
+	if (v1_paths(controller, mnt, sizeof mnt, grp, sizeof grp) < 0) {
+		note_append(h, "%s: %s", controller, "no usable cgroup hierarchy");
+		dir[0] = 0;
+		return;
+	}
+	if ((size_t)snprintf(dir, 256, "%s%s/world-capsule-%d-%lu", mnt, grp, (int)getpid(), seq) >= 256) {
+		note_append(h, "%s: %s", controller, "cgroup path too long");
+		dir[0] = 0;
+		return;
+	}
+	if (mkdir(dir, 0755) < 0) {
+		note_append(h, "%s: mkdir: %s", controller, strerror(errno));
+		dir[0] = 0;
+		return;
+	}
+	snprintf(val, sizeof val, "%llu", (unsigned long long)(mem ? p->limits.cg_memory : p->limits.cg_pids));
+	snprintf(file, sizeof file, "%s/%s", dir, mem ? "memory.limit_in_bytes" : "pids.max");
+	if (write_file(file, val) < 0) {
+		note_append(h, "%s: set limit: %s", controller, strerror(errno));
+		rmdir(dir);
+		dir[0] = 0;
+		return;
+	}
+	if (mem) {
+		/* Where swap accounting exists, bound memory+swap to the same value. */
+		snprintf(file, sizeof file, "%s/memory.memsw.limit_in_bytes", dir);
+		if (access(file, F_OK) == 0) (void)write_file(file, val);
+	}
+	*kind = CAPSULE_CG_V1;
+}
+
+static void cg_remove(char *dir)
+{
+	if (!dir[0]) return;
+	/* The pid namespace is gone when init is reaped; a v1 group may report
+	 * busy for a moment while exiting tasks are released. */
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(dir) == 0 || errno == ENOENT) break;
+		if (errno != EBUSY) break;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	dir[0] = 0;
+}
+
+static long cg_event(const char *dir, enum capsule_cg_kind k, bool mem)
+{
+	if (!dir[0]) return 0;
+	char path[400], buf[2048];
+	const char *file = mem ? (k == CAPSULE_CG_V2 ? "memory.events" : "memory.oom_control") : "pids.events";
+	const char *key = mem ? "oom_kill " : "max ";
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (read_small(path, buf, sizeof buf) < 0) return 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, strlen(key)) == 0) return atol(l + strlen(key));
+	if (mem && k == CAPSULE_CG_V1) {
+		snprintf(path, sizeof path, "%s/memory.failcnt", dir);
+		if (read_small(path, buf, sizeof buf) > 0) return atol(buf);
+	}
+	return 0;
+}
+
+/* ---- the child ---------------------------------------------------------- */
+
+struct child_plan {
+	const struct capsule_spec *spec;
+	const struct capsule_profile *p;
+	struct sock_fprog prog;
+	int ll_abi;
+	bool root_mode;
+	cap_t nocaps;
+	const char *mnt;        /* where the new root is mounted before pivot_root */
+	int go_fd, err_fd;      /* as inherited, before renumbering */
+	char opts_root[64], opts_cache[64];
+	const char *argv[64];
+	struct capsule_ctx ctx;
+	int kept[CAPSULE_MAX_KEEP_FDS];
+};
+
+/* Report "capsule setup: STEP: strerror" on the setup pipe and exit. */
+static void __attribute__((noreturn)) child_fail(int fd, const char *step, int e)
+{
+	char msg[400];
+	int n = snprintf(msg, sizeof msg, "Ecapsule setup: %s: %s", step, strerror(e));
+	if (n > 0) {
+		ssize_t w = write(fd, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1));
+		(void)w;
+	}
+	_exit(SETUP_EXIT);
+}
+
+#define CHECK(cond, step) do { if (!(cond)) child_fail(errfd, (step), errno); } while (0)
+
+static int stage_file(const struct capsule_file *f)
+{
+	char path[PATH_MAX];
+	size_t l = strlen(f->name);
+	if (l == 0 || l >= sizeof path || f->name[0] == '/' || strstr(f->name, "..")) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(path, f->name, l + 1);
+	/* make the parent directories */
+	for (char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+		*s = 0;
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) return -1;
+		*s = '/';
+	}
+	if (path[l - 1] == '/') return 0; /* a directory: made above */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0) return -1;
+	const char *d = f->data;
+	for (size_t off = 0; off < f->len;) {
+		ssize_t w = write(fd, d + off, f->len - off);
+		if (w < 0 && errno == EINTR) continue;
+		if (w < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return close(fd);
+}
+
+static int landlock_apply(const struct child_plan *c)
+{
+	const struct capsule_profile *p = c->p;
+	uint64_t fs = capsule_landlock_fs_rights(c->ll_abi);
+	struct world_ll_ruleset_attr attr = { .handled_access_fs = fs };
+	size_t size = 8;
+	if (c->ll_abi >= 4) {
+		attr.handled_access_net = CAPSULE_LL_NET_BIND_TCP | CAPSULE_LL_NET_CONNECT_TCP;
+		size = 16;
+	}
+	if (c->ll_abi >= 6) {
+		attr.scoped = CAPSULE_LL_SCOPE_ABSTRACT_UNIX | CAPSULE_LL_SCOPE_SIGNAL;
+		size = 24;
+	}
+	int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0) return -1;
+	struct { const char *path; uint64_t access; } rules[8];
+	size_t n = 0;
+	rules[n].path = "/";
+	rules[n++].access = CAPSULE_LL_ROOT_ACCESS;
+	rules[n].path = "/.capsule-cache";
+	rules[n++].access = CAPSULE_LL_CACHE_ACCESS;
+	for (const char *const *d = p->devices; d && *d && n < 8; d++) {
+		rules[n].path = *d;
+		rules[n++].access = CAPSULE_LL_DEV_ACCESS;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			close(rs);
+			return -1;
+		}
+		struct world_ll_path_beneath_attr pb = { .allowed_access = rules[i].access & fs, .parent_fd = fd };
+		/* A file (device) may carry only file rights. */
+		struct stat st;
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+			pb.allowed_access &= CAPSULE_LL_FS_EXECUTE | CAPSULE_LL_FS_WRITE_FILE |
+			                     CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_TRUNCATE;
+		long rc = syscall(__NR_landlock_add_rule, rs, WORLD_LL_RULE_PATH_BENEATH, &pb, 0);
+		int e = errno;
+		close(fd);
+		if (rc < 0) {
+			close(rs);
+			errno = e;
+			return -1;
+		}
+	}
+	long rc = syscall(__NR_landlock_restrict_self, rs, 0);
+	int e = errno;
+	close(rs);
+	errno = e;
+	return rc < 0 ? -1 : 0;
+}
+
+static int dup_high(int fd)
+{
+	return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 100);
+}
+
+static void __attribute__((noreturn)) child_run(struct child_plan *c)
+{
+	int errfd = c->err_fd;
+	const struct capsule_spec *s = c->spec;
+	const struct capsule_profile *p = c->p;
+	char go;
+
+	/* 0. wait until the parent has written the id maps and placed us in the cgroups */
+	CHECK(read(c->go_fd, &go, 1) == 1 && go == 'G', "wait for the parent");
+
+	/* 1. the capsule user (inside id 1000, mapped by the parent) */
+	if (c->root_mode) CHECK(setgroups(0, NULL) == 0, "setgroups");
+	CHECK(setresgid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresgid");
+	CHECK(setresuid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresuid");
+	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl PR_SET_PDEATHSIG");
+	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
+
+	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
+	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
+	      "mount tmpfs root");
+	CHECK(chdir(c->mnt) == 0, "chdir new root");
+	for (size_t i = 0; i < s->nfiles; i++) CHECK(stage_file(&s->files[i]) == 0, "stage file");
+	CHECK(mkdir(".capsule-cache", 0700) == 0 || errno == EEXIST, "mkdir .capsule-cache");
+	CHECK(mount("capsule-cache", ".capsule-cache", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	            c->opts_cache) == 0, "mount tmpfs .capsule-cache");
+	for (const char *const *d = p->devices; d && *d; d++) {
+		const char *rel = *d + 1;
+		CHECK(mkdir("dev", 0755) == 0 || errno == EEXIST, "mkdir dev");
+		int fd = open(rel, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+		CHECK(fd >= 0 && close(fd) == 0, "create device mount point");
+		CHECK(mount(*d, rel, NULL, MS_BIND, NULL) == 0, "bind device");
+		CHECK(mount(NULL, rel, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL) == 0,
+		      "remount device nosuid,noexec");
+	}
+	CHECK(syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
+	CHECK(umount2(".", MNT_DETACH) == 0, "detach old root");
+	CHECK(chdir("/") == 0, "chdir /");
+	CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	            NULL) == 0, "remount root read-only");
+	if (p->namespaces & CLONE_NEWUTS)
+		CHECK(sethostname(p->hostname, strlen(p->hostname)) == 0, "sethostname");
+
+	/* 4 (fds first: renumbering needs room above RLIMIT_NOFILE). Every fd
+	 * but 0-2, the kept fds (3..), the pinned interpreter (10) and the two
+	 * setup pipes (11, 12; close-on-exec) is closed. */
+	int t_in = dup_high(s->stdin_fd), t_out = dup_high(s->stdout_fd), t_err = dup_high(s->stderr_fd);
+	int t_keep[CAPSULE_MAX_KEEP_FDS];
+	for (size_t i = 0; i < s->nkeep; i++) CHECK((t_keep[i] = dup_high(s->keep_fds[i])) >= 0, "dup kept fd");
+	int t_interp = dup_high(s->interp_fd), t_go = dup_high(c->go_fd), t_errp = dup_high(errfd);
+	CHECK(t_interp >= 0 && t_go >= 0 && t_errp >= 0 && (s->stdin_fd < 0 || t_in >= 0) &&
+	      (s->stdout_fd < 0 || t_out >= 0) && (s->stderr_fd < 0 || t_err >= 0), "dup fds");
+	CHECK(dup3(t_errp, ERR_FD, O_CLOEXEC) == ERR_FD, "dup setup pipe");
+	errfd = ERR_FD;
+	CHECK(dup3(t_go, GO_FD, O_CLOEXEC) == GO_FD, "dup sync pipe");
+	CHECK(dup3(t_interp, CAPSULE_INTERP_FD, O_CLOEXEC) == CAPSULE_INTERP_FD, "dup interpreter fd");
+	int stdio_t[3] = { t_in, t_out, t_err };
+	for (int i = 0; i < 3; i++) {
+		if (stdio_t[i] >= 0) CHECK(dup2(stdio_t[i], i) == i, "dup stdio");
+		else if (close(i) < 0 && errno != EBADF) child_fail(errfd, "close stdio", errno);
+	}
+	for (size_t i = 0; i < s->nkeep; i++) {
+		CHECK(dup2(t_keep[i], 3 + (int)i) == 3 + (int)i, "renumber kept fd");
+		c->kept[i] = 3 + (int)i;
+	}
+	CHECK(syscall(SYS_close_range, 3 + (unsigned)s->nkeep, CAPSULE_INTERP_FD - 1, 0) == 0, "close_range");
+	CHECK(syscall(SYS_close_range, ERR_FD + 1, ~0U, 0) == 0, "close_range");
+
+	/* 3. rlimits */
+	struct { int res; uint64_t v; const char *name; } rl[] = {
+		{ RLIMIT_AS, p->limits.rlim_as, "setrlimit RLIMIT_AS" },
+		{ RLIMIT_DATA, p->limits.rlim_data, "setrlimit RLIMIT_DATA" },
+		{ RLIMIT_FSIZE, p->limits.rlim_fsize, "setrlimit RLIMIT_FSIZE" },
+		{ RLIMIT_NOFILE, p->limits.rlim_nofile, "setrlimit RLIMIT_NOFILE" },
+		{ RLIMIT_NPROC, p->limits.rlim_nproc, "setrlimit RLIMIT_NPROC" },
+		{ RLIMIT_STACK, p->limits.rlim_stack, "setrlimit RLIMIT_STACK" },
+		{ RLIMIT_CORE, 0, "setrlimit RLIMIT_CORE" },
+		{ RLIMIT_MEMLOCK, 0, "setrlimit RLIMIT_MEMLOCK" },
+		{ RLIMIT_MSGQUEUE, 0, "setrlimit RLIMIT_MSGQUEUE" },
+		{ RLIMIT_RTPRIO, 0, "setrlimit RLIMIT_RTPRIO" },
+	};
+	for (size_t i = 0; i < sizeof rl / sizeof rl[0]; i++) {
+		struct rlimit r = { rl[i].v, rl[i].v };
+		CHECK(setrlimit(rl[i].res, &r) == 0, rl[i].name);
+	}
+	struct rlimit cpu = { p->limits.rlim_cpu_s, p->limits.rlim_cpu_s + 1 };
+	CHECK(setrlimit(RLIMIT_CPU, &cpu) == 0, "setrlimit RLIMIT_CPU");
+
+	/* 4. capabilities: lock root semantics off, empty bounding and ambient
+	 * sets, then clear effective/permitted/inheritable; no_new_privs. */
+	CHECK(prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+	            SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+	            SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) == 0,
+	      "prctl PR_SET_SECUREBITS");
+	for (cap_value_t cv = 0; cv <= 63; cv++)
+		if (prctl(PR_CAPBSET_DROP, cv, 0, 0, 0) < 0 && errno != EINVAL)
+			child_fail(errfd, "drop bounding set", errno);
+	CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0, "clear ambient capabilities");
+	CHECK(cap_set_proc(c->nocaps) == 0, "clear capabilities");
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl PR_SET_NO_NEW_PRIVS");
+
+	/* 5. landlock, then seccomp (the listener goes to the parent) */
+	if (c->ll_abi > 0 && p->landlock) CHECK(landlock_apply(c) == 0, "landlock");
+	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &c->prog);
+	CHECK(lfd >= 0, "seccomp filter");
+	char msg[16];
+	int n = snprintf(msg, sizeof msg, "L%d", lfd);
+	CHECK(write(errfd, msg, (size_t)n) == n, "hand over the seccomp listener");
+	CHECK(read(GO_FD, &go, 1) == 1 && go == 'A', "wait for the listener handover");
+	/* The capsule must never hold its own listener. */
+	CHECK(close(lfd) == 0 && close(GO_FD) == 0, "close the listener");
+
+	/* 6. exec the pinned interpreter, or run the inside callback */
+	if (s->inside) {
+		close(errfd);
+		c->ctx.kept_fds = c->kept;
+		c->ctx.nkept = s->nkeep;
+		int rc = s->inside(&c->ctx, s->inside_arg);
+		_exit(rc & 0xff);
+	}
+	syscall(SYS_execveat, CAPSULE_INTERP_FD, "", (char *const *)c->argv, (char *const *)capsule_env,
+	        AT_EMPTY_PATH);
+	child_fail(errfd, "execveat pinned interpreter", errno);
+}
+
+pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
+                                int in_fd, int out_fd, int err_fd)
+{
+	pid_t pid = fork();
+	if (pid != 0) return pid;
+	int src[3] = { in_fd, out_fd, err_fd }, tmp[3];
+	for (int i = 0; i < 3; i++) tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 20);
+	for (int i = 0; i < 3; i++) {
+		if (tmp[i] >= 0) {
+			if (dup2(tmp[i], i) != i) _exit(127);
+		} else {
+			close(i);
+		}
+	}
+	/* Only 0-2 cross the exec: protocol fds stay with the agent. */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) _exit(127);
+	syscall(SYS_execveat, ctx->interp_fd, "", (char *const *)argv, (char *const *)capsule_env,
+	        AT_EMPTY_PATH);
+	_exit(127);
+}
+
+/* ---- the parent ----------------------------------------------------------- */
+
+static int write_id_maps(pid_t pid, bool root_mode, unsigned host_id, struct world_err *err)
+{
+	char path[64], map[64];
+	if (!root_mode) {
+		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+		if (write_file(path, "deny") < 0)
+			return werr(err, WX_SETUP, "capsule setup: write %s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof map, "%d %u 1\n", CAPSULE_INSIDE_ID, root_mode ? host_id : (unsigned)geteuid());
+	if (write_file(path, map) < 0)
+		return werr(err, WX_SETUP, "capsule setup: write uid_map: %s", strerror(errno));
+	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof map, "%d %u 1\n", CAPSULE_INSIDE_ID, root_mode ? host_id : (unsigned)getegid());
+	if (write_file(path, map) < 0)
+		return werr(err, WX_SETUP, "capsule setup: write gid_map: %s", strerror(errno));
+	return 0;
+}
+
+static int cg_attach(const char *dir, pid_t pid)
+{
+	char path[400], val[32];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	snprintf(val, sizeof val, "%d", (int)pid);
+	return write_file(path, val);
+}
+
+static const char *pick_mount_point(void)
+{
+	static const char *const cands[] = { "/tmp", "/mnt", "/var/tmp", NULL };
+	for (size_t i = 0; cands[i]; i++) {
+		struct stat st;
+		if (lstat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) return cands[i];
+	}
+	return NULL;
+}
+
+static void handle_init(struct capsule_handle *h)
+{
+	memset(h, 0, sizeof *h);
+	h->pid = -1;
+	h->pidfd = h->notify_fd = h->setup_fd = -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) close(*fd);
+	*fd = -1;
+}
+
+int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err)
+{
+	handle_init(h);
+	const struct capsule_profile *p = spec->profile;
+	if (!p) return werr(err, WX_USAGE, "capsule: no profile");
+	if (spec->nkeep > CAPSULE_MAX_KEEP_FDS)
+		return werr(err, WX_USAGE, "capsule: at most %d kept fds", CAPSULE_MAX_KEEP_FDS);
+	if (spec->interp_fd < 0) return werr(err, WX_USAGE, "capsule: no pinned interpreter fd");
+
+	static struct child_plan c; /* prepared here; the child only reads it */
+	memset(&c, 0, sizeof c);
+	c.spec = spec;
+	c.p = p;
+	c.root_mode = geteuid() == 0;
+	c.mnt = pick_mount_point();
+	if (!c.mnt) return werr(err, WX_SETUP, "capsule setup: no /tmp or /mnt directory to mount the new root on");
+	snprintf(c.opts_root, sizeof c.opts_root, "size=%llu,nr_inodes=256,mode=0755",
+	         (unsigned long long)p->limits.root_size);
+	snprintf(c.opts_cache, sizeof c.opts_cache, "size=%llu,nr_inodes=4096,mode=0700",
+	         (unsigned long long)p->limits.cache_size);
+	size_t ac = 0;
+	if (spec->argv) {
+		for (; spec->argv[ac] && ac < 63; ac++) c.argv[ac] = spec->argv[ac];
+	} else {
+		if (!p->argv) return werr(err, WX_USAGE, "capsule: profile %s needs a caller-given argv", p->name);
+		c.argv[ac++] = "ailang";
+		for (size_t i = 0; p->argv[i] && ac < 63; i++) c.argv[ac++] = p->argv[i];
+	}
+	c.argv[ac] = NULL;
+	c.ctx.profile = p;
+	c.ctx.interp_fd = CAPSULE_INTERP_FD;
+	c.ll_abi = p->landlock ? capsule_landlock_abi() : 0;
+	h->landlock_abi = c.ll_abi;
+	h->root_mode = c.root_mode;
+
+	unsigned char *bpf = NULL;
+	size_t bpf_len = 0;
+	if (capsule_seccomp_bpf(p, &bpf, &bpf_len, err) < 0) return werr_prefix(err, "capsule setup");
+	c.prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
+	c.prog.filter = (struct sock_filter *)bpf;
+	c.nocaps = cap_init();
+	if (!c.nocaps) {
+		free(bpf);
+		return werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
+	}
+
+	cg_create(h, p, "memory");
+	cg_create(h, p, "pids");
+
+	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, cgfd = -1;
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		werr(err, WX_SETUP, "capsule setup: pipe: %s", strerror(errno));
+		goto fail;
+	}
+	c.go_fd = go[0];
+	c.err_fd = ep[1];
+
+	struct clone_args ca;
+	memset(&ca, 0, sizeof ca);
+	int pidfd = -1;
+	ca.flags = (p->namespaces & ~(unsigned long)CLONE_NEWCGROUP) | CLONE_NEWUSER | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = SIGCHLD;
+	const char *v2dir = h->cg_memory == CAPSULE_CG_V2 ? h->cg_memory_dir
+	                  : h->cg_pids == CAPSULE_CG_V2 ? h->cg_pids_dir : NULL;
+	if (v2dir) {
+		cgfd = open(v2dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cgfd < 0) {
+			werr(err, WX_SETUP, "capsule setup: open cgroup %s: %s", v2dir, strerror(errno));
+			goto fail;
+		}
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)cgfd;
+	}
+	long pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid < 0) {
+		werr(err, WX_SETUP, "capsule setup: clone3: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) child_run(&c);
+
+	h->pid = (pid_t)pid;
+	h->pidfd = pidfd;
+	close_fd(&go[0]);
+	close_fd(&ep[1]);
+	close_fd(&cgfd);
+	h->host_id = c.root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
+	if (write_id_maps(h->pid, c.root_mode, h->host_id, err) < 0) goto fail_child;
+	if (h->cg_memory == CAPSULE_CG_V1 && cg_attach(h->cg_memory_dir, h->pid) < 0) {
+		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_memory_dir, strerror(errno));
+		goto fail_child;
+	}
+	if (h->cg_pids == CAPSULE_CG_V1 && cg_attach(h->cg_pids_dir, h->pid) < 0) {
+		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_pids_dir, strerror(errno));
+		goto fail_child;
+	}
+	if (write(go[1], "G", 1) != 1) {
+		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
+		goto fail_child;
+	}
+
+	/* Wait for the listener (setup done) or a setup error. */
+	char msg[512];
+	size_t got = 0;
+	for (;;) {
+		struct pollfd pf = { ep[0], POLLIN, 0 };
+		int pr = poll(&pf, 1, SETUP_TIMEOUT_MS);
+		if (pr < 0 && errno == EINTR) continue;
+		if (pr <= 0) {
+			werr(err, WX_SETUP, "capsule setup: %s", pr == 0 ? "timed out waiting for the child" : strerror(errno));
+			goto fail_child;
+		}
+		ssize_t n = read(ep[0], msg + got, sizeof msg - 1 - got);
+		if (n < 0 && errno == EINTR) continue;
+		if (n < 0) {
+			werr(err, WX_SETUP, "capsule setup: read setup pipe: %s", strerror(errno));
+			goto fail_child;
+		}
+		got += (size_t)n;
+		msg[got] = 0;
+		if (n == 0 || got == sizeof msg - 1) break;
+		if (msg[0] == 'L') break;
+	}
+	if (got == 0) {
+		werr(err, WX_SETUP, "capsule setup: the child ended before reporting");
+		goto fail_child;
+	}
+	if (msg[0] == 'E') {
+		/* Read the rest of the line (the child exits right after writing). */
+		for (;;) {
+			ssize_t n = read(ep[0], msg + got, sizeof msg - 1 - got);
+			if (n <= 0) break;
+			got += (size_t)n;
+			msg[got] = 0;
+		}
+		werr(err, WX_SETUP, "%s", msg + 1);
+		goto fail_child;
+	}
+	int lfd = atoi(msg + 1);
+	h->notify_fd = (int)syscall(SYS_pidfd_getfd, h->pidfd, lfd, 0);
+	if (h->notify_fd < 0) {
+		werr(err, WX_SETUP, "capsule setup: pidfd_getfd seccomp listener: %s", strerror(errno));
+		goto fail_child;
+	}
+	if (fcntl(h->notify_fd, F_SETFD, FD_CLOEXEC) < 0 || write(go[1], "A", 1) != 1) {
+		werr(err, WX_SETUP, "capsule setup: listener handover: %s", strerror(errno));
+		goto fail_child;
+	}
+	close_fd(&go[1]);
+	h->setup_fd = ep[0];
+	free(bpf);
+	cap_free(c.nocaps);
+	return 0;
+
+fail_child:
+	if (h->pidfd >= 0) syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0);
+	else kill(h->pid, SIGKILL);
+	{
+		siginfo_t si;
+		while (waitid(P_PID, (id_t)h->pid, &si, WEXITED) < 0 && errno == EINTR) {}
+	}
+fail:
+	close_fd(&go[0]);
+	close_fd(&go[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	close_fd(&cgfd);
+	close_fd(&h->pidfd);
+	close_fd(&h->notify_fd);
+	cg_remove(h->cg_memory_dir);
+	cg_remove(h->cg_pids_dir);
+	free(bpf);
+	cap_free(c.nocaps);
+	h->pid = -1;
+	return -1;
+}
+
+int capsule_kill(struct capsule_handle *h)
+{
+	if (h->reaped || h->pidfd < 0) return 0;
+	h->killed = true;
+	if (syscall(SYS_pidfd_send_signal, h->pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) return -1;
+	return 0;
+}
+
+int capsule_on_notify(struct capsule_handle *h)
+{
+	if (h->notify_fd < 0) return 0;
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0) {
+		capsule_kill(h);
+		return -1;
+	}
+	/* The kernel's structs may be larger than this build's headers. */
+	size_t rq = sz.seccomp_notif > sizeof(struct seccomp_notif) ? sz.seccomp_notif : sizeof(struct seccomp_notif);
+	size_t rs = sz.seccomp_notif_resp > sizeof(struct seccomp_notif_resp) ? sz.seccomp_notif_resp
+	                                                                      : sizeof(struct seccomp_notif_resp);
+	struct seccomp_notif *req = calloc(1, rq);
+	struct seccomp_notif_resp *resp = calloc(1, rs);
+	int ret = 0;
+	if (!req || !resp) {
+		ret = -1;
+		capsule_kill(h);
+		goto out;
+	}
+	if (ioctl(h->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+		/* ENOENT: the caller died meanwhile; EINTR: retry on next readiness. */
+		if (errno != ENOENT && errno != EINTR) {
+			ret = -1;
+			capsule_kill(h);
+		}
+		goto out;
+	}
+	resp->id = req->id;
+	resp->val = 0;
+	char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+	if (!name) {
+		/* Newer than this libseccomp knows: ENOSYS lets runtimes fall back. */
+		resp->error = -ENOSYS;
+	} else {
+		resp->error = -EPERM;
+		if (!h->denied[0]) {
+			if (strcmp(name, "ioctl") == 0) {
+				const char *cn = capsule_ioctl_name((unsigned long)req->data.args[1]);
+				if (cn) snprintf(h->denied, sizeof h->denied, "ioctl(%s)", cn);
+				else snprintf(h->denied, sizeof h->denied, "ioctl(0x%llx)",
+				              (unsigned long long)(req->data.args[1] & 0xffffffffULL));
+			} else {
+				snprintf(h->denied, sizeof h->denied, "%s", name);
+			}
+			ret = 1;
+		}
+		free(name);
+	}
+	/* ENOENT here: the target was killed meanwhile; nothing to answer. */
+	(void)ioctl(h->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	if (resp->error == -EPERM) capsule_kill(h);
+out:
+	free(req);
+	free(resp);
+	return ret;
+}
+
+int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct world_err *err)
+{
+	memset(r, 0, sizeof *r);
+	if (h->pid < 0) return werr(err, WX_FAIL, "capsule: finish without a started capsule");
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	/* Answer denials that raced with the exit, then reap. */
+	while (h->notify_fd >= 0) {
+		struct pollfd pf = { h->notify_fd, POLLIN, 0 };
+		if (poll(&pf, 1, 0) <= 0 || !(pf.revents & POLLIN)) break;
+		if (capsule_on_notify(h) < 0) break;
+	}
+	for (;;) {
+		if (waitid((idtype_t)P_PIDFD, (id_t)h->pidfd, &si, WEXITED) == 0) break;
+		if (errno == EINTR) continue;
+		/* Older kernels: fall back to the pid (still our unreaped child). */
+		if (errno == EINVAL && waitid(P_PID, (id_t)h->pid, &si, WEXITED) == 0) break;
+		return werr(err, WX_FAIL, "capsule: waitid pid %d: %s", (int)h->pid, strerror(errno));
+	}
+	h->reaped = true;
+	r->killed = h->killed;
+	if (si.si_code == CLD_EXITED) {
+		r->exited = true;
+		r->exit_status = si.si_status;
+	} else {
+		r->term_signal = si.si_status;
+	}
+	/* A late setup error (execveat failed) is on the setup pipe. */
+	if (h->setup_fd >= 0) {
+		char msg[512];
+		size_t got = 0;
+		for (;;) {
+			ssize_t n = read(h->setup_fd, msg + got, sizeof msg - 1 - got);
+			if (n < 0 && errno == EINTR) continue;
+			if (n <= 0) break;
+			got += (size_t)n;
+			if (got == sizeof msg - 1) break;
+		}
+		msg[got] = 0;
+		if (got > 1 && msg[0] == 'E') {
+			r->setup_failed = true;
+			snprintf(r->setup_error, sizeof r->setup_error, "%s", msg + 1);
+		}
+	}
+	snprintf(r->denied, sizeof r->denied, "%s", h->denied);
+	r->memory_limit_hit = cg_event(h->cg_memory_dir, h->cg_memory, true) > 0;
+	r->pids_limit_hit = cg_event(h->cg_pids_dir, h->cg_pids, false) > 0;
+	cg_remove(h->cg_memory_dir);
+	cg_remove(h->cg_pids_dir);
+	close_fd(&h->pidfd);
+	close_fd(&h->notify_fd);
+	close_fd(&h->setup_fd);
+	return 0;
+}
+
+void capsule_describe(const struct capsule_handle *h, char *buf, size_t len)
+{
+	const char *kind[] = { "none", "v1", "v2" };
+	char ids[96];
+	if (h->root_mode)
+		snprintf(ids, sizeof ids, "root mode: capsule uid/gid %d -> host %u", CAPSULE_INSIDE_ID, h->host_id);
+	else
+		snprintf(ids, sizeof ids, "unprivileged: capsule uid/gid %d -> host %u (own)", CAPSULE_INSIDE_ID, h->host_id);
+	snprintf(buf, len, "%s; cgroups: memory %s, pids %s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener",
+	         ids, kind[h->cg_memory], kind[h->cg_pids],
+	         h->cg_note[0] ? " (" : "", h->cg_note, h->cg_note[0] ? "; rlimits remain)" : "",
+	         h->landlock_abi ? "ABI " : "unavailable", h->landlock_abi);
+}

@@ -1,0 +1,134 @@
+/* capsule/capsule.h: one confined process tree (DESIGN §4).
+ *
+ * Owns: pinning the interpreter (hash into a sealed memfd), the setup
+ * sequence of a capsule (namespaces, tmpfs root + pivot_root, rlimits,
+ * cgroups, uid map, capabilities, no_new_privs, fds, landlock, seccomp),
+ * the seccomp denial report (user-notification listener held by the
+ * parent), killing a capsule (its whole pid namespace) and reaping it
+ * (cgroup cleanup, final report). No I/O loop lives here: the caller polls
+ * the handle's fds (capsule/run.h is one such caller, the supervisor
+ * another).
+ *
+ * Threads: capsule_start() forks; call it from a single-threaded process
+ * or accept that the child only uses memory prepared before the fork (it
+ * does: no allocation happens in the child before exec or `inside`).
+ *
+ * Setup failures are one line "capsule setup: STEP: strerror" with code
+ * WX_SETUP. */
+#ifndef WORLD_CAPSULE_CAPSULE_H
+#define WORLD_CAPSULE_CAPSULE_H
+#include "capsule/profile.h"
+#include "store/error.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* ---- the pin ------------------------------------------------------------ */
+
+/* Read `path`, sha256 it and copy it into a memfd sealed with
+ * F_SEAL_WRITE|F_SEAL_GROW|F_SEAL_SHRINK|F_SEAL_SEAL. The bytes hashed are
+ * the bytes in the memfd, so what runs is what was hashed. expected_ref
+ * ("sha256:<64 hex>") may be NULL. ref_out (>= 72 bytes) gets the ref.
+ * The file must be a static ELF (capsule roots hold no libc).
+ * Errors: WX_HASH_MISMATCH "interpreter hash mismatch: expected sha256:...
+ * got sha256:...", WX_NOT_FOUND / WX_IO on the file, WX_BAD_INPUT when not
+ * a static ELF or a malformed ref. */
+int capsule_pin_interpreter(const char *path, const char *expected_ref, int *memfd_out,
+                            char *ref_out, struct world_err *err);
+
+/* ---- starting a capsule ------------------------------------------------- */
+
+struct capsule_file {
+	const char *name;   /* relative to the root, e.g. "host/capsule/main.ail"; "dir/" = directory */
+	const void *data;
+	size_t len;
+};
+
+/* What the `inside` callback gets: enough to run the pinned interpreter. */
+struct capsule_ctx {
+	const struct capsule_profile *profile;
+	int interp_fd;            /* CAPSULE_INTERP_FD */
+	const int *kept_fds;      /* the kept protocol fds, renumbered 3, 4, ... */
+	size_t nkept;
+};
+
+/* Fork and exec the pinned interpreter from inside a capsule (for the
+ * `inside` callback): argv is the full argv (argv[0] included), the
+ * environment is exactly capsule_env. in/out/err become fds 0/1/2 of the
+ * child (-1: leave closed); every other fd is closed. Returns the child's
+ * pid (capsule pid namespace) or -1 with errno. */
+pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
+                                int in_fd, int out_fd, int err_fd);
+
+typedef int (*capsule_inside_fn)(const struct capsule_ctx *ctx, void *arg);
+
+struct capsule_spec {
+	const struct capsule_profile *profile;
+	int interp_fd;                     /* sealed memfd from capsule_pin_interpreter */
+	const struct capsule_file *files;  /* staged in the tmpfs root */
+	size_t nfiles;
+	/* Interpreter argv (argv[0] included); NULL = "ailang" + profile->argv. */
+	const char *const *argv;
+	int stdin_fd, stdout_fd, stderr_fd; /* become 0/1/2; -1 = closed */
+	const int *keep_fds;               /* extra fds, renumbered 3, 4, ... */
+	size_t nkeep;                      /* <= CAPSULE_MAX_KEEP_FDS */
+	/* When set, runs in the fully confined child (after seccomp) instead of
+	 * the direct exec; its return value is the capsule's exit status. */
+	capsule_inside_fn inside;
+	void *inside_arg;
+};
+
+enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2 };
+
+struct capsule_handle {
+	pid_t pid;        /* host pid of the capsule's init (pid 1 inside) */
+	int pidfd;        /* readable when the capsule's init exits */
+	int notify_fd;    /* seccomp listener: readable when a denied call waits; call capsule_on_notify */
+	int setup_fd;     /* EOF = exec happened; a line = late setup error (read by capsule_finish) */
+	bool root_mode;   /* started as root: ids mapped to the dedicated range */
+	unsigned host_id; /* host uid/gid of the capsule user */
+	int landlock_abi; /* 0 = not applied */
+	enum capsule_cg_kind cg_memory, cg_pids;
+	char cg_memory_dir[256], cg_pids_dir[256];
+	char cg_note[256];        /* why cgroups are not used, when they are not */
+	bool killed;              /* capsule_kill was called */
+	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
+	bool reaped;
+};
+
+/* Start a capsule. On success the handle is filled and the capsule runs
+ * (setup complete up to and including seccomp). Returns -1 with WX_SETUP
+ * (one line naming the failed step) or another code. */
+int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err);
+
+/* Handle pending seccomp notifications: a known syscall is answered EPERM,
+ * recorded in h->denied (first one) and the capsule is killed; a number
+ * libseccomp does not know is answered ENOSYS. Returns 1 if a denial was
+ * recorded now, 0 otherwise, -1 on listener failure (capsule killed). */
+int capsule_on_notify(struct capsule_handle *h);
+
+/* SIGKILL the capsule's init via its pidfd: the kernel kills the whole pid
+ * namespace. Idempotent. */
+int capsule_kill(struct capsule_handle *h);
+
+struct capsule_report {
+	bool exited;            /* normal exit */
+	int exit_status;        /* when exited */
+	int term_signal;        /* when killed by a signal */
+	bool killed;            /* capsule_kill was called */
+	bool setup_failed;
+	char setup_error[512];  /* "capsule setup: STEP: ..." */
+	char denied[96];        /* denied syscall, or "" */
+	bool memory_limit_hit;  /* the cgroup memory limit was reached */
+	bool pids_limit_hit;    /* the cgroup pids limit refused a fork */
+};
+
+/* Wait for the capsule to end (blocking; use after pidfd is readable or
+ * after capsule_kill), reap it, remove its cgroups, close the handle's fds,
+ * and fill the report. */
+int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct world_err *err);
+
+/* One line describing the handle's layers as applied (uid map, cgroups,
+ * landlock), for a run's profile summary. */
+void capsule_describe(const struct capsule_handle *h, char *buf, size_t len);
+#endif

@@ -1,0 +1,617 @@
+/* capsule/profile.c: the profile table, the seccomp filter built from it,
+ * and the renderers a reviewer reads (see profile.h). */
+#include "capsule/profile.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/prctl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* Every namespace-creating clone flag. clone() carries the exit signal in
+ * its low byte, where CLONE_NEWTIME's bit lives; time namespaces can only be
+ * made with unshare/clone3, which are denied, so clone's mask leaves it out. */
+#define NS_FLAGS_CLONE (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+	CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+const char *const capsule_env[] = {
+	"AILANG_FS_SANDBOX=/",
+	"AILANG_RELAX_MODULES=1",
+	"AILANG_CACHE_DIR=/.capsule-cache",
+	NULL,
+};
+
+/* The allowlist shared by every profile: what a static C program
+ * (ailang-lite, glibc) and the Go runtime need to start, allocate, run
+ * threads, read their staged files, write their output and exit. */
+static const struct capsule_syscall base_syscalls[] = {
+	/* I/O on fds the capsule already has or opens under its root */
+	{ "read", SC_ALLOW, 0, "read fds" }, { "write", SC_ALLOW, 0, "write fds" },
+	{ "readv", SC_ALLOW, 0, "read fds" }, { "writev", SC_ALLOW, 0, "write fds" },
+	{ "pread64", SC_ALLOW, 0, "read fds" }, { "pwrite64", SC_ALLOW, 0, "write fds" },
+	{ "lseek", SC_ALLOW, 0, "seek" }, { "close", SC_ALLOW, 0, "close fds" },
+	{ "close_range", SC_ALLOW, 0, "close fds before spawning" },
+	{ "dup", SC_ALLOW, 0, "fd plumbing" }, { "dup2", SC_ALLOW, 0, "fd plumbing" },
+	{ "dup3", SC_ALLOW, 0, "fd plumbing" }, { "fcntl", SC_ALLOW, 0, "fd flags" },
+	{ "pipe", SC_ALLOW, 0, "pipes (Go netpoll, agent plumbing)" },
+	{ "pipe2", SC_ALLOW, 0, "pipes (Go netpoll, agent plumbing)" },
+	{ "eventfd2", SC_ALLOW, 0, "Go netpoll wakeup" },
+	{ "poll", SC_ALLOW, 0, "wait on fds" }, { "ppoll", SC_ALLOW, 0, "wait on fds" },
+	{ "select", SC_ALLOW, 0, "wait on fds" }, { "pselect6", SC_ALLOW, 0, "wait on fds" },
+	{ "epoll_create1", SC_ALLOW, 0, "Go netpoll" }, { "epoll_ctl", SC_ALLOW, 0, "Go netpoll" },
+	{ "epoll_wait", SC_ALLOW, 0, "Go netpoll" }, { "epoll_pwait", SC_ALLOW, 0, "Go netpoll" },
+	{ "epoll_pwait2", SC_ALLOW, 0, "Go netpoll" },
+	/* files under the capsule root (landlock and the mounts bound them) */
+	{ "openat", SC_ALLOW, 0, "open staged files and the cache" },
+	{ "open", SC_ALLOW, 0, "open staged files and the cache" },
+	{ "fstat", SC_ALLOW, 0, "stat" }, { "stat", SC_ALLOW, 0, "stat" },
+	{ "lstat", SC_ALLOW, 0, "stat" }, { "newfstatat", SC_ALLOW, 0, "stat" },
+	{ "statx", SC_ALLOW, 0, "stat" }, { "fstatfs", SC_ALLOW, 0, "Go os.File" },
+	{ "access", SC_ALLOW, 0, "probe files" }, { "faccessat", SC_ALLOW, 0, "probe files" },
+	{ "faccessat2", SC_ALLOW, 0, "probe files" },
+	{ "readlink", SC_ALLOW, 0, "resolve paths" }, { "readlinkat", SC_ALLOW, 0, "resolve paths" },
+	{ "getdents64", SC_ALLOW, 0, "list directories" }, { "getcwd", SC_ALLOW, 0, "cwd" },
+	{ "chdir", SC_ALLOW, 0, "cwd" }, { "fchdir", SC_ALLOW, 0, "cwd" },
+	{ "mkdir", SC_ALLOW, 0, "cache dirs" }, { "mkdirat", SC_ALLOW, 0, "cache dirs" },
+	{ "unlink", SC_ALLOW, 0, "cache files" }, { "unlinkat", SC_ALLOW, 0, "cache files" },
+	{ "rename", SC_ALLOW, 0, "cache files" }, { "renameat", SC_ALLOW, 0, "cache files" },
+	{ "renameat2", SC_ALLOW, 0, "cache files" }, { "rmdir", SC_ALLOW, 0, "cache dirs" },
+	{ "ftruncate", SC_ALLOW, 0, "cache files" }, { "fsync", SC_ALLOW, 0, "cache files" },
+	{ "fdatasync", SC_ALLOW, 0, "cache files" }, { "fchmod", SC_ALLOW, 0, "cache files" },
+	{ "umask", SC_ALLOW, 0, "file mode mask" },
+	/* memory */
+	{ "brk", SC_ALLOW, 0, "heap" }, { "mmap", SC_ALLOW, 0, "heap, stacks" },
+	{ "munmap", SC_ALLOW, 0, "heap" }, { "mprotect", SC_ALLOW, 0, "guard pages" },
+	{ "mremap", SC_ALLOW, 0, "realloc" }, { "madvise", SC_ALLOW, 0, "Go scavenger" },
+	{ "mincore", SC_ALLOW, 0, "Go runtime probe" },
+	/* signals (landlock scoping and the pid namespace confine targets) */
+	{ "rt_sigaction", SC_ALLOW, 0, "handlers" }, { "rt_sigprocmask", SC_ALLOW, 0, "masks" },
+	{ "rt_sigreturn", SC_ALLOW, 0, "handler return" }, { "sigaltstack", SC_ALLOW, 0, "Go signal stacks" },
+	{ "rt_sigtimedwait", SC_ALLOW, 0, "wait for signals" },
+	{ "kill", SC_ALLOW, 0, "signal own processes (pid namespace)" },
+	{ "tgkill", SC_ALLOW, 0, "Go preemption (SIGURG to own threads)" },
+	{ "tkill", SC_ALLOW, 0, "signal own threads" },
+	/* identity and time, read-only */
+	{ "getpid", SC_ALLOW, 0, "ids" }, { "gettid", SC_ALLOW, 0, "ids" },
+	{ "getppid", SC_ALLOW, 0, "ids" }, { "getuid", SC_ALLOW, 0, "ids" },
+	{ "geteuid", SC_ALLOW, 0, "ids" }, { "getgid", SC_ALLOW, 0, "ids" },
+	{ "getegid", SC_ALLOW, 0, "ids" }, { "getresuid", SC_ALLOW, 0, "ids" },
+	{ "getresgid", SC_ALLOW, 0, "ids" }, { "getgroups", SC_ALLOW, 0, "ids" },
+	{ "getpgrp", SC_ALLOW, 0, "ids" }, { "getpgid", SC_ALLOW, 0, "ids" },
+	{ "getsid", SC_ALLOW, 0, "ids" },
+	{ "capget", SC_ALLOW, 0, "read own capabilities (posture check)" },
+	{ "uname", SC_ALLOW, 0, "libc and Go start-up" },
+	{ "clock_gettime", SC_ALLOW, 0, "time" }, { "clock_getres", SC_ALLOW, 0, "time" },
+	{ "gettimeofday", SC_ALLOW, 0, "time" }, { "time", SC_ALLOW, 0, "time" },
+	{ "nanosleep", SC_ALLOW, 0, "sleep" }, { "pause", SC_ALLOW, 0, "sleep" }, { "clock_nanosleep", SC_ALLOW, 0, "sleep" },
+	{ "getrusage", SC_ALLOW, 0, "own usage" }, { "times", SC_ALLOW, 0, "own usage" },
+	{ "getrlimit", SC_ALLOW, 0, "read limits" },
+	{ "prlimit64", SC_ALLOW, 0, "read or lower limits (raising needs a capability)" },
+	{ "getrandom", SC_ALLOW, 0, "randomness" },
+	/* threads and processes (clone without namespace flags) */
+	{ "clone", SC_ALLOW_CLONE, 0, "threads and children, never a new namespace" },
+	{ "clone3", SC_ERRNO, ENOSYS, "flags are behind a pointer: ENOSYS makes libc and Go fall back to clone" },
+	{ "execveat", SC_ALLOW_EXEC, 0, "only the pinned interpreter fd" },
+	{ "wait4", SC_ALLOW, 0, "reap children" }, { "waitid", SC_ALLOW, 0, "reap children" },
+	{ "exit", SC_ALLOW, 0, "end thread" }, { "exit_group", SC_ALLOW, 0, "end process" },
+	{ "futex", SC_ALLOW, 0, "locks" }, { "set_robust_list", SC_ALLOW, 0, "libc threads" },
+	{ "get_robust_list", SC_ALLOW, 0, "libc threads" },
+	{ "set_tid_address", SC_ALLOW, 0, "libc start-up" }, { "rseq", SC_ALLOW, 0, "glibc start-up" },
+	{ "arch_prctl", SC_ALLOW, 0, "TLS (glibc, Go)" }, { "sched_yield", SC_ALLOW, 0, "Go scheduler" },
+	{ "sched_getaffinity", SC_ALLOW, 0, "Go: count CPUs" },
+	{ "ioctl", SC_ALLOW_IOCTL, 0, "only the listed commands (32-bit masked compare)" },
+	{ "prctl", SC_ALLOW_PRCTL, 0, "only the listed options" },
+	{ NULL, SC_ALLOW, 0, NULL },
+};
+
+/* Documented for the reviewer: each is absent from the allowlist, so the
+ * default action (report + kill) stops it. The escape suite probes them. */
+static const char *const denied_list[] = {
+	"io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "userfaultfd",
+	"keyctl", "add_key", "request_key", "perf_event_open", "unshare", "setns",
+	"mount", "umount2", "pivot_root", "chroot", "open_by_handle_at", "name_to_handle_at",
+	"ptrace", "process_vm_readv", "process_vm_writev", "kexec_load", "init_module",
+	"finit_module", "delete_module", "reboot", "swapon", "mknod", "mknodat",
+	"clock_settime", "settimeofday", "sethostname", "socket", "socketpair", "execve",
+	"memfd_create", "seccomp", "setuid", "setgid", "setresuid", "setgroups", "capset",
+	"personality", "acct", "quotactl", "pidfd_getfd", "fanotify_init", "move_mount",
+	"fsopen", "open_tree", "mount_setattr", NULL,
+};
+
+static const unsigned long ioctl_cmds[] = {
+	0x5401 /* TCGETS */, 0x5413 /* TIOCGWINSZ */, 0x541B /* FIONREAD */,
+	0x5421 /* FIONBIO */, 0x5451 /* FIOCLEX */, 0x5450 /* FIONCLEX */, 0,
+};
+
+static const struct { unsigned long cmd; const char *name; } ioctl_names[] = {
+	{ 0x5401, "TCGETS" }, { 0x5402, "TCSETS" }, { 0x5412, "TIOCSTI" },
+	{ 0x5413, "TIOCGWINSZ" }, { 0x541B, "FIONREAD" }, { 0x541C, "TIOCLINUX" },
+	{ 0x5421, "FIONBIO" }, { 0x5451, "FIOCLEX" }, { 0x5450, "FIONCLEX" },
+	{ 0x540E, "TIOCSCTTY" }, { 0, NULL },
+};
+
+const char *capsule_ioctl_name(unsigned long cmd)
+{
+	for (size_t i = 0; ioctl_names[i].name; i++)
+		if (ioctl_names[i].cmd == (cmd & 0xffffffffUL)) return ioctl_names[i].name;
+	return NULL;
+}
+
+/* Read-only queries (the posture check reads its own state) and naming a thread. */
+static const int prctl_options[] = {
+	PR_GET_SECCOMP, PR_GET_NO_NEW_PRIVS, PR_CAPBSET_READ, PR_GET_SECUREBITS,
+	PR_GET_DUMPABLE, PR_GET_KEEPCAPS, PR_SET_NAME, PR_GET_NAME, -1,
+};
+
+static const char *const transition_argv[] = {
+	"run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
+	"host/capsule/main.ail", NULL,
+};
+static const char *const check_argv[] = { "check", "host/capsule/main.ail", NULL };
+static const char *const staged_transition[] = {
+	"host/capsule/main.ail", "args.json", ".capsule-cache/", NULL,
+};
+static const char *const staged_check[] = { "host/capsule/main.ail", ".capsule-cache/", NULL };
+static const char *const tool_devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", NULL };
+
+#define MiB (1024ULL * 1024ULL)
+#define ALL_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | \
+	CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+const struct capsule_profile capsule_profiles[] = {
+	{
+		.name = "transition",
+		.purpose = "one pure transition run (or one phase of an effectful one): "
+		           "main(input) over args.json, output on stdout",
+		.namespaces = ALL_NS, .argv = transition_argv, .staged = staged_transition,
+		.devices = NULL, .hostname = "capsule",
+		.limits = { .wall_ms = 4000, .rlim_as = 1024 * MiB, .rlim_data = 512 * MiB,
+		            .rlim_cpu_s = 5, .rlim_fsize = 16 * MiB, .rlim_nofile = 64,
+		            .rlim_nproc = 64, .rlim_stack = 8 * MiB, .cg_memory = 256 * MiB,
+		            .cg_pids = 64, .root_size = 4 * MiB, .cache_size = 16 * MiB,
+		            .stdout_cap = 8 * MiB, .stderr_cap = 8 * MiB, .output_cap = 1 * MiB,
+		            .args_cap = 1 * MiB },
+		.syscalls = base_syscalls, .denied_explicitly = denied_list,
+		.ioctl_cmds = ioctl_cmds, .prctl_options = prctl_options, .landlock = 1,
+	},
+	{
+		.name = "source-check",
+		.purpose = "bounded source check (BIN check FILE) in an empty scratch root; never executes the source",
+		.namespaces = ALL_NS, .argv = check_argv, .staged = staged_check,
+		.devices = NULL, .hostname = "capsule",
+		.limits = { .wall_ms = 10000, .rlim_as = 1024 * MiB, .rlim_data = 512 * MiB,
+		            .rlim_cpu_s = 11, .rlim_fsize = 16 * MiB, .rlim_nofile = 64,
+		            .rlim_nproc = 64, .rlim_stack = 8 * MiB, .cg_memory = 256 * MiB,
+		            .cg_pids = 64, .root_size = 4 * MiB, .cache_size = 16 * MiB,
+		            .stdout_cap = 8 * MiB, .stderr_cap = 8 * MiB, .output_cap = 1 * MiB,
+		            .args_cap = 1 * MiB },
+		.syscalls = base_syscalls, .denied_explicitly = denied_list,
+		.ioctl_cmds = ioctl_cmds, .prctl_options = prctl_options, .landlock = 1,
+	},
+	{
+		.name = "tool-run",
+		.purpose = "an interpreter tool run with caller-given argv (e.g. BIN test FILE); "
+		           "adds /dev/null, /dev/zero, /dev/urandom",
+		.namespaces = ALL_NS, .argv = NULL, .staged = staged_transition,
+		.devices = tool_devices, .hostname = "capsule",
+		.limits = { .wall_ms = 20000, .rlim_as = 1024 * MiB, .rlim_data = 512 * MiB,
+		            .rlim_cpu_s = 21, .rlim_fsize = 16 * MiB, .rlim_nofile = 64,
+		            .rlim_nproc = 64, .rlim_stack = 8 * MiB, .cg_memory = 256 * MiB,
+		            .cg_pids = 64, .root_size = 4 * MiB, .cache_size = 16 * MiB,
+		            .stdout_cap = 8 * MiB, .stderr_cap = 8 * MiB, .output_cap = 1 * MiB,
+		            .args_cap = 1 * MiB },
+		.syscalls = base_syscalls, .denied_explicitly = denied_list,
+		.ioctl_cmds = ioctl_cmds, .prctl_options = prctl_options, .landlock = 1,
+	},
+	{ .name = NULL },
+};
+
+const struct capsule_profile *capsule_profile_find(const char *name)
+{
+	for (const struct capsule_profile *p = capsule_profiles; p->name; p++)
+		if (strcmp(p->name, name) == 0) return p;
+	return NULL;
+}
+
+/* ---- landlock ABI ------------------------------------------------------ */
+
+int capsule_landlock_abi(void)
+{
+#ifdef SYS_landlock_create_ruleset
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* VERSION */);
+	return abi < 0 ? 0 : (int)abi;
+#else
+	return 0;
+#endif
+}
+
+uint64_t capsule_landlock_fs_rights(int abi)
+{
+	if (abi < 1) return 0;
+	uint64_t r = (CAPSULE_LL_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0..12 */
+	if (abi >= 2) r |= CAPSULE_LL_FS_REFER;
+	if (abi >= 3) r |= CAPSULE_LL_FS_TRUNCATE;
+	if (abi >= 5) r |= CAPSULE_LL_FS_IOCTL_DEV;
+	return r;
+}
+
+/* ---- seccomp ------------------------------------------------------------ */
+
+static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+                const struct scmp_arg_cmp *cmp, struct world_err *err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return werr(err, WX_FAIL, "seccomp: syscall %s unknown to libseccomp", name);
+	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+	if (rc < 0)
+		return werr(err, WX_FAIL, "seccomp: rule for %s: %s", name, strerror(-rc));
+	return 0;
+}
+
+void *capsule_seccomp_build(const struct capsule_profile *p, struct world_err *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_NOTIFY);
+	if (!ctx) {
+		werr(err, WX_FAIL, "seccomp: seccomp_init failed for profile %s", p->name);
+		return NULL;
+	}
+	/* A foreign architecture (i386 via int 0x80) or an x32 number kills the process. */
+	int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc < 0) {
+		werr(err, WX_FAIL, "seccomp: attributes: %s", strerror(-rc));
+		goto fail;
+	}
+	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
+		struct scmp_arg_cmp cmp[2];
+		switch (s->kind) {
+		case SC_ALLOW:
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 0, NULL, err) < 0) goto fail;
+			break;
+		case SC_ERRNO:
+			if (rule(ctx, SCMP_ACT_ERRNO((uint32_t)s->errno_value), s->name, 0, NULL, err) < 0)
+				goto fail;
+			break;
+		case SC_ALLOW_IOCTL:
+			/* The kernel reads the command as 32 bits: compare exactly those,
+			 * so junk in the upper half neither bypasses nor confuses the rule. */
+			for (const unsigned long *c = p->ioctl_cmds; *c; c++) {
+				cmp[0] = (struct scmp_arg_cmp){ 1, SCMP_CMP_MASKED_EQ, 0xffffffffULL, *c };
+				if (rule(ctx, SCMP_ACT_ALLOW, s->name, 1, cmp, err) < 0) goto fail;
+			}
+			break;
+		case SC_ALLOW_CLONE:
+			cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_MASKED_EQ, NS_FLAGS_CLONE, 0 };
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 1, cmp, err) < 0) goto fail;
+			break;
+		case SC_ALLOW_EXEC:
+			cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, CAPSULE_INTERP_FD, 0 };
+			cmp[1] = (struct scmp_arg_cmp){ 4, SCMP_CMP_EQ, AT_EMPTY_PATH, 0 };
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 2, cmp, err) < 0) goto fail;
+			break;
+		case SC_ALLOW_PRCTL:
+			for (const int *o = p->prctl_options; *o >= 0; o++) {
+				cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, (scmp_datum_t)*o, 0 };
+				if (rule(ctx, SCMP_ACT_ALLOW, s->name, 1, cmp, err) < 0) goto fail;
+			}
+			/* PR_CAP_AMBIENT only as the read-only IS_SET query. */
+			cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, PR_CAP_AMBIENT, 0 };
+			cmp[1] = (struct scmp_arg_cmp){ 1, SCMP_CMP_EQ, PR_CAP_AMBIENT_IS_SET, 0 };
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 2, cmp, err) < 0) goto fail;
+			break;
+		}
+	}
+	return ctx;
+fail:
+	seccomp_release(ctx);
+	return NULL;
+}
+
+/* Export through a memfd: libseccomp 2.5 writes filters only to an fd. */
+static int export_to_buf(scmp_filter_ctx ctx, int pfc, unsigned char **buf, size_t *len,
+                         struct world_err *err)
+{
+	int fd = memfd_create("world-seccomp-export", MFD_CLOEXEC);
+	if (fd < 0) return werr(err, WX_IO, "seccomp export: memfd_create: %s", strerror(errno));
+	int rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
+	if (rc < 0) {
+		close(fd);
+		return werr(err, WX_FAIL, "seccomp export: %s", strerror(-rc));
+	}
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return werr(err, WX_IO, "seccomp export: lseek: %s", strerror(errno));
+	}
+	unsigned char *b = malloc((size_t)end + 1);
+	if (!b) {
+		close(fd);
+		return werr(err, WX_FAIL, "seccomp export: out of memory");
+	}
+	size_t got = 0;
+	while (got < (size_t)end) {
+		ssize_t n = read(fd, b + got, (size_t)end - got);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) {
+			free(b);
+			close(fd);
+			return werr(err, WX_IO, "seccomp export: read: %s", n < 0 ? strerror(errno) : "short");
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	b[got] = 0;
+	*buf = b;
+	*len = got;
+	return 0;
+}
+
+int capsule_seccomp_bpf(const struct capsule_profile *p, unsigned char **buf, size_t *len,
+                        struct world_err *err)
+{
+	scmp_filter_ctx ctx = capsule_seccomp_build(p, err);
+	if (!ctx) return -1;
+	int rc = export_to_buf(ctx, 0, buf, len, err);
+	seccomp_release(ctx);
+	return rc;
+}
+
+/* ---- renderers ---------------------------------------------------------- */
+
+static const struct { unsigned long flag; const char *name; } ns_names[] = {
+	{ CLONE_NEWUSER, "user" }, { CLONE_NEWNS, "mount" }, { CLONE_NEWPID, "pid" },
+	{ CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" },
+	{ CLONE_NEWCGROUP, "cgroup" }, { 0, NULL },
+};
+
+static const char *kind_rule(enum capsule_sc_kind k)
+{
+	switch (k) {
+	case SC_ALLOW: return "allow";
+	case SC_ALLOW_IOCTL: return "allow if (arg1 & 0xffffffff) is a listed command";
+	case SC_ALLOW_CLONE: return "allow if (arg0 & CLONE_NEW{NS,CGROUP,UTS,IPC,USER,PID,NET}) == 0";
+	case SC_ALLOW_EXEC: return "allow if arg0 == 10 (pinned fd) and arg4 == AT_EMPTY_PATH";
+	case SC_ALLOW_PRCTL: return "allow if arg0 is a listed option";
+	case SC_ERRNO: return "errno";
+	}
+	return "?";
+}
+
+static const char *prctl_name(int o)
+{
+	switch (o) {
+	case PR_GET_SECCOMP: return "PR_GET_SECCOMP";
+	case PR_GET_NO_NEW_PRIVS: return "PR_GET_NO_NEW_PRIVS";
+	case PR_CAPBSET_READ: return "PR_CAPBSET_READ";
+	case PR_GET_SECUREBITS: return "PR_GET_SECUREBITS";
+	case PR_GET_DUMPABLE: return "PR_GET_DUMPABLE";
+	case PR_GET_KEEPCAPS: return "PR_GET_KEEPCAPS";
+	case PR_SET_NAME: return "PR_SET_NAME";
+	case PR_GET_NAME: return "PR_GET_NAME";
+	}
+	return "?";
+}
+
+static const struct { const char *name; int res; } rlimit_rows[] = {
+	{ "RLIMIT_AS", 0 }, { "RLIMIT_DATA", 1 }, { "RLIMIT_CPU", 2 }, { "RLIMIT_FSIZE", 3 },
+	{ "RLIMIT_NOFILE", 4 }, { "RLIMIT_NPROC", 5 }, { "RLIMIT_STACK", 6 }, { "RLIMIT_CORE", 7 },
+	{ "RLIMIT_MEMLOCK", 8 }, { "RLIMIT_MSGQUEUE", 9 }, { "RLIMIT_RTPRIO", 10 },
+	{ NULL, 0 },
+};
+
+static uint64_t rlimit_value(const struct capsule_profile *p, int row)
+{
+	const struct capsule_limits *l = &p->limits;
+	switch (row) {
+	case 0: return l->rlim_as;
+	case 1: return l->rlim_data;
+	case 2: return l->rlim_cpu_s;
+	case 3: return l->rlim_fsize;
+	case 4: return l->rlim_nofile;
+	case 5: return l->rlim_nproc;
+	case 6: return l->rlim_stack;
+	default: return 0; /* core, memlock, msgqueue, rtprio */
+	}
+}
+
+static json_t *profile_json(const struct capsule_profile *p)
+{
+	const struct capsule_limits *l = &p->limits;
+	json_t *o = json_object();
+	json_object_set_new(o, "profile", json_string(p->name));
+	json_object_set_new(o, "purpose", json_string(p->purpose));
+	json_t *ns = json_array();
+	for (size_t i = 0; ns_names[i].name; i++)
+		if (p->namespaces & ns_names[i].flag) json_array_append_new(ns, json_string(ns_names[i].name));
+	json_object_set_new(o, "namespaces", ns);
+
+	json_t *ids = json_object();
+	json_object_set_new(ids, "inside_uid", json_integer(CAPSULE_INSIDE_ID));
+	json_object_set_new(ids, "inside_gid", json_integer(CAPSULE_INSIDE_ID));
+	json_object_set_new(ids, "as_root_host_id", json_pack("{s:I,s:s}", "base",
+		(json_int_t)CAPSULE_HOST_ID_BASE, "rule", "base + host pid of the capsule init"));
+	json_object_set_new(ids, "unprivileged_host_id", json_string("the caller's own uid/gid"));
+	json_object_set_new(ids, "supplementary_groups",
+		json_string("none as root; unprivileged callers keep theirs (unmapped, shown as 65534)"));
+	json_object_set_new(o, "identity", ids);
+
+	json_t *mounts = json_array();
+	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:s}", "path", "/", "type", "tmpfs",
+		"size", (json_int_t)l->root_size, "options", "ro,nosuid,nodev,noexec (read-only after staging)"));
+	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:s}", "path", "/.capsule-cache",
+		"type", "tmpfs", "size", (json_int_t)l->cache_size, "options", "rw,nosuid,nodev,noexec"));
+	for (const char *const *d = p->devices; d && *d; d++)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
+			"options", "host device node, nosuid,noexec"));
+	json_object_set_new(o, "mounts", mounts);
+	json_t *staged = json_array();
+	for (const char *const *s = p->staged; s && *s; s++) json_array_append_new(staged, json_string(*s));
+	json_object_set_new(o, "staged", staged);
+	json_object_set_new(o, "old_root", json_string("detached (pivot_root + MNT_DETACH); no /proc, no /sys, no host path"));
+	json_object_set_new(o, "hostname", json_string(p->hostname));
+
+	json_t *rl = json_object();
+	for (size_t i = 0; rlimit_rows[i].name; i++)
+		json_object_set_new(rl, rlimit_rows[i].name, json_integer((json_int_t)rlimit_value(p, (int)i)));
+	json_object_set_new(o, "rlimits", rl);
+	json_object_set_new(o, "cgroups", json_pack("{s:I,s:I,s:s}", "memory_bytes",
+		(json_int_t)l->cg_memory, "pids", (json_int_t)l->cg_pids, "placement",
+		"v2 where the controller is delegated, else v1; a group below the caller's own; else none (rlimits remain)"));
+	json_object_set_new(o, "limits", json_pack("{s:I,s:I,s:I,s:I,s:I}", "wall_ms",
+		(json_int_t)l->wall_ms, "stdout_cap", (json_int_t)l->stdout_cap, "stderr_cap",
+		(json_int_t)l->stderr_cap, "output_cap", (json_int_t)l->output_cap, "args_cap",
+		(json_int_t)l->args_cap));
+
+	json_object_set_new(o, "capabilities", json_string("none: bounding, ambient, inheritable, effective, permitted cleared; securebits NOROOT|NO_SETUID_FIXUP|NO_CAP_AMBIENT_RAISE locked"));
+	json_object_set_new(o, "no_new_privs", json_true());
+	json_object_set_new(o, "fds", json_string("0,1,2 and the kept protocol fds (3..8); all others closed"));
+
+	json_t *env = json_array();
+	for (const char *const *e = capsule_env; *e; e++) json_array_append_new(env, json_string(*e));
+	json_object_set_new(o, "environment", env);
+	json_t *argv = json_array();
+	for (const char *const *a = p->argv; a && *a; a++) json_array_append_new(argv, json_string(*a));
+	json_object_set_new(o, "argv", p->argv ? argv : (json_decref(argv), json_null()));
+
+	json_t *ll = json_object();
+	json_object_set_new(ll, "applied", json_boolean(p->landlock));
+	json_object_set_new(ll, "handled", json_string("every fs right of the running ABI; tcp bind+connect (ABI>=4); scope abstract-unix+signal (ABI>=6)"));
+	json_object_set_new(ll, "rules", json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]",
+		"path", "/", "access", "read_file,read_dir",
+		"path", "/.capsule-cache", "access", "read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate",
+		"path", "(each listed device)", "access", "read_file,write_file"));
+	json_object_set_new(o, "landlock", ll);
+
+	json_t *sc = json_object();
+	json_object_set_new(sc, "default", json_string("user-notif: supervisor answers EPERM, kills the capsule and reports the syscall; numbers unknown to libseccomp get ENOSYS"));
+	json_object_set_new(sc, "bad_arch", json_string("kill-process (x32 numbers, i386)"));
+	json_object_set_new(sc, "arch", json_string("x86_64 only"));
+	json_t *rules = json_array();
+	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
+		json_t *r = json_pack("{s:s,s:s,s:s}", "syscall", s->name, "rule", kind_rule(s->kind), "why", s->why);
+		if (s->kind == SC_ERRNO) json_object_set_new(r, "errno", json_string(strerror(s->errno_value)));
+		if (s->kind == SC_ALLOW_IOCTL) {
+			json_t *c = json_array();
+			for (const unsigned long *x = p->ioctl_cmds; *x; x++) json_array_append_new(c, json_string(capsule_ioctl_name(*x)));
+			json_object_set_new(r, "commands", c);
+		}
+		if (s->kind == SC_ALLOW_PRCTL) {
+			json_t *c = json_array();
+			for (const int *x = p->prctl_options; *x >= 0; x++) json_array_append_new(c, json_string(prctl_name(*x)));
+			json_array_append_new(c, json_string("PR_CAP_AMBIENT(IS_SET)"));
+			json_object_set_new(r, "options", c);
+		}
+		json_array_append_new(rules, r);
+	}
+	json_object_set_new(sc, "rules", rules);
+	json_t *den = json_array();
+	for (const char *const *d = p->denied_explicitly; d && *d; d++) json_array_append_new(den, json_string(*d));
+	json_object_set_new(sc, "denied_notably", den);
+	json_object_set_new(o, "seccomp", sc);
+	return o;
+}
+
+static void render_text(const struct capsule_profile *p, FILE *out)
+{
+	json_t *o = profile_json(p);
+	const struct capsule_limits *l = &p->limits;
+	fprintf(out, "profile %s\n  purpose: %s\n", p->name, p->purpose);
+	fprintf(out, "\n[namespaces]\n ");
+	for (size_t i = 0; ns_names[i].name; i++)
+		if (p->namespaces & ns_names[i].flag) fprintf(out, " %s", ns_names[i].name);
+	fprintf(out, "\n  pidfd for the child; killing init kills the whole pid namespace\n");
+	fprintf(out, "\n[identity]\n  inside uid/gid %d/%d; as root mapped to host id 0x%x + host pid of init "
+	        "(range 0x%x..0x%x); unprivileged: the caller's own uid/gid\n",
+	        CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_HOST_ID_BASE, CAPSULE_HOST_ID_BASE,
+	        CAPSULE_HOST_ID_BASE + CAPSULE_HOST_ID_SPAN - 1);
+	fprintf(out, "\n[mounts]\n  /                tmpfs size=%llu ro,nosuid,nodev,noexec (read-only after staging)\n",
+	        (unsigned long long)l->root_size);
+	fprintf(out, "  /.capsule-cache  tmpfs size=%llu rw,nosuid,nodev,noexec\n", (unsigned long long)l->cache_size);
+	for (const char *const *d = p->devices; d && *d; d++)
+		fprintf(out, "  %-16s bind of the host device node, nosuid,noexec\n", *d);
+	fprintf(out, "  staged:");
+	for (const char *const *s = p->staged; s && *s; s++) fprintf(out, " %s", *s);
+	fprintf(out, "\n  old root detached; no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");
+	fprintf(out, "\n[rlimits]\n");
+	for (size_t i = 0; rlimit_rows[i].name; i++)
+		fprintf(out, "  %-16s %llu\n", rlimit_rows[i].name, (unsigned long long)rlimit_value(p, (int)i));
+	fprintf(out, "\n[cgroups]\n  memory %llu bytes, pids %llu (v2 if delegated, else v1, below the caller's own group; "
+	        "else none and rlimits remain)\n", (unsigned long long)l->cg_memory, (unsigned long long)l->cg_pids);
+	fprintf(out, "\n[limits]\n  wall %llu ms; stdout cap %llu; stderr cap %llu; output %llu; args %llu\n",
+	        (unsigned long long)l->wall_ms, (unsigned long long)l->stdout_cap,
+	        (unsigned long long)l->stderr_cap, (unsigned long long)l->output_cap, (unsigned long long)l->args_cap);
+	fprintf(out, "\n[privileges]\n  %s\n  no_new_privs: yes\n  fds: %s\n",
+	        json_string_value(json_object_get(o, "capabilities")), json_string_value(json_object_get(o, "fds")));
+	fprintf(out, "\n[environment] (exactly)\n");
+	for (const char *const *e = capsule_env; *e; e++) fprintf(out, "  %s\n", *e);
+	fprintf(out, "  argv: ailang");
+	if (!p->argv) fprintf(out, " (caller-given)");
+	for (const char *const *a = p->argv; a && *a; a++) fprintf(out, **a ? " %s" : " \"%s\"", *a);
+	fprintf(out, "\n\n[landlock] %s\n  handled: every fs right of the running ABI; tcp bind+connect (ABI>=4); "
+	        "scope abstract-unix+signal (ABI>=6)\n  /                read_file,read_dir\n"
+	        "  /.capsule-cache  read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate\n"
+	        "  devices          read_file,write_file\n  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n",
+	        p->landlock ? "applied where the kernel has it" : "not applied");
+	fprintf(out, "\n[seccomp] x86_64 only; x32 numbers and i386 kill the process\n"
+	        "  default: user-notif -> supervisor answers EPERM, kills the capsule, reports \"syscall denied: NAME\";\n"
+	        "           numbers unknown to libseccomp -> ENOSYS (newer runtimes fall back)\n");
+	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
+		fprintf(out, "  %-18s %s", s->name, kind_rule(s->kind));
+		if (s->kind == SC_ERRNO) fprintf(out, " %s", strerror(s->errno_value));
+		if (s->kind == SC_ALLOW_IOCTL)
+			for (const unsigned long *x = p->ioctl_cmds; *x; x++) fprintf(out, " %s", capsule_ioctl_name(*x));
+		if (s->kind == SC_ALLOW_PRCTL) {
+			for (const int *x = p->prctl_options; *x >= 0; x++) fprintf(out, " %s", prctl_name(*x));
+			fprintf(out, " PR_CAP_AMBIENT(IS_SET)");
+		}
+		fprintf(out, "  -- %s\n", s->why);
+	}
+	fprintf(out, "  denied notably (not listed):");
+	for (const char *const *d = p->denied_explicitly; d && *d; d++) fprintf(out, " %s", *d);
+	fprintf(out, "\n");
+	json_decref(o);
+}
+
+int capsule_profile_render(const struct capsule_profile *p, const char *format, FILE *out,
+                           struct world_err *err)
+{
+	if (strcmp(format, "text") == 0) {
+		render_text(p, out);
+	} else if (strcmp(format, "json") == 0) {
+		json_t *o = profile_json(p);
+		int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(o);
+		if (rc < 0) return werr(err, WX_IO, "profile %s: writing json failed", p->name);
+		fputc('\n', out);
+	} else if (strcmp(format, "pfc") == 0 || strcmp(format, "bpf") == 0) {
+		scmp_filter_ctx ctx = capsule_seccomp_build(p, err);
+		if (!ctx) return -1;
+		unsigned char *buf;
+		size_t len;
+		int rc = export_to_buf(ctx, format[0] == 'p', &buf, &len, err);
+		seccomp_release(ctx);
+		if (rc < 0) return -1;
+		if (len && fwrite(buf, 1, len, out) != len) {
+			free(buf);
+			return werr(err, WX_IO, "profile %s: writing %s failed", p->name, format);
+		}
+		free(buf);
+	} else {
+		return werr(err, WX_USAGE, "profile format '%s' unknown (text, json, pfc, bpf)", format);
+	}
+	if (fflush(out) != 0) return werr(err, WX_IO, "profile %s: write failed: %s", p->name, strerror(errno));
+	return 0;
+}

@@ -1,0 +1,147 @@
+/* capsule/profile.h: capsule profiles as data.
+ *
+ * Owns: the three named profiles (`transition`, `source-check`,
+ * `tool-run`), defined in one table in profile.c; every layer of a profile
+ * (namespaces, mounts, rlimits, cgroup limits, environment, landlock
+ * policy, seccomp allowlist) is a field here, so that the code that builds a
+ * capsule (capsule.c) and the code that prints it for a reviewer (the
+ * renderers below) read the same data. Also owns building the libseccomp
+ * filter from a profile and exporting it (PFC text, raw BPF).
+ *
+ * Seccomp policy (every profile): default action SECCOMP_RET_USER_NOTIF.
+ * The supervisor holds the listener: a known syscall that is not on the
+ * allowlist is answered EPERM, the capsule is killed and the run fails with
+ * "syscall denied: NAME"; a syscall number that libseccomp does not know
+ * (newer than this build) is answered ENOSYS and the run continues, so that
+ * runtimes fall back to older calls. Without a listener the kernel answers
+ * ENOSYS. Non-native ABIs (x32 numbers, i386 int 0x80) kill the process. */
+#ifndef WORLD_CAPSULE_PROFILE_H
+#define WORLD_CAPSULE_PROFILE_H
+#include "store/error.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Inside the capsule the user and group are this id (never 0). */
+#define CAPSULE_INSIDE_ID 1000
+/* Started as root, the capsule's user and group map to host id
+ * CAPSULE_HOST_ID_BASE + (host pid of the capsule's init). Pids are below
+ * 2^22 (pid_max limit), so the range is [0x70000000, 0x70400000): inside the
+ * block systemd documents as unused, unique per live capsule, and never a
+ * login account. */
+#define CAPSULE_HOST_ID_BASE 0x70000000u
+#define CAPSULE_HOST_ID_SPAN 0x00400000u
+/* The pinned interpreter's fd number inside the capsule; execveat is
+ * allowed only on this fd with AT_EMPTY_PATH. */
+#define CAPSULE_INTERP_FD 10
+/* Protocol fds kept for the capsule are renumbered 3, 4, ... (at most this many). */
+#define CAPSULE_MAX_KEEP_FDS 6
+
+enum capsule_sc_kind {
+	SC_ALLOW,          /* allowed with any arguments */
+	SC_ALLOW_IOCTL,    /* ioctl: only the listed commands, compared under a 32-bit mask */
+	SC_ALLOW_CLONE,    /* clone: only without any CLONE_NEW* flag */
+	SC_ALLOW_EXEC,     /* execveat: only fd CAPSULE_INTERP_FD with flags AT_EMPTY_PATH */
+	SC_ALLOW_PRCTL,    /* prctl: only the listed read-only options and PR_SET_NAME */
+	SC_ERRNO,          /* answered with errno (no report), e.g. clone3 -> ENOSYS */
+};
+
+struct capsule_syscall {
+	const char *name;
+	enum capsule_sc_kind kind;
+	int errno_value;   /* SC_ERRNO only */
+	const char *why;   /* one line for the reviewer */
+};
+
+struct capsule_limits {
+	uint64_t wall_ms;        /* default deadline of one run */
+	uint64_t rlim_as;        /* RLIMIT_AS bytes */
+	uint64_t rlim_data;      /* RLIMIT_DATA bytes */
+	uint64_t rlim_cpu_s;     /* RLIMIT_CPU seconds (soft; hard = soft + 1) */
+	uint64_t rlim_fsize;     /* RLIMIT_FSIZE bytes */
+	uint64_t rlim_nofile;    /* RLIMIT_NOFILE */
+	uint64_t rlim_nproc;     /* RLIMIT_NPROC */
+	uint64_t rlim_stack;     /* RLIMIT_STACK bytes */
+	uint64_t cg_memory;      /* cgroup memory limit bytes */
+	uint64_t cg_pids;        /* cgroup pids limit */
+	uint64_t root_size;      /* tmpfs root size bytes (read-only after staging) */
+	uint64_t cache_size;     /* tmpfs .capsule-cache size bytes (writable) */
+	uint64_t stdout_cap;     /* bytes of stdout captured before the run fails */
+	uint64_t stderr_cap;     /* bytes of stderr captured (more is dropped) */
+	uint64_t output_cap;     /* output object bytes */
+	uint64_t args_cap;       /* args payload bytes */
+};
+
+struct capsule_profile {
+	const char *name;
+	const char *purpose;
+	unsigned long namespaces;        /* CLONE_NEW* flags */
+	const char *const *argv;         /* interpreter argv after argv[0]; NULL = caller's */
+	const char *const *staged;       /* paths staged in the root (dirs end in '/') */
+	const char *const *devices;      /* host device nodes bind-mounted read-only, or NULL */
+	const char *hostname;
+	struct capsule_limits limits;
+	const struct capsule_syscall *syscalls; /* terminated by name NULL */
+	const char *const *denied_explicitly;   /* documented denials (enforced by default action) */
+	const unsigned long *ioctl_cmds;        /* allowed ioctl commands, 0-terminated */
+	const int *prctl_options;               /* allowed prctl options, -1-terminated */
+	int landlock;                           /* apply the landlock policy below when the kernel has it */
+};
+
+/* Landlock policy (carried constants: Debian 12's headers define only ABI
+ * v1). Handled: every filesystem right of the running ABI, TCP bind and
+ * connect (ABI >= 4), abstract-unix-socket and signal scoping (ABI >= 6).
+ * Granted: read on "/" (the staged files), read+write+create+remove on
+ * "/.capsule-cache", read+write on each listed device. Never granted:
+ * execute (the pinned interpreter is a memfd, outside any filesystem
+ * landlock governs), make_char/block/fifo/sock/sym, refer, any TCP port. */
+#define CAPSULE_LL_FS_EXECUTE     (1ULL << 0)
+#define CAPSULE_LL_FS_WRITE_FILE  (1ULL << 1)
+#define CAPSULE_LL_FS_READ_FILE   (1ULL << 2)
+#define CAPSULE_LL_FS_READ_DIR    (1ULL << 3)
+#define CAPSULE_LL_FS_REMOVE_DIR  (1ULL << 4)
+#define CAPSULE_LL_FS_REMOVE_FILE (1ULL << 5)
+#define CAPSULE_LL_FS_MAKE_CHAR   (1ULL << 6)
+#define CAPSULE_LL_FS_MAKE_DIR    (1ULL << 7)
+#define CAPSULE_LL_FS_MAKE_REG    (1ULL << 8)
+#define CAPSULE_LL_FS_MAKE_SOCK   (1ULL << 9)
+#define CAPSULE_LL_FS_MAKE_FIFO   (1ULL << 10)
+#define CAPSULE_LL_FS_MAKE_BLOCK  (1ULL << 11)
+#define CAPSULE_LL_FS_MAKE_SYM    (1ULL << 12)
+#define CAPSULE_LL_FS_REFER       (1ULL << 13) /* ABI 2 */
+#define CAPSULE_LL_FS_TRUNCATE    (1ULL << 14) /* ABI 3 */
+#define CAPSULE_LL_FS_IOCTL_DEV   (1ULL << 15) /* ABI 5 */
+#define CAPSULE_LL_NET_BIND_TCP   (1ULL << 0)  /* ABI 4 */
+#define CAPSULE_LL_NET_CONNECT_TCP (1ULL << 1) /* ABI 4 */
+#define CAPSULE_LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define CAPSULE_LL_SCOPE_SIGNAL   (1ULL << 1)  /* ABI 6 */
+#define CAPSULE_LL_ROOT_ACCESS  (CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_READ_DIR)
+#define CAPSULE_LL_CACHE_ACCESS (CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_READ_DIR | \
+	CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_MAKE_REG | CAPSULE_LL_FS_MAKE_DIR | \
+	CAPSULE_LL_FS_REMOVE_FILE | CAPSULE_LL_FS_REMOVE_DIR | CAPSULE_LL_FS_TRUNCATE)
+#define CAPSULE_LL_DEV_ACCESS   (CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_WRITE_FILE)
+/* The rights landlock ABI `abi` handles (fs), or 0 when abi < 1. */
+uint64_t capsule_landlock_fs_rights(int abi);
+/* Landlock ABI of the running kernel (0 = unavailable). */
+int capsule_landlock_abi(void);
+
+/* The profiles, terminated by name NULL. */
+extern const struct capsule_profile capsule_profiles[];
+const struct capsule_profile *capsule_profile_find(const char *name);
+
+/* The environment every capsule gets (DESIGN §2), NULL-terminated. The
+ * root is "/" after pivot_root. */
+extern const char *const capsule_env[];
+
+/* Build the seccomp filter of p (libseccomp). Returns NULL and sets err. */
+void *capsule_seccomp_build(const struct capsule_profile *p, struct world_err *err);
+/* Export the raw BPF program of p into *buf (malloc'd), *len bytes. */
+int capsule_seccomp_bpf(const struct capsule_profile *p, unsigned char **buf, size_t *len,
+                        struct world_err *err);
+
+/* Renderers: "text", "json", "pfc", "bpf" (raw bytes). Write to out. */
+int capsule_profile_render(const struct capsule_profile *p, const char *format, FILE *out,
+                           struct world_err *err);
+/* Human name of an ioctl command if known ("TCGETS"), else NULL. */
+const char *capsule_ioctl_name(unsigned long cmd);
+#endif

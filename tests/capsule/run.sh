@@ -1,0 +1,92 @@
+#!/bin/bash
+# worldd run / worldd check through the CLI, as root (the capsule user is
+# mapped to the dedicated host id range): every outcome has its own exit
+# code and one-line error; each denial names the syscall.
+. "$top_srcdir/tests/tap.sh"
+FIX="$top_builddir/tests/capsule/fixture"
+T=$(mktemp -d /tmp/world-capsule-run.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+# run SOURCE_TEXT [extra flags...]: sets out err rc
+run() {
+  printf '%s\n' "$1" > "$T/main.ail"; shift
+  run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '{"a":[1,"x"]}' "$@"
+}
+
+run echo
+is "$rc" 0 "echo: exit 0"
+is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "echo: output object printed, input staged as a JSON string literal"
+run echo --summary
+like "$err" "capsule profile transition; interpreter sha256:[0-9a-f]{64}" "--summary names the profile and the interpreter ref"
+if [ "$(id -u)" = 0 ]; then
+  like "$err" "root mode: capsule uid/gid 1000 -> host 18[0-9]{8}" "as root the capsule user maps to the dedicated range"
+else
+  skip "not root" "as root the capsule user maps to the dedicated range"
+fi
+printf '{"b":true}' > "$T/in.json"
+printf 'echo\n' > "$T/main.ail"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input-file "$T/in.json"
+is "$out" '{"args":"{\"b\":true}","argc":10}' "--input-file works"
+
+run noop;     is "$rc" 0 "noop: exit 0";  is "$out" "{}" "noop: {}"
+run nonjson;  is "$rc" 13 "non-JSON output: exit 13"; like "$err" "^worldd run: transition output is not a JSON object$" "non-JSON: one line"
+run array;    is "$rc" 13 "a JSON array is not an object: exit 13"
+run fail;     is "$rc" 14 "interpreter failure: exit 14"; like "$err" "interpreter exited with status 1: Error: RT001 boom" "failure shows the interpreter's first stderr line"
+run spin --timeout-ms 700;  is "$rc" 11 "CPU spin: deadline exit 11"; like "$err" "deadline of 700 ms exceeded; capsule killed" "deadline message"
+run sleep --timeout-ms 500; is "$rc" 11 "sleeping forever: deadline exit 11"
+run flood;    is "$rc" 12 "stdout flood: output cap exit 12"; like "$err" "stdout over its 8388608-byte cap" "flood message"
+run big;      is "$rc" 12 "2 MiB output object: exit 12"; like "$err" "over the 1048576-byte cap" "output cap message"
+run membomb;  is "$rc" 14 "memory bomb: killed (exit 14)"; like "$err" "killed by signal|memory" "memory bomb reported"
+run forkbomb; is "$rc" 0 "fork bomb: bounded, the capsule survives"
+n=$(printf '%s' "$out" | sed -n 's/.*"forks":\([0-9]*\).*/\1/p')
+ok $([ -n "$n" ] && [ "$n" -lt 64 ] && echo 0 || echo 1) "fork bomb: fewer than 64 forks succeed (got $n)"
+
+for probe in keyctl unshare socket mount ptrace bpf; do
+  run "syscall $probe"
+  is "$rc" 17 "$probe: exit 17"
+  is "$err" "worldd run: transition: syscall denied: $probe" "$probe: the error names the syscall"
+done
+run "syscall tiocsti";     is "$err" "worldd run: transition: syscall denied: ioctl(TIOCSTI)" "TIOCSTI with junk upper bits is denied and named"
+run "syscall clone-newns"; is "$rc" 17 "clone with CLONE_NEWNS denied"
+run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "signal 31.*x32" "x32 reported as a non-native ABI"
+run "syscall unknown";     is "$out" '{"rc":-1,"errno":38}' "a syscall number unknown to libseccomp answers ENOSYS and the run continues"
+run "syscall clone3";      is "$out" '{"rc":-1,"errno":38}' "clone3 answers ENOSYS (fallback to clone)"
+run rootwrite
+is "$out" '{"root":0,"root_errno":30,"source":0,"source_errno":13,"cache":1,"cache_errno":0}' "root read-only (EROFS), source not writable, cache writable"
+run execcache; is "$out" '{"rc":-1,"errno":13}' "a binary written to the cache cannot be executed (EACCES)"
+
+# the pin through the CLI
+run noop --ailang-ref sha256:0000000000000000000000000000000000000000000000000000000000000000
+is "$rc" 15 "wrong --ailang-ref: exit 15"
+like "$err" "^worldd run: interpreter hash mismatch: expected sha256:0{64} got sha256:[0-9a-f]{64}" "mismatch names both refs"
+ref=$(sha256sum "$FIX" | cut -d' ' -f1)
+run noop --ailang-ref "sha256:$ref"; is "$rc" 0 "matching --ailang-ref runs"
+
+# usage errors
+run_capture out err rc "$WORLDD" run --source "$T/main.ail" --input '{}'
+is "$rc" 2 "missing --ailang-bin: usage exit 2"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '{bad'
+is "$rc" 3 "input not JSON: exit 3"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/nope.ail" --input '{}'
+is "$rc" 4 "missing source: exit 4"
+run_capture out err rc "$WORLDD" run --help
+like "$out" "17  the seccomp filter stopped a syscall" "--help documents the exit codes"
+
+# worldd check
+printf 'module x\n' > "$T/ok.ail"
+run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/ok.ail"
+is "$rc" 0 "check: accepted source exits 0"; like "$out" "^accepted: " "check: prints accepted"
+printf 'refuse me\n' > "$T/bad.ail"
+run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/bad.ail"
+is "$rc" 19 "check: refused source exits 19"
+like "$err" "source refused: .*Error: PAR001 refused by fixture" "check: refusal shows the diagnostic"
+
+# nothing left behind: every capsule group belongs to a live worldd (groups
+# are named world-capsule-PID-N after the process that made them)
+stale=0
+for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name "world-capsule-*" 2>/dev/null); do
+  p=$(basename "$d" | cut -d- -f3)
+  kill -0 "$p" 2>/dev/null || { stale=$((stale + 1)); diag "stale cgroup $d"; }
+done
+is "$stale" 0 "no cgroup left behind by a finished capsule"
+done_testing

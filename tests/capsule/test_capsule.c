@@ -1,0 +1,227 @@
+/* tests/capsule/test_capsule.c: the capsule API (capsule.h, run.h):
+ * the pin and its seals, hash mismatch, static-ELF check, a run through
+ * capsule_run, the `inside` callback spawning the interpreter twice and
+ * speaking over a kept fd, kill, the denial report, setup errors, fd
+ * hygiene and cleanup (no fd, cgroup or process left). */
+#include "capsule/run.h"
+#include "tests/tap.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef F_SEAL_SEAL
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
+#define F_SEAL_WRITE 0x0008
+#endif
+
+static char fixture[4096];
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d) return -1;
+	struct dirent *e;
+	while ((e = readdir(d))) if (e->d_name[0] != '.') n++;
+	closedir(d);
+	return n - 1; /* the DIR's own fd */
+}
+
+static void sha256_of(const char *path, char *out)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);
+	FILE *p = popen(cmd, "r");
+	out[0] = 0;
+	if (!p) return;
+	char hexs[65] = "";
+	if (fscanf(p, "%64s", hexs) == 1) snprintf(out, 80, "sha256:%s", hexs);
+	pclose(p);
+}
+
+/* Run the fixture with `cmd` as its source; returns the result. */
+static int run_fixture(const char *cmd, int memfd, struct capsule_run_result *res, struct world_err *err)
+{
+	struct capsule_run_req req = {
+		.profile = capsule_profile_find("transition"), .interp_fd = memfd,
+		.source = cmd, .source_len = strlen(cmd), .input_json = "{\"k\":[1,2]}", .wall_ms = 3000,
+	};
+	return capsule_run(&req, res, err);
+}
+
+struct inside_arg { int dummy; };
+
+/* Runs inside the confined capsule: spawn the interpreter twice (plan and
+ * finish, as the supervisor's agent will) and report both outputs on fd 3. */
+static int inside_agent(const struct capsule_ctx *ctx, void *arg)
+{
+	(void)arg;
+	if (ctx->nkept != 1 || ctx->kept_fds[0] != 3) return 40;
+	static const char *const av[] = { "ailang", "run", "--quiet", "--caps", "", "--entry", "main",
+	                                  "--args-file", "args.json", "host/capsule/main.ail", NULL };
+	for (int round = 0; round < 2; round++) {
+		int p[2];
+		if (pipe(p) < 0) return 41;
+		pid_t pid = capsule_spawn_interpreter(ctx, av, -1, p[1], -1);
+		if (pid < 0) return 42;
+		close(p[1]);
+		char buf[512];
+		ssize_t n, tot = 0;
+		while ((n = read(p[0], buf + tot, sizeof buf - 1 - (size_t)tot)) > 0) tot += n;
+		close(p[0]);
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 43;
+		char line[600];
+		int l = snprintf(line, sizeof line, "round%d %.*s", round, (int)tot, buf);
+		if (write(3, line, (size_t)l) != l) return 44;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const char *bd = getenv("top_builddir");
+	snprintf(fixture, sizeof fixture, "%s/tests/capsule/fixture", bd ? bd : ".");
+	struct world_err err = { 0, "" };
+	int fds0 = count_fds();
+
+	/* ---- the pin ---- */
+	int memfd = -1;
+	char ref[80] = "", want[80];
+	sha256_of(fixture, want);
+	ok(capsule_pin_interpreter(fixture, NULL, &memfd, ref, &err) == 0, "pin the fixture: %s", err.msg);
+	is_str(ref, want, "the ref is the sha256 of the file (sha256sum agrees)");
+	int seals = fcntl(memfd, F_GET_SEALS);
+	is_int(seals & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
+	       F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL, "memfd carries all four seals");
+	ok(pwrite(memfd, "x", 1, 0) < 0 && errno == EPERM, "writing the sealed memfd is refused (EPERM)");
+	ok(ftruncate(memfd, 1) < 0, "shrinking the sealed memfd is refused");
+	ok(fcntl(memfd, F_GETFD) & FD_CLOEXEC, "memfd is close-on-exec in the parent");
+
+	int m2 = -1;
+	ok(capsule_pin_interpreter(fixture, want, &m2, NULL, &err) == 0, "pin with the matching ref");
+	if (m2 >= 0) close(m2);
+	const char *zero = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+	m2 = -1;
+	ok(capsule_pin_interpreter(fixture, zero, &m2, NULL, &err) < 0 && m2 < 0, "pin with a wrong ref fails");
+	is_int(err.code, WX_HASH_MISMATCH, "wrong ref: WX_HASH_MISMATCH");
+	char expect[300];
+	snprintf(expect, sizeof expect, "interpreter hash mismatch: expected %s got %s", zero, want);
+	ok(strncmp(err.msg, expect, strlen(expect)) == 0, "mismatch names both refs: %s", err.msg);
+	ok(capsule_pin_interpreter(fixture, "sha256:xyz", &m2, NULL, &err) < 0 && err.code == WX_BAD_INPUT,
+	   "malformed ref: WX_BAD_INPUT");
+	ok(capsule_pin_interpreter("/bin/sh", NULL, &m2, NULL, &err) < 0 && err.code == WX_BAD_INPUT &&
+	   strstr(err.msg, "dynamically linked"), "dynamic ELF refused: %s", err.msg);
+	char src[4200];
+	snprintf(src, sizeof src, "%s/tests/capsule/test_capsule.c", getenv("top_srcdir") ? getenv("top_srcdir") : ".");
+	ok(capsule_pin_interpreter(src, NULL, &m2, NULL, &err) < 0 && strstr(err.msg, "not an ELF"),
+	   "non-ELF refused: %s", err.msg);
+	ok(capsule_pin_interpreter("/nonexistent/bin", NULL, &m2, NULL, &err) < 0 && err.code == WX_NOT_FOUND,
+	   "missing interpreter: WX_NOT_FOUND");
+
+	/* ---- one run ---- */
+	struct capsule_run_result res;
+	ok(run_fixture("echo", memfd, &res, &err) == 0, "capsule_run echo: %s", err.msg);
+	is_int(capsule_run_classify(&res, &(struct capsule_run_req){ .profile = capsule_profile_find("transition") },
+	                            "transition", &err), 0, "echo exits 0");
+	is_str(res.out, "{\"args\":\"{\\\"k\\\":[1,2]}\",\"argc\":10}\n",
+	       "args.json holds one JSON string literal of the input; argv has the 10 words of §2");
+	capsule_run_result_free(&res);
+
+	/* fds the parent holds without close-on-exec never reach the capsule */
+	int leak1 = open("/dev/null", O_RDONLY), leak2 = dup(leak1);
+	ok(run_fixture("posture", memfd, &res, &err) == 0, "capsule_run posture");
+	json_t *pj = json_loads(res.out, 0, NULL);
+	ok(pj != NULL, "posture output is JSON");
+	json_t *fdl = json_object_get(pj, "fds");
+	is_int(json_array_size(fdl), 3, "capsule has exactly fds 0,1,2 (parent held %d and %d open)", leak1, leak2);
+	is_int(json_integer_value(json_object_get(pj, "uid")), CAPSULE_INSIDE_ID, "inside uid is 1000");
+	is_int(json_integer_value(json_object_get(pj, "cap_eff")), 0, "no effective capabilities");
+	is_int(json_integer_value(json_object_get(pj, "cap_prm")), 0, "no permitted capabilities");
+	is_int(json_integer_value(json_object_get(pj, "bnd_sys_admin")), 0, "CAP_SYS_ADMIN not in the bounding set");
+	is_int(json_integer_value(json_object_get(pj, "nnp")), 1, "no_new_privs is set");
+	is_int(json_integer_value(json_object_get(pj, "seccomp")), 2, "seccomp mode is filter");
+	is_int(json_integer_value(json_object_get(pj, "pid")), 1, "the interpreter is pid 1 of its own pid namespace");
+	is_int(json_integer_value(json_object_get(pj, "proc")), 0, "no /proc in the capsule");
+	is_int(json_integer_value(json_object_get(pj, "etc")), 0, "no host /etc in the capsule");
+	json_decref(pj);
+	capsule_run_result_free(&res);
+	close(leak1);
+	close(leak2);
+
+	/* ---- denial report through the API ---- */
+	ok(run_fixture("syscall keyctl", memfd, &res, &err) == 0, "capsule_run keyctl probe");
+	is_str(res.report.denied, "keyctl", "report names the denied syscall");
+	ok(res.report.term_signal == SIGKILL && res.report.killed, "the capsule was killed after the denial");
+	capsule_run_classify(&res, &(struct capsule_run_req){ .profile = capsule_profile_find("transition") },
+	                     "transition", &err);
+	is_int(err.code, WX_DENIED_SYSCALL, "classified WX_DENIED_SYSCALL");
+	is_str(err.msg, "transition: syscall denied: keyctl", "one-line denial message");
+	capsule_run_result_free(&res);
+
+	/* ---- inside callback: two interpreter runs in one capsule, frames on a kept fd ---- */
+	int proto[2];
+	ok(pipe2(proto, O_CLOEXEC) == 0, "protocol pipe");
+	struct capsule_file files[] = {
+		{ "host/capsule/main.ail", "echo", 4 }, { "args.json", "\"{}\"", 4 }, { ".capsule-cache/", NULL, 0 },
+	};
+	struct capsule_spec spec = {
+		.profile = capsule_profile_find("transition"), .interp_fd = memfd, .files = files, .nfiles = 3,
+		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1, .keep_fds = &proto[1], .nkeep = 1,
+		.inside = inside_agent,
+	};
+	struct capsule_handle h;
+	ok(capsule_start(&spec, &h, &err) == 0, "capsule_start with an inside callback: %s", err.msg);
+	close(proto[1]);
+	char got[2048] = "";
+	size_t gl = 0;
+	ssize_t n;
+	while ((n = read(proto[0], got + gl, sizeof got - 1 - gl)) > 0) gl += (size_t)n;
+	got[gl] = 0;
+	close(proto[0]);
+	struct capsule_report rep;
+	ok(capsule_finish(&h, &rep, &err) == 0, "capsule_finish");
+	ok(rep.exited && rep.exit_status == 0, "agent exited 0 (status %d, signal %d)", rep.exit_status, rep.term_signal);
+	ok(strstr(got, "round0 {\"args\":\"{}\"") && strstr(got, "round1 {\"args\":\"{}\""),
+	   "both interpreter runs reported over the kept fd: %s", got);
+	ok(h.cg_memory_dir[0] == 0 && h.cg_pids_dir[0] == 0, "cgroup directories removed");
+
+	/* ---- kill ---- */
+	files[0] = (struct capsule_file){ "host/capsule/main.ail", "sleep", 5 };
+	spec.inside = NULL;
+	spec.keep_fds = NULL;
+	spec.nkeep = 0;
+	ok(capsule_start(&spec, &h, &err) == 0, "start a sleeping capsule");
+	char memdir[256];
+	snprintf(memdir, sizeof memdir, "%s", h.cg_memory_dir);
+	pid_t pid = h.pid;
+	struct pollfd pf = { h.pidfd, POLLIN, 0 };
+	ok(poll(&pf, 1, 200) == 0, "still running after 200 ms");
+	ok(capsule_kill(&h) == 0, "capsule_kill");
+	ok(capsule_finish(&h, &rep, &err) == 0, "finish after kill");
+	ok(rep.killed && !rep.exited && rep.term_signal == SIGKILL, "report: killed by SIGKILL");
+	ok(kill(pid, 0) < 0 && errno == ESRCH, "no process left (pid %d gone)", (int)pid);
+	struct stat st;
+	ok(!memdir[0] || stat(memdir, &st) < 0, "memory cgroup %s removed", memdir[0] ? memdir : "(none)");
+
+	/* ---- setup error: one line naming the step ---- */
+	files[0] = (struct capsule_file){ "../escape", "x", 1 };
+	ok(capsule_start(&spec, &h, &err) < 0, "a staged name with .. fails setup");
+	is_int(err.code, WX_SETUP, "WX_SETUP");
+	is_str(err.msg, "capsule setup: stage file: Invalid argument", "setup error names the step and errno");
+
+	close(memfd);
+	is_int(count_fds(), fds0, "no fd leaked by the capsule API");
+	return done_testing();
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# The unprivileged path: worldd started as `nobody` (setpriv) builds its
+# capsule in a user namespace of its own; cgroups are not writable, so the
+# summary says so and the rlimits bound the run.
+. "$top_srcdir/tests/tap.sh"
+T=$(mktemp -d /tmp/world-capsule-unpriv.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+cp "$WORLDD" "$top_builddir/tests/capsule/fixture" "$T/"
+if [ "$(id -u)" = 0 ]; then
+  if ! command -v setpriv >/dev/null; then skip "setpriv missing" "unprivileged runs"; done_testing; exit; fi
+  AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+else
+  AS=()
+fi
+# Sanitizer builds of worldd need their runtime options; they travel in the env.
+run() {
+  printf '%s\n' "$1" > "$T/main.ail"; chmod 644 "$T/main.ail"; shift
+  run_capture out err rc "${AS[@]}" "$T/worldd" run --ailang-bin "$T/fixture" --source "$T/main.ail" --input '{"n":1}' "$@"
+}
+run echo --summary
+is "$rc" 0 "unprivileged echo: exit 0"
+is "$out" '{"args":"{\"n\":1}","argc":10}' "unprivileged echo: output"
+like "$err" "unprivileged: capsule uid/gid 1000 -> host [0-9]+ \(own\)" "summary: own uid mapped into the capsule"
+if [ "$(id -u)" = 0 ]; then
+  like "$err" "cgroups: memory none, pids none \(.*rlimits remain\)" "summary says cgroups are unavailable and rlimits remain"
+else
+  ok 0 "summary printed: $err"
+fi
+run posture
+like "$out" '"uid":1000,"gid":1000,"euid":1000,"capget":0,"cap_eff":0,"cap_prm":0,"cap_inh":0,"bnd_sys_admin":0,"nnp":1,"seccomp":2,"pid":1' "unprivileged posture: uid 1000, no caps, nnp, seccomp filter, pid 1"
+like "$out" '"fds":\[0,1,2\],"root":\[' "unprivileged posture: only fds 0-2"
+like "$out" '"proc":0,"etc":0' "unprivileged posture: no host paths"
+run "syscall keyctl"
+is "$rc" 17 "unprivileged: keyctl denied (exit 17)"
+is "$err" "worldd run: transition: syscall denied: keyctl" "unprivileged: denial names keyctl"
+run "syscall unshare"
+is "$err" "worldd run: transition: syscall denied: unshare" "unprivileged: unshare denied and named"
+run forkbomb
+n=$(printf '%s' "$out" | sed -n 's/.*"forks":\([0-9]*\).*/\1/p')
+ok $([ -n "$n" ] && [ "$n" -lt 64 ] && echo 0 || echo 1) "unprivileged fork bomb bounded by RLIMIT_NPROC (got $n forks)"
+run membomb
+like "$out$err" '"mb":[0-9]+|killed' "unprivileged memory bomb bounded by RLIMIT_AS/DATA ($out$err)"
+mb=$(printf '%s' "$out" | sed -n 's/.*"mb":\([0-9]*\).*/\1/p')
+ok $([ -z "$mb" ] || [ "$mb" -le 1024 ] && echo 0 || echo 1) "memory bomb got at most 1 GiB ($mb MiB)"
+run spin --timeout-ms 500
+is "$rc" 11 "unprivileged CPU spin: deadline (exit 11)"
+run rootwrite
+is "$out" '{"root":0,"root_errno":30,"source":0,"source_errno":13,"cache":1,"cache_errno":0}' "unprivileged: root read-only, cache writable"
+done_testing
