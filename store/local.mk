@@ -7,3 +7,15 @@ TESTS += tests/store/test_canon
 tests_store_test_canon_SOURCES = tests/store/test_canon.c
 tests_store_test_canon_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_canon_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
+check_PROGRAMS += tests/store/test_store
+TESTS += tests/store/test_store
+tests_store_test_store_SOURCES = tests/store/test_store.c
+tests_store_test_store_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_store_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
+check_PROGRAMS += tests/store/test_crash
+TESTS += tests/store/test_crash
+tests_store_test_crash_SOURCES = tests/store/test_crash.c
+tests_store_test_crash_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_crash_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
