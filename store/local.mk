@@ -19,3 +19,6 @@ TESTS += tests/store/test_crash
 tests_store_test_crash_SOURCES = tests/store/test_crash.c
 tests_store_test_crash_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_crash_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
+TESTS += tests/store/cli_store.sh
+EXTRA_DIST += tests/store/cli_store.sh
