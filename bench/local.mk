@@ -2,3 +2,5 @@
 # Append programs to bench_programs and runner scripts to bench_scripts.
 bench_programs =
 bench_scripts =
+bench_programs += bench/store_bench
+bench_scripts += bench/store_bench.sh

@@ -204,8 +204,9 @@ static int probe_version(const char *bin, char *out, size_t outn, struct world_e
 	if (!line || !*line) return werr(err, WX_INTERP, "archive: %s --version printed no release string", bin);
 	for (char *c = line; *c; c++)
 		if ((unsigned char)*c < 0x20) *c = ' ';
-	if (strlen(line) >= outn) return werr(err, WX_INTERP, "archive: %s --version: release string too long", bin);
-	snprintf(out, outn, "%s", line);
+	size_t ll = strlen(line);
+	if (ll >= outn) return werr(err, WX_INTERP, "archive: %s --version: release string too long", bin);
+	memcpy(out, line, ll + 1);
 	return 0;
 }
 

@@ -22,3 +22,10 @@ tests_store_test_crash_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 
 TESTS += tests/store/cli_store.sh
 EXTRA_DIST += tests/store/cli_store.sh
+
+# The store benchmark (run by `make bench`, see bench/local.mk).
+noinst_PROGRAMS += bench/store_bench
+bench_store_bench_SOURCES = bench/store_bench.c
+bench_store_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS)
+EXTRA_DIST += bench/store_bench.sh

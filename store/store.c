@@ -438,22 +438,38 @@ const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const cha
 
 /* ---- log entries ---- */
 
-/* Canonical JSON of the seven hashed fields (and entryHash when non-NULL). */
+/* Canonical JSON of the seven hashed fields (and entryHash when non-NULL).
+ * Keys are written in canonical (bytewise) order; refs and integers need no
+ * escaping, and writtenBy goes through the canonicaliser when it holds a
+ * character that needs escaping. */
 static char *entry_json(long long index, long long epoch, const char *fn, const char *interp, const char *prev,
                         const char *written_by, const char *tref, const char *entry_hash, size_t *len)
 {
-	json_t *o = json_pack("{sIsIsssssossss}", "entryIndex", (json_int_t)index, "semanticsEpoch",
-	                      (json_int_t)epoch, "transitionFn", fn, "interpreter", interp, "prevEntryHash",
-	                      prev && *prev ? json_string(prev) : json_null(), "writtenBy", written_by,
-	                      "transitionRef", tref);
-	if (!o) return NULL;
-	if (entry_hash && json_object_set_new(o, "entryHash", json_string(entry_hash)) < 0) {
-		json_decref(o);
-		return NULL;
+	char *wb = NULL;
+	size_t wbn;
+	if (strpbrk(written_by, "\\\"")) {
+		json_t *s = json_string(written_by);
+		wb = s ? world_canon_json(s, &wbn, NULL) : NULL;
+		json_decref(s);
+		if (!wb) return NULL;
 	}
-	char *c = world_canon_json(o, len, NULL);
-	json_decref(o);
-	return c;
+	char prevbuf[WORLD_REF_SIZE + 2];
+	if (prev && *prev) snprintf(prevbuf, sizeof prevbuf, "\"%s\"", prev);
+	else strcpy(prevbuf, "null");
+	size_t cap = 512 + strlen(written_by) * 6 + 8;
+	char *out = malloc(cap);
+	if (!out) { free(wb); return NULL; }
+	char hashpart[WORLD_REF_SIZE + 20] = "";
+	if (entry_hash) snprintf(hashpart, sizeof hashpart, "\"entryHash\":\"%s\",", entry_hash);
+	int n = snprintf(out, cap,
+	                 "{%s\"entryIndex\":%lld,\"interpreter\":\"%s\",\"prevEntryHash\":%s,\"semanticsEpoch\":%lld,"
+	                 "\"transitionFn\":\"%s\",\"transitionRef\":\"%s\",\"writtenBy\":%s%s%s}",
+	                 hashpart, index, interp, prevbuf, epoch, fn, tref, wb ? "" : "\"", wb ? wb : written_by,
+	                 wb ? "" : "\"");
+	free(wb);
+	if (n < 0 || (size_t)n >= cap) { free(out); return NULL; }
+	*len = (size_t)n;
+	return out;
 }
 
 void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r)
@@ -483,13 +499,19 @@ static int int_is(json_t *o, const char *key, long long want)
 	return json_is_integer(v) && json_integer_value(v) == want;
 }
 
-const char *ws_log_row_check(const struct ws_log_row *r)
+static int column_refs_valid(const struct ws_log_row *r)
 {
-	if (!r->hash || !r->fn || !r->interp || !r->written_by || !r->tref || !r->json) return "entry";
+	return world_ref_valid(r->fn) && world_ref_valid(r->interp) && world_ref_valid(r->tref) &&
+	       world_ref_valid(r->hash) && (!r->prev || world_ref_valid(r->prev));
+}
+
+/* Slow path: name the field whose column disagrees with the stored JSON. */
+static const char *log_row_diagnose(const struct ws_log_row *r)
+{
 	if (!world_canon_is_canonical(r->json, r->json_len)) return "entry";
 	json_t *o = world_json_parse(r->json, r->json_len, NULL);
 	if (!json_is_object(o) || json_object_size(o) != 8) { json_decref(o); return "entry"; }
-	const char *bad = NULL;
+	const char *bad = "entry";
 	if (!int_is(o, "entryIndex", r->index)) bad = "entryIndex";
 	else if (!int_is(o, "semanticsEpoch", r->epoch)) bad = "semanticsEpoch";
 	else if (!str_is(o, "transitionFn", r->fn) || !world_ref_valid(r->fn)) bad = "transitionFn";
@@ -497,20 +519,30 @@ const char *ws_log_row_check(const struct ws_log_row *r)
 	else if (!str_is(o, "prevEntryHash", r->prev) || (r->prev && !world_ref_valid(r->prev))) bad = "prevEntryHash";
 	else if (!str_is(o, "writtenBy", r->written_by)) bad = "writtenBy";
 	else if (!str_is(o, "transitionRef", r->tref) || !world_ref_valid(r->tref)) bad = "transitionRef";
+	else if (!str_is(o, "entryHash", r->hash)) bad = "entryHash";
 	json_decref(o);
-	if (bad) return bad;
+	return bad;
+}
+
+const char *ws_log_row_check(const struct ws_log_row *r)
+{
+	if (!r->hash || !r->fn || !r->interp || !r->written_by || !r->tref || !r->json) return "entry";
+	/* Fast path: the stored JSON must be exactly what the columns describe. */
 	size_t n;
-	char *c = entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by, r->tref, NULL, &n);
+	char *c = column_refs_valid(r) ? entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by,
+	                                            r->tref, r->hash, &n)
+	                               : NULL;
+	int same = c && n == r->json_len && memcmp(c, r->json, n) == 0;
+	free(c);
+	if (!same) return log_row_diagnose(r);
+	/* ... and entryHash must be the hash of the seven fields. */
+	c = entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by, r->tref, NULL, &n);
 	if (!c) return "entry";
 	char h[WORLD_REF_SIZE];
 	int hok = world_hash_ref(c, n, h, NULL) == 0;
 	free(c);
 	if (!hok || strcmp(h, r->hash) != 0) return "entryHash";
-	/* the stored JSON must carry the same entryHash */
-	c = entry_json(r->index, r->epoch, r->fn, r->interp, r->prev, r->written_by, r->tref, h, &n);
-	int same = c && n == r->json_len && memcmp(c, r->json, n) == 0;
-	free(c);
-	return same ? NULL : "entryHash";
+	return NULL;
 }
 
 int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err)

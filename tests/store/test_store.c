@@ -159,6 +159,16 @@ int main(void)
 	   "group committed");
 	ok(world_head_get(st, &w, &err) == 0 && w.revision == 3, "head moved to revision 3");
 
+	/* a writtenBy that needs escaping round-trips and verifies */
+	{
+		struct world_log_append q = { 4, 2, rec, rec, lx.entry_hash, "agent \"q\" \\ caf\xc3\xa9", rec, out, lx.world_ref };
+		ok(world_log_append(st, &q, &lx, &err) == 0, "entry with an escaped writtenBy (%s)", err.msg);
+		ok(world_log_get(st, 4, &e, &err) == 0 && strcmp(e.written_by, "agent \"q\" \\ caf\xc3\xa9") == 0 &&
+		   strstr(e.json, "\"writtenBy\":\"agent \\\"q\\\" \\\\ caf\xc3\xa9\"") != NULL,
+		   "escaped writtenBy read back and verified (%s)", err.msg);
+		world_log_entry_free(&e);
+	}
+
 	/* registry heads */
 	char reg1[WORLD_REF_SIZE], reg2[WORLD_REF_SIZE], hr[WORLD_REF_SIZE];
 	long long rev = 0;
@@ -219,7 +229,7 @@ int main(void)
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == WX_LOCKED, "second writer in another process refused");
 	ok(world_store_open(db, WORLD_STORE_READER, &st2, &err) == 0, "a reader opens beside the writer");
-	ok(world_head_get(st2, &w, &err) == 0 && w.revision == 3, "the reader sees committed data");
+	ok(world_head_get(st2, &w, &err) == 0 && w.revision == 4, "the reader sees committed data");
 	ok(world_object_put(st2, "k", NULL, "x", 1, r2, NULL, &err) < 0, "a reader cannot write");
 	world_store_close(st2);
 
@@ -228,8 +238,8 @@ int main(void)
 	FILE *f = fmemopen(buf, sizeof buf, "w");
 	struct world_scan_opts so = { 0, 0, 0, NULL };
 	struct world_scan_result sr;
-	ok(world_scan(st, &so, f, &sr, &err) == 0 && sr.complete && sr.holes == 0 && sr.log_rows == 3 &&
-	   sr.world_rows == 3, "clean complete scan");
+	ok(world_scan(st, &so, f, &sr, &err) == 0 && sr.complete && sr.holes == 0 && sr.log_rows == 4 &&
+	   sr.world_rows == 4, "clean complete scan");
 	fclose(f);
 	is_str(buf, "", "clean complete scan prints nothing");
 	long long total_log = 0, total_world = 0, steps = 0;
@@ -252,7 +262,7 @@ int main(void)
 			is_str(buf, line, "incomplete scan prints its cursors (step %lld)", steps);
 		}
 	} while (!sr.complete && ++steps < 10);
-	ok(sr.complete && total_log == 3 && total_world == 3, "resumed scans cover every row exactly once (%lld, %lld)",
+	ok(sr.complete && total_log == 4 && total_world == 4, "resumed scans cover every row exactly once (%lld, %lld)",
 	   total_log, total_world);
 
 	/* interpreter archive */
