@@ -17,7 +17,7 @@
 
 /* ---- limits (documented in docs/ailang-lite.md) ---- */
 #define AIL_HEAP_CAP_DEFAULT (256u << 20) /* bytes; AILANG_LITE_HEAP_MB overrides */
-#define AIL_MAX_NEST 256        /* syntactic nesting depth of one source */
+#define AIL_MAX_NEST 1000       /* syntactic nesting depth of one source */
 #define AIL_MAX_JSON_NEST 512   /* nesting depth accepted by json decode */
 #define AIL_MAX_SOURCE (4u << 20)  /* bytes of one .ail source */
 #define AIL_MAX_ARGS (64u << 20)   /* bytes of the --args-* text */
@@ -28,6 +28,8 @@ void *ail_alloc(size_t n);          /* zeroed; RT_HEAP error when over the cap *
 char *ail_strndup(const char *s, size_t n);
 void ail_heap_init(void);
 void ail_heap_free_all(void);
+/* Free everything and forget interned names (fuzzing: one input after another). */
+void ail_reset(void);
 size_t ail_heap_used(void);
 
 /* ---- errors ---- */
@@ -42,6 +44,7 @@ struct ail_errctx {
 };
 extern struct ail_errctx ail_err;
 extern const char *ail_cur_file;  /* file name used in messages */
+extern int ail_pos_line, ail_pos_col; /* expression being evaluated */
 /* Report an error at a position and longjmp to the active handler. */
 _Noreturn void ail_fail(const char *code, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -222,6 +225,7 @@ void v_show(struct buf *b, value *v, int top);  /* `show` text */
 value *ail_json_decode(const char *s, size_t n, char *why, size_t whylen);
 /* Encode a Json value; RT_TYPE on anything that is not Json. */
 void ail_json_encode(struct buf *b, value *v, int line, int col);
+void ail_json_init(void); /* interns the Json names */
 void ail_json_quote(struct buf *b, const char *s, size_t n);
 void ail_num_format(struct buf *b, double d);
 /* Parse one JSON string literal (for --args-*). Returns 0 ok. */

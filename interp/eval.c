@@ -527,6 +527,8 @@ value *ail_eval(node *e, env *en)
 {
 	for (;;) {
 		ail_stack_check(e->line, e->col);
+		ail_pos_line = e->line;
+		ail_pos_col = e->col;
 		switch (e->k) {
 		case N_INT: return v_int(e->ival);
 		case N_FLOAT: return v_float(e->fval);

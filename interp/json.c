@@ -14,6 +14,14 @@
 
 static const char *c_jnull, *c_jbool, *c_jnumber, *c_jstring, *c_jarray, *c_jobject, *f_key, *f_value;
 
+static void names(void);
+
+void ail_json_init(void)
+{
+	c_jnull = NULL;
+	names();
+}
+
 static void names(void)
 {
 	if (c_jnull)

@@ -22,3 +22,16 @@ endif
 # Tests: the command line (echo transition) and the conformance folder.
 TESTS += tests/interp/echo.sh tests/interp/conformance.sh
 EXTRA_DIST += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/conformance
+TESTS += tests/interp/fuzz.sh tests/interp/robust.sh
+EXTRA_DIST += tests/interp/robust.sh tests/interp/fuzz.sh tests/interp/fuzz-corpus interp/fuzz.c
+
+# `make interp-fuzz` builds the libFuzzer target (clang only; never part of
+# `all`). Run it as: interp/ailang-lite-fuzz -max_total_time=60 CORPUS_DIR
+interp-fuzz:
+	clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -I$(top_srcdir) \
+	  $(srcdir)/interp/fuzz.c $(srcdir)/interp/lex.c $(srcdir)/interp/parse.c \
+	  $(srcdir)/interp/value.c $(srcdir)/interp/eval.c $(srcdir)/interp/json.c \
+	  $(srcdir)/interp/std.c -lm -o interp/ailang-lite-fuzz
+.PHONY: interp-fuzz
+CLEANFILES += interp/ailang-lite-fuzz

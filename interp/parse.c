@@ -705,12 +705,15 @@ static int prec(enum tok t)
 static node *parse_binary(struct parser *P, int minp)
 {
 	enter(P);
+	int saved = P->depth;
 	node *l = parse_unary(P);
 	for (;;) {
 		struct token *k = peek(P);
 		int p = prec(k->t);
 		if (!p || p < minp)
 			break;
+		/* a left-associative chain deepens the tree as much as nesting does */
+		enter(P);
 		next(P);
 		int right = (k->t == T_CONS || k->t == T_PLUSPLUS);
 		node *r = parse_binary(P, right ? p : p + 1);
@@ -722,6 +725,7 @@ static node *parse_binary(struct parser *P, int minp)
 		b->nkids = 2;
 		l = b;
 	}
+	P->depth = saved;
 	leave(P);
 	return l;
 }

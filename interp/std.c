@@ -6,6 +6,9 @@
  * (Option, Result, Json). Strings are UTF-8 byte strings; length and
  * substring count Unicode code points like upstream. List builtins loop
  * over the spine, so they use constant C stack on long lists. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
 #include "interp/ail.h"
 #include <limits.h>
 #include <math.h>
@@ -666,8 +669,12 @@ BI(b_isErr) { return v_bool(R("isErr", a, 0, line, col)->ctor == I_Err); }
 
 void ail_std_init(void)
 {
+	/* (re)intern every cached name: ail_reset forgets the intern table */
+	I_JNull = NULL;
+	I_Some = NULL;
 	inames();
 	onames();
+	ail_json_init();
 }
 
 /* ---------------- table ---------------- */

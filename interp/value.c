@@ -48,9 +48,9 @@ static struct chunk *new_chunk(size_t size)
 
 void *ail_alloc(size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
+	n = (n + 7) & ~(size_t)7;
 	if (n == 0)
-		n = 16;
+		n = 8;
 	if (n > CHUNK_SIZE / 4) {
 		/* big block: its own chunk, linked behind the current one */
 		if (n > heap_cap)
@@ -76,6 +76,16 @@ void *ail_alloc(size_t n)
 	chunks->used += n;
 	memset(p, 0, n);
 	return p;
+}
+
+static void intern_reset(void);
+
+void ail_reset(void)
+{
+	ail_heap_free_all();
+	intern_reset();
+	ail_pos_line = ail_pos_col = 0;
+	ail_std_init();
 }
 
 void ail_heap_free_all(void)
@@ -123,6 +133,7 @@ void buf_puts(struct buf *b, const char *s) { buf_put(b, s, strlen(s)); }
 /* ---------------- errors ---------------- */
 
 struct ail_errctx ail_err;
+int ail_pos_line, ail_pos_col;
 const char *ail_cur_file = "<input>";
 
 _Noreturn void ail_fail(const char *code, int line, int col, const char *fmt, ...)
@@ -137,6 +148,11 @@ _Noreturn void ail_fail(const char *code, int line, int col, const char *fmt, ..
 			*p = ' ';
 	snprintf(ail_err.code, sizeof ail_err.code, "%s", code);
 	snprintf(ail_err.file, sizeof ail_err.file, "%s", ail_cur_file ? ail_cur_file : "<input>");
+	if (line <= 0) {
+		/* no position at hand (heap, stack): use the expression being evaluated */
+		line = ail_pos_line;
+		col = ail_pos_col;
+	}
 	ail_err.line = line > 0 ? line : 1;
 	ail_err.col = col > 0 ? col : 1;
 	if (!ail_err.quiet)
@@ -180,6 +196,14 @@ void ail_stack_check(int line, int col)
 struct ient { struct ient *next; size_t len; char s[]; };
 static struct ient *itab[4096];
 
+static const char *s_some, *s_none, *s_ok, *s_err;
+
+static void intern_reset(void)
+{
+	memset(itab, 0, sizeof itab);
+	s_some = s_none = s_ok = s_err = NULL;
+}
+
 const char *ail_intern(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -210,7 +234,22 @@ static value *newv(enum vkind k)
 	return v;
 }
 
-value *v_int(int64_t i) { value *v = newv(V_INT); v->u.i = i; return v; }
+/* small ints are shared: loop counters and indexes allocate nothing */
+#define SMALL_MIN (-256)
+#define SMALL_MAX 1024
+static value small_ints[SMALL_MAX - SMALL_MIN + 1];
+value *v_int(int64_t i)
+{
+	if (i >= SMALL_MIN && i <= SMALL_MAX) {
+		value *v = &small_ints[i - SMALL_MIN];
+		v->k = V_INT;
+		v->u.i = i;
+		return v;
+	}
+	value *v = newv(V_INT);
+	v->u.i = i;
+	return v;
+}
 value *v_float(double f) { value *v = newv(V_FLOAT); v->u.f = f; return v; }
 value *v_bool(int b) { return b ? &ail_true : &ail_false; }
 value *v_str(const char *s, size_t len)
@@ -263,7 +302,6 @@ value *v_tuple(int n, value **items)
 	v->u.agg.items = items;
 	return v;
 }
-static const char *s_some, *s_none, *s_ok, *s_err;
 static void names_init(void)
 {
 	if (!s_some) {
