@@ -1,1 +1,25 @@
-# supervisor/: see docs/HACKING.md
+# supervisor/: capsule lifecycle, deadlines, admission, the frame protocol
+# (docs/protocol.md).
+libworld_a_SOURCES += supervisor/frame.c supervisor/frame.h \
+	supervisor/launcher.h supervisor/launch_unconfined.c \
+	supervisor/agent.c supervisor/agent.h \
+	supervisor/supervisor.c supervisor/supervisor.h \
+	supervisor/testbroker.c supervisor/testbroker.h
+
+# Tests. The stub interpreter is static like ailang-lite (capsule roots hold
+# no libc) and unsanitized (it runs inside capsules).
+check_PROGRAMS += tests/supervisor/stub-interp tests/supervisor/test_frame \
+	tests/supervisor/test_supervisor tests/supervisor/test_load
+tests_supervisor_stub_interp_SOURCES = tests/supervisor/stub_interp.c
+tests_supervisor_stub_interp_CFLAGS = -std=gnu11 -Wall -Wextra
+tests_supervisor_stub_interp_LDFLAGS = -static
+tests_supervisor_test_frame_SOURCES = tests/supervisor/test_frame.c
+tests_supervisor_test_frame_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_frame_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+tests_supervisor_test_supervisor_SOURCES = tests/supervisor/test_supervisor.c tests/supervisor/suptest.h
+tests_supervisor_test_supervisor_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_supervisor_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+tests_supervisor_test_load_SOURCES = tests/supervisor/test_load.c tests/supervisor/suptest.h
+tests_supervisor_test_load_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_load_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/test_frame tests/supervisor/test_supervisor tests/supervisor/test_load

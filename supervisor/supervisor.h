@@ -1,0 +1,87 @@
+/* supervisor/supervisor.h: the trusted side that runs capsules.
+ *
+ * Owns: admission (at most `capacity` capsules alive at once; beyond that a
+ * call is refused at once with WX_CAPACITY, never queued), and for each call
+ * one event loop (epoll over the capsule's pidfd, a timerfd and its pipes)
+ * that speaks the frame protocol (docs/protocol.md) to the capsule, captures
+ * its stdout/stderr under caps, enforces the per-phase and whole-invocation
+ * deadlines, kills the whole capsule on a deadline, a cap or a protocol
+ * violation, and reaps it before returning: no zombie, no stray process, no
+ * fd and no scratch directory outlive a call.
+ *
+ * Threads: a struct supervisor is shared; each sup_* call runs its own
+ * event loop on the calling thread, so up to `capacity` callers run at once.
+ * What the broker decides about a plan is the broker's: the supervisor
+ * checks frame structure, order, sizes and that payloads are JSON objects,
+ * and hands the plan bytes to the broker callback unchanged. */
+#ifndef WORLD_SUPERVISOR_SUPERVISOR_H
+#define WORLD_SUPERVISOR_SUPERVISOR_H
+#include <stddef.h>
+#include "store/error.h"
+#include "supervisor/launcher.h"
+
+struct sup_limits {
+	unsigned plan_ms, finish_ms, pure_ms, check_ms; /* per phase: 4000 2000 4000 10000 */
+	unsigned invocation_ms;                         /* whole call: 20000 */
+	size_t stdout_max, stderr_max;                  /* 8 MiB each */
+	size_t output_max;                              /* output object: 1 MiB */
+	size_t payload_max;                             /* args, plan: 1 MiB */
+	unsigned capacity;                              /* capsules alive at once: 8 */
+	unsigned reap_ms;                               /* wait for a killed capsule: 5000 */
+};
+void sup_limits_default(struct sup_limits *lim);
+
+struct supervisor;
+
+/* Takes ownership of launcher (freed by sup_free). */
+struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launcher, struct world_err *err);
+void sup_free(struct supervisor *s);
+const struct sup_limits *sup_get_limits(const struct supervisor *s);
+struct launcher *sup_launcher(struct supervisor *s);
+/* Capsules alive right now. */
+unsigned sup_alive(struct supervisor *s);
+
+/* TEST HOOK: replace the capsule-side agent (e.g. with one that sends
+ * garbage). The product never calls this. */
+void sup_set_agent(struct supervisor *s, int (*agent)(void *arg, const struct launch_exec *ex));
+
+struct sup_result {
+	char *plan;   size_t plan_len;     /* effectful: the plan bytes */
+	char *output; size_t output_len;   /* pure / effectful with finish: output bytes */
+	int finished;                      /* effectful: the finish phase ran */
+	int check_exit;                    /* check: interpreter exit status */
+	char *check_stdout;                /* check: its stdout (diagnostics, ≤ 64 KiB) */
+	char *stderr_text; size_t stderr_len; /* capsule stderr (≤ stderr_max) */
+	long elapsed_ms;
+	enum sup_profile profile;
+};
+void sup_result_free(struct sup_result *r);
+
+/* What the broker answers to a plan. */
+struct sup_broker_reply {
+	int finish;        /* run the finish phase */
+	char *results;     /* malloc'd JSON array text (the finish-phase results); supervisor frees */
+	size_t results_len;
+};
+/* Called on the caller's thread with the plan bytes (≤ payload_max, a JSON
+ * object, otherwise unvalidated). Return 0 with *reply filled, or -1 with
+ * err set: the call then fails with that error. Time spent here counts
+ * against the whole-invocation deadline, not a phase deadline. */
+typedef int (*sup_broker_fn)(void *ctx, const char *plan, size_t plan_len,
+                             struct sup_broker_reply *reply, struct world_err *err);
+
+/* A pure transition: input = args (a JSON object text, ≤ payload_max).
+ * On success res->output is a JSON object text ≤ output_max. */
+int sup_run_pure(struct supervisor *s, const char *source, size_t source_len,
+                 const char *args, size_t args_len, struct sup_result *res, struct world_err *err);
+/* An effectful transition: plan phase, broker, then (if asked) the finish
+ * phase with {"phase":"finish","args":ARGS,"results":RESULTS}. */
+int sup_run_effectful(struct supervisor *s, const char *source, size_t source_len,
+                      const char *args, size_t args_len, sup_broker_fn broker, void *ctx,
+                      struct sup_result *res, struct world_err *err);
+/* A bounded source check in the source-check profile. Returns 0 when the
+ * interpreter accepted the source, -1 with WX_CHECK_REFUSED (first line of
+ * the diagnostics in the message) when it refused, or another error. */
+int sup_check_source(struct supervisor *s, const char *source, size_t source_len,
+                     struct sup_result *res, struct world_err *err);
+#endif

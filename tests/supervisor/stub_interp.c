@@ -1,0 +1,118 @@
+/* tests/supervisor/stub_interp.c: a static stand-in interpreter honouring
+ * the §2 command line, whose behaviour is chosen by the first word of the
+ * source file, so the supervisor's tests can make an interpreter misbehave
+ * on purpose (spin, flood, fork, print a non-object...). Not AILANG. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return NULL;
+	size_t cap = 4096, len = 0;
+	char *b = malloc(cap);
+	for (;;) {
+		if (len + 1 >= cap) b = realloc(b, cap *= 2);
+		ssize_t n = read(fd, b + len, cap - len - 1);
+		if (n <= 0) break;
+		len += (size_t)n;
+	}
+	close(fd);
+	b[len] = '\0';
+	return b;
+}
+
+static void flood(int fd)
+{
+	static char buf[65536];
+	memset(buf, 'x', sizeof buf);
+	for (;;)
+		if (write(fd, buf, sizeof buf) < 0) _exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts("STUB-interp v0.0.1 (test double, not AILANG)");
+		return 0;
+	}
+	if (argc < 3) return 2;
+	const char *file = argv[argc - 1];
+	char *src = slurp(file);
+	if (!src) {
+		fprintf(stderr, "Error: cannot read %s\n", file);
+		return 1;
+	}
+	if (strcmp(argv[1], "check") == 0) {
+		char *imp = strstr(src, "import world/");
+		if (imp) {
+			char name[64];
+			sscanf(imp + 7, "%63s", name);
+			printf("Error: LDR001: module not found: %s\n", name);
+			return 1;
+		}
+		if (strstr(src, "check-spin")) for (;;) {}
+		return 0;
+	}
+	if (strcmp(argv[1], "run") != 0) return 2;
+	/* args.json is a JSON string literal: embedding it keeps it valid JSON. */
+	char *args = slurp("args.json");
+	if (!args) {
+		fprintf(stderr, "Error: cannot read args.json\n");
+		return 1;
+	}
+	int plan = strstr(args, "\\\"phase\\\":\\\"plan\\\"") != NULL;
+	int finish = strstr(args, "\\\"phase\\\":\\\"finish\\\"") != NULL;
+	char word[64] = "";
+	sscanf(src, "%63s", word);
+	if (strcmp(word, "echo") == 0) {
+		printf("{\"input\":%s}\n", args);
+	} else if (strcmp(word, "effect") == 0) {
+		if (plan)
+			printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[{\"id\":\"e1\",\"effect\":\"Test.Echo\","
+			       "\"scope\":\"s\",\"cost\":1,\"payload\":{\"x\":1}}],\"finish\":true,\"result\":null}\n");
+		else if (finish)
+			printf("{\"finished\":true,\"input\":%s}\n", args);
+		else
+			return 1;
+	} else if (strcmp(word, "refuse") == 0) {
+		printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[],\"finish\":false,\"result\":{\"ok\":false,\"refused\":\"no\"}}\n");
+	} else if (strcmp(word, "spin") == 0) {
+		for (;;) {}
+	} else if (strcmp(word, "spin-finish") == 0) {
+		if (finish) for (;;) {}
+		printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[{\"id\":\"e1\",\"effect\":\"Test.Echo\","
+		       "\"scope\":\"s\",\"cost\":1,\"payload\":{}}],\"finish\":true,\"result\":null}\n");
+	} else if (strcmp(word, "flood-stdout") == 0) {
+		flood(1);
+	} else if (strcmp(word, "flood-stderr") == 0) {
+		flood(2);
+	} else if (strcmp(word, "notobject") == 0) {
+		puts("[1,2,3]");
+	} else if (strcmp(word, "badutf8") == 0) {
+		puts("{\"a\":\"\xff\"}");
+	} else if (strcmp(word, "big") == 0) {
+		fputs("{\"x\":\"", stdout);
+		for (int i = 0; i < (1 << 20) + 10; i++) putchar('a');
+		puts("\"}");
+	} else if (strcmp(word, "fail") == 0) {
+		fprintf(stderr, "Error: RT001 the stub was told to fail\n");
+		return 1;
+	} else if (strcmp(word, "orphan") == 0) {
+		/* Leave a sleeping child behind; the capsule must not. */
+		pid_t p = fork();
+		if (p == 0) {
+			close(0); close(1); close(2);
+			for (;;) pause();
+		}
+		printf("{\"orphan\":%d}\n", (int)p);
+	} else {
+		fprintf(stderr, "Error: stub: unknown behaviour '%s'\n", word);
+		return 1;
+	}
+	return 0;
+}
