@@ -5,6 +5,28 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Buffers come from jansson's allocator: malloc in the supervisor, the
+ * agent's mmap arena inside a capsule (agent.h says why). */
+static void ffree(void *p);
+
+static void *fmalloc(size_t n)
+{
+	json_malloc_t m;
+	json_free_t f;
+	json_get_alloc_funcs(&m, &f);
+	return m(n);
+}
+
+void frame_buf_free(void *p) { ffree(p); }
+
+static void ffree(void *p)
+{
+	json_malloc_t m;
+	json_free_t f;
+	json_get_alloc_funcs(&m, &f);
+	if (p) f(p);
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -29,10 +51,10 @@ int frame_encode(const json_t *obj, size_t max, char **buf, size_t *len, struct 
 	size_t n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
 	if (n == 0) return werr(err, WX_PROTOCOL, "frame: cannot encode the JSON object");
 	if (n > max) return werr(err, WX_PROTOCOL, "frame: %zu bytes, over the %zu-byte frame cap", n, max);
-	char *b = malloc(4 + n);
+	char *b = fmalloc(4 + n);
 	if (!b) return werr(err, WX_FAIL, "frame: out of memory for %zu bytes", n);
 	if (json_dumpb(obj, b + 4, n, JSON_COMPACT) != n) {
-		free(b);
+		ffree(b);
 		return werr(err, WX_PROTOCOL, "frame: encoding changed size");
 	}
 	b[0] = (char)((n >> 24) & 0xff);
@@ -76,7 +98,7 @@ void frame_reader_init(struct frame_reader *r, size_t max)
 
 void frame_reader_free(struct frame_reader *r)
 {
-	free(r->body);
+	ffree(r->body);
 	r->body = NULL;
 	r->hdr_have = r->body_len = r->body_have = 0;
 }
@@ -104,7 +126,7 @@ int frame_reader_feed(struct frame_reader *r, const char *data, size_t len, size
 		if (n == 0) return werr(err, WX_PROTOCOL, "frame: zero length prefix");
 		if ((size_t)n > r->max)
 			return werr(err, WX_PROTOCOL, "frame: length prefix %u over the %zu-byte frame cap", n, r->max);
-		r->body = malloc(n);
+		r->body = fmalloc(n);
 		if (!r->body) return werr(err, WX_FAIL, "frame: out of memory for %u bytes", n);
 		r->body_len = n;
 		r->body_have = 0;
@@ -130,7 +152,7 @@ int frame_write(int fd, const json_t *obj, size_t max, struct world_err *err)
 	if (frame_encode(obj, max, &buf, &len, err) < 0) return -1;
 	int rc = write_all(fd, buf, len);
 	int saved = errno;
-	free(buf);
+	ffree(buf);
 	if (rc < 0) return werr(err, WX_PROTOCOL, "frame: write: %s", strerror(saved));
 	return 0;
 }

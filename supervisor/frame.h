@@ -22,9 +22,12 @@
 #define FRAME_PAYLOAD_MAX ((size_t)1 << 20)
 #define FRAME_MAX (2 * FRAME_PAYLOAD_MAX + 64 * 1024)
 
-/* Encode obj (compact, insertion order) as one frame in a malloc'd buffer.
+/* Buffers are allocated with jansson's allocator (json_get_alloc_funcs).
+ * Encode obj (compact, insertion order) as one frame in a new buffer.
  * Fails with WX_PROTOCOL when the frame would exceed max. */
 int frame_encode(const json_t *obj, size_t max, char **buf, size_t *len, struct world_err *err);
+/* Free a buffer frame_encode returned. */
+void frame_buf_free(void *p);
 
 /* Parse a frame body: exactly one JSON object with a string "type".
  * Returns a new reference or NULL with WX_PROTOCOL. */

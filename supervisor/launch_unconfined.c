@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 struct unconfined {
@@ -35,22 +36,51 @@ struct unconfined_run {
 struct unconfined_exec {
 	const char *interp;
 	const char *root;
+	char env_sandbox[300], env_cache[320];
 };
 
-static int unconfined_exec_interp(const struct launch_exec *ex, const char *const *args)
+struct spawn_call {
+	const struct unconfined_exec *ue;
+	const char *const *args;
+};
+
+static void unconfined_execve(void *arg)
 {
-	const struct unconfined_exec *ue = ex->impl;
+	const struct spawn_call *sc = arg;
 	const char *argv[32];
 	size_t n = 0;
-	argv[n++] = ue->interp;
-	for (size_t i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+	argv[n++] = sc->ue->interp;
+	for (size_t i = 0; sc->args[i] && n < 31; i++) argv[n++] = sc->args[i];
 	argv[n] = NULL;
-	char e1[300], e3[320];
-	snprintf(e1, sizeof e1, "AILANG_FS_SANDBOX=%s", ue->root);
-	snprintf(e3, sizeof e3, "AILANG_CACHE_DIR=%s/.capsule-cache", ue->root);
-	char *envp[] = { e1, (char *)"AILANG_RELAX_MODULES=1", e3, NULL };
-	execve(ue->interp, (char *const *)argv, envp);
-	return -1;
+	const char *envp[] = { sc->ue->env_sandbox, "AILANG_RELAX_MODULES=1", sc->ue->env_cache, NULL };
+	execve(sc->ue->interp, (char *const *)argv, (char *const *)envp);
+}
+
+static pid_t unconfined_spawn(const struct launch_exec *ex, const char *const *args, int in_fd, int out_fd,
+                              int err_fd)
+{
+	struct spawn_call sc = { ex->impl, args };
+	return launch_spawn_raw(in_fd, out_fd, err_fd, unconfined_execve, &sc);
+}
+
+pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg)
+{
+	/* clone(SIGCHLD) with no new stack is fork without glibc's fork
+	 * handlers: safe in a child cloned from a threaded process. */
+	long pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, NULL, NULL, 0UL);
+	if (pid != 0) return (pid_t)pid;
+	int src[3] = { in_fd, out_fd, err_fd }, tmp[3];
+	for (int i = 0; i < 3; i++) tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 20);
+	for (int i = 0; i < 3; i++) {
+		if (tmp[i] >= 0) {
+			if (dup2(tmp[i], i) != i) _exit(127);
+		} else {
+			close(i);
+		}
+	}
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) _exit(127);
+	exec_fn(arg);
+	_exit(127);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -81,21 +111,37 @@ static int write_file(const char *path, const char *data, size_t len)
 	return close(fd);
 }
 
+static int mkdirs(char *path)
+{
+	/* Create every parent of path (path is modified and restored). */
+	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		int rc = mkdir(path, 0700);
+		*p = '/';
+		if (rc < 0 && errno != EEXIST) return -1;
+	}
+	return 0;
+}
+
 static int stage_root(struct unconfined_run *r, const struct launch_spec *spec, struct world_err *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp) tmp = "/tmp";
 	snprintf(r->root, sizeof r->root, "%s/world-capsule.XXXXXX", tmp);
 	if (!mkdtemp(r->root)) return werr(err, WX_SETUP, "unconfined launcher: mkdtemp %s: %s", r->root, strerror(errno));
-	char p[400];
-	snprintf(p, sizeof p, "%s/host", r->root);
-	if (mkdir(p, 0700) < 0) goto fail;
-	snprintf(p, sizeof p, "%s/host/capsule", r->root);
-	if (mkdir(p, 0700) < 0) goto fail;
+	char p[600];
 	snprintf(p, sizeof p, "%s/.capsule-cache", r->root);
 	if (mkdir(p, 0700) < 0) goto fail;
-	snprintf(p, sizeof p, "%s/host/capsule/main.ail", r->root);
-	if (write_file(p, spec->source, spec->source_len) < 0) goto fail;
+	for (size_t i = 0; i < spec->nfiles; i++) {
+		const struct launch_file *f = &spec->files[i];
+		if (!f->name[0] || f->name[0] == '/' || strstr(f->name, "..")) {
+			errno = EINVAL;
+			snprintf(p, sizeof p, "%s", f->name);
+			goto fail;
+		}
+		snprintf(p, sizeof p, "%s/%s", r->root, f->name);
+		if (mkdirs(p) < 0 || write_file(p, f->data, f->len) < 0) goto fail;
+	}
 	return 0;
 fail:;
 	int saved = errno;
@@ -156,8 +202,10 @@ static int unconfined_start(struct launcher *l, const struct launch_spec *spec, 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (!r->pidns) setpgid(0, 0);
 		if (child_fds(spec) < 0 || chdir(r->root) < 0) _exit(126);
-		struct unconfined_exec ue = { u->interp, r->root };
-		struct launch_exec ex = { unconfined_exec_interp, &ue };
+		struct unconfined_exec ue = { u->interp, r->root, "", "" };
+		snprintf(ue.env_sandbox, sizeof ue.env_sandbox, "AILANG_FS_SANDBOX=%s", r->root);
+		snprintf(ue.env_cache, sizeof ue.env_cache, "AILANG_CACHE_DIR=%s/.capsule-cache", r->root);
+		struct launch_exec ex = { unconfined_spawn, spec->keep_fds[0], spec->keep_fds[1], &ue };
 		_exit(spec->inside(spec->arg, &ex) & 0xff);
 	}
 	if (!r->pidns) setpgid(pid, pid); /* both sides, whichever runs first */
@@ -172,6 +220,7 @@ static int unconfined_start(struct launcher *l, const struct launch_spec *spec, 
 	}
 	out->pid = pid;
 	out->pidfd = pidfd;
+	out->watch_fd = -1;
 	out->impl = r;
 	return 0;
 }
@@ -249,6 +298,7 @@ struct launcher *launcher_unconfined_new(const char *interp_path, struct world_e
 	l->start = unconfined_start;
 	l->kill = unconfined_kill;
 	l->finish = unconfined_finish;
+	l->on_watch = NULL;
 	l->describe = unconfined_describe;
 	l->destroy = unconfined_destroy;
 	return l;

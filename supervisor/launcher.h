@@ -18,21 +18,33 @@
 enum sup_profile { SUP_PROFILE_TRANSITION = 0, SUP_PROFILE_SOURCE_CHECK = 1 };
 const char *sup_profile_name(enum sup_profile p);
 
-/* Given to the code that runs inside the capsule, to exec the pinned
- * interpreter. exec_interp never returns on success; args are the
- * interpreter's arguments after its name (e.g. "run", "--quiet", ...). The
- * environment and binary are the launcher's (DESIGN §2). */
+/* Given to the code that runs inside the capsule. */
 struct launch_exec {
-	int (*exec_interp)(const struct launch_exec *ex, const char *const *args);
+	/* Start the pinned interpreter with args (its argv after argv[0], e.g.
+	 * "run", "--quiet", ...), the launcher's environment (DESIGN §2), the
+	 * caller's working directory, and in/out/err as fds 0/1/2; every other
+	 * fd is closed across the exec. Returns its pid or -1 with errno. Must
+	 * not allocate: the capsule may have been cloned from a threaded
+	 * process (see agent.h). */
+	pid_t (*spawn_interp)(const struct launch_exec *ex, const char *const *args, int in_fd, int out_fd,
+	                      int err_fd);
+	int proto_in, proto_out; /* the kept protocol fds, as numbered inside the capsule */
 	void *impl;
+};
+
+/* A file staged in the capsule root before it starts. */
+struct launch_file {
+	const char *name;    /* relative: "host/capsule/main.ail", "args.json" */
+	const void *data;
+	size_t len;
 };
 
 struct launch_spec {
 	enum sup_profile profile;
-	const char *source;  /* staged as host/capsule/main.ail in the root */
-	size_t source_len;
+	const struct launch_file *files;
+	size_t nfiles;
 	int stdin_fd, stdout_fd, stderr_fd; /* become the capsule's fds 0, 1, 2 */
-	int keep_fds[2];                    /* protocol fds kept open (close-on-exec stays set) */
+	int keep_fds[2];                    /* protocol fds (to the capsule, from the capsule) */
 	/* Runs in the confined child; its return value is the exit status. */
 	int (*inside)(void *arg, const struct launch_exec *ex);
 	void *arg;
@@ -40,8 +52,9 @@ struct launch_spec {
 
 struct launched {
 	pid_t pid;
-	int pidfd;   /* readable when the capsule has exited */
-	void *impl;  /* launcher-private */
+	int pidfd;     /* readable when the capsule has exited */
+	int watch_fd;  /* -1, or an fd the event loop must watch and hand to on_watch */
+	void *impl;    /* launcher-private */
 };
 
 struct launch_report {
@@ -63,10 +76,18 @@ struct launcher {
 	 * returns -1 only when reaping itself failed. */
 	int (*finish)(struct launcher *l, struct launched *c, struct launch_report *rep,
 	              struct world_err *err);
+	/* watch_fd is readable: handle it. Returns 1 when the capsule was
+	 * stopped for a reason finish() will report (a denied syscall), else 0. */
+	int (*on_watch)(struct launcher *l, struct launched *c);
 	/* Print the profile the capsule runs under (one screen, text). */
 	int (*describe)(struct launcher *l, enum sup_profile p, int fd, struct world_err *err);
 	void (*destroy)(struct launcher *l);
 };
+
+/* Fork-free spawn for spawn_interp implementations: a raw clone (no
+ * glibc fork handlers, no allocation), fds in/out/err to 0/1/2, every
+ * other fd close-on-exec, then exec_fn(arg); _exit(127) if it returns. */
+pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg);
 
 /* The test double: no confinement but a pid namespace (when permitted) so
  * that killing the first process kills the whole tree. */

@@ -113,7 +113,7 @@ void sup_result_free(struct sup_result *r)
 
 enum mode { M_PURE, M_EFFECTFUL, M_CHECK };
 enum state { ST_PLAN, ST_RUN, ST_CHECK, ST_FINISH, ST_DONE };
-enum tag { T_TO = 1, T_FROM, T_OUT, T_ERR, T_PID, T_TIMER };
+enum tag { T_TO = 1, T_FROM, T_OUT, T_ERR, T_PID, T_TIMER, T_WATCH };
 
 struct capbuf {
 	char *p;
@@ -135,6 +135,7 @@ struct run {
 	struct world_err *err;
 	int failed;
 	int ep, tfd, to_fd, from_fd, pidfd;
+	struct launched *cap;
 	struct capbuf out, errb;
 	char *wbuf;
 	size_t wlen, woff;
@@ -234,7 +235,7 @@ static int flush_to(struct run *r)
 	} else if (!want) {
 		if (r->to_registered) epoll_ctl(r->ep, EPOLL_CTL_DEL, r->to_fd, NULL);
 		r->to_registered = 0;
-		free(r->wbuf);
+		frame_buf_free(r->wbuf);
 		r->wbuf = NULL;
 		r->wlen = r->woff = 0;
 	}
@@ -565,7 +566,7 @@ static int loop(struct run *r)
 		for (int pass = 0; pass < 2 && !r->failed; pass++)
 			for (int i = 0; i < n && !r->failed; i++) {
 				uint32_t tag = evs[i].data.u32;
-				if ((tag == T_PID || tag == T_TIMER) != (pass == 1)) continue;
+				if ((tag == T_PID || tag == T_TIMER || tag == T_WATCH) != (pass == 1)) continue;
 				switch (tag) {
 				case T_FROM: if (!r->from_eof) on_from(r); break;
 				case T_OUT: if (!r->out.eof) on_capture(r, &r->out); break;
@@ -576,6 +577,10 @@ static int loop(struct run *r)
 					epoll_ctl(r->ep, EPOLL_CTL_DEL, r->pidfd, NULL);
 					break;
 				case T_TIMER: on_timer(r); break;
+				case T_WATCH:
+					if (r->s->launcher->on_watch(r->s->launcher, r->cap) > 0)
+						fail(r, WX_DENIED_SYSCALL, "capsule stopped by the seccomp filter");
+					break;
 				}
 			}
 	}
@@ -640,9 +645,9 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	const struct sup_limits *lim = &s->lim;
 	if (!source) return werr(err, WX_BAD_INPUT, "source: missing");
 
-	/* The phase input, checked before anything is started. */
-	char *input = NULL;
-	size_t input_len = 0;
+	/* The phase input, checked before anything is started; it reaches the
+	 * interpreter as the staged args.json (one JSON string literal). */
+	char *args_json = NULL;
 	if (mode != M_CHECK) {
 		if (!args) return werr(err, WX_BAD_INPUT, "args: missing");
 		if (args_len > lim->payload_max)
@@ -653,30 +658,37 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		json_decref(a);
 		if (!a) return werr(err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text);
 		if (!obj) return werr(err, WX_BAD_INPUT, "args: not a JSON object");
+		json_t *lit;
 		if (mode == M_EFFECTFUL) {
 			static const char pre[] = "{\"phase\":\"plan\",\"args\":";
-			input_len = sizeof pre - 1 + args_len + 1;
-			input = malloc(input_len + 1);
+			size_t n = sizeof pre - 1 + args_len + 1;
+			char *input = malloc(n + 1);
 			if (!input) return werr(err, WX_FAIL, "supervisor: out of memory");
-			snprintf(input, input_len + 1, "%s%.*s}", pre, (int)args_len, args);
+			snprintf(input, n + 1, "%s%.*s}", pre, (int)args_len, args);
+			lit = json_stringn(input, n);
+			free(input);
 		} else {
-			input = dup_bytes(args, args_len);
-			input_len = args_len;
-			if (!input) return werr(err, WX_FAIL, "supervisor: out of memory");
+			lit = json_stringn(args, args_len);
 		}
+		args_json = lit ? json_dumps(lit, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		json_decref(lit);
+		if (!args_json) return werr(err, WX_BAD_INPUT, "args: cannot be encoded as args.json");
 	}
 	json_t *start = json_pack("{s:s, s:i, s:s, s:{s:I, s:I}}", "type", "start", "v", 1,
 	                          "mode", mode == M_PURE ? "pure" : mode == M_EFFECTFUL ? "effectful" : "check",
 	                          "limits", "stdout", (json_int_t)lim->stdout_max, "output", (json_int_t)lim->output_max);
-	if (start && input && json_object_set_new(start, "input", json_stringn(input, input_len)) < 0) {
-		json_decref(start);
-		start = NULL;
+	if (!start) {
+		free(args_json);
+		return werr(err, WX_FAIL, "supervisor: cannot build the start frame");
 	}
-	free(input);
-	if (!start) return werr(err, WX_BAD_INPUT, "args: cannot be carried in a start frame (not UTF-8?)");
+	struct launch_file files[2] = {
+		{ "host/capsule/main.ail", source, source_len },
+		{ "args.json", args_json, args_json ? strlen(args_json) : 0 },
+	};
 
 	if (admit(s, err) < 0) {
 		json_decref(start);
+		free(args_json);
 		return -1;
 	}
 
@@ -702,7 +714,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	/* Pipes: [0] read end, [1] write end. Every fd is close-on-exec so no
 	 * concurrent launch on another thread inherits it. */
 	int to[2] = { -1, -1 }, from[2] = { -1, -1 }, o[2] = { -1, -1 }, e[2] = { -1, -1 }, in[2] = { -1, -1 };
-	struct launched cap = { -1, -1, NULL };
+	struct launched cap = { -1, -1, -1, NULL };
 	int launched = 0;
 	struct launch_report rep;
 	memset(&rep, 0, sizeof rep);
@@ -721,11 +733,11 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	close(in[1]);
 	in[1] = -1;
 
-	struct sup_agent_args aargs = { to[0], from[1], FRAME_MAX };
+	struct sup_agent_args aargs = { FRAME_MAX };
 	struct launch_spec spec = {
 		.profile = res->profile,
-		.source = source,
-		.source_len = source_len,
+		.files = files,
+		.nfiles = mode == M_CHECK ? 1 : 2,
 		.stdin_fd = in[0],
 		.stdout_fd = o[1],
 		.stderr_fd = e[1],
@@ -739,6 +751,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	}
 	launched = 1;
 	r.pidfd = cap.pidfd;
+	r.cap = &cap;
 	/* Our copies of the child's ends: closing them is what lets EOF mean
 	 * "the capsule is gone". */
 	close(to[0]); close(from[1]); close(o[1]); close(e[1]); close(in[0]);
@@ -756,7 +769,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		}
 	if (epoll_add(&r, r.from_fd, T_FROM) < 0 || epoll_add(&r, r.out.fd, T_OUT) < 0 ||
 	    epoll_add(&r, r.errb.fd, T_ERR) < 0 || epoll_add(&r, r.pidfd, T_PID) < 0 ||
-	    epoll_add(&r, r.tfd, T_TIMER) < 0)
+	    epoll_add(&r, r.tfd, T_TIMER) < 0 || (cap.watch_fd >= 0 && epoll_add(&r, cap.watch_fd, T_WATCH) < 0))
 		goto out;
 	if (start_phase(&r, mode == M_PURE ? "pure run" : mode == M_EFFECTFUL ? "plan" : "source check",
 	                mode == M_PURE ? lim->pure_ms : mode == M_EFFECTFUL ? lim->plan_ms : lim->check_ms) < 0)
@@ -768,6 +781,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 
 out:
 	json_decref(start);
+	free(args_json);
 	if (launched) {
 		if (r.failed || !r.exited) s->launcher->kill(s->launcher, &cap);
 		struct world_err ferr;
@@ -799,7 +813,7 @@ out:
 			}
 		}
 	}
-	if (r.wbuf) free(r.wbuf);
+	if (r.wbuf) frame_buf_free(r.wbuf);
 	frame_reader_free(&r.fr);
 	int all[] = { to[0], to[1], from[0], from[1], o[0], o[1], e[0], e[1], in[0], in[1],
 	              r.to_fd, r.from_fd, r.out.fd, r.errb.fd, r.tfd, r.ep };

@@ -43,96 +43,92 @@ static void expect_fail(struct supervisor *s, const char *src, int code, const c
 /* ---- hostile capsule sides (TEST HOOK agents) ---- */
 static int agent_garbage(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	struct sup_agent_args *a = arg;
+	(void)arg;
 	const char g[] = "hello, this is not a frame at all";
-	write_all(a->proto_out, g, sizeof g);
+	write_all(ex->proto_out, g, sizeof g);
 	pause();
 	return 0;
 }
 static int agent_huge_prefix(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	struct sup_agent_args *a = arg;
+	(void)arg;
 	const unsigned char h[] = { 0x80, 0, 0, 0, '{', '"' };
-	write_all(a->proto_out, h, sizeof h);
+	write_all(ex->proto_out, h, sizeof h);
 	pause();
 	return 0;
 }
-static int read_start(struct sup_agent_args *a)
+static void read_start(const struct launch_exec *ex)
 {
+	sup_agent_alloc_init();
 	json_t *st = NULL;
-	int rc = frame_read(a->proto_in, a->frame_max, &st, NULL);
-	json_decref(st);
-	return rc;
+	frame_read(ex->proto_in, FRAME_MAX, &st, NULL);
 }
-static void send_json(struct sup_agent_args *a, const char *text)
+static void send_json(const struct launch_exec *ex, const char *text)
 {
 	json_t *f = json_loads(text, 0, NULL);
-	frame_write(a->proto_out, f, a->frame_max, NULL);
-	json_decref(f);
+	frame_write(ex->proto_out, f, FRAME_MAX, NULL);
 }
 static int agent_after_output(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	read_start(arg);
-	send_json(arg, "{\"type\":\"output\",\"output\":\"{}\"}");
-	send_json(arg, "{\"type\":\"output\",\"output\":\"{\\\"again\\\":1}\"}");
+	(void)arg;
+	read_start(ex);
+	send_json(ex, "{\"type\":\"output\",\"output\":\"{}\"}");
+	send_json(ex, "{\"type\":\"output\",\"output\":\"{\\\"again\\\":1}\"}");
 	return 0;
 }
 static int agent_half_frame(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	struct sup_agent_args *a = arg;
-	read_start(a);
+	(void)arg;
+	read_start(ex);
 	const char h[] = { 0, 0, 0, 100, '{', '"', 't' };
-	write_all(a->proto_out, h, sizeof h);
+	write_all(ex->proto_out, h, sizeof h);
 	pause(); /* killed from outside */
 	return 0;
 }
 static int agent_out_of_order(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	read_start(arg);
-	send_json(arg, "{\"type\":\"output\",\"output\":\"{}\"}");
+	(void)arg;
+	read_start(ex);
+	send_json(ex, "{\"type\":\"output\",\"output\":\"{}\"}");
 	pause();
 	return 0;
 }
 static int agent_extra_member(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	read_start(arg);
-	send_json(arg, "{\"type\":\"output\",\"output\":\"{}\",\"note\":\"hi\"}");
+	(void)arg;
+	read_start(ex);
+	send_json(ex, "{\"type\":\"output\",\"output\":\"{}\",\"note\":\"hi\"}");
 	pause();
 	return 0;
 }
 static int agent_unknown_type(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	read_start(arg);
-	send_json(arg, "{\"type\":\"hello\"}");
+	(void)arg;
+	read_start(ex);
+	send_json(ex, "{\"type\":\"hello\"}");
 	pause();
 	return 0;
 }
-static int agent_deaf(void *arg, const struct launch_exec *ex)
+static int agent_plan_then_deaf(void *arg, const struct launch_exec *ex)
 {
-	(void)arg; (void)ex;
-	pause(); /* never reads the start frame */
+	(void)arg;
+	read_start(ex);
+	send_json(ex, "{\"type\":\"plan\",\"plan\":\"{\\\"plan\\\":\\\"world/effect-plan/v1\\\",\\\"effects\\\":[{\\\"id\\\":\\\"e1\\\",\\\"effect\\\":\\\"T\\\",\\\"payload\\\":{}}],\\\"finish\\\":true}\"}");
+	pause(); /* never reads the (large) results frame */
 	return 0;
 }
 static int agent_cut_and_exit(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	struct sup_agent_args *a = arg;
-	read_start(a);
+	(void)arg;
+	read_start(ex);
 	const char h[] = { 0, 0, 0, 100, '{' };
-	write_all(a->proto_out, h, sizeof h);
+	write_all(ex->proto_out, h, sizeof h);
 	return 0;
 }
 static int agent_silent_exit(void *arg, const struct launch_exec *ex)
 {
-	(void)ex;
-	read_start(arg);
+	(void)arg;
+	read_start(ex);
 	return 7;
 }
 
@@ -306,15 +302,19 @@ int main(void)
 	rc = sup_run_effectful(s, "effect\n", 7, "{}", 2, sup_test_broker, NULL, &res, &err);
 	ok(rc < 0 && err.code == WX_PROTOCOL && strstr(err.msg, "waited for its plan"), "out-of-order frame: %s", err.msg);
 	sup_result_free(&res);
-	/* A capsule that never reads a 900 KiB start frame: no stall. */
-	sup_set_agent(s, agent_deaf);
+	/* A capsule that never reads a 900 KiB results frame: no stall. */
+	sup_set_agent(s, agent_plan_then_deaf);
 	char *args = malloc(900 * 1024);
 	memset(args, ' ', 900 * 1024 - 1);
 	args[0] = '{';
 	args[900 * 1024 - 2] = '}';
 	args[900 * 1024 - 1] = '\0';
-	rc = pure(s, "echo\n", args, &res, &err);
-	ok(rc < 0 && err.code == WX_DEADLINE, "a capsule that never reads its input ends at the deadline: %s", err.msg);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = sup_run_effectful(s, "effect\n", 7, args, strlen(args), sup_test_broker, NULL, &res, &err);
+	el = ms_since(&t0);
+	ok(rc < 0 && err.code == WX_DEADLINE && strstr(err.msg, "finish phase"),
+	   "a capsule that never reads its results ends at the finish deadline: %s", err.msg);
+	ok(el < 1500 + 3000, "... after %ld ms", el);
 	sup_result_free(&res);
 	free(args);
 	/* Killed mid-protocol, half a frame sent. */
