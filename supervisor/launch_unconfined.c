@@ -253,6 +253,8 @@ static int unconfined_finish(struct launcher *l, struct launched *c, struct laun
 		break;
 	}
 	rep->status = status;
+	snprintf(rep->layers, sizeof rep->layers, "UNCONFINED test double: %s only",
+	         r->pidns ? "a pid namespace" : "a process group");
 	close(c->pidfd);
 	c->pidfd = -1;
 	if (remove_tree(r->root) < 0 && rc == 0)

@@ -62,6 +62,7 @@ struct launch_report {
 	int setup_failed;       /* a setup step failed before exec */
 	int denied_syscall;     /* the seccomp filter stopped a call */
 	char detail[512];       /* the setup error or the denied syscall, one line */
+	char layers[512];       /* what confinement was applied (uid map, cgroups, landlock) */
 };
 
 struct launcher {
@@ -88,6 +89,12 @@ struct launcher {
  * glibc fork handlers, no allocation), fds in/out/err to 0/1/2, every
  * other fd close-on-exec, then exec_fn(arg); _exit(127) if it returns. */
 pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg);
+
+/* The product launcher: pins the interpreter (sha256 into a sealed memfd;
+ * expected_ref may be NULL) and runs every capsule through capsule.h. */
+struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err);
+/* The pinned interpreter's ref ("sha256:..."), or NULL for another launcher. */
+const char *launcher_capsule_ref(struct launcher *l);
 
 /* The test double: no confinement but a pid namespace (when permitted) so
  * that killing the first process kills the whole tree. */

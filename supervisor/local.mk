@@ -1,7 +1,7 @@
 # supervisor/: capsule lifecycle, deadlines, admission, the frame protocol
 # (docs/protocol.md).
 libworld_a_SOURCES += supervisor/frame.c supervisor/frame.h \
-	supervisor/launcher.h supervisor/launch_unconfined.c \
+	supervisor/launcher.h supervisor/launch_unconfined.c supervisor/launch_capsule.c \
 	supervisor/agent.c supervisor/agent.h \
 	supervisor/supervisor.c supervisor/supervisor.h \
 	supervisor/testbroker.c supervisor/testbroker.h

@@ -820,6 +820,7 @@ out:
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (all[i] >= 0) close(all[i]);
 	release(s);
+	memcpy(res->layers, rep.layers, sizeof res->layers);
 	free(r.out.p);
 	res->stderr_text = r.errb.p;
 	res->stderr_len = r.errb.len;

@@ -54,6 +54,7 @@ struct sup_result {
 	char *stderr_text; size_t stderr_len; /* capsule stderr (≤ stderr_max) */
 	long elapsed_ms;
 	enum sup_profile profile;
+	char layers[512];                  /* confinement applied, as the launcher reports it */
 };
 void sup_result_free(struct sup_result *r);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static char *slurp(const char *path)
@@ -102,13 +103,22 @@ int main(int argc, char **argv)
 	} else if (strcmp(word, "fail") == 0) {
 		fprintf(stderr, "Error: RT001 the stub was told to fail\n");
 		return 1;
-	} else if (strcmp(word, "orphan") == 0) {
-		/* Leave a sleeping child behind; the capsule must not. */
+	} else if (strcmp(word, "orphan") == 0 || strcmp(word, "orphan-wait") == 0) {
+		/* Leave a sleeping child behind, named "orph" + the digits of the
+		 * input, so the test can look for it; the capsule must not leave it. */
+		char name[16] = "orph";
+		size_t k = 4;
+		for (const char *a = args; *a && k < 15; a++)
+			if (*a >= '0' && *a <= '9') name[k++] = *a;
+		name[k] = '\0';
 		pid_t p = fork();
 		if (p == 0) {
+			prctl(PR_SET_NAME, name);
 			close(0); close(1); close(2);
 			for (;;) pause();
 		}
+		/* orphan-wait: give the test time to see the sleeper alive (control). */
+		if (strcmp(word, "orphan-wait") == 0) sleep(1);
 		printf("{\"orphan\":%d}\n", (int)p);
 	} else {
 		fprintf(stderr, "Error: stub: unknown behaviour '%s'\n", word);

@@ -68,7 +68,8 @@ static inline int first_child(void)
 	return pid;
 }
 
-/* Processes anywhere whose executable is path. */
+/* Processes anywhere whose executable is path (capsules exec from a memfd,
+ * so this finds only unconfined leftovers; see count_named). */
 static inline int count_running(const char *path)
 {
 	DIR *d = opendir("/proc");
@@ -85,6 +86,27 @@ static inline int count_running(const char *path)
 		if (k <= 0) continue;
 		exe[k] = '\0';
 		if (strcmp(exe, want) == 0) n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Processes anywhere whose name (comm) is name. */
+static inline int count_named(const char *name)
+{
+	DIR *d = opendir("/proc");
+	if (!d) return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+		char p[300], comm[64] = "";
+		snprintf(p, sizeof p, "/proc/%s/comm", e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f) continue;
+		if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+		if (strcmp(comm, name) == 0) n++;
 	}
 	closedir(d);
 	return n;
@@ -109,14 +131,19 @@ static inline const char *private_tmpdir(void)
 	return dir;
 }
 
-/* The launcher the tests exercise: the product (capsule) launcher when this
- * build has it, unless SUPTEST_LAUNCHER=unconfined asks for the test double. */
+/* The launcher the tests exercise: the product (capsule) launcher, unless
+ * SUPTEST_LAUNCHER=unconfined asks for the test double. */
+static inline int suptest_unconfined(void)
+{
+	const char *e = getenv("SUPTEST_LAUNCHER");
+	return e && strcmp(e, "unconfined") == 0;
+}
 static inline const char *suptest_launcher_name(void)
 {
-	return "unconfined (test double)";
+	return suptest_unconfined() ? "unconfined (test double)" : "capsule";
 }
 static inline struct launcher *suptest_launcher(const char *interp, struct world_err *err)
 {
-	return launcher_unconfined_new(interp, err);
+	return suptest_unconfined() ? launcher_unconfined_new(interp, err) : launcher_capsule_new(interp, NULL, err);
 }
 #endif

@@ -132,12 +132,14 @@ static int agent_silent_exit(void *arg, const struct launch_exec *ex)
 	return 7;
 }
 
-struct bg { struct supervisor *s; const char *src; int rc; struct world_err err; };
+struct bg { struct supervisor *s; const char *src; int rc; struct world_err err; const char *args; pthread_barrier_t *bar; };
 static void *bg_pure(void *p)
 {
 	struct bg *b = p;
 	struct sup_result res;
-	b->rc = pure(b->s, b->src, "{}", &res, &b->err);
+	/* Threads start together (see test_load.c on glibc and clone). */
+	if (b->bar) pthread_barrier_wait(b->bar);
+	b->rc = pure(b->s, b->src, b->args ? b->args : "{}", &res, &b->err);
 	sup_result_free(&res);
 	return NULL;
 }
@@ -249,20 +251,45 @@ int main(void)
 	expect_fail(s, "badutf8\n", WX_NOT_OBJECT, "transition output is not a JSON object", "output not UTF-8");
 	expect_fail(s, "fail\n", WX_INTERP, "RT001", "interpreter exits 1");
 
-	/* A process left behind inside the capsule does not outlive it. */
-	rc = pure(s, "orphan\n", "{}", &res, &err);
-	ok(rc == 0, "a transition that forks a sleeper still returns (%s)", rc ? err.msg : "ok");
-	sup_result_free(&res);
-	is_int(count_running(stub_path()), 0, "no interpreter process is left anywhere");
+	/* A process left behind inside the capsule does not outlive it. Control
+	 * first: while the capsule runs, the sleeper is visible by name. */
+	{
+		char args[64], name[32];
+		snprintf(args, sizeof args, "{\"tag\":%d}", (int)getpid());
+		snprintf(name, sizeof name, "orph%d", (int)getpid());
+		name[15] = '\0';
+		struct bg ob = { s, "orphan-wait\n", 0, { 0, "" }, NULL, NULL };
+		ob.args = args;
+		pthread_t oth;
+		pthread_create(&oth, NULL, bg_pure, &ob);
+		int seen = 0;
+		for (int i = 0; i < 400 && !seen; i++) {
+			seen = count_named(name) > 0;
+			if (!seen) usleep(2000);
+		}
+		pthread_join(oth, NULL);
+		ok(seen, "control: the sleeper %s is alive while its capsule runs", name);
+		ok(ob.rc == 0, "a transition that forks a sleeper still returns (%s)", ob.rc ? ob.err.msg : "ok");
+		is_int(count_named(name), 0, "after the call the sleeper is gone");
+		rc = pure(s, "orphan\n", args, &res, &err);
+		ok(rc == 0 && res.output && strstr(res.output, "\"orphan\":") && !strstr(res.output, "\"orphan\":-"),
+		   "orphan without waiting: forked (%s)", rc ? err.msg : res.output);
+		sup_result_free(&res);
+		is_int(count_named(name), 0, "... and the sleeper is gone");
+	}
+	is_int(count_running(stub_path()), 0, "no interpreter process is left anywhere (unconfined check)");
 
 	/* Capacity: 2 slots held by spinners, the third call is refused now. */
 	{
 		struct sup_limits l3 = lim;
 		l3.capacity = 2;
 		struct supervisor *s3 = mk(&l3);
-		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" } }, { s3, "spin\n", 0, { 0, "" } } };
+		pthread_barrier_t bar;
+		pthread_barrier_init(&bar, NULL, 3);
+		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" }, NULL, &bar }, { s3, "spin\n", 0, { 0, "" }, NULL, &bar } };
 		pthread_t th[2];
 		for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, bg_pure, &b[i]);
+		pthread_barrier_wait(&bar);
 		for (int i = 0; i < 1000 && sup_alive(s3) < 2; i++) usleep(2000);
 		is_int(sup_alive(s3), 2, "two capsules alive");
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -319,7 +346,7 @@ int main(void)
 	free(args);
 	/* Killed mid-protocol, half a frame sent. */
 	sup_set_agent(s, agent_half_frame);
-	struct bg b = { s, "echo\n", 0, { 0, "" } };
+	struct bg b = { s, "echo\n", 0, { 0, "" }, NULL, NULL };
 	pthread_t th;
 	pthread_create(&th, NULL, bg_pure, &b);
 	int victim = 0;

@@ -1,0 +1,230 @@
+/* supervisor/launch_capsule.c: the product launcher (see launcher.h): each
+ * capsule is capsule/capsule.h's confined process tree (namespaces, tmpfs
+ * root, rlimits, cgroups, no capabilities, landlock, seccomp with the
+ * denial listener held here) running the pinned interpreter from its sealed
+ * memfd. The agent runs as the capsule's `inside` callback, after every
+ * confinement step. */
+#include "supervisor/launcher.h"
+#include "capsule/capsule.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct capl {
+	int memfd;            /* the pinned interpreter */
+	char ref[80];
+	/* capsule_start keeps its child plan in static storage: one at a time. */
+	pthread_mutex_t start_mu;
+};
+
+struct capl_run {
+	struct capsule_handle h;
+};
+
+struct tramp {
+	int (*inside)(void *arg, const struct launch_exec *ex);
+	void *arg;
+};
+
+struct spawn_call {
+	const struct capsule_ctx *ctx;
+	const char *argv[32];
+};
+
+static void capl_execveat(void *arg)
+{
+	struct spawn_call *sc = arg;
+	syscall(SYS_execveat, sc->ctx->interp_fd, "", (char *const *)sc->argv, (char *const *)capsule_env,
+	        AT_EMPTY_PATH);
+}
+
+/* Like capsule_spawn_interpreter, but through launch_spawn_raw: the capsule
+ * is a raw clone of a possibly threaded supervisor, where glibc's fork
+ * could wait forever on a lock another thread held at clone time. */
+static pid_t capl_spawn(const struct launch_exec *ex, const char *const *args, int in_fd, int out_fd, int err_fd)
+{
+	struct spawn_call sc;
+	sc.ctx = ex->impl;
+	size_t n = 0;
+	sc.argv[n++] = "ailang";
+	for (size_t i = 0; args[i] && n < 31; i++) sc.argv[n++] = args[i];
+	sc.argv[n] = NULL;
+	return launch_spawn_raw(in_fd, out_fd, err_fd, capl_execveat, &sc);
+}
+
+static int capl_inside(const struct capsule_ctx *ctx, void *arg)
+{
+	const struct tramp *t = arg;
+	if (ctx->nkept < 2) return 126;
+	struct launch_exec ex = { capl_spawn, ctx->kept_fds[0], ctx->kept_fds[1], (void *)ctx };
+	return t->inside(t->arg, &ex);
+}
+
+static const struct capsule_profile *profile_of(enum sup_profile p)
+{
+	return capsule_profile_find(sup_profile_name(p));
+}
+
+static int capl_start(struct launcher *l, const struct launch_spec *spec, struct launched *out, struct world_err *err)
+{
+	struct capl *c = l->ctx;
+	const struct capsule_profile *p = profile_of(spec->profile);
+	if (!p) return werr(err, WX_SETUP, "capsule launcher: no profile %s", sup_profile_name(spec->profile));
+	struct capsule_file files[4];
+	if (spec->nfiles > 4) return werr(err, WX_USAGE, "capsule launcher: too many staged files");
+	for (size_t i = 0; i < spec->nfiles; i++)
+		files[i] = (struct capsule_file){ spec->files[i].name, spec->files[i].data, spec->files[i].len };
+	struct capl_run *r = calloc(1, sizeof *r);
+	if (!r) return werr(err, WX_SETUP, "capsule launcher: out of memory");
+	/* Read by the child from its copy of this stack frame. */
+	struct tramp t = { spec->inside, spec->arg };
+	struct capsule_spec cs = {
+		.profile = p,
+		.interp_fd = c->memfd,
+		.files = files,
+		.nfiles = spec->nfiles,
+		.argv = NULL,
+		.stdin_fd = spec->stdin_fd,
+		.stdout_fd = spec->stdout_fd,
+		.stderr_fd = spec->stderr_fd,
+		.keep_fds = spec->keep_fds,
+		.nkeep = 2,
+		.inside = capl_inside,
+		.inside_arg = &t,
+	};
+	pthread_mutex_lock(&c->start_mu);
+	int rc = capsule_start(&cs, &r->h, err);
+	pthread_mutex_unlock(&c->start_mu);
+	if (rc < 0) {
+		free(r);
+		return -1;
+	}
+	out->pid = r->h.pid;
+	out->pidfd = r->h.pidfd;
+	out->watch_fd = r->h.notify_fd;
+	out->impl = r;
+	return 0;
+}
+
+static void capl_kill(struct launcher *l, struct launched *c)
+{
+	(void)l;
+	struct capl_run *r = c->impl;
+	if (r) capsule_kill(&r->h);
+}
+
+static int capl_on_watch(struct launcher *l, struct launched *c)
+{
+	(void)l;
+	struct capl_run *r = c->impl;
+	int rc = capsule_on_notify(&r->h);
+	return rc != 0 ? 1 : 0; /* a denial was recorded, or the listener failed: the capsule is killed */
+}
+
+static int capl_finish(struct launcher *l, struct launched *c, struct launch_report *rep, struct world_err *err)
+{
+	(void)l;
+	struct capl_run *r = c->impl;
+	memset(rep, 0, sizeof *rep);
+	struct capsule_report cr;
+	memset(&cr, 0, sizeof cr);
+	capsule_describe(&r->h, rep->layers, sizeof rep->layers);
+	int rc = capsule_finish(&r->h, &cr, err);
+	rep->status = cr.exited ? (cr.exit_status & 0xff) << 8 : (cr.term_signal & 0x7f);
+	if (cr.setup_failed) {
+		rep->setup_failed = 1;
+		snprintf(rep->detail, sizeof rep->detail, "%s", cr.setup_error);
+	} else if (cr.denied[0]) {
+		rep->denied_syscall = 1;
+		snprintf(rep->detail, sizeof rep->detail, "syscall denied: %s; capsule killed", cr.denied);
+	} else if (cr.memory_limit_hit) {
+		snprintf(rep->detail, sizeof rep->detail, "the capsule reached its cgroup memory limit");
+	} else if (cr.pids_limit_hit) {
+		snprintf(rep->detail, sizeof rep->detail, "the capsule reached its cgroup pids limit");
+	}
+	free(r);
+	c->impl = NULL;
+	c->pidfd = c->watch_fd = -1; /* closed by capsule_finish */
+	return rc;
+}
+
+static int capl_describe(struct launcher *l, enum sup_profile sp, int fd, struct world_err *err)
+{
+	struct capl *c = l->ctx;
+	const struct capsule_profile *p = profile_of(sp);
+	if (!p) return werr(err, WX_NOT_FOUND, "profile %s not found", sup_profile_name(sp));
+	const struct capsule_limits *lim = &p->limits;
+	size_t nsys = 0;
+	for (const struct capsule_syscall *s = p->syscalls; s && s->name; s++)
+		if (s->kind != SC_ERRNO) nsys++;
+	int ll = capsule_landlock_abi();
+	dprintf(fd,
+	        "profile %s: %s\n"
+	        "  interpreter   %s (sealed memfd, exec'd by fd)\n"
+	        "  namespaces    user mount pid net ipc uts cgroup\n"
+	        "  root          tmpfs %llu KiB, read-only; staged:",
+	        p->name, p->purpose, c->ref, (unsigned long long)(lim->root_size >> 10));
+	for (const char *const *s = p->staged; s && *s; s++) dprintf(fd, " %s", *s);
+	dprintf(fd,
+	        "\n  cache         /.capsule-cache tmpfs %llu KiB rw,noexec\n"
+	        "  rlimits       as %llu MiB, data %llu MiB, cpu %llu s, fsize %llu MiB, nofile %llu, nproc %llu\n"
+	        "  cgroups       memory %llu MiB, pids %llu (where the host offers them)\n"
+	        "  privileges    all capabilities dropped, no_new_privs, uid/gid 1000 inside\n"
+	        "  seccomp       default deny (denials reported by name), %zu syscalls allowed\n"
+	        "  landlock      %s\n",
+	        (unsigned long long)(lim->cache_size >> 10), (unsigned long long)(lim->rlim_as >> 20),
+	        (unsigned long long)(lim->rlim_data >> 20), (unsigned long long)lim->rlim_cpu_s,
+	        (unsigned long long)(lim->rlim_fsize >> 20), (unsigned long long)lim->rlim_nofile,
+	        (unsigned long long)lim->rlim_nproc, (unsigned long long)(lim->cg_memory >> 20),
+	        (unsigned long long)lim->cg_pids, nsys,
+	        p->landlock ? (ll > 0 ? "applied (kernel ABI present)" : "not available on this kernel") : "off");
+	return 0;
+}
+
+static void capl_destroy(struct launcher *l)
+{
+	struct capl *c = l->ctx;
+	close(c->memfd);
+	pthread_mutex_destroy(&c->start_mu);
+	free(c);
+	free(l);
+}
+
+struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err)
+{
+	struct launcher *l = calloc(1, sizeof *l);
+	struct capl *c = calloc(1, sizeof *c);
+	if (!l || !c) {
+		free(l);
+		free(c);
+		werr(err, WX_FAIL, "capsule launcher: out of memory");
+		return NULL;
+	}
+	if (capsule_pin_interpreter(interp_path, expected_ref, &c->memfd, c->ref, err) < 0) {
+		free(l);
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->start_mu, NULL);
+	l->name = "capsule";
+	l->ctx = c;
+	l->start = capl_start;
+	l->kill = capl_kill;
+	l->on_watch = capl_on_watch;
+	l->finish = capl_finish;
+	l->describe = capl_describe;
+	l->destroy = capl_destroy;
+	return l;
+}
+
+const char *launcher_capsule_ref(struct launcher *l)
+{
+	return l && l->start == capl_start ? ((struct capl *)l->ctx)->ref : NULL;
+}
