@@ -1,0 +1,4 @@
+#!/bin/bash
+. "$top_srcdir/tests/tap.sh"
+skip "todo" "todo"
+done_testing
