@@ -1,4 +1,44 @@
 #!/bin/bash
+# Escape suite, confined: the probe runs as the interpreter inside a capsule
+# (`worldd run`), once per attempt, as root and as an unprivileged user
+# (uid 65534 via setpriv: the user-namespace path). Every attempt must be
+# blocked, by a returned error or by the filter (the run then fails with
+# exit 17 naming the syscall); the resource attempts must end by the
+# capsule's limits or deadline with the right error; nothing may reach the
+# host (listener hits, victims, host files, mounts, hostname, clock, stray
+# processes). See docs/escape-suite.md.
 . "$top_srcdir/tests/tap.sh"
-skip "todo" "todo"
+. "$top_srcdir/tests/escape/lib.sh"
+if ! esc_have_run; then
+  skip "worldd run is not available yet" "confined escape attempts"
+  done_testing
+  exit $?
+fi
+esc_setup
+before=$(esc_snapshot)
+clock_before=$(esc_clock_offset)
+"$WORLDD" profile show transition --format json >"$ESC_WORK/profile.json" 2>"$ESC_WORK/profile.err" \
+  || diag "no profile JSON: $(cat "$ESC_WORK/profile.err")"
+
+names=$("$PROBE" list | awk '$2 !~ /resource/ {printf "%s,", $1}')
+for user in $(esc_users); do
+  esc_judge attempts --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+    --user "$user" --names "$names" --cwd "$ESC_WORK/tmp"
+  esc_judge resource --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+    --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
+done
+
+# Nothing reached the host.
+[ ! -s "$ESC_WORK/serve/hits" ]; ok $? "no connection or datagram reached the host listener"
+[ -s "$ESC_WORK/serve/hits" ] && diag "hits: $(sort "$ESC_WORK/serve/hits" | uniq -c | tr '\n' ' ')"
+esc_alive "$ESC_KILLME"; ok $? "the host process the capsule tried to kill is alive"
+esc_alive "$ESC_VICTIM"; ok $? "the host process the capsule tried to trace is alive"
+esc_alive "$ESC_SERVE_PID"; ok $? "the host listener is alive"
+ipcs -m -i "$SHM_ID" >/dev/null 2>&1; ok $? "the host shm segment is intact"
+left=$(ls -A "$ESC_WORK/tmp")
+is "$left" "" "worldd left nothing in its working directory"
+sleep 0.2
+after=$(esc_snapshot)
+is "$after" "$before" "host unchanged: mounts, hostname, reboot setting, host dir, no tagged process"
+is "$(esc_clock_offset)" "$clock_before" "the host clock was not stepped"
 done_testing

@@ -136,3 +136,26 @@ esc_private() {
 esc_have_run() {
   [ -x "$WORLDD" ] && "$WORLDD" run --help >/dev/null 2>&1
 }
+
+# esc_judge SUBCOMMAND ARGS...: run judge.py and turn each verdict line into
+# one TAP assertion.
+esc_judge() {
+  local v d g
+  while IFS=$'\t' read -r v d g; do
+    case "$v" in
+      ok) ok 0 "$d" ;;
+      skip) skip "${g:-see description}" "$d" ;;
+      *) ok 1 "$d"; [ -n "$g" ] && diag "$g" ;;
+    esac
+  done < <("$PY" "$JUDGE" "$@" 2>&1 | sed -u 's/^Traceback/not ok\tjudge.py crashed: Traceback/')
+}
+
+# The users the confined part runs as: root (when we are) and uid 65534
+# through setpriv, the unprivileged path (a user namespace).
+esc_users() {
+  if [ "$ESC_IS_ROOT" -eq 1 ]; then
+    if command -v setpriv >/dev/null; then echo "root unpriv"; else echo root; fi
+  else
+    echo self
+  fi
+}

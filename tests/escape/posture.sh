@@ -1,4 +1,35 @@
 #!/bin/bash
+# Escape suite, posture: the probe, as the interpreter inside a capsule,
+# reports its credentials, capabilities, no_new_privs, seccomp mode,
+# namespaces, fds, environment, root, hostname and rlimits; the same process
+# is also read from the host's /proc while it lingers. Both are compared with
+# `worldd profile show transition --format json`, as root and as uid 65534.
+# The control: the same report taken unconfined differs where it must.
 . "$top_srcdir/tests/tap.sh"
-skip "todo" "todo"
+. "$top_srcdir/tests/escape/lib.sh"
+esc_setup
+
+# Control: the posture reader sees the unconfined state as it is.
+ctl=$("$ESC_BIN" posture 2>&1)
+like "$ctl" '"seccomp":0' "control: unconfined posture reads seccomp mode 0"
+like "$ctl" '"no_new_privs":0' "control: unconfined posture reads no_new_privs 0"
+if [ "$ESC_IS_ROOT" -eq 1 ]; then
+  unlike "$ctl" '"effective":"0x0"' "control: unconfined posture as root reads a non-empty effective set"
+fi
+like "$ctl" '"namespaces":\{"cgroup":[0-9]+' "control: namespace inodes readable through pidfd ioctls"
+
+if ! esc_have_run; then
+  skip "worldd run is not available yet" "confined posture"
+  done_testing
+  exit $?
+fi
+if ! "$WORLDD" profile show transition --format json >"$ESC_WORK/profile.json" 2>"$ESC_WORK/profile.err"; then
+  ok 1 "worldd profile show transition --format json"; diag "$(cat "$ESC_WORK/profile.err")"
+  done_testing
+  exit $?
+fi
+for user in $(esc_users); do
+  esc_judge posture --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+    --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
+done
 done_testing
