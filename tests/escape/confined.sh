@@ -28,6 +28,18 @@ for user in $(esc_users); do
     --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
 done
 
+# The judge itself can fail: pointed at a stand-in for `worldd run` that
+# confines nothing, each of these attempts must be judged an escape.
+meta=host_etc_passwd,host_secret_file,dotdot_cwd,proc_self,net_tcp_host,pid_namespace,caps_held,no_new_privs,seccomp_mode
+verdicts=$("$PY" "$JUDGE" attempts --no-batch --worldd "$top_srcdir/tests/escape/unconfined-run.sh" \
+  --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" --user self --names "$meta" --cwd "$ESC_WORK/tmp" 2>&1)
+n_meta=$(echo "$meta" | tr ',' '\n' | grep -c .)
+n_caught=$(printf '%s\n' "$verdicts" | grep -c '^not ok')
+[ "$ESC_IS_ROOT" -eq 1 ] || n_meta=$((n_meta - 1)) # caps_held is only an escape for root
+is "$n_caught" "$n_meta" "without a capsule, the judge reports every one of $n_meta attempts as an escape"
+[ "$n_caught" = "$n_meta" ] || diag "$verdicts"
+: >"$ESC_WORK/serve/hits" # the stand-in's TCP connection is expected
+
 # Nothing reached the host.
 [ ! -s "$ESC_WORK/serve/hits" ]; ok $? "no connection or datagram reached the host listener"
 [ -s "$ESC_WORK/serve/hits" ] && diag "hits: $(sort "$ESC_WORK/serve/hits" | uniq -c | tr '\n' ' ')"

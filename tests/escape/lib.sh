@@ -98,7 +98,7 @@ esc_tagged_pids() {
   local f p
   for f in /proc/[0-9]*/cmdline; do
     p=${f#/proc/}; p=${p%/cmdline}
-    if tr '\0' ' ' <"$f" 2>/dev/null | grep -q "escprobe:$ESC_TAG"; then echo "$p"; fi
+    if { tr '\0' ' ' <"$f"; } 2>/dev/null | grep -q "escprobe:$ESC_TAG"; then echo "$p"; fi
   done
 }
 

@@ -7,4 +7,4 @@ tests_escape_probe_CFLAGS = -std=gnu11 -Wall -Wextra
 tests_escape_probe_LDFLAGS = -static
 ESCAPE_TESTS = tests/escape/controls.sh tests/escape/confined.sh tests/escape/posture.sh
 TESTS += $(ESCAPE_TESTS)
-EXTRA_DIST += $(ESCAPE_TESTS) tests/escape/lib.sh tests/escape/judge.py
+EXTRA_DIST += $(ESCAPE_TESTS) tests/escape/lib.sh tests/escape/judge.py tests/escape/unconfined-run.sh
