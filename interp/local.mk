@@ -17,13 +17,18 @@ interp_ailang_lite_san_LDADD = -lm
 AILANG_LITE_DIRECT_NAME = ailang-lite-san
 else
 AILANG_LITE_DIRECT_NAME = ailang-lite
+# a dynamically linked copy, so that valgrind can track malloc
+check_PROGRAMS += interp/ailang-lite-dyn
+interp_ailang_lite_dyn_SOURCES = $(AILANG_LITE_SOURCES)
+interp_ailang_lite_dyn_CFLAGS = $(AM_CFLAGS)
+interp_ailang_lite_dyn_LDADD = -lm
 endif
 
 # Tests: the command line (echo transition) and the conformance folder.
 TESTS += tests/interp/echo.sh tests/interp/conformance.sh
 EXTRA_DIST += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/conformance
-TESTS += tests/interp/fuzz.sh tests/interp/robust.sh
-EXTRA_DIST += tests/interp/robust.sh tests/interp/fuzz.sh tests/interp/fuzz-corpus interp/fuzz.c
+TESTS += tests/interp/fuzz.sh tests/interp/robust.sh tests/interp/valgrind.sh
+EXTRA_DIST += tests/interp/robust.sh tests/interp/valgrind.sh tests/interp/fuzz.sh tests/interp/fuzz-corpus interp/fuzz.c
 
 # `make interp-fuzz` builds the libFuzzer target (clang only; never part of
 # `all`). Run it as: interp/ailang-lite-fuzz -max_total_time=60 CORPUS_DIR

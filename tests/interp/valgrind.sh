@@ -1,0 +1,48 @@
+#!/bin/bash
+# Run the conformance programs under valgrind
+# memcheck (dynamically linked copy interp/ailang-lite-dyn, so that malloc is
+# tracked). Any memory error or leak fails. Skipped when valgrind is not
+# installed and in the sanitizer build (valgrind cannot run ASan binaries).
+. "$top_srcdir/tests/tap.sh"
+case "$AILANG_LITE_DIRECT" in
+  *-san) skip "valgrind runs in the plain build's pass" "valgrind"; done_testing; exit ;;
+esac
+if ! command -v valgrind >/dev/null 2>&1; then
+  skip "valgrind not installed" "valgrind"; done_testing; exit
+fi
+A="$top_builddir/interp/ailang-lite-dyn"
+[ -x "$A" ] || bail "missing $A"
+dir="$top_srcdir/tests/interp/conformance"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$dir" || bail "cd $dir"
+# valgrind costs about a second per run: by default an evenly spread
+# sample of at most 30 programs; WORLD_LONG_TESTS=1 runs them all.
+all=(*.ail)
+step=1
+if [ -z "$WORLD_LONG_TESTS" ] && [ "${#all[@]}" -gt 30 ]; then step=$(( (${#all[@]} + 29) / 30 )); fi
+for ((i = 0; i < ${#all[@]}; i += step)); do
+  src=${all[$i]}
+  x=${src%.ail}
+  cmd=run
+  [ -f "$x.cmd" ] && cmd=$(head -n1 "$x.cmd")
+  read -r -a words <<< "$cmd"
+  argv=()
+  if [ -f "$x.args" ]; then
+    { printf '"'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' "$x.args" | awk 'NR>1{printf "\\n"} {printf "%s", $0}'; printf '"'; } > "$work/args.json"
+    argv=(--args-file "$work/args.json")
+  elif [ -f "$x.argsfile" ]; then
+    argv=(--args-file "$x.argsfile")
+  fi
+  envv=()
+  if [ -f "$x.env" ]; then
+    while IFS= read -r line; do [ -n "$line" ] && envv+=("$line"); done < "$x.env"
+  fi
+  env "${envv[@]}" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    "$A" "${words[@]}" "${argv[@]}" "$src" > /dev/null 2> "$work/err"
+  rc=$?
+  [ "$rc" != 99 ] && ! grep -q '^==[0-9]*==' "$work/err"
+  ok $? "$x: valgrind reports nothing"
+  [ "$rc" = 99 ] && sed 's/^/# /' "$work/err" | head -20
+done
+done_testing
