@@ -4,3 +4,5 @@ bench_programs =
 bench_scripts =
 bench_programs += bench/store_bench
 bench_scripts += bench/store_bench.sh
+bench_programs += bench/interp_bench
+bench_scripts += bench/interp_bench.sh

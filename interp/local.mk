@@ -40,3 +40,8 @@ interp-fuzz:
 	  $(srcdir)/interp/std.c -lm -o interp/ailang-lite-fuzz
 .PHONY: interp-fuzz
 CLEANFILES += interp/ailang-lite-fuzz
+
+# Benchmark (bench/interp_bench.sh, `make bench`).
+noinst_PROGRAMS += bench/interp_bench
+bench_interp_bench_SOURCES = bench/interp_bench.c
+EXTRA_DIST += bench/interp_bench.sh

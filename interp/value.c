@@ -37,7 +37,8 @@ static struct chunk *new_chunk(size_t size)
 {
 	if (heap_used + size + sizeof(struct chunk) > heap_cap)
 		ail_fail("RT_HEAP", 0, 0, "heap cap of %zu MiB exceeded", heap_cap >> 20);
-	struct chunk *c = malloc(sizeof *c + size);
+	/* calloc: fresh pages come zeroed, so allocations need no memset */
+	struct chunk *c = calloc(1, sizeof *c + size);
 	if (!c)
 		ail_fail("RT_HEAP", 0, 0, "out of memory (malloc of %zu bytes failed)", size);
 	heap_used += size + sizeof *c;
@@ -64,7 +65,6 @@ void *ail_alloc(size_t n)
 			c->next = NULL;
 			chunks = c;
 		}
-		memset(c->data, 0, n);
 		return c->data;
 	}
 	if (!chunks || chunks->size - chunks->used < n) {
@@ -74,7 +74,6 @@ void *ail_alloc(size_t n)
 	}
 	void *p = chunks->data + chunks->used;
 	chunks->used += n;
-	memset(p, 0, n);
 	return p;
 }
 
