@@ -79,6 +79,7 @@ struct lexer {
 	struct token *toks;
 	size_t ntok, cap;
 	int istack[AIL_MAX_NEST]; /* brace depth inside each open interpolation */
+	int iline[AIL_MAX_NEST], icol[AIL_MAX_NEST]; /* where its string literal starts */
 	int idepth;
 };
 
@@ -154,6 +155,8 @@ static void lex_string_piece(struct lexer *L, int first, int line, int col)
 			k->len = b.len;
 			if (L->idepth >= AIL_MAX_NEST)
 				ail_fail("PAR_NESTING_TOO_DEEP", line, col, "string interpolation nested too deeply (limit %d)", AIL_MAX_NEST);
+			L->iline[L->idepth] = line;
+			L->icol[L->idepth] = col;
 			L->istack[L->idepth++] = 0;
 			return;
 		}
@@ -327,7 +330,8 @@ struct token *ail_lex(const char *src, size_t n, size_t *ntok)
 				/* closes an interpolation: resume the string */
 				L.idepth--;
 				adv(&L);
-				lex_string_piece(&L, 0, line, col);
+				/* errors in the rest of the literal point at its opening quote */
+				lex_string_piece(&L, 0, L.iline[L.idepth], L.icol[L.idepth]);
 				continue;
 			}
 			if (L.idepth > 0)

@@ -1,0 +1,1 @@
+run --no-such-flag
