@@ -477,7 +477,8 @@ const struct worldd_verb store_verbs[] = {
 	  "    integrity_hole table=worlds ref=R field=F\n"
 	  "    integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R\n"
 	  "  A later scan continues from the printed cursors.\n"
-	  "exit codes: 0 no hole found (complete or not), 2 usage, 3 bad cursor, 6 unknown schema,\n"
+	  "exit codes: 0 ok (no hole found; complete or not), 2 usage, 3 bad cursor, 4 no store,\n"
+	  "            6 unknown schema,\n"
 	  "            7 at least one integrity hole, 9 I/O\n",
 	  v_scan },
 	{ "archive", "archive an interpreter binary; print its ref and release",

@@ -37,8 +37,10 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 
 	sqlite3_stmt *logs = NULL, *worlds = NULL, *obj = NULL, *entry = NULL;
 	int rc = -1;
-	/* One read transaction: the scan sees one consistent snapshot. */
-	if (ws_exec(st, "BEGIN", err) < 0) return -1;
+	/* One read transaction: the scan sees one consistent snapshot (inside a
+	 * caller's group it sees that group's view). */
+	int own_txn = !st->in_txn;
+	if (own_txn && ws_exec(st, "BEGIN", err) < 0) return -1;
 	if (ws_prep(st, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ? ORDER BY entry_index", &logs, err) < 0 ||
 	    ws_prep(st, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref >= ? ORDER BY ref", &worlds, err) < 0 ||
 	    ws_prep(st, "SELECT payload FROM objects WHERE ref = ?", &obj, err) < 0 ||
@@ -123,6 +125,6 @@ done:
 	sqlite3_finalize(obj);
 	sqlite3_finalize(entry);
 	struct world_err ig;
-	ws_exec(st, "COMMIT", &ig);
+	if (own_txn) ws_exec(st, "COMMIT", &ig);
 	return rc;
 }

@@ -9,6 +9,25 @@ trap 'rm -rf "$T"' EXIT
 DB=$T/world.db
 W=$WORLDD
 
+# every store verb documents its flags and exit codes
+for v in "json canon" "hash" "object put" "object get" "log get" "log append" "world head" "scan" "archive"; do
+  run_capture out err rc $W $v --help
+  if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q '^usage: worldd '"$v" && printf '%s' "$out" | grep -q '^exit codes: 0 ok'; then
+    ok 0 "worldd $v --help lists usage and exit codes"
+  else
+    ok 1 "worldd $v --help lists usage and exit codes"
+  fi
+done
+run_capture out err rc "$W" --help
+like "$out" "object put" "worldd --help lists the store verbs"
+run_capture out err rc "$W" scan --store "$DB" --rows 0
+is "$rc" 2 "scan --rows 0 is a usage error"
+run_capture out err rc "$W" scan --store "$T/absent.db"
+is "$rc" 4 "scan of a missing store: exit 4"
+run_capture out err rc "$W" object get --store "$DB" --bogus x
+is "$rc" 2 "unknown flag: exit 2"
+like "$err" "^worldd object get: usage: unknown flag '--bogus'" "unknown flag named"
+
 # json canon / hash
 run_capture out err rc sh -c "printf '%s' '{\"b\":1.50,\"a\":[1e2,-0,0.000,1E-2]}' | '$W' json canon"
 is "$rc" 0 "json canon exits 0"
