@@ -369,6 +369,17 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 	return 0;
 }
 
+int world_object_put_json(struct world_store *st, const char *semantic_id, const char *provenance, const json_t *v,
+                          char ref_out[WORLD_REF_SIZE], struct world_err *err)
+{
+	size_t n;
+	char *c = world_canon_json(v, &n, err);
+	if (!c) return -1;
+	int rc = world_object_put(st, semantic_id, provenance, c, n, ref_out, NULL, err);
+	free(c);
+	return rc;
+}
+
 int world_object_get(struct world_store *st, const char *ref, struct world_object *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -599,6 +610,16 @@ static int head_write(struct world_store *st, const char *name, const char *ref,
 	int rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "head write", err);
+	return 0;
+}
+
+int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF_SIZE], char world[WORLD_REF_SIZE],
+                   struct world_err *err)
+{
+	long long last;
+	if (world_log_last(st, &last, prev, err) < 0) return -1;
+	if (head_read(st, WORLD_HEAD_NAME, world, NULL, err) < 0) return -1;
+	*index = last + 1;
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include "store/error.h"
 #include "store/ref.h"
+#include <jansson.h>
 
 #define WORLD_STORE_SCHEMA_VERSION 1
 
@@ -61,6 +62,9 @@ void world_store_rollback(struct world_store *st);
 int world_object_put(struct world_store *st, const char *semantic_id, const char *provenance,
                      const void *payload, size_t len, char ref_out[WORLD_REF_SIZE], int *created,
                      struct world_err *err);
+/* Canonicalises v (store/canon.h) and stores the canonical bytes. */
+int world_object_put_json(struct world_store *st, const char *semantic_id, const char *provenance, const json_t *v,
+                          char ref_out[WORLD_REF_SIZE], struct world_err *err);
 struct world_object {
 	char ref[WORLD_REF_SIZE];
 	char *semantic_id;
@@ -99,6 +103,12 @@ struct world_log_result {
  * (null for the first entry), writtenBy, transitionRef}. */
 int world_log_append(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
                      struct world_err *err);
+
+/* What the next append needs: *index = last index + 1, prev = last
+ * entryHash ("" for the first entry), world = selected world ref ("" when
+ * none). Call inside the same group as the append so nothing moves between. */
+int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF_SIZE], char world[WORLD_REF_SIZE],
+                   struct world_err *err);
 
 struct world_log_entry {
 	long long entry_index, semantics_epoch;

@@ -169,6 +169,21 @@ int main(void)
 		world_log_entry_free(&e);
 	}
 
+	/* helpers for the daemon's commit */
+	{
+		long long nx;
+		char pv[WORLD_REF_SIZE], wr[WORLD_REF_SIZE];
+		ok(world_log_next(st, &nx, pv, wr, &err) == 0 && nx == 5 && strcmp(pv, lx.entry_hash) == 0 &&
+		   strcmp(wr, lx.world_ref) == 0, "world_log_next gives index, prev and head");
+		json_t *j = json_pack("{sisi}", "b", 1, "a", 2);
+		char jr[WORLD_REF_SIZE];
+		ok(world_object_put_json(st, "world/invocation-input/v1", "t", j, jr, &err) == 0 &&
+		   world_object_get(st, jr, &o, &err) == 0 && strcmp((char *)o.payload, "{\"a\":2,\"b\":1}") == 0,
+		   "world_object_put_json stores canonical bytes");
+		world_object_free(&o);
+		json_decref(j);
+	}
+
 	/* registry heads */
 	char reg1[WORLD_REF_SIZE], reg2[WORLD_REF_SIZE], hr[WORLD_REF_SIZE];
 	long long rev = 0;
@@ -234,7 +249,7 @@ int main(void)
 	world_store_close(st2);
 
 	/* the scan: clean, then in budgeted steps with resume */
-	char buf[4096];
+	char buf[4096] = "";
 	FILE *f = fmemopen(buf, sizeof buf, "w");
 	struct world_scan_opts so = { 0, 0, 0, NULL };
 	struct world_scan_result sr;
@@ -246,6 +261,7 @@ int main(void)
 	char cursor[WORLD_REF_SIZE] = "";
 	long long li = 0;
 	do {
+		buf[0] = 0;
 		f = fmemopen(buf, sizeof buf, "w");
 		struct world_scan_opts s2 = { 2, 0, li, cursor[0] ? cursor : NULL };
 		if (world_scan(st, &s2, f, &sr, &err) < 0) bail("scan: %s", err.msg);
