@@ -16,7 +16,7 @@
 #define AIL_VERSION "AILANG-lite v0.1.0"
 
 /* ---- limits (documented in docs/ailang-lite.md) ---- */
-#define AIL_HEAP_CAP_DEFAULT (256u << 20) /* bytes; AILANG_LITE_HEAP_MB overrides */
+#define AIL_HEAP_CAP_DEFAULT (192u << 20) /* bytes; AILANG_LITE_HEAP_MB overrides */
 #define AIL_MAX_NEST 1000       /* syntactic nesting depth of one source */
 #define AIL_MAX_JSON_NEST 512   /* nesting depth accepted by json decode */
 #define AIL_MAX_SOURCE (4u << 20)  /* bytes of one .ail source */
