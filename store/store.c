@@ -199,7 +199,7 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 		}
 	}
 	int flags = st->writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
-	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		werr(err, WX_IO, "store %s: open: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto fail;
 	}

@@ -17,6 +17,12 @@
  * Durability: WAL journal with synchronous=FULL -- a commit returns only
  * after the WAL is fsync'd (docs/store.md says why).
  *
+ * Threads: a handle may be used from several threads only one call at a
+ * time (SQLite serialises single calls, but a world_store_begin() group
+ * spans calls): serialise writers with your own lock, or give each reader
+ * thread its own WORLD_STORE_READER handle (WAL readers never block the
+ * writer).
+ *
  * Refs are strings "sha256:<64 lowercase hex>" (store/ref.h); buffers of
  * WORLD_REF_SIZE bytes. Errors: WX_BAD_INPUT (bad ref/label/JSON),
  * WX_NOT_FOUND, WX_LOCKED, WX_SCHEMA, WX_INTEGRITY (a damaged row: reads of
