@@ -93,6 +93,7 @@ enum nkind {
 	N_LET,   /* let PAT = kids[0]; kids[1]   (kids[1] may be NULL at block end) */
 	N_SEQ,   /* kids[0]; kids[1] */
 	N_BINOP, N_NOT, N_NEG,
+	N_RECUPD, /* { kids[0] | names[i]: kids[i+1] } */
 };
 
 struct node {

@@ -569,6 +569,28 @@ value *ail_eval(node *e, env *en)
 				items[i] = ail_eval(e->kids[i], en);
 			return v_record(e->nkids, e->names, items);
 		}
+		case N_RECUPD: {
+			value *r = ail_eval(e->kids[0], en);
+			if (r->k != V_RECORD)
+				ail_fail("RT_TYPE", e->line, e->col, "record update of %s, not a record", v_kind_name(r));
+			int n = r->u.agg.n;
+			for (int i = 1; i < e->nkids; i++) {
+				int found = 0;
+				for (int j = 0; j < n; j++)
+					found |= r->u.agg.names[j] == e->names[i - 1];
+				if (!found)
+					ail_fail("RT_FIELD", e->line, e->col, "record has no field '%s' to update", e->names[i - 1]);
+			}
+			value **items = ail_alloc((size_t)(n ? n : 1) * sizeof *items);
+			memcpy(items, r->u.agg.items, (size_t)n * sizeof *items);
+			for (int i = 1; i < e->nkids; i++) {
+				value *v = ail_eval(e->kids[i], en);
+				for (int j = 0; j < n; j++)
+					if (r->u.agg.names[j] == e->names[i - 1])
+						items[j] = v;
+			}
+			return v_record(n, r->u.agg.names, items);
+		}
 		case N_FIELD: {
 			value *r = ail_eval(e->kids[0], en);
 			if (r->k != V_RECORD)

@@ -517,6 +517,27 @@ static node *parse_primary(struct parser *P)
 	case T_LBRACE: {
 		next(P);
 		struct token *a = peek(P), *b = peekn(P, 1);
+		if (a->t == T_IDENT && b->t == T_PIPE) {
+			/* record update { r | f: e, ... }: kids[0] is the record */
+			struct vec names = {0}, vals = {0};
+			node *base = mk(N_VAR, a);
+			base->name = a->text;
+			next(P);
+			next(P);
+			vpush(&vals, base);
+			while (!at(P, T_RBRACE)) {
+				struct token *f = expect(P, T_IDENT, "a field name");
+				expect(P, T_COLON, "':' after the field name");
+				vpush(&names, (void *)f->text);
+				vpush(&vals, parse_expr(P));
+				if (!accept(P, T_COMMA))
+					break;
+			}
+			expect(P, T_RBRACE, "'}' closing the record update");
+			e = with_kids(mk(N_RECUPD, k), &vals);
+			e->names = (const char **)names.p;
+			return e;
+		}
 		if (a->t == T_RBRACE || ((a->t == T_IDENT) && b->t == T_COLON)) {
 			/* record literal */
 			struct vec names = {0}, vals = {0};
