@@ -113,6 +113,7 @@ def run_capsule(a, user, inp, timeout_ms, background=False):
     fe = tempfile.TemporaryFile()
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe, cwd=a.cwd)
+    RUN_PIDS.append(p.pid)
     if background:
         return p, fo, fe, t0
     return finish_capsule(p, fo, fe, t0, timeout_ms)
@@ -144,6 +145,56 @@ def finish_capsule(p, fo, fe, t0, timeout_ms):
     fo.close()
     fe.close()
     return Run(rc, out, err, elapsed, ru.ru_maxrss if ru else 0)
+
+
+# Every worldd pid the judge ran; capsule cgroups are named after it
+# (world-capsule-PID-N, below the caller's own group).
+RUN_PIDS = []
+
+
+def own_cgroup_dirs():
+    dirs = []
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, ctl, path = line.rstrip("\n").split(":", 2)
+                if ctl == "":
+                    base = "/sys/fs/cgroup/unified"
+                elif ctl.startswith("name="):
+                    continue
+                else:
+                    base = "/sys/fs/cgroup/" + ctl
+                d = base + path
+                if os.path.isdir(d):
+                    dirs.append(d)
+    except OSError:
+        pass
+    return dirs
+
+
+def leftover_cgroups():
+    """Capsule cgroups of our (finished) worldd runs still present."""
+    left = []
+    pids = set(RUN_PIDS)
+    for d in own_cgroup_dirs():
+        try:
+            for e in os.listdir(d):
+                m = re.match(r"world-capsule-(\d+)-", e)
+                if m and int(m.group(1)) in pids:
+                    left.append(os.path.join(d, e))
+        except OSError:
+            pass
+    return left
+
+
+def check_cgroups(what):
+    left = leftover_cgroups()
+    deadline = time.monotonic() + 1.0
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = leftover_cgroups()
+    check(not left, "%s: no capsule cgroup left behind by any of the %d runs" % (what, len(RUN_PIDS)),
+          " ".join(left[:6]))
 
 
 def tagged_pids(tag):
@@ -216,6 +267,7 @@ def cmd_attempts(a):
             say("not ok", "%s is blocked" % desc, r.detail())
         if n in ("exec_host_binary", "clone_newuser", "clone3_newuser"):
             no_strays(params["tag"], desc)
+    check_cgroups("confined (%s) attempts" % user)
 
 
 # ------------------------------------------------------------------ resource
@@ -312,6 +364,7 @@ def cmd_resource(a):
     check(r.maxrss_kb * 1024 < flood_mib * MiB // 2,
           "%s: the supervisor held at most %d MiB of it" % (d, r.maxrss_kb // 1024), r.detail())
     no_strays(tag, d)
+    check_cgroups("confined (%s) resource attempts" % user)
 
 
 # ------------------------------------------------------------------ posture
@@ -484,6 +537,7 @@ def cmd_posture(a):
             say("not ok", "%s: read cgroups" % d, str(e))
     r = finish_capsule(p, fo, fe, t0, 10000)
     check(r.rc == WX_OK and r.obj() is not None, "%s: the lingering posture run ended normally" % d, r.detail())
+    check_cgroups("posture (%s)" % user)
 
 
 def main():
