@@ -36,7 +36,7 @@ EXPECTED_DENIAL = {
     "net_unix_path": "socket", "net_netlink": "socket", "net_raw": "socket",
     "net_packet": "socket", "net_vsock": "socket",
     "ptrace_host": "ptrace", "process_vm_host": "process_vm_readv",
-    "pidfd_getfd_host": "pidfd_open", "ipc_host_shm": "shmctl",
+    "pidfd_getfd_host": "pidfd_open", "ipc_host_shm": "shmctl", "setns": "pidfd_open",
     "mount_tmpfs": "mount", "fsopen": "fsopen", "unshare_user": "unshare",
     "unshare_mount": "unshare", "unshare_net": "unshare", "clone_newuser": "clone",
     "chroot": "chroot", "keyctl": "add_key", "bpf": "bpf",

@@ -1150,23 +1150,25 @@ static void a_clone3_newuser(const struct params *p, struct res *r)
 	reap_child(r, (pid_t)pid, "clone3(CLONE_NEWUSER)");
 }
 
+/* Join another process's network namespace through a pidfd: the probe's
+ * parent when it can see it (the control: the host's namespace), else its
+ * own pid 1 (inside a capsule: itself, still a setns the filter must stop);
+ * then through /proc/1/ns/net. */
 static void a_setns(const struct params *p, struct res *r)
 {
 	char why[512] = "";
 	long target = p->parent_pid > 0 ? p->parent_pid : 1;
-	if (target != getpid()) {
-		int pfd = (int)syscall(SYS_pidfd_open, (pid_t)target, 0);
-		if (pfd >= 0) {
-			if (setns(pfd, CLONE_NEWNET) == 0) {
-				close(pfd);
-				opened(r, "setns into the network namespace of pid %ld", target);
-				return;
-			}
-			snprintf(why, sizeof why, "setns(pidfd of %ld): %s", target, ename(errno));
+	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)target, 0);
+	if (pfd >= 0) {
+		if (setns(pfd, CLONE_NEWNET) == 0) {
 			close(pfd);
-		} else {
-			snprintf(why, sizeof why, "pidfd_open(%ld): %s", target, ename(errno));
+			opened(r, "setns into the network namespace of pid %ld", target);
+			return;
 		}
+		snprintf(why, sizeof why, "setns(pidfd of %ld): %s", target, ename(errno));
+		close(pfd);
+	} else {
+		snprintf(why, sizeof why, "pidfd_open(%ld): %s", target, ename(errno));
 	}
 	int fd = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -1180,7 +1182,7 @@ static void a_setns(const struct params *p, struct res *r)
 		close(fd);
 	} else {
 		size_t l = strlen(why);
-		snprintf(why + l, sizeof why - l, "%sopen /proc/1/ns/net: %s", l ? "; " : "", ename(errno));
+		snprintf(why + l, sizeof why - l, "; open /proc/1/ns/net: %s", ename(errno));
 	}
 	blocked(r, "%s", why);
 }
