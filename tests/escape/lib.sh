@@ -102,7 +102,22 @@ esc_tagged_pids() {
   done
 }
 
-esc_alive() { kill -0 "$1" 2>/dev/null; }
+# Alive = exists and is not a zombie (kill -0 succeeds on a zombie too).
+esc_alive() {
+  local s
+  s=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+  [ -n "$s" ] && [ "$s" != Z ]
+}
+
+# esc_dies PID: true once PID is gone or a zombie, waiting up to 3 s.
+esc_dies() {
+  local i
+  for i in $(seq 1 60); do
+    esc_alive "$1" || return 0
+    sleep 0.05
+  done
+  return 1
+}
 
 esc_cleanup() {
   local p
