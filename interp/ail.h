@@ -31,6 +31,7 @@ void ail_heap_free_all(void);
 /* Free everything and forget interned names (fuzzing: one input after another). */
 void ail_reset(void);
 size_t ail_heap_used(void);
+void ail_heap_set_cap(size_t bytes);
 
 /* ---- errors ---- */
 struct ail_errctx {

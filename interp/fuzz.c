@@ -1,5 +1,7 @@
 /* interp/fuzz.c: libFuzzer target over the lexer, parser, loader and
- * static checker of ailang-lite, plus the JSON decoder and encoder.
+ * static checker of ailang-lite, the evaluator (an accepted program's
+ * `main` runs with input "{}" under an 8 MiB heap cap, so runaway loops end
+ * quickly in RT_HEAP), plus the JSON decoder and encoder.
  *
  * Owns: nothing but the harness. Built only by `make interp-fuzz` or by
  * tests/interp/fuzz.sh with clang -fsanitize=fuzzer,address,undefined;
@@ -20,6 +22,7 @@ static void once(void)
 	ail_stack_init();
 	ail_std_init();
 	ail_err.quiet = 1; /* errors are expected; do not flood the log */
+	ail_heap_set_cap((size_t)8 << 20);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,6 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ail_err.jb = &jb;
 		struct program *p = ail_load("fuzz.ail", (const char *)data, size, 0);
 		ail_check(p);
+		ail_eval_init(p);
+		struct glob *g = ail_glob_find(p, ail_intern("main", 4));
+		if (g && g->fn && g->fn->nparams <= 1) {
+			value *arg = v_str("{}", 2);
+			value *r = ail_call_func(g->fn, g->fn->nparams, &arg, 1, 1);
+			struct buf b = {0};
+			v_show(&b, r, 1);
+		}
 	}
 	ail_err.jb = NULL;
 	/* the same bytes as JSON: decode, and re-encode what decodes */

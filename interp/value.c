@@ -32,6 +32,7 @@ void ail_heap_init(void)
 }
 
 size_t ail_heap_used(void) { return heap_used; }
+void ail_heap_set_cap(size_t bytes) { heap_cap = bytes; }
 
 static struct chunk *new_chunk(size_t size)
 {
