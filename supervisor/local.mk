@@ -23,3 +23,5 @@ tests_supervisor_test_load_SOURCES = tests/supervisor/test_load.c tests/supervis
 tests_supervisor_test_load_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_test_load_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/test_frame tests/supervisor/test_supervisor tests/supervisor/test_load
+TESTS += tests/supervisor/invoke.sh
+EXTRA_DIST += tests/supervisor/invoke.sh
