@@ -6,3 +6,5 @@ bench_programs += bench/store_bench
 bench_scripts += bench/store_bench.sh
 bench_programs += bench/interp_bench
 bench_scripts += bench/interp_bench.sh
+bench_programs += bench/supervisor_bench
+bench_scripts += bench/supervisor_bench.sh

@@ -25,3 +25,10 @@ tests_supervisor_test_load_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -
 TESTS += tests/supervisor/test_frame tests/supervisor/test_supervisor tests/supervisor/test_load
 TESTS += tests/supervisor/invoke.sh
 EXTRA_DIST += tests/supervisor/invoke.sh
+
+# The supervisor benchmark (run by `make bench`, see bench/local.mk).
+noinst_PROGRAMS += bench/supervisor_bench
+bench_supervisor_bench_SOURCES = bench/supervisor_bench.c
+bench_supervisor_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_supervisor_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/supervisor_bench.sh

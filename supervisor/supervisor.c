@@ -330,7 +330,8 @@ static int handle_error_frame(struct run *r, json_t *f)
 		return fail(r, WX_PROTOCOL, "capsule frame \"error\": unknown class \"%.32s\"", cls);
 	if (code == WX_NOT_OBJECT)
 		return fail(r, code, "transition output is not a JSON object (%.200s)", detail);
-	return fail(r, code, "capsule reported %s error in the %s phase: %.300s", cls, r->phase, detail);
+	if (code == WX_INTERP) return fail(r, code, "%.300s", detail); /* names the phase */
+	return fail(r, code, "capsule reported a %s error in the %s phase: %.300s", cls, r->phase, detail);
 }
 
 static int handle_plan(struct run *r, json_t *f)
