@@ -3,6 +3,7 @@
 #include "supervisor/frame.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,14 +21,35 @@ const char *const sup_interp_check_args[] = { "check", "host/capsule/main.ail", 
 
 #define CHECK_STDOUT_MAX (64 * 1024) /* diagnostics carried in `checked` */
 
-/* ---- memory: a bump arena over mmap; the process is short-lived ------- */
-static char *arena_cur, *arena_end;
+/* ---- memory: a bump arena, mapped by the supervisor before the clone ---
+ * The capsule's RLIMIT_AS counts the whole inherited address space (under
+ * AddressSanitizer, terabytes of shadow), so a new mmap inside the capsule
+ * may fail. The arena is therefore reserved in the supervisor process
+ * (sup_agent_reserve, virtual only) and only touched in the capsule, where
+ * its pages become the capsule's private copies. */
+#define ARENA_SIZE ((size_t)64 << 20)
+static char *arena_base, *arena_cur, *arena_end;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+
+static void arena_map(void)
+{
+	void *p = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED) arena_base = p;
+}
+
+int sup_agent_reserve(void)
+{
+	pthread_once(&arena_once, arena_map);
+	return arena_base ? 0 : -1;
+}
 
 static void *arena_alloc(size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
 	if (n == 0) n = 16;
 	if ((size_t)(arena_end - arena_cur) < n) {
+		/* Past the reserved arena: try a fresh mapping (may fail under
+		 * the capsule's RLIMIT_AS; callers handle NULL). */
 		size_t chunk = n > (4u << 20) ? n : (4u << 20);
 		void *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED) return NULL;
@@ -43,6 +65,11 @@ static void arena_free(void *p) { (void)p; }
 
 void sup_agent_alloc_init(void)
 {
+	/* In the capsule: start from the reserved arena (our private copy). */
+	if (arena_base && !arena_cur) {
+		arena_cur = arena_base;
+		arena_end = arena_base + ARENA_SIZE;
+	}
 	json_set_alloc_funcs(arena_alloc, arena_free);
 }
 
@@ -272,13 +299,11 @@ int sup_agent_main(void *arg, const struct launch_exec *ex)
 		send_error(&ag, "protocol", "first frame is not a start frame");
 		return 3;
 	}
-	void *buf = mmap(NULL, ag.stdout_max + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-	                 -1, 0);
-	if (buf == MAP_FAILED) {
-		send_error(&ag, "setup", "mmap stdout buffer: %s", strerror(errno));
+	ag.out = arena_alloc(ag.stdout_max + 1);
+	if (!ag.out) {
+		send_error(&ag, "setup", "no memory for a %zu-byte stdout buffer", ag.stdout_max + 1);
 		return 1;
 	}
-	ag.out = buf;
 	if (strcmp(mode, "check") == 0) {
 		json_t *f = run_check(&ag);
 		return f && send_frame(&ag, f) == 0 ? 0 : 1;

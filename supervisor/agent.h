@@ -10,8 +10,9 @@
  *
  * It never calls malloc or glibc's fork: the capsule may be a raw clone of
  * a threaded supervisor, where another thread could have held an allocator
- * or fork lock at clone time. Memory comes from mmap (jansson included, via
- * json_set_alloc_funcs), children from launch_spawn_raw. System calls used:
+ * or fork lock at clone time. Memory comes from an arena the supervisor
+ * reserved before the clone (jansson included, via json_set_alloc_funcs),
+ * children from launch_spawn_raw. System calls used:
  * read, write, openat, mkdirat, chdir, pipe2, clone, wait4, kill, mmap,
  * exit_group — all in the transition profile's allowlist. */
 #ifndef WORLD_SUPERVISOR_AGENT_H
@@ -27,7 +28,10 @@ struct sup_agent_args {
  * sup_agent_args. Returns the capsule's exit status. */
 int sup_agent_main(void *arg, const struct launch_exec *ex);
 
-/* Point jansson at the agent's mmap arena (for test agents too). */
+/* In the supervisor, before any capsule starts: reserve the agent's arena
+ * (64 MiB of address space, untouched here). sup_new calls it. */
+int sup_agent_reserve(void);
+/* In the capsule: point jansson at the arena (for test agents too). */
 void sup_agent_alloc_init(void);
 
 /* The interpreter's argv (after its name) for a run and for a check. */

@@ -63,14 +63,17 @@ static pid_t unconfined_spawn(const struct launch_exec *ex, const char *const *a
 	return launch_spawn_raw(in_fd, out_fd, err_fd, unconfined_execve, &sc);
 }
 
-pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg)
+struct spawn_ctx {
+	int fds[3];
+	void (*exec_fn)(void *arg);
+	void *arg;
+};
+
+static int spawn_child(void *p)
 {
-	/* clone(SIGCHLD) with no new stack is fork without glibc's fork
-	 * handlers: safe in a child cloned from a threaded process. */
-	long pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, NULL, NULL, 0UL);
-	if (pid != 0) return (pid_t)pid;
-	int src[3] = { in_fd, out_fd, err_fd }, tmp[3];
-	for (int i = 0; i < 3; i++) tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 20);
+	struct spawn_ctx *c = p;
+	int tmp[3];
+	for (int i = 0; i < 3; i++) tmp[i] = c->fds[i] < 0 ? -1 : fcntl(c->fds[i], F_DUPFD_CLOEXEC, 20);
 	for (int i = 0; i < 3; i++) {
 		if (tmp[i] >= 0) {
 			if (dup2(tmp[i], i) != i) _exit(127);
@@ -79,8 +82,19 @@ pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *
 		}
 	}
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) _exit(127);
-	exec_fn(arg);
+	c->exec_fn(c->arg);
 	_exit(127);
+}
+
+pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg)
+{
+	/* vfork-style (CLONE_VM|CLONE_VFORK, the posix_spawn technique): no
+	 * copy of the address space, no glibc fork handlers, no allocation.
+	 * The caller is suspended until the child execs or exits. The child's
+	 * stack is static: this runs only on the capsule side, one at a time. */
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	struct spawn_ctx c = { { in_fd, out_fd, err_fd }, exec_fn, arg };
+	return clone(spawn_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -85,9 +85,11 @@ struct launcher {
 	void (*destroy)(struct launcher *l);
 };
 
-/* Fork-free spawn for spawn_interp implementations: a raw clone (no
- * glibc fork handlers, no allocation), fds in/out/err to 0/1/2, every
- * other fd close-on-exec, then exec_fn(arg); _exit(127) if it returns. */
+/* Fork-free spawn for spawn_interp implementations: clone with
+ * CLONE_VM|CLONE_VFORK (no glibc fork handlers, no allocation, no copy of
+ * the address space), fds in/out/err to 0/1/2, every other fd
+ * close-on-exec, then exec_fn(arg); _exit(127) if it returns. Capsule side
+ * only (uses a static child stack: one call at a time per process). */
 pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg);
 
 /* The product launcher: pins the interpreter (sha256 into a sealed memfd;

@@ -60,6 +60,10 @@ struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launch
 		     FRAME_PAYLOAD_MAX);
 		return NULL;
 	}
+	if (sup_agent_reserve() < 0) {
+		werr(err, WX_FAIL, "supervisor: cannot reserve the capsule agent's memory: %s", strerror(errno));
+		return NULL;
+	}
 	struct supervisor *s = calloc(1, sizeof *s);
 	if (!s) {
 		werr(err, WX_FAIL, "supervisor: out of memory");
