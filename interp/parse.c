@@ -785,7 +785,9 @@ static void skip_annotation(struct parser *P)
 {
 	/* @name("...") : parsed and kept only as syntax */
 	expect(P, T_AT, "'@'");
-	if (!at(P, T_IDENT) && !at(P, T_UIDENT))
+	struct token *k = peek(P);
+	/* any word, keywords included (@pure, @export) */
+	if (!k->text || k->t == T_STR || k->t == T_ISTR_BEGIN || k->t == T_ISTR_MID || k->t == T_ISTR_END)
 		unexpected(P, "an annotation name after '@'");
 	next(P);
 	if (accept(P, T_LPAREN)) {
