@@ -585,6 +585,10 @@ static int loop(struct run *r)
 				case T_WATCH:
 					if (r->s->launcher->on_watch(r->s->launcher, r->cap) > 0)
 						fail(r, WX_DENIED_SYSCALL, "capsule stopped by the seccomp filter");
+					/* The listener hangs up once no task uses the filter;
+					 * level-triggered, it would spin this loop. */
+					else if (evs[i].events & (EPOLLHUP | EPOLLERR))
+						epoll_ctl(r->ep, EPOLL_CTL_DEL, r->cap->watch_fd, NULL);
 					break;
 				}
 			}
