@@ -18,6 +18,7 @@
 /* ---- limits (documented in docs/ailang-lite.md) ---- */
 #define AIL_HEAP_CAP_DEFAULT (192u << 20) /* bytes; AILANG_LITE_HEAP_MB overrides */
 #define AIL_MAX_NEST 1000       /* syntactic nesting depth of one source */
+#define AIL_MAX_FIELDS 1024     /* fields of one record literal, parameters of one function */
 #define AIL_MAX_JSON_NEST 512   /* nesting depth accepted by json decode */
 #define AIL_MAX_SOURCE (4u << 20)  /* bytes of one .ail source */
 #define AIL_MAX_ARGS (64u << 20)   /* bytes of the --args-* text */
@@ -32,6 +33,9 @@ void ail_heap_free_all(void);
 void ail_reset(void);
 size_t ail_heap_used(void);
 void ail_heap_set_cap(size_t bytes);
+/* Grow (or create, old == NULL) a block outside the arena, counted against
+ * the cap and freed with the arena. */
+void *ail_grow(void *old, size_t new_size);
 
 /* ---- errors ---- */
 struct ail_errctx {
@@ -254,6 +258,7 @@ struct program {
 	struct module *mod;
 	/* globals: user functions and imported builtins, by local name */
 	int nglob, capglob;
+	int *gindex, gindex_cap; /* open-addressing hash: glob index + 1 by name pointer */
 	struct glob { const char *name; struct func *fn; const struct builtin *bi; value *val; } *globs;
 	int nctor, capctor;
 	struct ctor_decl *ctors;

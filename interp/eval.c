@@ -18,12 +18,34 @@ static struct program *prog;
 
 /* ---------------- globals ---------------- */
 
+static size_t name_hash(const char *name, int cap)
+{
+	/* names are interned: the pointer identifies them */
+	uintptr_t h = (uintptr_t)name;
+	h ^= h >> 17;
+	h *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 7) & (size_t)(cap - 1);
+}
+
 struct glob *ail_glob_find(struct program *p, const char *name)
 {
-	for (int i = 0; i < p->nglob; i++)
-		if (p->globs[i].name == name)
-			return &p->globs[i];
-	return NULL;
+	if (!p->gindex_cap)
+		return NULL;
+	for (size_t i = name_hash(name, p->gindex_cap);; i = (i + 1) & (size_t)(p->gindex_cap - 1)) {
+		int gi = p->gindex[i];
+		if (gi == 0)
+			return NULL;
+		if (p->globs[gi - 1].name == name)
+			return &p->globs[gi - 1];
+	}
+}
+
+static void gindex_put(struct program *p, int gi)
+{
+	size_t i = name_hash(p->globs[gi].name, p->gindex_cap);
+	while (p->gindex[i])
+		i = (i + 1) & (size_t)(p->gindex_cap - 1);
+	p->gindex[i] = gi + 1;
 }
 
 static struct glob *glob_add(struct program *p, const char *name, int line, int col)
@@ -41,6 +63,18 @@ static struct glob *glob_add(struct program *p, const char *name, int line, int 
 	struct glob *g = &p->globs[p->nglob++];
 	memset(g, 0, sizeof *g);
 	g->name = name;
+	if (2 * p->nglob > p->gindex_cap) {
+		/* keep the table at most half full */
+		int nc = p->gindex_cap ? p->gindex_cap * 2 : 64;
+		while (2 * p->nglob > nc)
+			nc *= 2;
+		p->gindex = ail_alloc((size_t)nc * sizeof *p->gindex);
+		p->gindex_cap = nc;
+		for (int i = 0; i < p->nglob; i++)
+			gindex_put(p, i);
+	} else {
+		gindex_put(p, p->nglob - 1);
+	}
 	return g;
 }
 

@@ -98,10 +98,7 @@ static struct token *push(struct lexer *L, enum tok t, int line, int col)
 {
 	if (L->ntok == L->cap) {
 		size_t nc = L->cap ? L->cap * 2 : 256;
-		struct token *nt = ail_alloc(nc * sizeof *nt);
-		if (L->ntok)
-			memcpy(nt, L->toks, L->ntok * sizeof *nt);
-		L->toks = nt;
+		L->toks = ail_grow(L->toks, nc * sizeof *L->toks);
 		L->cap = nc;
 	}
 	struct token *k = &L->toks[L->ntok++];

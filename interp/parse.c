@@ -352,7 +352,10 @@ static node *parse_block(struct parser *P, struct token *open)
 {
 	/* after '{': statements separated by ';' or line breaks */
 	struct vec stmts = {0}, lets = {0};
+	int saved = P->depth;
 	while (!at(P, T_RBRACE)) {
+		/* each statement nests the rest of the block one level deeper */
+		enter(P);
 		struct token *k = peek(P);
 		if (k->t == T_LET) {
 			next(P);
@@ -399,6 +402,7 @@ static node *parse_block(struct parser *P, struct token *open)
 			unexpected(P, "';' or '}' in block");
 	}
 	expect(P, T_RBRACE, "'}' closing the block");
+	P->depth = saved;
 	if (stmts.n == 0) {
 		return mk(N_UNIT, open);
 	}
@@ -543,6 +547,8 @@ static node *parse_primary(struct parser *P)
 			struct vec names = {0}, vals = {0};
 			while (!at(P, T_RBRACE)) {
 				struct token *f = expect(P, T_IDENT, "a field name");
+				if (names.n >= AIL_MAX_FIELDS)
+					ail_fail("PAR_TOO_LARGE", f->line, f->col, "record has more than %d fields", AIL_MAX_FIELDS);
 				for (int i = 0; i < names.n; i++)
 					if (names.p[i] == (void *)f->text)
 						ail_fail("PAR_DUPLICATE_FIELD", f->line, f->col, "duplicate field '%s' in record", f->text);
@@ -865,6 +871,8 @@ static struct func *parse_func(struct parser *P, int exported, int pure)
 	int cap = 0;
 	while (!at(P, T_RPAREN)) {
 		struct token *pn = expect(P, T_IDENT, "a parameter name");
+		if (f->nparams >= AIL_MAX_FIELDS)
+			ail_fail("PAR_TOO_LARGE", pn->line, pn->col, "function has more than %d parameters", AIL_MAX_FIELDS);
 		for (int i = 0; i < f->nparams; i++)
 			if (f->params[i].name == pn->text)
 				ail_fail("PAR_DUPLICATE_PARAM", pn->line, pn->col, "duplicate parameter '%s'", pn->text);

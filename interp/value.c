@@ -78,6 +78,33 @@ void *ail_alloc(size_t n)
 	return p;
 }
 
+/* Growable blocks outside the arena (the token array): realloc avoids
+ * keeping every outgrown copy, and the bytes still count against the cap. */
+#define MAX_GROW 8
+static struct { void *p; size_t size; } grow_blocks[MAX_GROW];
+
+void *ail_grow(void *old, size_t new_size)
+{
+	int slot = -1;
+	for (int i = 0; i < MAX_GROW; i++)
+		if (old ? grow_blocks[i].p == old : !grow_blocks[i].p) {
+			slot = i;
+			break;
+		}
+	if (slot < 0)
+		ail_fail("RT_INTERNAL", 0, 0, "too many growable blocks");
+	size_t old_size = grow_blocks[slot].size;
+	if (new_size > old_size && heap_used + (new_size - old_size) > heap_cap)
+		ail_fail("RT_HEAP", 0, 0, "heap cap of %zu MiB exceeded", heap_cap >> 20);
+	void *p = realloc(old, new_size);
+	if (!p)
+		ail_fail("RT_HEAP", 0, 0, "out of memory (realloc of %zu bytes failed)", new_size);
+	heap_used = heap_used - old_size + new_size;
+	grow_blocks[slot].p = p;
+	grow_blocks[slot].size = new_size;
+	return p;
+}
+
 static void intern_reset(void);
 
 void ail_reset(void)
@@ -90,6 +117,11 @@ void ail_reset(void)
 
 void ail_heap_free_all(void)
 {
+	for (int i = 0; i < MAX_GROW; i++) {
+		free(grow_blocks[i].p);
+		grow_blocks[i].p = NULL;
+		grow_blocks[i].size = 0;
+	}
 	while (chunks) {
 		struct chunk *n = chunks->next;
 		free(chunks);

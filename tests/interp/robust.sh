@@ -123,4 +123,16 @@ clean_error "$rc" "$err" RT_OVERFLOW "integer overflow"
 printf 'module p10\nexport func main() -> int = 99999999999999999999\n' > p10.ail
 run_capture out err rc timeout 60 "$A" check p10.ail
 clean_error "$rc" "$err" PAR_BAD_NUMBER "integer literal out of range"
+awk 'BEGIN { printf "module p11\n"; for (i = 0; i < 100000; i++) printf "func f%d() -> int = %d\n", i, i; printf "export func main() -> int = f99999() + f1()\n" }' > p11.ail
+run_capture out err rc timeout 60 "$A" run p11.ail
+is "$out" "100000" "a source of 100,000 functions loads and runs"
+awk 'BEGIN { printf "module p12\nexport func main() -> int {\n"; for (i = 0; i < 5000; i++) printf "  let x%d = %d;\n", i, i; printf "  x0\n}\n" }' > p12.ail
+run_capture out err rc timeout 60 "$A" check p12.ail
+clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "a block of 5,000 statements"
+awk 'BEGIN { printf "module p13\nexport func main() -> int = 1\nfunc r() = {"; for (i = 0; i < 100000; i++) printf "a%d: 1, ", i; printf "z: 2}\n" }' > p13.ail
+run_capture out err rc timeout 60 "$A" check p13.ail
+clean_error "$rc" "$err" PAR_TOO_LARGE "a record literal of 100,000 fields"
+awk 'BEGIN { printf "module p14\nexport func main() -> int = 1\nfunc r() = ["; for (i = 0; i < 400000; i++) printf "%d, ", i; printf "0]\n" }' > p14.ail
+run_capture out err rc timeout 60 "$A" check p14.ail
+is "$rc" 0 "a list literal of 400,000 items checks"
 done_testing
