@@ -28,6 +28,15 @@ for user in $(esc_users); do
     --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
 done
 
+# The other profiles: tool-run (adds /dev/null, /dev/zero, /dev/urandom) and
+# source-check (`worldd check`: the attempt travels in the source), as the
+# first user only, to keep the pass short.
+first_user=$(esc_users | cut -d' ' -f1)
+esc_judge attempts --no-batch --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+  --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp" --profile-name tool-run
+esc_judge attempts --no-batch --verb check --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" \
+  --params "$(esc_params)" --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp"
+
 # The judge itself can fail: pointed at a stand-in for `worldd run` that
 # confines nothing, each of these attempts must be judged an escape.
 meta=host_etc_passwd,host_secret_file,dotdot_cwd,proc_self,net_tcp_host,pid_namespace,caps_held,no_new_privs,seccomp_mode

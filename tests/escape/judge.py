@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-WX_OK, WX_DEADLINE, WX_OUTPUT_CAP, WX_INTERP, WX_DENIED = 0, 11, 12, 14, 17
+WX_OK, WX_DEADLINE, WX_OUTPUT_CAP, WX_INTERP, WX_DENIED, WX_CHECK_REFUSED = 0, 11, 12, 14, 17, 19
 MiB = 1 << 20
 
 # The syscall a capsule's denial report must name for attempts whose first
@@ -98,17 +98,36 @@ class Run:
         return "exit %s, stdout %r, stderr %r" % (self.rc, self.out[:300], self.err[:500])
 
 
-def worldd_cmd(a, user):
-    pre = []
+def setpriv(user):
     if user == "unpriv" and os.geteuid() == 0:
-        pre = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    return pre + [a.worldd, "run", "--ailang-bin", a.bin, "--source", a.source]
+        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return []
 
 
 def run_capsule(a, user, inp, timeout_ms, background=False):
     """Run the probe in a capsule through worldd; wait4 gives the worldd
-    process tree's peak RSS (the supervisor must not hold a flood)."""
-    cmd = worldd_cmd(a, user) + ["--input", json.dumps(inp), "--timeout-ms", str(timeout_ms)]
+    process tree's peak RSS (the supervisor must not hold a flood).
+    With --verb check the attempt travels in the source, for the
+    source-check profile, which runs only `BIN check FILE`."""
+    if a.verb == "check":
+        fd, src = tempfile.mkstemp(suffix=".ail", dir=a.cwd)
+        with os.fdopen(fd, "w") as f:
+            f.write("-- escape-probe: %s\n" % json.dumps(inp))
+        os.chmod(src, 0o644)
+        cmd = setpriv(user) + [a.worldd, "check", "--ailang-bin", a.bin, "--source", src,
+                               "--timeout-ms", str(timeout_ms)]
+        try:
+            return run_cmd(cmd, a, timeout_ms, background)
+        finally:
+            os.unlink(src)
+    cmd = setpriv(user) + [a.worldd, "run", "--ailang-bin", a.bin, "--source", a.source,
+                           "--input", json.dumps(inp), "--timeout-ms", str(timeout_ms)]
+    if a.profile_name:
+        cmd += ["--profile", a.profile_name]
+    return run_cmd(cmd, a, timeout_ms, background)
+
+
+def run_cmd(cmd, a, timeout_ms, background):
     fo = tempfile.TemporaryFile()
     fe = tempfile.TemporaryFile()
     t0 = time.monotonic()
@@ -250,8 +269,12 @@ def cmd_attempts(a):
         inp = dict(params, mode="one", attempt=n)
         r = run_capsule(a, user, inp, 8000)
         o = r.obj()
-        desc = "confined (%s) %s" % (user, n)
-        if r.rc == WX_OK and o is not None and n in o:
+        desc = "confined (%s%s) %s" % (user, a.label, n)
+        if a.verb == "check" and r.rc == WX_OK:
+            say("ok", "%s: blocked (the probe reported blocked, so the check accepted)" % desc)
+        elif a.verb == "check" and r.rc == WX_CHECK_REFUSED:
+            say("not ok", "%s is blocked" % desc, r.detail())
+        elif r.rc == WX_OK and o is not None and n in o:
             v = str(o[n])
             check(v.startswith("blocked"), "%s: %s" % (desc, v[:160]), v)
         elif r.rc == WX_DENIED and r.denied():
@@ -267,7 +290,7 @@ def cmd_attempts(a):
             say("not ok", "%s is blocked" % desc, r.detail())
         if n in ("exec_host_binary", "clone_newuser", "clone3_newuser"):
             no_strays(params["tag"], desc)
-    check_cgroups("confined (%s) attempts" % user)
+    check_cgroups("confined (%s%s) attempts" % (user, a.label))
 
 
 # ------------------------------------------------------------------ resource
@@ -552,7 +575,10 @@ def main():
     ap.add_argument("--profile", default="")
     ap.add_argument("--cwd", default="/")
     ap.add_argument("--no-batch", action="store_true", help="skip the all-attempts run")
+    ap.add_argument("--verb", default="run", choices=["run", "check"])
+    ap.add_argument("--profile-name", default="", help="worldd run --profile NAME")
     a = ap.parse_args()
+    a.label = ", check" if a.verb == "check" else (", " + a.profile_name if a.profile_name else "")
     {"attempts": cmd_attempts, "resource": cmd_resource, "posture": cmd_posture}[a.cmd](a)
 
 

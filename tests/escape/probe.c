@@ -2283,6 +2283,54 @@ static int emit(struct buf *b)
 	return write_all(1, b->s, b->n) == 0 ? 0 : 1;
 }
 
+/* `BIN check FILE` (the source-check profile runs only this): a source line
+ * "-- escape-probe: {JSON}" asks for one attempt, whose result is printed;
+ * the check "accepts" (exit 0) when it was blocked and "refuses" (exit 1,
+ * the result as its diagnostic) when it got through. Any other source is
+ * accepted untouched. */
+static int mode_check(int argc, char **argv)
+{
+	static const char key[] = "-- escape-probe: ";
+	if (argc < 3)
+		return 0;
+	char *src = read_whole(argv[2], 1 << 20);
+	char *d = src ? strstr(src, key) : NULL;
+	if (!d)
+		return 0;
+	d += sizeof key - 1;
+	d[strcspn(d, "\n")] = 0;
+	struct jkv kv[48];
+	int n = jobject(d, kv, 48);
+	if (n < 0) {
+		printf("escape-probe: the directive is not a flat JSON object\n");
+		return 1;
+	}
+	struct params p;
+	memset(&p, 0, sizeof p);
+	params_from(&p, kv, n);
+	p.parent_pid = getppid();
+	p.result_fd = -1;
+	mark_cmdline(argc, argv, p.tag);
+	char which[64];
+	jgets(kv, n, "attempt", which, sizeof which);
+	const struct attempt *a = find_attempt(which);
+	if (!a) {
+		printf("escape-probe: unknown attempt '%s'\n", which);
+		return 1;
+	}
+	struct res r;
+	memset(&r, 0, sizeof r);
+	a->fn(&p, &r);
+	struct buf b = { 0 };
+	bputs(&b, "{");
+	bjstr(&b, a->name);
+	bputs(&b, ":");
+	bjstr(&b, r.s);
+	bputs(&b, "}");
+	emit(&b);
+	return strncmp(r.s, "blocked:", 8) ? 1 : 0;
+}
+
 /* The interpreter entry point: BIN run --quiet --caps "" --entry main
  * --args-file args.json FILE */
 static int mode_run(int argc, char **argv)
@@ -2607,7 +2655,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(m, "check"))
-		return 0;
+		return mode_check(argc, argv);
 	if (!strcmp(m, "run"))
 		return mode_run(argc, argv);
 	if (!strcmp(m, "control"))
