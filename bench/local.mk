@@ -8,3 +8,5 @@ bench_programs += bench/interp_bench
 bench_scripts += bench/interp_bench.sh
 bench_programs += bench/supervisor_bench
 bench_scripts += bench/supervisor_bench.sh
+bench_programs += bench/capsule_bench bench/capsule_noop
+bench_scripts += bench/capsule_bench.sh

@@ -22,6 +22,8 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -76,7 +78,7 @@ struct world_ll_path_beneath_attr {
 
 #define SETUP_EXIT 125        /* exit status of a capsule whose setup failed */
 #define GO_FD 11              /* parent -> child sync pipe inside the child */
-#define ERR_FD 12             /* child -> parent setup pipe inside the child */
+#define ERR_FD CAPSULE_SETUP_FD /* child -> parent setup channel inside the child */
 #define SETUP_TIMEOUT_MS 10000
 
 /* ---- the pin ------------------------------------------------------------ */
@@ -220,6 +222,13 @@ static int write_file(const char *path, const char *text)
 		return -1;
 	}
 	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Copy src into dst (cap bytes); -1 when it does not fit. */
@@ -444,6 +453,7 @@ struct child_plan {
 	const char *argv[64];
 	struct capsule_ctx ctx;
 	int kept[CAPSULE_MAX_KEEP_FDS];
+	uint64_t ts[6];
 };
 
 /* Report "capsule setup: STEP: strerror" on the setup pipe and exit. */
@@ -559,7 +569,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	const struct capsule_profile *p = c->p;
 	char go;
 
-	/* 0. wait until the parent has written the id maps and placed us in the cgroups */
+	/* 0. wait until the parent has written the id maps */
 	CHECK(read(c->go_fd, &go, 1) == 1 && go == 'G', "wait for the parent");
 
 	/* 1. the capsule user (inside id 1000, mapped by the parent) */
@@ -567,8 +577,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(setresgid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresgid");
 	CHECK(setresuid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresuid");
 	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl PR_SET_PDEATHSIG");
-	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
-
+	c->ts[0] = now_ns();
 	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
@@ -595,6 +604,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	if (p->namespaces & CLONE_NEWUTS)
 		CHECK(sethostname(p->hostname, strlen(p->hostname)) == 0, "sethostname");
 
+	c->ts[1] = now_ns();
 	/* 4 (fds first: renumbering needs room above RLIMIT_NOFILE). Every fd
 	 * but 0-2, the kept fds (3..), the pinned interpreter (10) and the two
 	 * setup pipes (11, 12; close-on-exec) is closed. */
@@ -640,6 +650,13 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	struct rlimit cpu = { p->limits.rlim_cpu_s, p->limits.rlim_cpu_s + 1 };
 	CHECK(setrlimit(RLIMIT_CPU, &cpu) == 0, "setrlimit RLIMIT_CPU");
 
+	c->ts[2] = now_ns();
+	/* The parent has placed us in the capsule's cgroups: from here on every
+	 * page and process counts there, and the cgroup namespace is rooted at
+	 * the capsule's own group. */
+	CHECK(read(GO_FD, &go, 1) == 1 && go == 'C', "wait for the cgroup placement");
+	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
+
 	/* 4. capabilities: lock root semantics off, empty bounding and ambient
 	 * sets, then clear effective/permitted/inheritable; no_new_privs. */
 	CHECK(prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -653,15 +670,30 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(cap_set_proc(c->nocaps) == 0, "clear capabilities");
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl PR_SET_NO_NEW_PRIVS");
 
+	c->ts[3] = now_ns();
 	/* 5. landlock, then seccomp (the listener goes to the parent) */
 	if (c->ll_abi > 0 && p->landlock) CHECK(landlock_apply(c) == 0, "landlock");
+	c->ts[4] = now_ns();
 	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &c->prog);
 	CHECK(lfd >= 0, "seccomp filter");
-	char msg[16];
-	int n = snprintf(msg, sizeof msg, "L%d", lfd);
-	CHECK(write(errfd, msg, (size_t)n) == n, "hand over the seccomp listener");
-	CHECK(read(GO_FD, &go, 1) == 1 && go == 'A', "wait for the listener handover");
-	/* The capsule must never hold its own listener. */
+	c->ts[5] = now_ns();
+	/* Hand the listener to the parent (SCM_RIGHTS; the filter allows
+	 * sendmsg on this fd number only) and close our copy: the capsule
+	 * must never hold its own listener. No reply is awaited. */
+	char msg[160];
+	int n = snprintf(msg, sizeof msg, "L %llu %llu %llu %llu %llu %llu", (unsigned long long)c->ts[0],
+	                 (unsigned long long)c->ts[1], (unsigned long long)c->ts[2], (unsigned long long)c->ts[3],
+	                 (unsigned long long)c->ts[4], (unsigned long long)c->ts[5]);
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } cbuf;
+	memset(&cbuf, 0, sizeof cbuf);
+	struct iovec iov = { msg, (size_t)n };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.b, .msg_controllen = sizeof cbuf.b };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
+	CHECK(sendmsg(errfd, &mh, MSG_NOSIGNAL) == n, "hand over the seccomp listener");
 	CHECK(close(lfd) == 0 && close(GO_FD) == 0, "close the listener");
 
 	/* 6. exec the pinned interpreter, or run the inside callback */
@@ -750,8 +782,46 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* The filter of each profile is built once per process (libseccomp is
+ * deterministic; building costs about a millisecond). */
+static int bpf_for(const struct capsule_profile *p, const unsigned char **bpf, size_t *len,
+                   struct world_err *err)
+{
+	static struct { const struct capsule_profile *p; unsigned char *bpf; size_t len; } cache[8];
+	for (size_t i = 0; i < 8; i++)
+		if (cache[i].p == p) {
+			*bpf = cache[i].bpf;
+			*len = cache[i].len;
+			return 0;
+		}
+	unsigned char *b;
+	size_t l;
+	if (capsule_seccomp_bpf(p, &b, &l, err) < 0) return -1;
+	for (size_t i = 0; i < 8; i++)
+		if (!cache[i].p) {
+			cache[i].p = p;
+			cache[i].bpf = b;
+			cache[i].len = l;
+			*bpf = b;
+			*len = l;
+			return 0;
+		}
+	/* More profiles than slots: use this copy once (kept, like the cache). */
+	*bpf = b;
+	*len = l;
+	return 0;
+}
+
+const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
+	"prepare (filter, cgroup groups)", "clone3 (namespaces, pidfd)", "id maps",
+	"cgroup attach (overlaps child setup)", "child: identity", "child: mounts, tmpfs root, pivot_root",
+	"child: fds, rlimits", "child: cgroup ns, capabilities, no_new_privs", "child: landlock",
+	"child: seccomp", "listener handover", "finish (reap, cgroup removal)",
+};
+
 int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err)
 {
+	uint64_t t_mark = now_ns();
 	handle_init(h);
 	const struct capsule_profile *p = spec->profile;
 	if (!p) return werr(err, WX_USAGE, "capsule: no profile");
@@ -785,22 +855,21 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	h->landlock_abi = c.ll_abi;
 	h->root_mode = c.root_mode;
 
-	unsigned char *bpf = NULL;
+	const unsigned char *bpf = NULL;
 	size_t bpf_len = 0;
-	if (capsule_seccomp_bpf(p, &bpf, &bpf_len, err) < 0) return werr_prefix(err, "capsule setup");
+	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return werr_prefix(err, "capsule setup");
 	c.prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
 	c.prog.filter = (struct sock_filter *)bpf;
 	c.nocaps = cap_init();
-	if (!c.nocaps) {
-		free(bpf);
-		return werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
-	}
+	if (!c.nocaps) return werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
 
 	cg_create(h, p, "memory");
 	cg_create(h, p, "pids");
 
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, cgfd = -1;
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+	/* go: parent -> child ('G' id maps written, 'C' cgroups attached);
+	 * ep: child -> parent datagrams (setup error, or the listener). */
+	if (pipe2(go, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
 		werr(err, WX_SETUP, "capsule setup: pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -824,6 +893,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		ca.flags |= CLONE_INTO_CGROUP;
 		ca.cgroup = (uint64_t)cgfd;
 	}
+	h->timing.ns[CAPSULE_T_PREPARE] = now_ns() - t_mark;
+	t_mark = now_ns();
 	long pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid < 0) {
 		werr(err, WX_SETUP, "capsule setup: clone3: %s", strerror(errno));
@@ -831,6 +902,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	}
 	if (pid == 0) child_run(&c);
 
+	h->timing.ns[CAPSULE_T_CLONE] = now_ns() - t_mark;
+	t_mark = now_ns();
 	h->pid = (pid_t)pid;
 	h->pidfd = pidfd;
 	close_fd(&go[0]);
@@ -838,6 +911,15 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	close_fd(&cgfd);
 	h->host_id = c.root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
 	if (write_id_maps(h->pid, c.root_mode, h->host_id, err) < 0) goto fail_child;
+	if (write(go[1], "G", 1) != 1) {
+		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
+		goto fail_child;
+	}
+	uint64_t t_go = now_ns();
+	h->timing.ns[CAPSULE_T_IDMAP] = t_go - t_mark;
+	/* v1 attach is slow (the kernel waits for an RCU grace period): the
+	 * child sets up its identity, mounts, fds and rlimits meanwhile and
+	 * waits for 'C' only before its cgroup namespace and the exec. */
 	if (h->cg_memory == CAPSULE_CG_V1 && cg_attach(h->cg_memory_dir, h->pid) < 0) {
 		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_memory_dir, strerror(errno));
 		goto fail_child;
@@ -846,14 +928,18 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_pids_dir, strerror(errno));
 		goto fail_child;
 	}
-	if (write(go[1], "G", 1) != 1) {
+	if (write(go[1], "C", 1) != 1) {
 		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
 		goto fail_child;
 	}
+	t_mark = now_ns();
+	h->timing.ns[CAPSULE_T_CGATTACH] = t_mark - t_go;
 
-	/* Wait for the listener (setup done) or a setup error. */
+	/* Wait for the listener (setup done) or a setup error: one datagram,
+	 * "L<timestamps>" with the listener as SCM_RIGHTS, or "E<line>". */
 	char msg[512];
-	size_t got = 0;
+	ssize_t got = -1;
+	int lfd = -1;
 	for (;;) {
 		struct pollfd pf = { ep[0], POLLIN, 0 };
 		int pr = poll(&pf, 1, SETUP_TIMEOUT_MS);
@@ -862,45 +948,48 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 			werr(err, WX_SETUP, "capsule setup: %s", pr == 0 ? "timed out waiting for the child" : strerror(errno));
 			goto fail_child;
 		}
-		ssize_t n = read(ep[0], msg + got, sizeof msg - 1 - got);
-		if (n < 0 && errno == EINTR) continue;
-		if (n < 0) {
-			werr(err, WX_SETUP, "capsule setup: read setup pipe: %s", strerror(errno));
+		union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } cbuf;
+		struct iovec iov = { msg, sizeof msg - 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.b,
+		                     .msg_controllen = sizeof cbuf.b };
+		got = recvmsg(ep[0], &mh, MSG_CMSG_CLOEXEC);
+		if (got < 0 && errno == EINTR) continue;
+		if (got < 0) {
+			werr(err, WX_SETUP, "capsule setup: read setup channel: %s", strerror(errno));
 			goto fail_child;
 		}
-		got += (size_t)n;
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&lfd, CMSG_DATA(cm), sizeof(int));
 		msg[got] = 0;
-		if (n == 0 || got == sizeof msg - 1) break;
-		if (msg[0] == 'L') break;
+		break;
 	}
-	if (got == 0) {
+	if (got <= 0) {
 		werr(err, WX_SETUP, "capsule setup: the child ended before reporting");
 		goto fail_child;
 	}
 	if (msg[0] == 'E') {
-		/* Read the rest of the line (the child exits right after writing). */
-		for (;;) {
-			ssize_t n = read(ep[0], msg + got, sizeof msg - 1 - got);
-			if (n <= 0) break;
-			got += (size_t)n;
-			msg[got] = 0;
-		}
+		if (lfd >= 0) close(lfd);
 		werr(err, WX_SETUP, "%s", msg + 1);
 		goto fail_child;
 	}
-	int lfd = atoi(msg + 1);
-	h->notify_fd = (int)syscall(SYS_pidfd_getfd, h->pidfd, lfd, 0);
-	if (h->notify_fd < 0) {
-		werr(err, WX_SETUP, "capsule setup: pidfd_getfd seccomp listener: %s", strerror(errno));
+	h->notify_fd = lfd;
+	/* "L <t_ids> <t_mounts> <t_fds> <t_caps> <t_landlock> <t_seccomp>" (monotonic ns) */
+	unsigned long long ct[6] = { 0 };
+	if (msg[0] != 'L' || lfd < 0 ||
+	    sscanf(msg + 1, "%llu %llu %llu %llu %llu %llu", &ct[0], &ct[1], &ct[2], &ct[3], &ct[4], &ct[5]) != 6) {
+		werr(err, WX_SETUP, "capsule setup: malformed setup message from the child");
 		goto fail_child;
 	}
-	if (fcntl(h->notify_fd, F_SETFD, FD_CLOEXEC) < 0 || write(go[1], "A", 1) != 1) {
-		werr(err, WX_SETUP, "capsule setup: listener handover: %s", strerror(errno));
-		goto fail_child;
+	uint64_t prev = t_go;
+	for (int i = 0; i < 6; i++) {
+		h->timing.ns[CAPSULE_T_CHILD_IDS + i] = ct[i] > prev ? ct[i] - prev : 0;
+		prev = ct[i];
 	}
 	close_fd(&go[1]);
 	h->setup_fd = ep[0];
-	free(bpf);
+	h->timing.ns[CAPSULE_T_HANDOVER] = now_ns() - t_mark;
 	cap_free(c.nocaps);
 	return 0;
 
@@ -921,7 +1010,6 @@ fail:
 	close_fd(&h->notify_fd);
 	cg_remove(h->cg_memory_dir);
 	cg_remove(h->cg_pids_dir);
-	free(bpf);
 	cap_free(c.nocaps);
 	h->pid = -1;
 	return -1;
@@ -997,6 +1085,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 {
 	memset(r, 0, sizeof *r);
 	if (h->pid < 0) return werr(err, WX_FAIL, "capsule: finish without a started capsule");
+	uint64_t t_fin = now_ns();
 	siginfo_t si;
 	memset(&si, 0, sizeof si);
 	/* Answer denials that raced with the exit, then reap. */
@@ -1045,6 +1134,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
 	close_fd(&h->setup_fd);
+	h->timing.ns[CAPSULE_T_FINISH] = now_ns() - t_fin;
 	return 0;
 }
 

@@ -80,6 +80,17 @@ struct capsule_spec {
 
 enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2 };
 
+/* Where the time of one capsule goes (ns), for the benchmark's per-layer
+ * costs. Child phases are measured in the child, on the same clock. */
+enum capsule_phase {
+	CAPSULE_T_PREPARE, CAPSULE_T_CLONE, CAPSULE_T_IDMAP, CAPSULE_T_CGATTACH,
+	CAPSULE_T_CHILD_IDS, CAPSULE_T_CHILD_MOUNTS, CAPSULE_T_CHILD_FDS, CAPSULE_T_CHILD_CAPS,
+	CAPSULE_T_CHILD_LANDLOCK, CAPSULE_T_CHILD_SECCOMP, CAPSULE_T_HANDOVER, CAPSULE_T_FINISH,
+	CAPSULE_T_COUNT
+};
+extern const char *const capsule_phase_names[CAPSULE_T_COUNT];
+struct capsule_timing { uint64_t ns[CAPSULE_T_COUNT]; };
+
 struct capsule_handle {
 	pid_t pid;        /* host pid of the capsule's init (pid 1 inside) */
 	int pidfd;        /* readable when the capsule's init exits */
@@ -94,6 +105,7 @@ struct capsule_handle {
 	bool killed;              /* capsule_kill was called */
 	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
 	bool reaped;
+	struct capsule_timing timing;
 };
 
 /* Start a capsule. On success the handle is filled and the capsule runs

@@ -17,3 +17,13 @@ TESTS += tests/capsule/test_capsule tests/capsule/run.sh tests/capsule/unprivile
 	tests/capsule/go.sh tests/capsule/profile.sh
 EXTRA_DIST += tests/capsule/run.sh tests/capsule/unprivileged.sh tests/capsule/go.sh \
 	tests/capsule/profile.sh tests/capsule/go/main.go
+
+# The benchmark (bench/capsule_bench.sh; registered in bench/local.mk).
+noinst_PROGRAMS += bench/capsule_bench bench/capsule_noop
+bench_capsule_bench_SOURCES = bench/capsule_bench.c
+bench_capsule_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_capsule_bench_LDADD = libworld.a $(WORLD_DEP_LIBS)
+bench_capsule_noop_SOURCES = bench/capsule_noop.c
+bench_capsule_noop_CFLAGS = -std=gnu11 -Wall -Wextra
+bench_capsule_noop_LDFLAGS = -static
+EXTRA_DIST += bench/capsule_bench.sh

@@ -104,6 +104,7 @@ static const struct capsule_syscall base_syscalls[] = {
 	{ "clone", SC_ALLOW_CLONE, 0, "threads and children, never a new namespace" },
 	{ "clone3", SC_ERRNO, ENOSYS, "flags are behind a pointer: ENOSYS makes libc and Go fall back to clone" },
 	{ "execveat", SC_ALLOW_EXEC, 0, "only the pinned interpreter fd" },
+	{ "sendmsg", SC_ALLOW_SETUP_SEND, 0, "only on fd 12, the close-on-exec setup channel that hands the listener to the supervisor" },
 	{ "wait4", SC_ALLOW, 0, "reap children" }, { "waitid", SC_ALLOW, 0, "reap children" },
 	{ "exit", SC_ALLOW, 0, "end thread" }, { "exit_group", SC_ALLOW, 0, "end process" },
 	{ "futex", SC_ALLOW, 0, "locks" }, { "set_robust_list", SC_ALLOW, 0, "libc threads" },
@@ -127,7 +128,7 @@ static const char *const denied_list[] = {
 	"clock_settime", "settimeofday", "sethostname", "socket", "socketpair", "execve",
 	"memfd_create", "seccomp", "setuid", "setgid", "setresuid", "setgroups", "capset",
 	"personality", "acct", "quotactl", "pidfd_getfd", "fanotify_init", "move_mount",
-	"fsopen", "open_tree", "mount_setattr", NULL,
+	"fsopen", "open_tree", "mount_setattr", "sendto", "recvmsg", NULL,
 };
 
 static const unsigned long ioctl_cmds[] = {
@@ -302,6 +303,10 @@ void *capsule_seccomp_build(const struct capsule_profile *p, struct world_err *e
 			cmp[1] = (struct scmp_arg_cmp){ 4, SCMP_CMP_EQ, AT_EMPTY_PATH, 0 };
 			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 2, cmp, err) < 0) goto fail;
 			break;
+		case SC_ALLOW_SETUP_SEND:
+			cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, CAPSULE_SETUP_FD, 0 };
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 1, cmp, err) < 0) goto fail;
+			break;
 		case SC_ALLOW_PRCTL:
 			for (const int *o = p->prctl_options; *o >= 0; o++) {
 				cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, (scmp_datum_t)*o, 0 };
@@ -385,6 +390,7 @@ static const char *kind_rule(enum capsule_sc_kind k)
 	case SC_ALLOW_CLONE: return "allow if (arg0 & CLONE_NEW{NS,CGROUP,UTS,IPC,USER,PID,NET}) == 0";
 	case SC_ALLOW_EXEC: return "allow if arg0 == 10 (pinned fd) and arg4 == AT_EMPTY_PATH";
 	case SC_ALLOW_PRCTL: return "allow if arg0 is a listed option";
+	case SC_ALLOW_SETUP_SEND: return "allow if arg0 == 12 (setup channel, closed at exec)";
 	case SC_ERRNO: return "errno";
 	}
 	return "?";

@@ -34,6 +34,8 @@
 /* The pinned interpreter's fd number inside the capsule; execveat is
  * allowed only on this fd with AT_EMPTY_PATH. */
 #define CAPSULE_INTERP_FD 10
+/* The setup channel inside the capsule (close-on-exec). */
+#define CAPSULE_SETUP_FD 12
 /* Protocol fds kept for the capsule are renumbered 3, 4, ... (at most this many). */
 #define CAPSULE_MAX_KEEP_FDS 6
 
@@ -44,6 +46,7 @@ enum capsule_sc_kind {
 	SC_ALLOW_EXEC,     /* execveat: only fd CAPSULE_INTERP_FD with flags AT_EMPTY_PATH */
 	SC_ALLOW_PRCTL,    /* prctl: only the listed read-only options and PR_SET_NAME */
 	SC_ERRNO,          /* answered with errno (no report), e.g. clone3 -> ENOSYS */
+	SC_ALLOW_SETUP_SEND, /* sendmsg: only on CAPSULE_SETUP_FD (hands the listener over) */
 };
 
 struct capsule_syscall {

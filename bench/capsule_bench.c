@@ -1,0 +1,155 @@
+/* bench/capsule_bench.c: what confinement costs (printed, never a test).
+ *
+ * Runs the same static no-op three ways, interleaved so that machine noise
+ * hits all three alike: unconfined (fork + exec), `bwrap --unshare-all`
+ * with an empty tmpfs root, and a capsule of profile `transition` (the
+ * interpreter pinned once, as the supervisor does). Prints p50/p90/p99 of
+ * the wall time of each, the overhead of each over the unconfined run and
+ * their ratio (goal: capsule overhead <= 1/4 of bubblewrap's), then the
+ * median cost of each capsule layer from capsule.h's phase timing.
+ *
+ * usage: capsule_bench NOOP [BWRAP] [N] */
+#include "capsule/capsule.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	int i = (int)(q * (n - 1) + 0.5);
+	return v[i];
+}
+
+static double run_argv(char *const argv[], int devnull)
+{
+	double t0 = now_ms();
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "capsule_bench: %s failed\n", argv[0]);
+		exit(1);
+	}
+	return now_ms() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: capsule_bench NOOP [BWRAP] [N]\n");
+		return 2;
+	}
+	const char *noop = argv[1];
+	const char *bwrap = argc > 2 && argv[2][0] ? argv[2] : NULL;
+	int n = argc > 3 ? atoi(argv[3]) : 200;
+	if (n < 5) n = 5;
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct world_err err = { 0, "" };
+	int memfd;
+	char ref[80];
+	double tp = now_ms();
+	if (capsule_pin_interpreter(noop, NULL, &memfd, ref, &err) < 0) {
+		fprintf(stderr, "capsule_bench: %s\n", err.msg);
+		return 1;
+	}
+	double pin_ms = now_ms() - tp;
+	const struct capsule_profile *p = capsule_profile_find("transition");
+	struct capsule_file files[] = { { "host/capsule/main.ail", "noop", 4 }, { "args.json", "\"{}\"", 4 },
+	                                { ".capsule-cache/", NULL, 0 } };
+	struct capsule_spec spec = { .profile = p, .interp_fd = memfd, .files = files, .nfiles = 3,
+	                             .stdin_fd = devnull, .stdout_fd = devnull, .stderr_fd = devnull };
+	double *tu = calloc((size_t)n, sizeof(double)), *tb = calloc((size_t)n, sizeof(double)),
+	       *tc = calloc((size_t)n, sizeof(double));
+	double *phase[CAPSULE_T_COUNT];
+	for (int k = 0; k < CAPSULE_T_COUNT; k++) phase[k] = calloc((size_t)n, sizeof(double));
+	char *un_argv[] = { (char *)noop, NULL };
+	char *bw_argv[] = { (char *)bwrap, "--unshare-all", "--die-with-parent", "--tmpfs", "/", "--ro-bind",
+	                    (char *)noop, "/noop", "/noop", NULL };
+	char summary[512] = "";
+	/* warm-up: one of each */
+	run_argv(un_argv, devnull);
+	if (bwrap) run_argv(bw_argv, devnull);
+	for (int i = 0; i < n + 1; i++) {
+		for (int j = 0; j < 3; j++) {
+			int which = (i + j) % 3; /* rotate the order */
+			if (which == 0) {
+				double t = run_argv(un_argv, devnull);
+				if (i > 0) tu[i - 1] = t;
+			} else if (which == 1) {
+				if (!bwrap) continue;
+				double t = run_argv(bw_argv, devnull);
+				if (i > 0) tb[i - 1] = t;
+			} else {
+				struct capsule_handle h;
+				struct capsule_report r;
+				double t0 = now_ms();
+				if (capsule_start(&spec, &h, &err) < 0 || capsule_finish(&h, &r, &err) < 0) {
+					fprintf(stderr, "capsule_bench: %s\n", err.msg);
+					return 1;
+				}
+				double t = now_ms() - t0;
+				if (!r.exited || r.exit_status != 0) {
+					fprintf(stderr, "capsule_bench: capsule run failed (status %d signal %d %s)\n",
+					        r.exit_status, r.term_signal, r.setup_error);
+					return 1;
+				}
+				if (i > 0) {
+					tc[i - 1] = t;
+					for (int k = 0; k < CAPSULE_T_COUNT; k++) phase[k][i - 1] = (double)h.timing.ns[k] / 1e6;
+				}
+				if (i == 0) capsule_describe(&h, summary, sizeof summary);
+			}
+		}
+	}
+	double u50 = pct(tu, n, .5), u90 = pct(tu, n, .9), u99 = pct(tu, n, .99);
+	double c50 = pct(tc, n, .5), c90 = pct(tc, n, .9), c99 = pct(tc, n, .99);
+	printf("capsule benchmark: static no-op, %d interleaved runs each (wall ms)\n", n);
+	printf("  capsule layers: %s\n", summary);
+	printf("  %-34s %8s %8s %8s\n", "", "p50", "p90", "p99");
+	printf("  %-34s %8.3f %8.3f %8.3f\n", "unconfined (fork+exec)", u50, u90, u99);
+	double b50 = 0;
+	if (bwrap) {
+		b50 = pct(tb, n, .5);
+		double b90 = pct(tb, n, .9), b99 = pct(tb, n, .99);
+		printf("  %-34s %8.3f %8.3f %8.3f\n", "bwrap --unshare-all, tmpfs root", b50, b90, b99);
+	}
+	printf("  %-34s %8.3f %8.3f %8.3f\n", "capsule (transition profile)", c50, c90, c99);
+	printf("  ratios (p50): capsule/unconfined %.2fx", c50 / u50);
+	if (bwrap) printf(", bwrap/unconfined %.2fx, capsule/bwrap %.2fx", b50 / u50, c50 / b50);
+	printf("\n  overhead over unconfined (p50): capsule %.3f ms", c50 - u50);
+	if (bwrap) {
+		printf(", bwrap %.3f ms; capsule overhead / bwrap overhead = %.2f (goal <= 0.25: %s)",
+		       b50 - u50, (c50 - u50) / (b50 - u50), (c50 - u50) <= 0.25 * (b50 - u50) ? "met" : "NOT met");
+	}
+	printf("\n  pin (sha256 into a sealed memfd, once per interpreter): %.3f ms\n", pin_ms);
+	printf("  capsule layers, median ms per run:\n");
+	for (int k = 0; k < CAPSULE_T_COUNT; k++)
+		printf("    %-46s %8.3f\n", capsule_phase_names[k], pct(phase[k], n, .5));
+	close(memfd);
+	return 0;
+}
