@@ -869,7 +869,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, cgfd = -1;
 	/* go: parent -> child ('G' id maps written, 'C' cgroups attached);
 	 * ep: child -> parent datagrams (setup error, or the listener). */
-	if (pipe2(go, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) < 0) {
 		werr(err, WX_SETUP, "capsule setup: pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -911,7 +912,11 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	close_fd(&cgfd);
 	h->host_id = c.root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
 	if (write_id_maps(h->pid, c.root_mode, h->host_id, err) < 0) goto fail_child;
-	if (write(go[1], "G", 1) != 1) {
+	/* The go channel is a socket written with MSG_NOSIGNAL: if the child
+	 * already failed (it exits right after reporting), sending gives EPIPE
+	 * rather than killing the caller, and its report is read below. */
+	bool child_gone = send(go[1], "G", 1, MSG_NOSIGNAL) != 1;
+	if (child_gone && errno != EPIPE && errno != ECONNRESET) {
 		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
 		goto fail_child;
 	}
@@ -920,15 +925,18 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	/* v1 attach is slow (the kernel waits for an RCU grace period): the
 	 * child sets up its identity, mounts, fds and rlimits meanwhile and
 	 * waits for 'C' only before its cgroup namespace and the exec. */
-	if (h->cg_memory == CAPSULE_CG_V1 && cg_attach(h->cg_memory_dir, h->pid) < 0) {
-		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_memory_dir, strerror(errno));
+	const char *cgdirs[2] = { h->cg_memory == CAPSULE_CG_V1 ? h->cg_memory_dir : NULL,
+	                          h->cg_pids == CAPSULE_CG_V1 ? h->cg_pids_dir : NULL };
+	for (int i = 0; i < 2 && !child_gone; i++) {
+		if (!cgdirs[i] || cg_attach(cgdirs[i], h->pid) == 0) continue;
+		if (errno == ESRCH) {
+			child_gone = true; /* it failed already: its report says why */
+			break;
+		}
+		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", cgdirs[i], strerror(errno));
 		goto fail_child;
 	}
-	if (h->cg_pids == CAPSULE_CG_V1 && cg_attach(h->cg_pids_dir, h->pid) < 0) {
-		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", h->cg_pids_dir, strerror(errno));
-		goto fail_child;
-	}
-	if (write(go[1], "C", 1) != 1) {
+	if (!child_gone && send(go[1], "C", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && errno != ECONNRESET) {
 		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
 		goto fail_child;
 	}
