@@ -644,6 +644,12 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 		{ RLIMIT_RTPRIO, 0, "setrlimit RLIMIT_RTPRIO" },
 	};
 	for (size_t i = 0; i < sizeof rl / sizeof rl[0]; i++) {
+#if defined(__SANITIZE_ADDRESS__)
+		/* An `inside` agent is a copy of the (sanitized) caller, whose shadow
+		 * memory alone exceeds any address-space limit; interpreters get
+		 * these two limits at spawn (capsule_apply_interpreter_limits). */
+		if (s->inside && (rl[i].res == RLIMIT_AS || rl[i].res == RLIMIT_DATA)) continue;
+#endif
 		struct rlimit r = { rl[i].v, rl[i].v };
 		CHECK(setrlimit(rl[i].res, &r) == 0, rl[i].name);
 	}
@@ -709,6 +715,14 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	child_fail(errfd, "execveat pinned interpreter", errno);
 }
 
+int capsule_apply_interpreter_limits(const struct capsule_ctx *ctx)
+{
+	const struct capsule_limits *l = &ctx->profile->limits;
+	struct rlimit as = { l->rlim_as, l->rlim_as }, data = { l->rlim_data, l->rlim_data };
+	if (setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_DATA, &data) < 0) return -1;
+	return 0;
+}
+
 pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
                                 int in_fd, int out_fd, int err_fd)
 {
@@ -723,6 +737,7 @@ pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const
 			close(i);
 		}
 	}
+	if (capsule_apply_interpreter_limits(ctx) < 0) _exit(127);
 	/* Only 0-2 cross the exec: protocol fds stay with the agent. */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) _exit(127);
 	syscall(SYS_execveat, ctx->interp_fd, "", (char *const *)argv, (char *const *)capsule_env,

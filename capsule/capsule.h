@@ -60,6 +60,13 @@ struct capsule_ctx {
 pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
                                 int in_fd, int out_fd, int err_fd);
 
+/* Set the profile's RLIMIT_AS and RLIMIT_DATA on the calling process
+ * (prlimit64 is allowed: lowering needs no privilege). Call it in each
+ * interpreter child before execveat when spawning without
+ * capsule_spawn_interpreter (which calls it): in sanitizer builds the
+ * `inside` agent itself runs without these two limits. Returns 0 or -1. */
+int capsule_apply_interpreter_limits(const struct capsule_ctx *ctx);
+
 typedef int (*capsule_inside_fn)(const struct capsule_ctx *ctx, void *arg);
 
 struct capsule_spec {

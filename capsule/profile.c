@@ -98,7 +98,8 @@ static const struct capsule_syscall base_syscalls[] = {
 	{ "nanosleep", SC_ALLOW, 0, "sleep" }, { "pause", SC_ALLOW, 0, "sleep" }, { "clock_nanosleep", SC_ALLOW, 0, "sleep" },
 	{ "getrusage", SC_ALLOW, 0, "own usage" }, { "times", SC_ALLOW, 0, "own usage" },
 	{ "getrlimit", SC_ALLOW, 0, "read limits" },
-	{ "prlimit64", SC_ALLOW, 0, "read or lower limits (raising needs a capability)" },
+	{ "prlimit64", SC_ALLOW, 0, "read or lower limits (soft = hard: raising needs a capability)" },
+	{ "setrlimit", SC_ALLOW, 0, "lower limits (interpreter spawn)" },
 	{ "getrandom", SC_ALLOW, 0, "randomness" },
 	/* threads and processes (clone without namespace flags) */
 	{ "clone", SC_ALLOW_CLONE, 0, "threads and children, never a new namespace" },

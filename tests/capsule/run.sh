@@ -7,6 +7,9 @@ FIX="$top_builddir/tests/capsule/fixture"
 T=$(mktemp -d /tmp/world-capsule-run.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
+groups() { find /sys/fs/cgroup -maxdepth 6 -type d -name "world-capsule-*" 2>/dev/null | sort; }
+groups_before=$(groups)
+
 # run SOURCE_TEXT [extra flags...]: sets out err rc
 run() {
   printf '%s\n' "$1" > "$T/main.ail"; shift
@@ -81,10 +84,11 @@ run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/bad.ail"
 is "$rc" 19 "check: refused source exits 19"
 like "$err" "source refused: .*Error: PAR001 refused by fixture" "check: refusal shows the diagnostic"
 
-# nothing left behind: every capsule group belongs to a live worldd (groups
-# are named world-capsule-PID-N after the process that made them)
+# nothing left behind: every capsule group made during this test belongs to
+# a live process (groups are named world-capsule-PID-N after their maker;
+# concurrent tests of other components may hold some)
 stale=0
-for d in $(find /sys/fs/cgroup -maxdepth 6 -type d -name "world-capsule-*" 2>/dev/null); do
+for d in $(comm -13 <(printf '%s\n' "$groups_before") <(groups)); do
   p=$(basename "$d" | cut -d- -f3)
   kill -0 "$p" 2>/dev/null || { stale=$((stale + 1)); diag "stale cgroup $d"; }
 done
