@@ -28,7 +28,7 @@ endif
 TESTS += tests/interp/echo.sh tests/interp/conformance.sh
 EXTRA_DIST += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/conformance
 TESTS += tests/interp/fuzz.sh tests/interp/robust.sh tests/interp/valgrind.sh
-EXTRA_DIST += tests/interp/robust.sh tests/interp/valgrind.sh tests/interp/fuzz.sh tests/interp/fuzz-corpus interp/fuzz.c
+EXTRA_DIST += tests/interp/robust.sh tests/interp/valgrind.sh tests/interp/fuzz.sh tests/interp/fuzz.dict tests/interp/fuzz-corpus interp/fuzz.c
 
 # `make interp-fuzz` builds the libFuzzer target (clang only; never part of
 # `all`). Run it as: interp/ailang-lite-fuzz -max_total_time=60 CORPUS_DIR

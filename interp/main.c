@@ -213,6 +213,26 @@ static int cmd_run(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0)
 			continue;
+		/* --flag=value, as Go's flag package also accepts */
+		const char *eq = strchr(a, '=');
+		if (a[0] == '-' && a[1] == '-' && eq) {
+			static const char *const valued[] = {"--caps", "--entry", "--args-file", "--args-json"};
+			size_t fl = (size_t)(eq - a);
+			int known = 0;
+			for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+				if (strlen(valued[k]) == fl && strncmp(a, valued[k], fl) == 0) {
+					known = 1;
+					if (k == 1)
+						entry = eq + 1;
+					else if (k == 2)
+						args_file = eq + 1;
+					else if (k == 3)
+						args_json = eq + 1;
+				}
+			if (!known)
+				return flag_error("run: unknown flag '%s'", a);
+			continue;
+		}
 		if (strcmp(a, "--caps") == 0 || strcmp(a, "--entry") == 0 || strcmp(a, "--args-file") == 0 ||
 		    strcmp(a, "--args-json") == 0) {
 			if (i + 1 >= argc)

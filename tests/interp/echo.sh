@@ -34,6 +34,9 @@ is "$out" '{"echo":{"a":1}}' "echo through --args-file - (stdin)"
 run_capture out err rc bash -c "\"$A\" run --quiet --caps '' --entry main --args-json - quickstart/echo.ail < args.json"
 is "$out" '{"echo":{"a":1}}' "echo through --args-json - (stdin)"
 
+run_capture out err rc "$A" run --quiet --caps= --entry=main --args-file=args.json quickstart/echo.ail
+is "$out" '{"echo":{"a":1}}' "echo with --flag=value forms"
+
 # the static binary, as capsules run it: empty environment
 run_capture out err rc env -i "$S" run --quiet --caps "" --entry main --args-file args.json quickstart/echo.ail
 is "$out" '{"echo":{"a":1}}' "static binary runs echo with an empty environment"

@@ -32,7 +32,7 @@ mkdir "$work/corpus"
 cp "$top_srcdir/tests/interp/fuzz-corpus/"* "$work/corpus/"
 secs=${WORLD_FUZZ_SECONDS:-30}
 (cd "$work" && ASAN_OPTIONS=detect_leaks=1 ./fuzz -max_total_time="$secs" -max_len=8192 -timeout=10 \
-   -rss_limit_mb=2048 -print_final_stats=1 corpus > fuzz.log 2>&1)
+   -rss_limit_mb=2048 -print_final_stats=1 -dict="$top_srcdir/tests/interp/fuzz.dict" corpus > fuzz.log 2>&1)
 rc=$?
 is "$rc" 0 "libFuzzer ran ${secs}s over lexer, parser, check and JSON without a crash"
 [ "$rc" = 0 ] || tail -n 40 "$work/fuzz.log" | sed 's/^/# /'
