@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static char *slurp(const char *path)
@@ -100,6 +101,10 @@ int main(int argc, char **argv)
 		fputs("{\"x\":\"", stdout);
 		for (int i = 0; i < (1 << 20) + 10; i++) putchar('a');
 		puts("\"}");
+	} else if (strcmp(word, "denied") == 0) {
+		/* keyctl is outside every capsule profile. */
+		long rc = syscall(SYS_keyctl, 0, 0, 0, 0, 0);
+		printf("{\"keyctl\":%ld}\n", rc);
 	} else if (strcmp(word, "fail") == 0) {
 		fprintf(stderr, "Error: RT001 the stub was told to fail\n");
 		return 1;

@@ -250,6 +250,12 @@ int main(void)
 	expect_fail(s, "notobject\n", WX_NOT_OBJECT, "transition output is not a JSON object", "output not an object");
 	expect_fail(s, "badutf8\n", WX_NOT_OBJECT, "transition output is not a JSON object", "output not UTF-8");
 	expect_fail(s, "fail\n", WX_INTERP, "RT001", "interpreter exits 1");
+	if (suptest_unconfined()) {
+		skip("the test double has no seccomp filter", "a denied syscall is reported by name");
+		skip("the test double has no seccomp filter", "... with its code");
+	} else {
+		expect_fail(s, "denied\n", WX_DENIED_SYSCALL, "syscall denied: keyctl", "a denied syscall");
+	}
 
 	/* A process left behind inside the capsule does not outlive it. Control
 	 * first: while the capsule runs, the sleeper is visible by name. */
