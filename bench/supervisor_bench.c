@@ -5,6 +5,8 @@
  * double (protocol + agent cost without the sandbox). Figures only.
  * usage: supervisor_bench AILANG_LITE [RUNS] */
 #include "supervisor/supervisor.h"
+#include "capsule/capsule.h"
+#include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -95,17 +97,9 @@ static void *worker(void *p)
 	return NULL;
 }
 
-static double run_sup(struct launcher *lch, int inflight, int total, int *failed)
+/* Run `total` calls from `inflight` threads; returns the elapsed seconds. */
+static double run_sup(struct supervisor *s, int inflight, int total, int *failed)
 {
-	struct world_err err;
-	struct sup_limits lim;
-	sup_limits_default(&lim);
-	lim.capacity = inflight;
-	struct supervisor *s = sup_new(&lim, lch, &err);
-	if (!s) {
-		fprintf(stderr, "sup_new: %s\n", err.msg);
-		exit(1);
-	}
 	struct load l;
 	memset(&l, 0, sizeof l);
 	l.s = s;
@@ -118,10 +112,40 @@ static double run_sup(struct launcher *lch, int inflight, int total, int *failed
 	pthread_barrier_wait(&l.start);
 	for (int i = 0; i < inflight; i++) pthread_join(th[i], NULL);
 	double dt = now() - t0;
-	*failed = l.failed;
+	*failed += l.failed;
 	if (l.failed) fprintf(stderr, "  %d failed: %s\n", l.failed, l.err);
-	sup_free(s);
-	return total / dt;
+	pthread_barrier_destroy(&l.start);
+	pthread_barrier_destroy(&l.end);
+	return dt;
+}
+
+/* A bare capsule (no agent, no protocol) running `BIN --version`: setup,
+ * exec+exit and reap times are added to t[0..2]. */
+static void bare_capsules(int memfd, int n, double t[3])
+{
+	struct world_err err;
+	const struct capsule_profile *prof = capsule_profile_find("transition");
+	static const char *const argv_v[] = { "ailang", "--version", NULL };
+	struct capsule_file files[1] = { { "host/capsule/main.ail", SRC, sizeof SRC - 1 } };
+	for (int i = 0; i < n; i++) {
+		struct capsule_spec cs = { .profile = prof, .interp_fd = memfd, .files = files, .nfiles = 1,
+		                           .argv = argv_v, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
+		struct capsule_handle h;
+		struct capsule_report rep;
+		double a = now();
+		if (capsule_start(&cs, &h, &err) < 0) {
+			fprintf(stderr, "capsule_start: %s\n", err.msg);
+			exit(1);
+		}
+		double b = now();
+		struct pollfd pf = { h.pidfd, POLLIN, 0 };
+		poll(&pf, 1, -1);
+		double c = now();
+		capsule_finish(&h, &rep, &err);
+		t[0] += b - a;
+		t[1] += c - b;
+		t[2] += now() - c;
+	}
 }
 
 int main(int argc, char **argv)
@@ -143,39 +167,67 @@ int main(int argc, char **argv)
 	snprintf(p, sizeof p, "%s/host/capsule/main.ail", dir); write_file(p, SRC);
 	snprintf(p, sizeof p, "%s/args.json", dir); write_file(p, "\"{\\\"message\\\":\\\"hello, world\\\"}\"");
 
-	printf("echo transition (DESIGN §2) with %s, %d runs per row, %ld cores\n", bin, runs, sysconf(_SC_NPROCESSORS_ONLN));
+	/* Rows are measured in interleaved rounds so that a change in the
+	 * machine's load during the run hits every row alike. */
+	enum { ROUNDS = 10 };
+	int per = runs / ROUNDS > 0 ? runs / ROUNDS : 1;
+	runs = per * ROUNDS;
+	printf("echo transition (DESIGN §2) with %s, %d runs per row in %d interleaved rounds, %ld cores\n", bin, runs,
+	       ROUNDS, sysconf(_SC_NPROCESSORS_ONLN));
+	struct { const char *name; int unconfined; int inflight; struct supervisor *s; double t; int failed; } rows[] = {
+		{ "supervisor + capsule, 1 in flight", 0, 1, NULL, 0, 0 },
+		{ "supervisor + capsule, 2 in flight", 0, 2, NULL, 0, 0 },
+		{ "supervisor + capsule, 8 in flight", 0, 8, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 1 in flight", 1, 1, NULL, 0, 0 },
+	};
+	size_t nrows = sizeof rows / sizeof rows[0];
+	for (size_t i = 0; i < nrows; i++) {
+		struct world_err err;
+		struct launcher *l = rows[i].unconfined ? launcher_unconfined_new(bin, &err) : launcher_capsule_new(bin, NULL, &err);
+		struct sup_limits lim;
+		sup_limits_default(&lim);
+		lim.capacity = (unsigned)rows[i].inflight;
+		if (l) rows[i].s = sup_new(&lim, l, &err);
+		if (!rows[i].s) {
+			fprintf(stderr, "supervisor: %s\n", err.msg);
+			return 1;
+		}
+	}
+	struct world_err err;
+	int memfd;
+	char ref[80];
+	if (capsule_pin_interpreter(bin, NULL, &memfd, ref, &err) < 0) {
+		fprintf(stderr, "pin: %s\n", err.msg);
+		return 1;
+	}
+	double base_t = 0, bare[3] = { 0, 0, 0 };
 	int bad = 0;
-	double t0 = now();
-	for (int i = 0; i < runs; i++) bad += fork_exec_once(bin, dir) < 0;
-	double base = runs / (now() - t0);
+	for (int round = 0; round < ROUNDS; round++) {
+		double t0 = now();
+		for (int i = 0; i < per; i++) bad += fork_exec_once(bin, dir) < 0;
+		base_t += now() - t0;
+		for (size_t i = 0; i < nrows; i++) rows[i].t += run_sup(rows[i].s, rows[i].inflight, per, &rows[i].failed);
+		bare_capsules(memfd, per, bare);
+	}
+	close(memfd);
 	snprintf(p, sizeof p, "rm -rf '%s'", dir);
 	if (system(p) != 0) fprintf(stderr, "cleanup of %s failed\n", dir);
 	if (bad) fprintf(stderr, "  baseline: %d wrong outputs\n", bad);
 
+	double base = runs / base_t;
 	printf("%-50s %9s %9s %12s\n", "path", "runs/s", "ms/run", "added ms/run");
 	printf("%-50s %9.0f %9.2f %12s\n", "unconfined fork+exec of ailang-lite, 1 at a time", base, 1000.0 / base, "-");
-	struct { const char *name; int unconfined; int inflight; } rows[] = {
-		{ "supervisor + capsule, 1 in flight", 0, 1 },
-		{ "supervisor + capsule, 2 in flight", 0, 2 },
-		{ "supervisor + capsule, 8 in flight", 0, 8 },
-		{ "supervisor + unconfined test double, 1", 1, 1 },
-	};
-	double one = 0;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		struct world_err err;
-		struct launcher *l = rows[i].unconfined ? launcher_unconfined_new(bin, &err) : launcher_capsule_new(bin, NULL, &err);
-		if (!l) {
-			fprintf(stderr, "launcher: %s\n", err.msg);
-			return 1;
-		}
-		int failed;
-		double r = run_sup(l, rows[i].inflight, runs, &failed);
-		if (i == 0) one = r;
-		/* Added cost: wall time per run against the baseline (for N in
-		 * flight, the throughput-equivalent time per run). */
+	for (size_t i = 0; i < nrows; i++) {
+		double r = runs / rows[i].t;
+		/* Added cost: time per run against the baseline (for N in flight,
+		 * the throughput-equivalent time per run). */
 		printf("%-50s %9.0f %9.2f %12.2f%s\n", rows[i].name, r, 1000.0 / r, 1000.0 / r - 1000.0 / base,
-		       failed ? "  (failures, see above)" : "");
+		       rows[i].failed ? "  (failures, see above)" : "");
+		sup_free(rows[i].s);
 	}
-	printf("capsule vs fork+exec, 1 in flight: %.1fx the time per run\n", base / one);
+	printf("capsule vs fork+exec, 1 in flight: %.1fx the time per run\n", rows[0].t / base_t);
+	printf("a bare capsule (no agent, no protocol; BIN --version): setup %.2f ms, exec+exit %.2f ms, reap %.2f ms;\n"
+	       "  the setup is the most a pool of pre-confined capsules could take off one call's latency\n",
+	       bare[0] * 1000 / runs, bare[1] * 1000 / runs, bare[2] * 1000 / runs);
 	return 0;
 }

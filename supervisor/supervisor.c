@@ -35,7 +35,6 @@ void sup_limits_default(struct sup_limits *lim)
 	lim->output_max = 1u << 20;
 	lim->payload_max = 1u << 20;
 	lim->capacity = 8;
-	lim->reap_ms = 5000;
 }
 
 struct supervisor {

@@ -27,7 +27,6 @@ struct sup_limits {
 	size_t output_max;                              /* output object: 1 MiB */
 	size_t payload_max;                             /* args, plan: 1 MiB */
 	unsigned capacity;                              /* capsules alive at once: 8 */
-	unsigned reap_ms;                               /* wait for a killed capsule: 5000 */
 };
 void sup_limits_default(struct sup_limits *lim);
 
