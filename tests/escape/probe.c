@@ -681,6 +681,79 @@ static void a_exec_host_binary(const struct params *p, struct res *r)
 		blocked(r, "/bin/sh exited %d", WEXITSTATUS(st));
 }
 
+/* Write into the working directory: in a capsule that is the root, which is
+ * read-only after staging (nothing the interpreter writes there persists or
+ * replaces a staged file). */
+static void a_root_write(const struct params *p, struct res *r)
+{
+	(void)p;
+	const char *name = "escape-probe-file";
+	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		blocked(r, "create %s in the working directory: %s", name, ename(errno));
+		return;
+	}
+	close(fd);
+	unlink(name);
+	opened(r, "created %s in the working directory", name);
+}
+
+/* Run code the capsule did not pin: write a file where writing is allowed,
+ * put it on fd 10 (the one fd the filter lets execveat use, for the pinned
+ * interpreter) and exec it. EACCES = the mount (noexec) or landlock refused
+ * execution; ENOEXEC or success = execution was permitted. */
+static void a_exec_written_file(const struct params *p, struct res *r)
+{
+	(void)p;
+	char path[PATH_MAX];
+	writable_path(path, sizeof path, "escape-probe-exec");
+	unlink(path);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (fd < 0) {
+		blocked(r, "create %s: %s", path, ename(errno));
+		return;
+	}
+	static const char script[] = "#!/bin/true\n";
+	if (write(fd, script, sizeof script - 1) != (ssize_t)(sizeof script - 1)) {
+		blocked(r, "write %s: %s", path, ename(errno));
+		close(fd);
+		unlink(path);
+		return;
+	}
+	close(fd);
+	pid_t pid = fork();
+	if (pid < 0) {
+		blocked(r, "fork: %s", ename(errno));
+		unlink(path);
+		return;
+	}
+	if (pid == 0) {
+		int xfd = open(path, O_RDONLY); /* no O_CLOEXEC: a script needs its fd */
+		if (xfd < 0)
+			_exit(100 + (errno < 100 ? errno : 99));
+		if (xfd != 10 && dup2(xfd, 10) < 0)
+			_exit(100 + (errno < 100 ? errno : 99));
+		char *const argv[] = { "escape-probe-exec", NULL };
+		char *const envp[] = { NULL };
+		syscall(SYS_execveat, 10, "", argv, envp, AT_EMPTY_PATH);
+		_exit(100 + (errno < 100 ? errno : 99));
+	}
+	int to, st = wait_ms(pid, 3000, &to);
+	unlink(path);
+	if (st < 0)
+		blocked(r, "the exec child did not finish (%s)", to ? "timeout" : ename(errno));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		opened(r, "executed a file it wrote (%s) through fd 10", path);
+	else if (WIFEXITED(st) && WEXITSTATUS(st) - 100 == ENOEXEC)
+		opened(r, "execveat(fd 10) of a written file passed the permission checks (ENOEXEC)");
+	else if (WIFEXITED(st) && WEXITSTATUS(st) >= 100)
+		blocked(r, "execveat(fd 10, written file): %s", ename(WEXITSTATUS(st) - 100));
+	else if (WIFSIGNALED(st))
+		blocked(r, "exec child killed by signal %d (%s)", WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?: "?");
+	else
+		blocked(r, "exec child exited %d", WEXITSTATUS(st));
+}
+
 /* -- /proc, /dev, /sys -- */
 
 static void a_proc_self(const struct params *p, struct res *r)
@@ -1881,6 +1954,8 @@ static const struct attempt attempts[] = {
 	{ "dotdot_secret", a_dotdot_secret, 0 },
 	{ "symlink_escape", a_symlink_escape, 0 },
 	{ "exec_host_binary", a_exec_host_binary, 0 },
+	{ "root_write", a_root_write, 0 },
+	{ "exec_written_file", a_exec_written_file, 0 },
 	{ "proc_self", a_proc_self, 0 },
 	{ "proc_host_root", a_proc_host_root, F_ROOT },
 	{ "dev_block_device", a_dev_block_device, F_ROOT },
