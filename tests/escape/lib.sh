@@ -49,13 +49,19 @@ esc_setup() {
   # shellcheck disable=SC1091
   . "$ESC_WORK/serve/serve.env"
   chmod 755 "$ESC_WORK/serve"
-  sleep 600 </dev/null >/dev/null 2>&1 &
-  ESC_VICTIM=$!
-  sleep 600 </dev/null >/dev/null 2>&1 &
-  ESC_KILLME=$!
+  ESC_VICTIM=$(esc_sleeper)
+  ESC_KILLME=$(esc_sleeper)
   ESC_PIDS="$ESC_PIDS $ESC_VICTIM $ESC_KILLME"
   ESC_HOST_NS="mnt:$(stat -L -c %i /proc/self/ns/mnt),uts:$(stat -L -c %i /proc/self/ns/uts),pid:$(stat -L -c %i /proc/self/ns/pid)"
   export WORLD_ESCAPE_HOST_NS="$ESC_HOST_NS"
+}
+
+# A sleeping victim, started from a subshell so that it is not a job of this
+# shell (its death is then reaped by init and not reported here); killed by
+# pid in esc_cleanup.
+esc_sleeper() {
+  sleep 600 </dev/null >/dev/null 2>&1 &
+  echo $!
 }
 
 # esc_params [KEY=JSONVALUE...]: the probe's input object.
