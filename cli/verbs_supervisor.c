@@ -24,8 +24,7 @@
 	"  --capacity N            capsules alive at once (default 8)\n" \
 	"  --phase-ms N            plan / finish / pure-run / check deadline (defaults 4000/2000/4000/10000)\n" \
 	"  --invocation-ms N       whole-call deadline (default 20000)\n" \
-	"  --summary               print the capsule profile and what was applied on stderr\n" \
-	"  --unconfined-test-double  run WITHOUT confinement (the supervisor's test double; never for real use)\n"
+	"  --summary               print the capsule profile and what was applied on stderr\n"
 
 #define EXIT_HELP \
 	"exit codes:\n" \
@@ -45,7 +44,7 @@
 
 struct opts {
 	const char *bin, *ref, *source, *input, *input_file;
-	int effectful, test_broker, summary, unconfined;
+	int effectful, test_broker, summary;
 	long capacity, phase_ms, invocation_ms;
 };
 
@@ -98,7 +97,6 @@ static int parse_opts(const char *verb, int argc, char **argv, struct opts *o, i
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--summary") == 0) { o->summary = 1; continue; }
-		if (strcmp(a, "--unconfined-test-double") == 0) { o->unconfined = 1; continue; }
 		if (with_input && strcmp(a, "--effectful") == 0) { o->effectful = 1; continue; }
 		if (with_input && strcmp(a, "--test-broker") == 0) { o->test_broker = 1; continue; }
 		if (!v) return worldd_usage(verb, "unknown flag or missing value: %s", a);
@@ -119,11 +117,10 @@ static int parse_opts(const char *verb, int argc, char **argv, struct opts *o, i
 	if (o->effectful && !o->test_broker)
 		return worldd_usage(verb, "--effectful needs --test-broker (the real broker is not wired to this verb)");
 	if (o->test_broker && !o->effectful) return worldd_usage(verb, "--test-broker goes with --effectful");
-	if (o->unconfined && o->ref) return worldd_usage(verb, "--ailang-ref pins a capsule interpreter; not with --unconfined-test-double");
 	return 0;
 }
 
-static struct supervisor *make_sup(const char *verb, const struct opts *o, int check, struct world_err *err)
+static struct supervisor *make_sup(const struct opts *o, int check, struct world_err *err)
 {
 	struct sup_limits lim;
 	sup_limits_default(&lim);
@@ -133,9 +130,8 @@ static struct supervisor *make_sup(const char *verb, const struct opts *o, int c
 		else lim.pure_ms = lim.plan_ms = lim.finish_ms = (unsigned)o->phase_ms;
 	}
 	if (o->invocation_ms) lim.invocation_ms = (unsigned)o->invocation_ms;
-	struct launcher *l = o->unconfined ? launcher_unconfined_new(o->bin, err) : launcher_capsule_new(o->bin, o->ref, err);
+	struct launcher *l = launcher_capsule_new(o->bin, o->ref, err);
 	if (!l) return NULL;
-	if (o->unconfined) fprintf(stderr, "worldd %s: WARNING: --unconfined-test-double: the interpreter runs without a sandbox\n", verb);
 	return sup_new(&lim, l, err);
 }
 
@@ -176,7 +172,7 @@ static int invoke_run(int argc, char **argv)
 		in = strdup(o.input ? o.input : "{}");
 		in_len = in ? strlen(in) : 0;
 	}
-	struct supervisor *s = make_sup(verb, &o, 0, &err);
+	struct supervisor *s = make_sup(&o, 0, &err);
 	if (!s) {
 		free(src);
 		free(in);
@@ -219,7 +215,7 @@ static int source_check_run(int argc, char **argv)
 	char *src = NULL;
 	size_t src_len = 0;
 	if (read_whole(o.source, SOURCE_MAX, &src, &src_len, &err) < 0) return worldd_fail(verb, &err);
-	struct supervisor *s = make_sup(verb, &o, 1, &err);
+	struct supervisor *s = make_sup(&o, 1, &err);
 	if (!s) {
 		free(src);
 		return worldd_fail(verb, &err);

@@ -10,6 +10,7 @@
 #include "tests/supervisor/suptest.h"
 #include "tests/tap.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdint.h>
 #include <time.h>
@@ -132,7 +133,10 @@ static int agent_silent_exit(void *arg, const struct launch_exec *ex)
 	return 7;
 }
 
-struct bg { struct supervisor *s; const char *src; int rc; struct world_err err; const char *args; pthread_barrier_t *bar; };
+struct bg {
+	struct supervisor *s; const char *src; int rc; struct world_err err; const char *args; pthread_barrier_t *bar;
+	atomic_int done;
+};
 static void *bg_pure(void *p)
 {
 	struct bg *b = p;
@@ -140,6 +144,7 @@ static void *bg_pure(void *p)
 	/* Threads start together (see test_load.c on glibc and clone). */
 	if (b->bar) pthread_barrier_wait(b->bar);
 	b->rc = pure(b->s, b->src, b->args ? b->args : "{}", &res, &b->err);
+	atomic_store(&b->done, 1);
 	sup_result_free(&res);
 	return NULL;
 }
@@ -264,12 +269,12 @@ int main(void)
 		snprintf(args, sizeof args, "{\"tag\":%d}", (int)getpid());
 		snprintf(name, sizeof name, "orph%d", (int)getpid());
 		name[15] = '\0';
-		struct bg ob = { s, "orphan-wait\n", 0, { 0, "" }, NULL, NULL };
+		struct bg ob = { s, "orphan-wait\n", 0, { 0, "" }, NULL, NULL, 0 };
 		ob.args = args;
 		pthread_t oth;
 		pthread_create(&oth, NULL, bg_pure, &ob);
 		int seen = 0;
-		for (int i = 0; i < 400 && !seen; i++) {
+		while (!seen && !atomic_load(&ob.done)) {
 			seen = count_named(name) > 0;
 			if (!seen) usleep(2000);
 		}
@@ -292,7 +297,7 @@ int main(void)
 		struct supervisor *s3 = mk(&l3);
 		pthread_barrier_t bar;
 		pthread_barrier_init(&bar, NULL, 3);
-		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" }, NULL, &bar }, { s3, "spin\n", 0, { 0, "" }, NULL, &bar } };
+		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" }, NULL, &bar, 0 }, { s3, "spin\n", 0, { 0, "" }, NULL, &bar, 0 } };
 		pthread_t th[2];
 		for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, bg_pure, &b[i]);
 		pthread_barrier_wait(&bar);
@@ -352,7 +357,7 @@ int main(void)
 	free(args);
 	/* Killed mid-protocol, half a frame sent. */
 	sup_set_agent(s, agent_half_frame);
-	struct bg b = { s, "echo\n", 0, { 0, "" }, NULL, NULL };
+	struct bg b = { s, "echo\n", 0, { 0, "" }, NULL, NULL, 0 };
 	pthread_t th;
 	pthread_create(&th, NULL, bg_pure, &b);
 	int victim = 0;
