@@ -189,12 +189,18 @@ struct value {
 		double f;
 		struct { const char *s; size_t len; } str;
 		struct { value *head, *tail; } cons;
-		struct { int n; value **items; const char **names; } agg; /* tuple, record, ctor args */
+		struct {
+			int n;
+			value **items;
+			union {
+				const char **names; /* V_RECORD field names */
+				const char *cname;  /* V_CTOR / V_CTORFN constructor name */
+			};
+		} agg; /* tuple, record, constructor and its arguments */
 		struct { node *lam; env *env; } clo;
 		struct func *fn;
 		struct { int id; const char *name; } bi;
 	} u;
-	const char *ctor; /* V_CTOR / V_CTORFN name */
 };
 
 extern value ail_unit, ail_true, ail_false, ail_nil;

@@ -390,7 +390,7 @@ static int match(pat *pt, value *v, env **en)
 	case P_BOOL: return v->k == V_BOOL && v->u.b == (int)pt->ival;
 	case P_UNIT: return v->k == V_UNIT;
 	case P_CTOR:
-		if (v->k != V_CTOR || v->ctor != pt->name || v->u.agg.n != pt->nkids)
+		if (v->k != V_CTOR || v->u.agg.cname != pt->name || v->u.agg.n != pt->nkids)
 			return 0;
 		for (int i = 0; i < pt->nkids; i++)
 			if (!match(pt->kids[i], v->u.agg.items[i], en))
@@ -544,7 +544,7 @@ static value *ctor_value(const char *name, node *e)
 		return v_ctor(name, 0, NULL);
 	value *v = ail_alloc(sizeof *v);
 	v->k = V_CTORFN;
-	v->ctor = name;
+	v->u.agg.cname = name;
 	v->u.agg.n = ar;
 	return v;
 }
@@ -729,33 +729,29 @@ value *ail_eval(node *e, env *en)
 		case N_CALL: {
 			value *f = ail_eval(e->kids[0], en);
 			int n = e->nkids - 1;
+			if (f->k == V_FUNC || f->k == V_CLOSURE) {
+				/* bind the arguments straight into the callee's environment
+				 * and continue with its body: no C recursion, no args array */
+				int np = f->k == V_FUNC ? f->u.fn->nparams : f->u.clo.lam->npats;
+				if (n == 1 && np == 0) {
+					if (ail_eval(e->kids[1], en)->k != V_UNIT)
+						arity_fail(f->k == V_FUNC ? f->u.fn->name : "lambda", 0, 1, e->line, e->col);
+					n = 0;
+				}
+				if (n != np)
+					arity_fail(f->k == V_FUNC ? f->u.fn->name : "lambda", np, n, e->line, e->col);
+				env *ne = f->k == V_FUNC ? NULL : f->u.clo.env;
+				for (int i = 0; i < n; i++) {
+					const char *pn = f->k == V_FUNC ? f->u.fn->params[i].name : f->u.clo.lam->names[i];
+					ne = env_bind(ne, pn, ail_eval(e->kids[i + 1], en));
+				}
+				en = ne;
+				e = f->k == V_FUNC ? f->u.fn->body : f->u.clo.lam->kids[0];
+				continue;
+			}
 			value **args = ail_alloc((size_t)(n ? n : 1) * sizeof *args);
 			for (int i = 0; i < n; i++)
 				args[i] = ail_eval(e->kids[i + 1], en);
-			if (f->k == V_FUNC) {
-				struct func *fn = f->u.fn;
-				if (n == 1 && fn->nparams == 0 && args[0]->k == V_UNIT)
-					n = 0;
-				if (n != fn->nparams)
-					arity_fail(fn->name, fn->nparams, n, e->line, e->col);
-				env *ne = NULL;
-				for (int i = 0; i < n; i++)
-					ne = env_bind(ne, fn->params[i].name, args[i]);
-				en = ne;
-				e = fn->body;
-				continue;
-			}
-			if (f->k == V_CLOSURE) {
-				node *lam = f->u.clo.lam;
-				if (n != lam->npats)
-					arity_fail("lambda", lam->npats, n, e->line, e->col);
-				env *ne = f->u.clo.env;
-				for (int i = 0; i < n; i++)
-					ne = env_bind(ne, lam->names[i], args[i]);
-				en = ne;
-				e = lam->kids[0];
-				continue;
-			}
 			return ail_call(f, n, args, e->line, e->col);
 		}
 		}
@@ -801,14 +797,14 @@ value *ail_call(value *f, int n, value **args, int line, int col)
 	}
 	case V_CTORFN: {
 		if (n != f->u.agg.n)
-			arity_fail(f->ctor, f->u.agg.n, n, line, col);
+			arity_fail(f->u.agg.cname, f->u.agg.n, n, line, col);
 		value **copy = ail_alloc((size_t)n * sizeof *copy);
 		memcpy(copy, args, (size_t)n * sizeof *copy);
-		return v_ctor(f->ctor, n, copy);
+		return v_ctor(f->u.agg.cname, n, copy);
 	}
 	case V_CTOR:
 		if (f->u.agg.n == 0)
-			ail_fail("TC_ARITY_001", line, col, "constructor '%s' takes no arguments", f->ctor);
+			ail_fail("TC_ARITY_001", line, col, "constructor '%s' takes no arguments", f->u.agg.cname);
 		/* fallthrough */
 	default:
 		ail_fail("RT_TYPE", line, col, "cannot call a value of type %s", v_kind_name(f));

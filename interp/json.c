@@ -442,13 +442,13 @@ void ail_json_encode(struct buf *b, value *v, int line, int col)
 	ail_stack_check(line, col);
 	if (v->k != V_CTOR)
 		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s", v_kind_name(v));
-	const char *c = v->ctor;
+	const char *c = v->u.agg.cname;
 	if (c == c_jnull && v->u.agg.n == 0) {
 		buf_put(b, "null", 4);
 		return;
 	}
 	if (v->u.agg.n != 1)
-		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s", v->ctor);
+		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s", v->u.agg.cname);
 	value *x = v->u.agg.items[0];
 	if (c == c_jbool && x->k == V_BOOL) {
 		buf_puts(b, x->u.b ? "true" : "false");
@@ -502,6 +502,6 @@ void ail_json_encode(struct buf *b, value *v, int line, int col)
 		}
 		buf_putc(b, '}');
 	} else {
-		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s(%s)", v->ctor, v_kind_name(x));
+		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s(%s)", v->u.agg.cname, v_kind_name(x));
 	}
 }

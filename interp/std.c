@@ -89,8 +89,8 @@ static value *J(const char *fn, value **a, int i, int line, int col)
 {
 	inames();
 	value *v = a[i];
-	if (v->k != V_CTOR || (v->ctor != I_JNull && v->ctor != I_JBool && v->ctor != I_JNumber &&
-	                       v->ctor != I_JString && v->ctor != I_JArray && v->ctor != I_JObject))
+	if (v->k != V_CTOR || (v->u.agg.cname != I_JNull && v->u.agg.cname != I_JBool && v->u.agg.cname != I_JNumber &&
+	                       v->u.agg.cname != I_JString && v->u.agg.cname != I_JArray && v->u.agg.cname != I_JObject))
 		want(fn, i, "a Json value", v, line, col);
 	return v;
 }
@@ -112,7 +112,7 @@ BI(b_encode)
 }
 static value *obj_get(value *j, value *k)
 {
-	if (j->ctor != I_JObject)
+	if (j->u.agg.cname != I_JObject)
 		return NULL;
 	for (value *p = j->u.agg.items[0]; p->k == V_CONS; p = p->u.cons.tail) {
 		value *r = p->u.cons.head;
@@ -142,7 +142,7 @@ BI(b_has)
 }
 static value *as(value *j, const char *ctor)
 {
-	return j->ctor == ctor ? v_some(j->u.agg.items[0]) : v_none();
+	return j->u.agg.cname == ctor ? v_some(j->u.agg.items[0]) : v_none();
 }
 BI(b_asString) { return as(J("asString", a, 0, line, col), I_JString); }
 BI(b_asObject) { return as(J("asObject", a, 0, line, col), I_JObject); }
@@ -151,7 +151,7 @@ BI(b_asBool) { return as(J("asBool", a, 0, line, col), I_JBool); }
 BI(b_asNumber)
 {
 	value *j = J("asNumber", a, 0, line, col);
-	if (j->ctor != I_JNumber)
+	if (j->u.agg.cname != I_JNumber)
 		return v_none();
 	value *x = j->u.agg.items[0];
 	return v_some(x->k == V_INT ? v_float((double)x->u.i) : x);
@@ -160,7 +160,7 @@ static value *getas(const char *fn, value **a, const char *ctor, int line, int c
 {
 	value *j = J(fn, a, 0, line, col);
 	value *v = obj_get(j, S(fn, a, 1, line, col));
-	if (!v || v->k != V_CTOR || v->ctor != ctor)
+	if (!v || v->k != V_CTOR || v->u.agg.cname != ctor)
 		return v_none();
 	return v_some(v->u.agg.items[0]);
 }
@@ -171,7 +171,7 @@ BI(b_getObject)
 {
 	value *j = J("getObject", a, 0, line, col);
 	value *v = obj_get(j, S("getObject", a, 1, line, col));
-	return v && v->ctor == I_JObject ? v_some(v) : v_none();
+	return v && v->u.agg.cname == I_JObject ? v_some(v) : v_none();
 }
 BI(b_getNumber)
 {
@@ -200,7 +200,7 @@ BI(b_keys)
 	value *j = J("keys", a, 0, line, col);
 	struct lb l;
 	lb_init(&l);
-	if (j->ctor == I_JObject)
+	if (j->u.agg.cname == I_JObject)
 		for (value *p = j->u.agg.items[0]; p->k == V_CONS; p = p->u.cons.tail) {
 			value *r = p->u.cons.head;
 			for (int i = 0; i < r->u.agg.n; i++)
@@ -646,26 +646,26 @@ static void onames(void)
 static value *O(const char *fn, value **a, int i, int line, int col)
 {
 	onames();
-	if (a[i]->k != V_CTOR || (a[i]->ctor != I_Some && a[i]->ctor != I_None))
+	if (a[i]->k != V_CTOR || (a[i]->u.agg.cname != I_Some && a[i]->u.agg.cname != I_None))
 		want(fn, i, "an Option", a[i], line, col);
 	return a[i];
 }
 static value *R(const char *fn, value **a, int i, int line, int col)
 {
 	onames();
-	if (a[i]->k != V_CTOR || (a[i]->ctor != I_Ok && a[i]->ctor != I_Err))
+	if (a[i]->k != V_CTOR || (a[i]->u.agg.cname != I_Ok && a[i]->u.agg.cname != I_Err))
 		want(fn, i, "a Result", a[i], line, col);
 	return a[i];
 }
 BI(b_getOrElse)
 {
 	value *o = O("getOrElse", a, 0, line, col);
-	return o->ctor == I_Some ? o->u.agg.items[0] : a[1];
+	return o->u.agg.cname == I_Some ? o->u.agg.items[0] : a[1];
 }
-BI(b_isSome) { return v_bool(O("isSome", a, 0, line, col)->ctor == I_Some); }
-BI(b_isNone) { return v_bool(O("isNone", a, 0, line, col)->ctor == I_None); }
-BI(b_isOk) { return v_bool(R("isOk", a, 0, line, col)->ctor == I_Ok); }
-BI(b_isErr) { return v_bool(R("isErr", a, 0, line, col)->ctor == I_Err); }
+BI(b_isSome) { return v_bool(O("isSome", a, 0, line, col)->u.agg.cname == I_Some); }
+BI(b_isNone) { return v_bool(O("isNone", a, 0, line, col)->u.agg.cname == I_None); }
+BI(b_isOk) { return v_bool(R("isOk", a, 0, line, col)->u.agg.cname == I_Ok); }
+BI(b_isErr) { return v_bool(R("isErr", a, 0, line, col)->u.agg.cname == I_Err); }
 
 void ail_std_init(void)
 {

@@ -308,7 +308,7 @@ value *v_cons(value *h, value *t)
 value *v_ctor(const char *name, int n, value **args)
 {
 	value *v = newv(V_CTOR);
-	v->ctor = name;
+	v->u.agg.cname = name;
 	v->u.agg.n = n;
 	v->u.agg.items = args;
 	return v;
@@ -359,7 +359,7 @@ const char *v_kind_name(value *v)
 	case V_NIL: case V_CONS: return "list";
 	case V_TUPLE: return "tuple";
 	case V_RECORD: return "record";
-	case V_CTOR: return v->ctor;
+	case V_CTOR: return v->u.agg.cname;
 	default: return "function";
 	}
 }
@@ -402,7 +402,7 @@ int v_equal(value *a, value *b, int line, int col)
 			return a->k == b->k;
 		}
 		if (a->k == V_CTOR && b->k == V_CTOR) {
-			if (a->ctor != b->ctor || a->u.agg.n != b->u.agg.n)
+			if (a->u.agg.cname != b->u.agg.cname || a->u.agg.n != b->u.agg.n)
 				return 0;
 			for (int i = 0; i < a->u.agg.n; i++)
 				if (!v_equal(a->u.agg.items[i], b->u.agg.items[i], line, col))
@@ -530,7 +530,7 @@ void v_show(struct buf *b, value *v, int top)
 		buf_putc(b, '}');
 		break;
 	case V_CTOR:
-		buf_puts(b, v->ctor);
+		buf_puts(b, v->u.agg.cname);
 		if (v->u.agg.n) {
 			buf_putc(b, '(');
 			for (int i = 0; i < v->u.agg.n; i++) {
