@@ -124,8 +124,10 @@ static int capl_on_watch(struct launcher *l, struct launched *c)
 {
 	(void)l;
 	struct capl_run *r = c->impl;
-	int rc = capsule_on_notify(&r->h);
-	return rc != 0 ? 1 : 0; /* a denial was recorded, or the listener failed: the capsule is killed */
+	/* 1: a denial was recorded (the capsule is killed; finish reports
+	 * the syscall). -1: the listener failed and the capsule was killed;
+	 * the protocol then ends early and says so. */
+	return capsule_on_notify(&r->h) == 1 ? 1 : 0;
 }
 
 static int capl_finish(struct launcher *l, struct launched *c, struct launch_report *rep, struct world_err *err)

@@ -582,11 +582,15 @@ static int loop(struct run *r)
 					break;
 				case T_TIMER: on_timer(r); break;
 				case T_WATCH:
-					if (r->s->launcher->on_watch(r->s->launcher, r->cap) > 0)
+					/* Only a readable listener has a request waiting. */
+					if ((evs[i].events & EPOLLIN) &&
+					    r->s->launcher->on_watch(r->s->launcher, r->cap) > 0) {
 						fail(r, WX_DENIED_SYSCALL, "capsule stopped by the seccomp filter");
-					/* The listener hangs up once no task uses the filter;
+						break;
+					}
+					/* It hangs up once no task uses the filter; being
 					 * level-triggered, it would spin this loop. */
-					else if (evs[i].events & (EPOLLHUP | EPOLLERR))
+					if (evs[i].events & (EPOLLHUP | EPOLLERR))
 						epoll_ctl(r->ep, EPOLL_CTL_DEL, r->cap->watch_fd, NULL);
 					break;
 				}
