@@ -345,6 +345,26 @@ static int v2_path(const char *controller, char *dir, size_t len)
 	return 0;
 }
 
+/* Where each controller lives is looked up once per process: the caller's
+ * own groups never change (the capsule never moves a process). */
+struct cg_where {
+	bool looked;
+	int v2_rc, v1_rc;
+	char v2base[800], v1mnt[256], v1grp[768];
+};
+static struct cg_where cg_cache[2];
+
+static struct cg_where *cg_lookup(const char *controller)
+{
+	struct cg_where *w = &cg_cache[strcmp(controller, "memory") == 0 ? 0 : 1];
+	if (!w->looked) {
+		w->v2_rc = v2_path(controller, w->v2base, sizeof w->v2base);
+		w->v1_rc = v1_paths(controller, w->v1mnt, sizeof w->v1mnt, w->v1grp, sizeof w->v1grp);
+		w->looked = true;
+	}
+	return w;
+}
+
 static void note_append(struct capsule_handle *h, const char *fmt, const char *a, const char *b)
 {
 	size_t l = strlen(h->cg_note);
@@ -359,10 +379,12 @@ static void cg_create(struct capsule_handle *h, const struct capsule_profile *p,
 	bool mem = strcmp(controller, "memory") == 0;
 	char *dir = mem ? h->cg_memory_dir : h->cg_pids_dir;
 	enum capsule_cg_kind *kind = mem ? &h->cg_memory : &h->cg_pids;
-	char base[800], grp[768], file[1100], val[64];
+	char file[1100], val[64];
+	const struct cg_where *w = cg_lookup(controller);
+	const char *base = w->v2base, *mnt = w->v1mnt, *grp = w->v1grp;
 	*kind = CAPSULE_CG_NONE;
 	unsigned long seq = __atomic_add_fetch(&capsule_seq, 1, __ATOMIC_RELAXED);
-	if (v2_path(controller, base, sizeof base) == 0) {
+	if (w->v2_rc == 0) {
 		if ((size_t)snprintf(dir, 256, "%s/world-capsule-%d-%lu", base, (int)getpid(), seq) < 256 &&
 		    mkdir(dir, 0755) == 0) {
 			snprintf(file, sizeof file, "%s/%s", dir, mem ? "memory.max" : "pids.max");
@@ -375,8 +397,7 @@ static void cg_create(struct capsule_handle *h, const struct capsule_profile *p,
 			rmdir(dir);
 		}
 	}
-	char mnt[256];
-	if (v1_paths(controller, mnt, sizeof mnt, grp, sizeof grp) < 0) {
+	if (w->v1_rc < 0) {
 		note_append(h, "%s: %s", controller, "no usable cgroup hierarchy");
 		dir[0] = 0;
 		return;
@@ -577,6 +598,9 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(setresgid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresgid");
 	CHECK(setresuid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresuid");
 	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl PR_SET_PDEATHSIG");
+	/* The cgroup namespace is rooted at the caller's group, above the
+	 * capsule's own (the parent attaches us meanwhile; see 'C' below). */
+	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
 	c->ts[0] = now_ns();
 	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
@@ -657,11 +681,6 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(setrlimit(RLIMIT_CPU, &cpu) == 0, "setrlimit RLIMIT_CPU");
 
 	c->ts[2] = now_ns();
-	/* The parent has placed us in the capsule's cgroups: from here on every
-	 * page and process counts there, and the cgroup namespace is rooted at
-	 * the capsule's own group. */
-	CHECK(read(GO_FD, &go, 1) == 1 && go == 'C', "wait for the cgroup placement");
-	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
 
 	/* 4. capabilities: lock root semantics off, empty bounding and ambient
 	 * sets, then clear effective/permitted/inheritable; no_new_privs. */
@@ -700,7 +719,12 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
 	CHECK(sendmsg(errfd, &mh, MSG_NOSIGNAL) == n, "hand over the seccomp listener");
-	CHECK(close(lfd) == 0 && close(GO_FD) == 0, "close the listener");
+	CHECK(close(lfd) == 0, "close the listener");
+	/* The parent attaches us to the capsule's cgroups while we set up (a v1
+	 * attach waits for an RCU grace period); nothing untrusted runs before
+	 * the placement is done. */
+	CHECK(read(GO_FD, &go, 1) == 1 && go == 'C', "wait for the cgroup placement");
+	CHECK(close(GO_FD) == 0, "close the sync channel");
 
 	/* 6. exec the pinned interpreter, or run the inside callback */
 	if (s->inside) {
@@ -829,8 +853,8 @@ static int bpf_for(const struct capsule_profile *p, const unsigned char **bpf, s
 
 const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 	"prepare (filter, cgroup groups)", "clone3 (namespaces, pidfd)", "id maps",
-	"cgroup attach (overlaps child setup)", "child: identity", "child: mounts, tmpfs root, pivot_root",
-	"child: fds, rlimits", "child: cgroup ns, capabilities, no_new_privs", "child: landlock",
+	"cgroup attach (overlaps child setup)", "child: identity, cgroup ns", "child: mounts, tmpfs root, pivot_root",
+	"child: fds, rlimits", "child: capabilities, no_new_privs", "child: landlock",
 	"child: seccomp", "listener handover", "finish (reap, cgroup removal)",
 };
 
@@ -938,8 +962,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	uint64_t t_go = now_ns();
 	h->timing.ns[CAPSULE_T_IDMAP] = t_go - t_mark;
 	/* v1 attach is slow (the kernel waits for an RCU grace period): the
-	 * child sets up its identity, mounts, fds and rlimits meanwhile and
-	 * waits for 'C' only before its cgroup namespace and the exec. */
+	 * child does its whole setup meanwhile and waits for 'C' only right
+	 * before the exec (or the inside callback). */
 	const char *cgdirs[2] = { h->cg_memory == CAPSULE_CG_V1 ? h->cg_memory_dir : NULL,
 	                          h->cg_pids == CAPSULE_CG_V1 ? h->cg_pids_dir : NULL };
 	for (int i = 0; i < 2 && !child_gone; i++) {
