@@ -179,6 +179,10 @@ enum vkind { V_UNIT, V_BOOL, V_INT, V_FLOAT, V_STR, V_NIL, V_CONS, V_TUPLE,
 	V_RECORD, V_CTOR, V_CLOSURE, V_FUNC, V_BUILTIN, V_CTORFN };
 
 typedef struct env env;
+/* An appendable buffer behind strings built by `++`: a string whose bytes
+ * end exactly at `used` may be extended in place (the bytes before stay
+ * untouched, so every other string sharing the buffer is unchanged). */
+struct strbuf { size_t used, cap; char data[]; };
 struct env { const char *name; value *val; env *next; };
 
 struct value {
@@ -187,7 +191,7 @@ struct value {
 		int b;
 		int64_t i;
 		double f;
-		struct { const char *s; size_t len; } str;
+		struct { const char *s; size_t len; struct strbuf *sb; } str; /* sb: see concat in eval.c */
 		struct { value *head, *tail; } cons;
 		struct {
 			int n;

@@ -493,12 +493,29 @@ static value *concat(value *a, value *b, node *e)
 {
 	if (a->k == V_STR && b->k == V_STR) {
 		size_t n = a->u.str.len + b->u.str.len;
-		if (n < a->u.str.len)
+		if (n < a->u.str.len || n > ((size_t)1 << 40))
 			ail_fail("RT_HEAP", e->line, e->col, "string too large");
-		char *s = ail_alloc(n + 1);
-		memcpy(s, a->u.str.s, a->u.str.len);
-		memcpy(s + a->u.str.len, b->u.str.s, b->u.str.len);
-		return v_str_own(s, n);
+		if (b->u.str.len == 0)
+			return a;
+		struct strbuf *sb = a->u.str.sb;
+		value *v;
+		if (sb && a->u.str.s + a->u.str.len == sb->data + sb->used && sb->cap - sb->used >= b->u.str.len) {
+			/* `acc ++ piece`: append in place, so a loop that grows a string
+			 * costs linear, not quadratic, memory */
+			memcpy(sb->data + sb->used, b->u.str.s, b->u.str.len);
+			sb->used += b->u.str.len;
+			v = v_str_own(a->u.str.s, n);
+		} else {
+			size_t cap = n < 32 ? 64 : 2 * n;
+			sb = ail_alloc(sizeof *sb + cap);
+			sb->cap = cap;
+			memcpy(sb->data, a->u.str.s, a->u.str.len);
+			memcpy(sb->data + a->u.str.len, b->u.str.s, b->u.str.len);
+			sb->used = n;
+			v = v_str_own(sb->data, n);
+		}
+		v->u.str.sb = sb;
+		return v;
 	}
 	int la = a->k == V_NIL || a->k == V_CONS, lb = b->k == V_NIL || b->k == V_CONS;
 	if (la && lb) {
