@@ -28,8 +28,13 @@ awk 'BEGIN { printf "{"; for (i = 0; i < 10500; i++) { if (i) printf ","; printf
 { printf '"'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' big.json; printf '"'; } > big.args
 echo "ailang-lite: $("$A" --version | head -n1)"
 echo "1 MiB argument: $(wc -c < big.json) bytes of JSON, $(wc -c < big.args) bytes as a string literal"
-"$T" "spawn /bin/true (baseline)" "$runs" /bin/true
-"$T" "run echo (input {\"a\":1})" "$runs" "$A" run --quiet --caps "" --entry main --args-file echo.args quickstart/echo.ail
-"$T" "run echo with the 1 MiB argument" "$((runs / 4 + 1))" "$A" run --quiet --caps "" --entry main --args-file big.args quickstart/echo.ail
-"$T" "run decode+encode of the 1 MiB argument" "$((runs / 4 + 1))" "$A" run --quiet --caps "" --entry main --args-file big.args quickstart/reencode.ail
-"$T" "check echo" "$runs" "$A" check quickstart/echo.ail
+med() { sed -n 's/.*median *\([0-9.]*\) ms.*/\1/p'; }
+l1=$("$T" "spawn /bin/true (baseline)" "$runs" /bin/true); echo "$l1"
+l2=$("$T" "run echo (input {\"a\":1})" "$runs" "$A" run --quiet --caps "" --entry main --args-file echo.args quickstart/echo.ail); echo "$l2"
+l3=$("$T" "run echo with the 1 MiB argument" "$((runs / 4 + 1))" "$A" run --quiet --caps "" --entry main --args-file big.args quickstart/echo.ail); echo "$l3"
+l4=$("$T" "run decode+encode of the 1 MiB argument" "$((runs / 4 + 1))" "$A" run --quiet --caps "" --entry main --args-file big.args quickstart/reencode.ail); echo "$l4"
+l5=$("$T" "check echo" "$runs" "$A" check quickstart/echo.ail); echo "$l5"
+b=$(echo "$l1" | med); e=$(echo "$l2" | med); r=$(echo "$l4" | med)
+awk -v b="$b" -v e="$e" -v r="$r" 'BEGIN {
+  printf "ratio: echo run / spawn of /bin/true = %.2f; 1 MiB decode+encode / echo run = %.1f\n", e / b, r / e
+  printf "goal: echo run under 2 ms: %s (median %.3f ms)\n", (e < 2 ? "met" : "not met in this run"), e }'
