@@ -1,0 +1,65 @@
+#!/bin/sh
+# scripts/gen-operations.sh WORLDD AILANG_LITE: print docs/operations.md.
+# The reference part is taken from the binaries' own --help texts, so the
+# page cannot drift from the code: tests/cli_docs.sh regenerates it and
+# fails when the committed page differs.
+set -e
+WORLDD=$1 AILANG_LITE=$2
+cat <<'HEAD'
+# Operations
+
+Every command, flag, exit code and output line an operator meets. The
+sections below "worldd verbs" are generated from the programs' own `--help`
+texts by `scripts/gen-operations.sh` (regenerate after changing a help text:
+`scripts/gen-operations.sh build/dev/cli/worldd build/dev/interp/ailang-lite > docs/operations.md`;
+the test `tests/cli_docs.sh` fails while the page is stale).
+
+## Set-up (fresh Debian 12, root)
+
+| command | what it does |
+| --- | --- |
+| `./scripts/quickstart.sh` | installs missing packages, builds into `build/main`, runs every `scripts/demo.d/*.sh` step against a temporary store and prints what happened |
+| `./scripts/test.sh` | installs missing packages, builds with `-Wall -Wextra -Werror` and runs the suite, then again under ASan+UBSan; last line `N passed, N failed, N skipped`; exit 1 on any failure |
+| `make bench` (in a build dir) | runs every benchmark in `bench/` and prints figures and ratios |
+
+CI (`.ci/run`) runs exactly `./scripts/test.sh` with `CI=true`.
+
+## Output lines worth scripting against
+
+- `worldd scan` prints nothing when the scan is clean and complete; otherwise
+  one line per finding, exactly:
+  `integrity_hole table=log_entries index=N field=F`,
+  `integrity_hole table=worlds ref=R field=F`, and, when the row or time
+  budget ran out,
+  `integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R`
+  (docs/store.md has the fields).
+- Every error is one line on stderr, `worldd VERB: what failed: on what`,
+  and the exit code tells its class (table below).
+- `worldd object put` and `worldd hash` print one `sha256:<64 hex>` line;
+  `worldd archive` prints the interpreter ref and its release string.
+
+## worldd verbs
+
+HEAD
+echo '```'
+"$WORLDD" --help
+echo '```'
+"$WORLDD" --help | awk '/^verbs:/{on=1; next} on && /^$/{exit} on{sub(/^  /,""); split($0, a, /  +/); print a[1]}' |
+while IFS= read -r verb; do
+  echo
+  echo "### worldd $verb"
+  echo
+  echo '```'
+  # shellcheck disable=SC2086
+  "$WORLDD" $verb --help
+  echo '```'
+done
+echo
+echo "## ailang-lite"
+echo
+echo '```'
+"$AILANG_LITE" --version
+"$AILANG_LITE" --help 2>&1 || true
+echo '```'
+echo
+echo "docs/ailang-lite.md describes the language subset and every error code."
