@@ -61,6 +61,11 @@ static int do_syscall(const char *name)
 		if (rc == 0) _exit(0);
 	} else if (strcmp(name, "x32") == 0) rc = syscall(0x40000000 | SYS_getpid);
 	else if (strcmp(name, "unknown") == 0) rc = syscall(1000);
+	else if (strcmp(name, "int80") == 0) {
+		long r = 20; /* i386 getpid */
+		__asm__ volatile("int $0x80" : "+a"(r) : : "memory");
+		rc = r;
+	}
 	else if (strcmp(name, "clone3") == 0) rc = syscall(SYS_clone3, NULL, 0);
 	else {
 		fprintf(stderr, "fixture: unknown syscall probe %s\n", name);

@@ -52,6 +52,15 @@ done
 run "syscall tiocsti";     is "$err" "worldd run: transition: syscall denied: ioctl(TIOCSTI)" "TIOCSTI with junk upper bits is denied and named"
 run "syscall clone-newns"; is "$rc" 17 "clone with CLONE_NEWNS denied"
 run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "signal 31.*x32" "x32 reported as a non-native ABI"
+printf 'syscall int80\n' > "$T/main.ail"
+ctl=$(cd "$T" && "$FIX" run x main.ail 2>&1)
+if printf '%s' "$ctl" | grep -q '"errno":0'; then
+  ok 0 "control: an i386 int 0x80 getpid works unconfined ($ctl)"
+  run "syscall int80"; is "$rc" 14 "i386 int 0x80 kills the confined process"; like "$err" "signal 31.*i386" "i386 entry reported as a non-native ABI"
+else
+  skip "this kernel has no i386 emulation ($ctl)" "i386 int 0x80 control"
+  skip "no i386 emulation" "i386 int 0x80 kills the confined process"; skip "no i386 emulation" "i386 reported"
+fi
 run "syscall unknown";     is "$out" '{"rc":-1,"errno":38}' "a syscall number unknown to libseccomp answers ENOSYS and the run continues"
 run "syscall clone3";      is "$out" '{"rc":-1,"errno":38}' "clone3 answers ENOSYS (fallback to clone)"
 run rootwrite
