@@ -139,6 +139,7 @@ int capsule_pin_interpreter(const char *path, const char *expected_ref, int *mem
 		close(fd);
 		return werr(err, WX_IO, "interpreter %s: memfd_create: %s", path, strerror(errno));
 	}
+	unsigned char *buf = NULL;
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
 		werr(err, WX_FAIL, "interpreter %s: sha256 init failed", path);
@@ -146,10 +147,15 @@ int capsule_pin_interpreter(const char *path, const char *expected_ref, int *mem
 	}
 	/* Copy through a buffer: every byte hashed is the byte written to the
 	 * memfd, and the first chunk is also checked for a static ELF. */
-	static unsigned char buf[1 << 16];
+	enum { BUFSZ = 1 << 16 };
+	buf = malloc(BUFSZ);
+	if (!buf) {
+		werr(err, WX_FAIL, "interpreter %s: out of memory", path);
+		goto fail;
+	}
 	int first = 1;
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof buf);
+		ssize_t n = read(fd, buf, BUFSZ);
 		if (n < 0 && errno == EINTR) continue;
 		if (n < 0) {
 			werr(err, WX_IO, "interpreter %s: read: %s", path, strerror(errno));
@@ -188,6 +194,8 @@ int capsule_pin_interpreter(const char *path, const char *expected_ref, int *mem
 	}
 	EVP_MD_CTX_free(md);
 	md = NULL;
+	free(buf);
+	buf = NULL;
 	close(fd);
 	fd = -1;
 	char h[65];
@@ -201,6 +209,7 @@ int capsule_pin_interpreter(const char *path, const char *expected_ref, int *mem
 	*memfd_out = mfd;
 	return 0;
 fail:
+	free(buf);
 	if (md) EVP_MD_CTX_free(md);
 	if (fd >= 0) close(fd);
 	close(mfd);
