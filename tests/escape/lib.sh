@@ -93,9 +93,15 @@ esc_snapshot() {
   }
 }
 
-# Realtime minus boot time, in whole seconds: a clock step changes it.
+# Realtime minus boot time, in seconds: a clock step changes it; NTP
+# slewing moves it by milliseconds at most during a test.
 esc_clock_offset() {
-  "$PY" -c 'import time; print(round(time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_BOOTTIME)))'
+  "$PY" -c 'import time; print("%.3f" % (time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_BOOTTIME)))'
+}
+
+# esc_clock_same BEFORE AFTER: the offsets differ by less than half a second.
+esc_clock_same() {
+  awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 0.5) }'
 }
 
 # Processes whose command line carries our tag (the probe writes
