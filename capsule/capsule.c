@@ -599,6 +599,16 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	const struct capsule_profile *p = c->p;
 	char go;
 
+	/* A clean process state, whatever the caller had: default signal
+	 * dispositions (ignored signals would survive the exec), an empty
+	 * signal mask, umask 022. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	CHECK(sigprocmask(SIG_SETMASK, &none, NULL) == 0, "reset the signal mask");
+	umask(022);
+
 	/* 0. wait until the parent has written the id maps */
 	CHECK(read(c->go_fd, &go, 1) == 1 && go == 'G', "wait for the parent");
 

@@ -13,6 +13,11 @@
  * or accept that the child only uses memory prepared before the fork (it
  * does: no allocation happens in the child before exec or `inside`).
  *
+ * The capsule's init has PR_SET_PDEATHSIG=SIGKILL: it dies with the
+ * *thread* that called capsule_start (start capsules from a long-lived
+ * thread). The child resets signal dispositions, the signal mask and the
+ * umask, so nothing of the caller's process state reaches the interpreter.
+ *
  * Setup failures are one line "capsule setup: STEP: strerror" with code
  * WX_SETUP. */
 #ifndef WORLD_CAPSULE_CAPSULE_H

@@ -141,6 +141,15 @@ int main(void)
 
 	/* fds the parent holds without close-on-exec never reach the capsule */
 	int leak1 = open("/dev/null", O_RDONLY), leak2 = dup(leak1);
+	/* and neither do ignored or blocked signals */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_usr2;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGUSR2, &ign, &old_usr2);
+	sigset_t blk, old_mask;
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGUSR1);
+	sigaddset(&blk, SIGTERM);
+	sigprocmask(SIG_BLOCK, &blk, &old_mask);
 	ok(run_fixture("posture", memfd, &res, &err) == 0, "capsule_run posture");
 	json_t *pj = json_loads(res.out, 0, NULL);
 	ok(pj != NULL, "posture output is JSON");
@@ -155,6 +164,11 @@ int main(void)
 	is_int(json_integer_value(json_object_get(pj, "pid")), 1, "the interpreter is pid 1 of its own pid namespace");
 	is_int(json_integer_value(json_object_get(pj, "proc")), 0, "no /proc in the capsule");
 	is_int(json_integer_value(json_object_get(pj, "etc")), 0, "no host /etc in the capsule");
+	is_int(json_integer_value(json_object_get(pj, "sig_ignored")), 0, "no signal ignored in the capsule (caller ignored SIGPIPE, SIGUSR2)");
+	is_int(json_integer_value(json_object_get(pj, "sig_blocked")), 0, "no signal blocked in the capsule (caller blocked SIGUSR1, SIGTERM)");
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigaction(SIGUSR2, &old_usr2, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	json_decref(pj);
 	capsule_run_result_free(&res);
 	close(leak1);
