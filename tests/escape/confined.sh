@@ -36,6 +36,16 @@ esc_judge attempts --no-batch --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC
   --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp" --profile-name tool-run
 esc_judge attempts --no-batch --verb check --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" \
   --params "$(esc_params)" --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp"
+# The product path: `worldd invoke` runs the call through the supervisor
+# (admission, the capsule's agent, the frame protocol).
+if "$WORLDD" invoke --help >/dev/null 2>&1; then
+  esc_judge attempts --no-batch --verb invoke --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" \
+    --params "$(esc_params)" --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp"
+  esc_judge resource --verb invoke --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" \
+    --params "$(esc_params)" --user "$first_user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
+else
+  skip "worldd invoke is not available" "confined attempts through the supervisor"
+fi
 
 # The judge itself can fail: pointed at a stand-in for `worldd run` that
 # confines nothing, each of these attempts must be judged an escape.

@@ -91,7 +91,7 @@ class Run:
             return None
 
     def denied(self):
-        m = re.search(r"syscall denied: (\S+)", self.err)
+        m = re.search(r"syscall denied: ([A-Za-z0-9_]+(?:\([A-Za-z0-9_?]+\))?)", self.err)
         return m.group(1) if m else None
 
     def detail(self):
@@ -120,6 +120,11 @@ def run_capsule(a, user, inp, timeout_ms, background=False):
             return run_cmd(cmd, a, timeout_ms, background)
         finally:
             os.unlink(src)
+    if a.verb == "invoke":
+        # the product path: the supervisor's admission, agent and protocol
+        cmd = setpriv(user) + [a.worldd, "invoke", "--ailang-bin", a.bin, "--source", a.source,
+                               "--input", json.dumps(inp), "--phase-ms", str(timeout_ms)]
+        return run_cmd(cmd, a, timeout_ms, background)
     cmd = setpriv(user) + [a.worldd, "run", "--ailang-bin", a.bin, "--source", a.source,
                            "--input", json.dumps(inp), "--timeout-ms", str(timeout_ms)]
     if a.profile_name:
@@ -329,7 +334,7 @@ def cmd_resource(a):
         r = run_capsule(a, user, inp, timeout_ms)
         return r, (r.obj() or {}).get(name, "")
 
-    d = "confined (%s) fork_bomb" % user
+    d = "confined (%s%s) fork_bomb" % (user, a.label)
     r, v = go("fork_bomb", 8000, cap_procs=2048, cap_ms=4000)
     if r.rc == WX_OK:
         n = first_num(v, r"at (\d+) processes")
@@ -339,7 +344,7 @@ def cmd_resource(a):
         check(r.rc == WX_DEADLINE, "%s: ended by the deadline" % d, r.detail())
     no_strays(tag, d)
 
-    d = "confined (%s) memory_bomb" % user
+    d = "confined (%s%s) memory_bomb" % (user, a.label)
     r, v = go("memory_bomb", 10000, cap_mb=min(4096, as_mib * 2))
     if r.rc == WX_OK:
         n = first_num(v, r"after (\d+) MiB")
@@ -351,7 +356,7 @@ def cmd_resource(a):
               r.detail())
     no_strays(tag, d)
 
-    d = "confined (%s) disk_fill" % user
+    d = "confined (%s%s) disk_fill" % (user, a.label)
     r, v = go("disk_fill", 10000, cap_mb=1024)
     fsize = (rl.get("RLIMIT_FSIZE") or 0) // 1024
     cache = 0
@@ -365,14 +370,14 @@ def cmd_resource(a):
     no_strays(tag, d)
 
     for name in ("cpu_spin", "sleep_forever"):
-        d = "confined (%s) %s" % (user, name)
+        d = "confined (%s%s) %s" % (user, a.label, name)
         r, v = go(name, 1500, cap_ms=30000)
         check(r.rc == WX_DEADLINE and "deadline" in r.err, "%s: ended by the 1.5 s deadline (exit %s)" % (d, r.rc),
               r.detail())
         no_strays(tag, d)
 
     flood_mib = 256
-    d = "confined (%s) stdout_flood" % user
+    d = "confined (%s%s) stdout_flood" % (user, a.label)
     r, v = go("stdout_flood", 8000, cap_mb=flood_mib)
     check(r.rc == WX_OUTPUT_CAP, "%s: %d MiB on stdout ends the run at the %d MiB cap (exit %s)"
           % (d, flood_mib, stdout_cap // MiB, r.rc), r.detail())
@@ -380,14 +385,14 @@ def cmd_resource(a):
           "%s: the supervisor held at most %d MiB of it" % (d, r.maxrss_kb // 1024), r.detail())
     no_strays(tag, d)
 
-    d = "confined (%s) stderr_flood" % user
+    d = "confined (%s%s) stderr_flood" % (user, a.label)
     r, v = go("stderr_flood", 8000, cap_mb=flood_mib)
     check(r.rc in (WX_OK, WX_DEADLINE, WX_OUTPUT_CAP),
           "%s: %d MiB on stderr: the run ends (exit %s)" % (d, flood_mib, r.rc), r.detail())
     check(r.maxrss_kb * 1024 < flood_mib * MiB // 2,
           "%s: the supervisor held at most %d MiB of it" % (d, r.maxrss_kb // 1024), r.detail())
     no_strays(tag, d)
-    check_cgroups("confined (%s) resource attempts" % user)
+    check_cgroups("confined (%s%s) resource attempts" % (user, a.label))
 
 
 # ------------------------------------------------------------------ posture
@@ -448,7 +453,7 @@ def cmd_posture(a):
     env_want = sorted(prof.get("environment", []))
     nss = [NS_MAP[n] for n in prof.get("namespaces", []) if n in NS_MAP]
     rl = prof.get("rlimits", {})
-    d = "posture (%s, inside)" % user
+    d = "posture (%s%s, inside)" % (user, a.label)
 
     o, denials, r = posture_inside(a, user, params)
     if not check(o is not None, "%s: the probe reports its posture from inside the capsule" % d, r.detail()):
@@ -476,8 +481,11 @@ def cmd_posture(a):
     else:
         # what it can see instead: pid 1 with no parent (pid ns), its own
         # hostname (uts), only the staged root (mount)
-        check(o.get("pid") == 1 and o.get("ppid") == 0,
-              "%s: pid 1 of its own pid namespace, parent outside it" % d, [o.get("pid"), o.get("ppid")])
+        # worldd run: the interpreter is pid 1, its parent outside; worldd
+        # invoke: pid 2 under the capsule's agent (pid 1)
+        check(o.get("pid") in (1, 2) and o.get("ppid") in (0, 1) and o.get("pid") > o.get("ppid"),
+              "%s: pid %s of its own pid namespace, parent %s" % (d, o.get("pid"), o.get("ppid")),
+              [o.get("pid"), o.get("ppid")])
     check(o.get("hostname") == prof.get("hostname"), "%s: hostname is the profile's %r" % (d, prof.get("hostname")),
           o.get("hostname"))
     fds = sorted(int(k) for k in o.get("fds", {}))
@@ -499,7 +507,7 @@ def cmd_posture(a):
     if os.geteuid() != 0:
         say("skip", "posture (%s, from the host): needs root to read another uid's /proc" % user)
         return
-    d = "posture (%s, from the host)" % user
+    d = "posture (%s%s, from the host)" % (user, a.label)
     inp = dict(params, mode="posture", linger_ms=2500, skip=",".join(denials))
     p, fo, fe, t0 = run_capsule(a, user, inp, 10000, background=True)
     pid, end = None, time.monotonic() + 5
@@ -560,7 +568,7 @@ def cmd_posture(a):
             say("not ok", "%s: read cgroups" % d, str(e))
     r = finish_capsule(p, fo, fe, t0, 10000)
     check(r.rc == WX_OK and r.obj() is not None, "%s: the lingering posture run ended normally" % d, r.detail())
-    check_cgroups("posture (%s)" % user)
+    check_cgroups("posture (%s%s)" % (user, a.label))
 
 
 def main():
@@ -575,10 +583,10 @@ def main():
     ap.add_argument("--profile", default="")
     ap.add_argument("--cwd", default="/")
     ap.add_argument("--no-batch", action="store_true", help="skip the all-attempts run")
-    ap.add_argument("--verb", default="run", choices=["run", "check"])
+    ap.add_argument("--verb", default="run", choices=["run", "check", "invoke"])
     ap.add_argument("--profile-name", default="", help="worldd run --profile NAME")
     a = ap.parse_args()
-    a.label = ", check" if a.verb == "check" else (", " + a.profile_name if a.profile_name else "")
+    a.label = ", " + a.verb if a.verb != "run" else (", " + a.profile_name if a.profile_name else "")
     {"attempts": cmd_attempts, "resource": cmd_resource, "posture": cmd_posture}[a.cmd](a)
 
 

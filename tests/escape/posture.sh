@@ -32,4 +32,9 @@ for user in $(esc_users); do
   esc_judge posture --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
     --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
 done
+# The product path (`worldd invoke`, through the supervisor), first user.
+if "$WORLDD" invoke --help >/dev/null 2>&1; then
+  esc_judge posture --verb invoke --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+    --user "$(esc_users | cut -d' ' -f1)" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
+fi
 done_testing
