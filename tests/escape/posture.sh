@@ -32,6 +32,18 @@ for user in $(esc_users); do
   esc_judge posture --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
     --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
 done
+# The judge can fail: against a stand-in for `worldd run` that confines
+# nothing, the checks of capabilities, no_new_privs, seccomp and identity
+# must all fail.
+verdicts=$("$PY" "$JUDGE" posture --worldd "$top_srcdir/tests/escape/unconfined-run.sh" --bin "$ESC_BIN" \
+  --source "$ESC_SRC" --params "$(esc_params)" --user self --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp" 2>&1)
+caught=$(printf '%s\n' "$verdicts" | grep '^not ok' | grep -Ec 'capability set|no_new_privs|seccomp filter mode|inside ids')
+want=4
+[ "$ESC_IS_ROOT" -eq 1 ] || want=3 # a user whose uid is the inside id would pass the identity check
+[ "$caught" -ge "$want" ]
+ok $? "without a capsule, the posture judge fails capabilities, no_new_privs, seccomp and identity ($caught of 4)"
+[ "$caught" -ge "$want" ] || diag "$verdicts"
+
 # The product path (`worldd invoke`, through the supervisor), first user.
 if "$WORLDD" invoke --help >/dev/null 2>&1; then
   esc_judge posture --verb invoke --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
