@@ -111,6 +111,7 @@ struct capsule_handle {
 	bool root_mode;   /* started as root: ids mapped to the dedicated range */
 	unsigned host_id; /* host uid/gid of the capsule user */
 	int landlock_abi; /* 0 = not applied */
+	bool shared_netns; /* root: joined the process's shared empty network namespace */
 	enum capsule_cg_kind cg_memory, cg_pids;
 	char cg_memory_dir[256], cg_pids_dir[256];
 	char cg_note[256];        /* why cgroups are not used, when they are not */

@@ -222,6 +222,30 @@ int main(void)
 	pid_t pid = h.pid;
 	struct pollfd pf = { h.pidfd, POLLIN, 0 };
 	ok(poll(&pf, 1, 200) == 0, "still running after 200 ms");
+	/* every namespace of the capsule differs from ours */
+	static const char *const nss[] = { "user", "mnt", "pid", "net", "ipc", "uts", "cgroup" };
+	for (size_t i = 0; i < sizeof nss / sizeof nss[0]; i++) {
+		char a[64], b[64], la[128] = "", lb[128] = "";
+		snprintf(a, sizeof a, "/proc/self/ns/%s", nss[i]);
+		snprintf(b, sizeof b, "/proc/%d/ns/%s", (int)h.pid, nss[i]);
+		ssize_t na = readlink(a, la, sizeof la - 1), nb = readlink(b, lb, sizeof lb - 1);
+		ok(na > 0 && nb > 0 && strcmp(la, lb) != 0, "capsule %s namespace %s differs from ours %s", nss[i], lb, la);
+	}
+	/* its network namespace has nothing but a loopback interface */
+	char devpath[64];
+	snprintf(devpath, sizeof devpath, "/proc/%d/net/dev", (int)h.pid);
+	FILE *dev = fopen(devpath, "r");
+	int ifaces = 0, lo = 0;
+	char line[512];
+	while (dev && fgets(line, sizeof line, dev))
+		if (strchr(line, ':')) {
+			ifaces++;
+			if (strstr(line, "lo:")) lo = 1;
+		}
+	if (dev) fclose(dev);
+	ok(ifaces == 1 && lo, "the capsule's network namespace holds only lo (%d interfaces)", ifaces);
+	if (geteuid() == 0) ok(h.shared_netns, "as root the capsule joined the shared empty network namespace");
+	else ok(!h.shared_netns, "unprivileged, the capsule has a network namespace of its own");
 	ok(capsule_kill(&h) == 0, "capsule_kill");
 	ok(capsule_finish(&h, &rep, &err) == 0, "finish after kill");
 	ok(rep.killed && !rep.exited && rep.term_signal == SIGKILL, "report: killed by SIGKILL");
@@ -236,6 +260,7 @@ int main(void)
 	is_str(err.msg, "capsule setup: stage file: Invalid argument", "setup error names the step and errno");
 
 	close(memfd);
-	is_int(count_fds(), fds0, "no fd leaked by the capsule API");
+	/* As root the process keeps one fd: the shared empty network namespace. */
+	is_int(count_fds(), fds0 + (geteuid() == 0 ? 1 : 0), "no fd leaked by the capsule API");
 	return done_testing();
 }
