@@ -877,31 +877,39 @@ const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 	"child: seccomp", "listener handover", "finish (reap, cgroup removal)",
 };
 
-/* One empty network namespace (loopback down, owned by the initial user
- * namespace) per process, shared by the capsules a root supervisor starts:
- * creating a network namespace costs about 0.6 ms and more again to tear
- * down, and capsules can open no socket to use one. -1 = unavailable. */
+/* The shared empty network namespace (see capsule_netns_share), or -1. */
 static int shared_net_fd = -1;
-static int shared_netns(void)
+
+int capsule_netns_share(bool on, struct world_err *err)
 {
-	static bool tried;
-	if (tried) return shared_net_fd >= 0 ? 0 : -1;
-	tried = true;
+	if (!on) {
+		if (shared_net_fd >= 0) close(shared_net_fd);
+		shared_net_fd = -1;
+		return 0;
+	}
+	if (shared_net_fd >= 0) return 0;
+	if (geteuid() != 0) return werr(err, WX_SETUP, "capsule: a shared network namespace needs root");
+	/* Enter a new namespace on this thread, keep an fd to it, come back. */
 	int own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (own < 0) return -1;
+	if (own < 0) return werr(err, WX_SETUP, "capsule: open /proc/thread-self/ns/net: %s", strerror(errno));
 	if (unshare(CLONE_NEWNET) < 0) {
+		int e = errno;
 		close(own);
-		return -1;
+		return werr(err, WX_SETUP, "capsule: unshare network namespace: %s", strerror(e));
 	}
 	int empty = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int e = errno;
 	if (setns(own, CLONE_NEWNET) < 0) {
-		/* Stuck in the new namespace: keep using it as the shared one is
-		 * wrong for the caller; nothing better can be done than to report. */
-		fprintf(stderr, "capsule: cannot return to the caller's network namespace: %s\n", strerror(errno));
+		int e2 = errno;
+		close(own);
+		if (empty >= 0) close(empty);
+		return werr(err, WX_SETUP, "capsule: return to the caller's network namespace: %s (this thread is now "
+		            "in an empty one)", strerror(e2));
 	}
 	close(own);
+	if (empty < 0) return werr(err, WX_SETUP, "capsule: open the new network namespace: %s", strerror(e));
 	shared_net_fd = empty;
-	return empty >= 0 ? 0 : -1;
+	return 0;
 }
 
 int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err)
@@ -982,7 +990,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	/* As root, the capsule joins the shared empty network namespace (this
 	 * thread enters it just for the clone) instead of creating one. */
 	int own_net = -1;
-	if (c.root_mode && (p->namespaces & CLONE_NEWNET) && shared_netns() >= 0) {
+	if (c.root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0) {
 		own_net = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (own_net >= 0 && setns(shared_net_fd, CLONE_NEWNET) == 0) {
 			ca.flags &= ~(uint64_t)CLONE_NEWNET;

@@ -111,7 +111,7 @@ struct capsule_handle {
 	bool root_mode;   /* started as root: ids mapped to the dedicated range */
 	unsigned host_id; /* host uid/gid of the capsule user */
 	int landlock_abi; /* 0 = not applied */
-	bool shared_netns; /* root: joined the process's shared empty network namespace */
+	bool shared_netns; /* joined the shared empty network namespace (capsule_netns_share) */
 	enum capsule_cg_kind cg_memory, cg_pids;
 	char cg_memory_dir[256], cg_pids_dir[256];
 	char cg_note[256];        /* why cgroups are not used, when they are not */
@@ -120,6 +120,16 @@ struct capsule_handle {
 	bool reaped;
 	struct capsule_timing timing;
 };
+
+/* Opt-in for long-lived root supervisors: create one empty network
+ * namespace (loopback down, owned by the initial user namespace) that every
+ * capsule started afterwards joins instead of creating its own — creating
+ * one costs ~0.65 ms per capsule plus a teardown in a kernel thread, and a
+ * capsule can open no socket to use it. Holds one fd until
+ * capsule_netns_share(false). Root only (WX_SETUP otherwise); unprivileged
+ * capsules always get their own. Not thread-safe: call it before starting
+ * capsules, or under the lock that serialises capsule_start. */
+int capsule_netns_share(bool on, struct world_err *err);
 
 /* Start a capsule. On success the handle is filled and the capsule runs
  * (setup complete up to and including seccomp). Returns -1 with WX_SETUP

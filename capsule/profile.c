@@ -446,8 +446,8 @@ static json_t *profile_json(const struct capsule_profile *p)
 	for (size_t i = 0; ns_names[i].name; i++)
 		if (p->namespaces & ns_names[i].flag) json_array_append_new(ns, json_string(ns_names[i].name));
 	json_object_set_new(o, "namespaces", ns);
-	json_object_set_new(o, "net_namespace", json_string("as root: one empty namespace (loopback down) shared by the "
-		"supervisor's capsules; unprivileged: a new one per capsule"));
+	json_object_set_new(o, "net_namespace", json_string("a new empty one per capsule; a root supervisor may opt in "
+		"to one empty namespace (loopback down, owned by the initial user namespace) shared by its capsules"));
 
 	json_t *ids = json_object();
 	json_object_set_new(ids, "inside_uid", json_integer(CAPSULE_INSIDE_ID));
@@ -544,8 +544,8 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	for (size_t i = 0; ns_names[i].name; i++)
 		if (p->namespaces & ns_names[i].flag) fprintf(out, " %s", ns_names[i].name);
 	fprintf(out, "\n  pidfd for the child; killing init kills the whole pid namespace\n"
-	        "  net: as root, one empty namespace (loopback down) shared by the supervisor's capsules;\n"
-	        "       unprivileged, a new one per capsule\n");
+	        "  net: a new empty one per capsule; a root supervisor may opt in to one empty namespace\n"
+	        "       (loopback down, owned by the initial user namespace) shared by its capsules\n");
 	fprintf(out, "\n[identity]\n  inside uid/gid %d/%d; as root mapped to host id 0x%x + host pid of init "
 	        "(range 0x%x..0x%x); unprivileged: the caller's own uid/gid\n",
 	        CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_HOST_ID_BASE, CAPSULE_HOST_ID_BASE,

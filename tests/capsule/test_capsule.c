@@ -244,8 +244,7 @@ int main(void)
 		}
 	if (dev) fclose(dev);
 	ok(ifaces == 1 && lo, "the capsule's network namespace holds only lo (%d interfaces)", ifaces);
-	if (geteuid() == 0) ok(h.shared_netns, "as root the capsule joined the shared empty network namespace");
-	else ok(!h.shared_netns, "unprivileged, the capsule has a network namespace of its own");
+	ok(!h.shared_netns, "by default the capsule has a network namespace of its own");
 	ok(capsule_kill(&h) == 0, "capsule_kill");
 	ok(capsule_finish(&h, &rep, &err) == 0, "finish after kill");
 	ok(rep.killed && !rep.exited && rep.term_signal == SIGKILL, "report: killed by SIGKILL");
@@ -259,8 +258,37 @@ int main(void)
 	is_int(err.code, WX_SETUP, "WX_SETUP");
 	is_str(err.msg, "capsule setup: stage file: Invalid argument", "setup error names the step and errno");
 
+	/* ---- the shared empty network namespace (root, opt-in) ---- */
+	if (geteuid() == 0) {
+		ok(capsule_netns_share(true, &err) == 0, "capsule_netns_share(true): %s", err.msg);
+		char net_a[128] = "", net_b[128] = "", self_net[128] = "", path[64];
+		ssize_t l0 = readlink("/proc/self/ns/net", self_net, sizeof self_net - 1);
+		files[0] = (struct capsule_file){ "host/capsule/main.ail", "sleep", 5 };
+		struct capsule_handle h2;
+		ok(capsule_start(&spec, &h, &err) == 0 && capsule_start(&spec, &h2, &err) == 0, "two capsules share it");
+		snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h.pid);
+		ssize_t la = readlink(path, net_a, sizeof net_a - 1);
+		snprintf(path, sizeof path, "/proc/%d/ns/net", (int)h2.pid);
+		ssize_t lb = readlink(path, net_b, sizeof net_b - 1);
+		ok(h.shared_netns && h2.shared_netns && la > 0 && lb > 0 && strcmp(net_a, net_b) == 0,
+		   "both capsules are in the same network namespace (%s, %s)", net_a, net_b);
+		char back[128] = "";
+		ok(l0 > 0 && readlink("/proc/self/ns/net", back, sizeof back - 1) > 0 && strcmp(back, self_net) == 0 &&
+		   strcmp(net_a, self_net) != 0, "the caller stayed in its own network namespace (%s)", back);
+		snprintf(devpath, sizeof devpath, "/proc/%d/net/dev", (int)h.pid);
+		dev = fopen(devpath, "r");
+		ifaces = 0;
+		while (dev && fgets(line, sizeof line, dev)) if (strchr(line, ':')) ifaces++;
+		if (dev) fclose(dev);
+		is_int(ifaces, 1, "the shared namespace holds only lo");
+		capsule_kill(&h);
+		capsule_kill(&h2);
+		ok(capsule_finish(&h, &rep, &err) == 0 && capsule_finish(&h2, &rep, &err) == 0, "both reaped");
+		ok(capsule_netns_share(false, &err) == 0, "capsule_netns_share(false)");
+	} else {
+		ok(capsule_netns_share(true, &err) < 0 && err.code == WX_SETUP, "unprivileged: no shared namespace");
+	}
 	close(memfd);
-	/* As root the process keeps one fd: the shared empty network namespace. */
-	is_int(count_fds(), fds0 + (geteuid() == 0 ? 1 : 0), "no fd leaked by the capsule API");
+	is_int(count_fds(), fds0, "no fd leaked by the capsule API");
 	return done_testing();
 }
