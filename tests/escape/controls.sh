@@ -57,7 +57,7 @@ for line in "${ATTEMPTS[@]}"; do
     kill_host)
       control "$name" "$flags"
       esc_dies "$ESC_KILLME"; ok $? "the kill_host control really killed its host victim"
-      ESC_KILLME=$(esc_sleeper); ESC_PIDS="$ESC_PIDS $ESC_KILLME"; P=$(esc_params)
+      ESC_KILLME=$(esc_sleeper); esc_track "$ESC_KILLME"; P=$(esc_params)
       ;;
     host_write)
       control "$name" "$flags"

@@ -39,7 +39,7 @@ esc_setup() {
 
   "$PROBE" serve "$ESC_WORK/serve" </dev/null >"$ESC_WORK/serve.log" 2>&1 &
   ESC_SERVE_PID=$!
-  ESC_PIDS="$ESC_PIDS $ESC_SERVE_PID"
+  esc_track "$ESC_SERVE_PID"
   local i
   for i in $(seq 1 100); do
     [ -f "$ESC_WORK/serve/serve.env" ] && break
@@ -51,7 +51,8 @@ esc_setup() {
   chmod 755 "$ESC_WORK/serve"
   ESC_VICTIM=$(esc_sleeper)
   ESC_KILLME=$(esc_sleeper)
-  ESC_PIDS="$ESC_PIDS $ESC_VICTIM $ESC_KILLME"
+  esc_track "$ESC_VICTIM"
+  esc_track "$ESC_KILLME"
   ESC_HOST_NS="mnt:$(stat -L -c %i /proc/self/ns/mnt),uts:$(stat -L -c %i /proc/self/ns/uts),pid:$(stat -L -c %i /proc/self/ns/pid)"
   export WORLD_ESCAPE_HOST_NS="$ESC_HOST_NS"
 }
@@ -131,10 +132,18 @@ esc_dies() {
   return 1
 }
 
+# Processes we started are remembered as PID:STARTTIME, so that cleanup never
+# signals a recycled pid (a victim a control killed may be long gone).
+esc_starttime() { awk '{print $22}' "/proc/$1/stat" 2>/dev/null; }
+esc_track() { ESC_PIDS="$ESC_PIDS $1:$(esc_starttime "$1")"; }
+
 esc_cleanup() {
-  local p
-  for p in $ESC_PIDS; do kill "$p" 2>/dev/null; done
-  for p in $ESC_PIDS; do wait "$p" 2>/dev/null; done
+  local e p
+  for e in $ESC_PIDS; do
+    p=${e%%:*}
+    [ -n "${e#*:}" ] && [ "$(esc_starttime "$p")" = "${e#*:}" ] && kill "$p" 2>/dev/null
+  done
+  for e in $ESC_PIDS; do wait "${e%%:*}" 2>/dev/null; done
   [ -n "${SHM_ID:-}" ] && ipcrm -m "$SHM_ID" 2>/dev/null
   [ -n "${ESC_WORK:-}" ] && rm -rf "$ESC_WORK"
 }
@@ -172,6 +181,7 @@ esc_judge() {
     case "$v" in
       ok) ok 0 "$d" ;;
       skip) skip "${g:-see description}" "$d" ;;
+      todo) TAP_N=$((TAP_N + 1)); echo "not ok $TAP_N - $d # TODO $g" ;;
       *) ok 1 "$d"; [ -n "$g" ] && diag "$g" ;;
     esac
   done < <("$PY" "$JUDGE" "$@" 2>&1 | sed -u 's/^Traceback/not ok\tjudge.py crashed: Traceback/')
