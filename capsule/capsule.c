@@ -687,12 +687,6 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 		{ RLIMIT_RTPRIO, 0, "setrlimit RLIMIT_RTPRIO" },
 	};
 	for (size_t i = 0; i < sizeof rl / sizeof rl[0]; i++) {
-#if defined(__SANITIZE_ADDRESS__)
-		/* An `inside` agent is a copy of the (sanitized) caller, whose shadow
-		 * memory alone exceeds any address-space limit; interpreters get
-		 * these two limits at spawn (capsule_apply_interpreter_limits). */
-		if (s->inside && (rl[i].res == RLIMIT_AS || rl[i].res == RLIMIT_DATA)) continue;
-#endif
 		struct rlimit r = { rl[i].v, rl[i].v };
 		CHECK(setrlimit(rl[i].res, &r) == 0, rl[i].name);
 	}

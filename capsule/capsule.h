@@ -66,10 +66,10 @@ pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const
                                 int in_fd, int out_fd, int err_fd);
 
 /* Set the profile's RLIMIT_AS and RLIMIT_DATA on the calling process
- * (prlimit64 is allowed: lowering needs no privilege). Call it in each
- * interpreter child before execveat when spawning without
- * capsule_spawn_interpreter (which calls it): in sanitizer builds the
- * `inside` agent itself runs without these two limits. Returns 0 or -1. */
+ * (setrlimit/prlimit64 are allowed: lowering needs no privilege). The
+ * capsule's init already has them (so does an `inside` agent: a sanitized
+ * agent must reserve its memory before capsule_start); spawning helpers may
+ * call it again in each interpreter child. Returns 0 or -1. */
 int capsule_apply_interpreter_limits(const struct capsule_ctx *ctx);
 
 typedef int (*capsule_inside_fn)(const struct capsule_ctx *ctx, void *arg);
