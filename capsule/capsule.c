@@ -490,7 +490,9 @@ struct child_plan {
 static void __attribute__((noreturn)) child_fail(int fd, const char *step, int e)
 {
 	char msg[400];
-	int n = snprintf(msg, sizeof msg, "Ecapsule setup: %s: %s", step, strerror(e));
+	/* strerrordesc_np: no locale lookup (no lock another thread may hold) */
+	const char *desc = strerrordesc_np(e);
+	int n = snprintf(msg, sizeof msg, "Ecapsule setup: %s: %s", step, desc ? desc : "unknown error");
 	if (n > 0) {
 		ssize_t w = write(fd, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1));
 		(void)w;
@@ -612,10 +614,14 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	/* 0. wait until the parent has written the id maps */
 	CHECK(read(c->go_fd, &go, 1) == 1 && go == 'G', "wait for the parent");
 
-	/* 1. the capsule user (inside id 1000, mapped by the parent) */
-	if (c->root_mode) CHECK(setgroups(0, NULL) == 0, "setgroups");
-	CHECK(setresgid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresgid");
-	CHECK(setresuid(CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresuid");
+	/* 1. the capsule user (inside id 1000, mapped by the parent). Raw
+	 * syscalls: glibc's wrappers broadcast the change to every thread it
+	 * believes exists ("setxid"), and a raw clone of a threaded caller
+	 * inherits that list and can wait forever for a thread that is not
+	 * here. This child has exactly one thread. */
+	if (c->root_mode) CHECK(syscall(SYS_setgroups, 0, NULL) == 0, "setgroups");
+	CHECK(syscall(SYS_setresgid, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresgid");
+	CHECK(syscall(SYS_setresuid, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID) == 0, "setresuid");
 	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl PR_SET_PDEATHSIG");
 	/* The cgroup namespace is rooted at the caller's group, above the
 	 * capsule's own (the parent attaches us meanwhile; see 'C' below). */
@@ -763,7 +769,10 @@ int capsule_apply_interpreter_limits(const struct capsule_ctx *ctx)
 pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
                                 int in_fd, int out_fd, int err_fd)
 {
-	pid_t pid = fork();
+	/* A raw clone, not fork(): glibc's fork takes its own locks and runs
+	 * atfork handlers, which can wait forever in a copy of a threaded
+	 * caller. The child only dups fds, sets limits and execs. */
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, NULL, NULL, 0UL);
 	if (pid != 0) return pid;
 	int src[3] = { in_fd, out_fd, err_fd }, tmp[3];
 	for (int i = 0; i < 3; i++) tmp[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 20);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,19 @@ static int run_fixture(const char *cmd, int memfd, struct capsule_run_result *re
 }
 
 struct inside_arg { int dummy; };
+
+/* A thread that keeps creating and joining threads: a raw clone taken
+ * meanwhile inherits glibc's thread list mid-change (the "setxid" hang). */
+static volatile int churn_stop;
+static void *churn_nop(void *a) { return a; }
+static void *churn(void *a)
+{
+	while (!churn_stop) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, churn_nop, NULL) == 0) pthread_join(t, NULL);
+	}
+	return a;
+}
 
 /* Runs inside the confined capsule: spawn the interpreter twice (plan and
  * finish, as the supervisor's agent will) and report both outputs on fd 3. */
@@ -173,6 +187,19 @@ int main(void)
 	capsule_run_result_free(&res);
 	close(leak1);
 	close(leak2);
+
+	/* ---- capsules started while another thread churns threads ---- */
+	pthread_t churner;
+	ok(pthread_create(&churner, NULL, churn, NULL) == 0, "start a thread-churning thread");
+	int good = 0;
+	for (int i = 0; i < 40; i++) {
+		if (run_fixture("noop", memfd, &res, &err) == 0 && res.report.exited && res.report.exit_status == 0) good++;
+		else diag("run %d: %s", i, err.msg);
+		capsule_run_result_free(&res);
+	}
+	churn_stop = 1;
+	pthread_join(churner, NULL);
+	is_int(good, 40, "40 capsules started from a threaded process all ran (no setxid hang)");
 
 	/* ---- denial report through the API ---- */
 	ok(run_fixture("syscall keyctl", memfd, &res, &err) == 0, "capsule_run keyctl probe");
