@@ -1205,9 +1205,15 @@ int capsule_on_notify(struct capsule_handle *h)
 		}
 		free(name);
 	}
-	/* ENOENT here: the target was killed meanwhile; nothing to answer. */
-	(void)ioctl(h->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	if (resp->error == -EPERM) capsule_kill(h);
+	/* A denial kills the capsule and is never answered: the denied call
+	 * does not return into the capsule (its thread dies in the wait, as
+	 * does every process of the pid namespace). */
+	if (resp->error == -EPERM) {
+		if (capsule_kill(h) < 0) (void)ioctl(h->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	} else {
+		/* ENOENT: the caller died meanwhile; nothing to answer. */
+		(void)ioctl(h->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	}
 out:
 	free(req);
 	free(resp);

@@ -136,7 +136,7 @@ int capsule_netns_share(bool on, struct world_err *err);
  * (one line naming the failed step) or another code. */
 int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err);
 
-/* Handle pending seccomp notifications: a known syscall is answered EPERM,
+/* Handle pending seccomp notifications: a known syscall is never answered:
  * recorded in h->denied (first one) and the capsule is killed; a number
  * libseccomp does not know is answered ENOSYS. Returns 1 if a denial was
  * recorded now, 0 otherwise, -1 on listener failure (capsule killed). */

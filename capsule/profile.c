@@ -507,7 +507,7 @@ static json_t *profile_json(const struct capsule_profile *p)
 	json_object_set_new(o, "landlock", ll);
 
 	json_t *sc = json_object();
-	json_object_set_new(sc, "default", json_string("user-notif: supervisor answers EPERM, kills the capsule and reports the syscall; numbers unknown to libseccomp get ENOSYS"));
+	json_object_set_new(sc, "default", json_string("user-notif: the supervisor kills the capsule (the call never returns) and reports the syscall; numbers unknown to libseccomp get ENOSYS"));
 	json_object_set_new(sc, "bad_arch", json_string("kill-process (x32 numbers, i386)"));
 	json_object_set_new(sc, "arch", json_string("x86_64 only"));
 	json_t *rules = json_array();
@@ -579,7 +579,7 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	        "  devices          read_file,write_file\n  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n",
 	        p->landlock ? "applied where the kernel has it" : "not applied");
 	fprintf(out, "\n[seccomp] x86_64 only; x32 numbers and i386 kill the process\n"
-	        "  default: user-notif -> supervisor answers EPERM, kills the capsule, reports \"syscall denied: NAME\";\n"
+	        "  default: user-notif -> supervisor kills the capsule (call never returns), reports \"syscall denied: NAME\";\n"
 	        "           numbers unknown to libseccomp -> ENOSYS (newer runtimes fall back)\n");
 	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
 		fprintf(out, "  %-18s %s", s->name, kind_rule(s->kind));

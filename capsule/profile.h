@@ -10,7 +10,7 @@
  *
  * Seccomp policy (every profile): default action SECCOMP_RET_USER_NOTIF.
  * The supervisor holds the listener: a known syscall that is not on the
- * allowlist is answered EPERM, the capsule is killed and the run fails with
+ * allowlist is not answered: the capsule is killed (the call never returns) and the run fails with
  * "syscall denied: NAME"; a syscall number that libseccomp does not know
  * (newer than this build) is answered ENOSYS and the run continues, so that
  * runtimes fall back to older calls. Without a listener the kernel answers
