@@ -4,5 +4,5 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 	cli/verbs_supervisor.c
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS)
-TESTS += tests/cli_help.sh
-EXTRA_DIST += tests/cli_help.sh
+TESTS += tests/cli_help.sh tests/cli_docs.sh
+EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh
