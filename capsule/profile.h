@@ -70,7 +70,7 @@ struct capsule_limits {
 	uint64_t root_size;      /* tmpfs root size bytes (read-only after staging) */
 	uint64_t cache_size;     /* tmpfs .capsule-cache size bytes (writable) */
 	uint64_t stdout_cap;     /* bytes of stdout captured before the run fails */
-	uint64_t stderr_cap;     /* bytes of stderr captured (more is dropped) */
+	uint64_t stderr_cap;     /* bytes of stderr captured (more fails the run) */
 	uint64_t output_cap;     /* output object bytes */
 	uint64_t args_cap;       /* args payload bytes */
 };

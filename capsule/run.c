@@ -17,7 +17,9 @@ static unsigned long long now_us(void)
 	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000ULL;
 }
 
-char *capsule_args_json(const char *input, size_t cap, struct world_err *err)
+/* args.json text for an input: one JSON string literal holding the input
+ * text, which must parse as JSON (WX_BAD_INPUT otherwise). malloc'd. */
+static char *capsule_args_json(const char *input, size_t cap, struct world_err *err)
 {
 	size_t len = strlen(input);
 	if (len > cap) {
@@ -79,15 +81,13 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 {
 	memset(res, 0, sizeof *res);
 	const struct capsule_profile *p = req->profile;
-	char *args = NULL;
-	struct capsule_file files[3];
-	size_t nf = 0;
-	files[nf++] = (struct capsule_file){ "host/capsule/main.ail", req->source, req->source_len };
-	if (req->input_json) {
-		args = capsule_args_json(req->input_json, p->limits.args_cap, err);
-		if (!args) return -1;
-		files[nf++] = (struct capsule_file){ "args.json", args, strlen(args) };
-	}
+	char *args = capsule_args_json(req->input_json, p->limits.args_cap, err);
+	if (!args) return -1;
+	struct capsule_file files[2] = {
+		{ "host/capsule/main.ail", req->source, req->source_len },
+		{ "args.json", args, strlen(args) },
+	};
+	size_t nf = 2;
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
 		werr(err, WX_IO, "capsule run: pipe: %s", strerror(errno));
@@ -154,7 +154,13 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 		}
 		if (ie >= 0 && pf[ie].revents) {
 			ssize_t r = read(er[0], chunk, sizeof chunk);
-			if (r > 0) buf_add(&be, chunk, (size_t)r); /* beyond the cap: dropped */
+			if (r > 0) {
+				/* Over its cap the run fails, as in the supervisor. */
+				if (!buf_add(&be, chunk, (size_t)r) && !h.killed) {
+					res->stderr_over = be.over;
+					capsule_kill(&h);
+				}
+			}
 			else if (r == 0 || (errno != EAGAIN && errno != EINTR)) err_eof = true;
 		}
 		if (ip >= 0 && (pf[ip].revents & POLLIN)) exited = true;
@@ -213,6 +219,9 @@ int capsule_run_classify(const struct capsule_run_result *res, const struct caps
 	if (res->stdout_over)
 		return werr(err, WX_OUTPUT_CAP, "%s: interpreter stdout over its %llu-byte cap; capsule killed", what,
 		            (unsigned long long)p->limits.stdout_cap);
+	if (res->stderr_over)
+		return werr(err, WX_OUTPUT_CAP, "%s: interpreter stderr over its %llu-byte cap; capsule killed", what,
+		            (unsigned long long)p->limits.stderr_cap);
 	char line[300];
 	first_line(res->errout[0] ? res->errout : res->out, line, sizeof line);
 	if (!r->exited) {

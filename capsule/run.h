@@ -4,9 +4,10 @@
  * stdout/stderr captured under their caps, the deadline, denial
  * notifications) and the classification of how a run ended into the
  * project's exit codes, including the DESIGN §2 output rule (strip one
- * trailing newline, at most 1 MiB, a JSON object). `worldd run`,
- * `worldd check` and the benchmark use it; the supervisor has its own loop
- * over capsule.h. */
+ * trailing newline, at most 1 MiB, a JSON object). Only `worldd run
+ * --profile NAME` for a profile the supervisor's API does not run
+ * (tool-run) and the capsule tests use it: every transition run and source
+ * check goes through supervisor/supervisor.h. */
 #ifndef WORLD_CAPSULE_RUN_H
 #define WORLD_CAPSULE_RUN_H
 #include "capsule/capsule.h"
@@ -16,7 +17,7 @@ struct capsule_run_req {
 	int interp_fd;                 /* pinned memfd */
 	const char *source;            /* staged as host/capsule/main.ail */
 	size_t source_len;
-	const char *input_json;        /* staged as args.json (a JSON string literal); NULL = none */
+	const char *input_json;        /* staged as args.json (a JSON string literal) */
 	const char *const *argv;       /* NULL = profile argv */
 	unsigned long long wall_ms;    /* 0 = profile default */
 };
@@ -28,6 +29,7 @@ struct capsule_run_result {
 	size_t err_len;
 	bool deadline;      /* killed at the deadline */
 	bool stdout_over;   /* killed: stdout over its cap */
+	bool stderr_over;   /* killed: stderr over its cap */
 	unsigned long long elapsed_us;
 	struct capsule_report report;
 	char summary[512];  /* capsule_describe() of the run */
@@ -39,7 +41,7 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 void capsule_run_result_free(struct capsule_run_result *res);
 
 /* How the run ended, as one line and a code: WX_SETUP, WX_DENIED_SYSCALL,
- * WX_DEADLINE, WX_OUTPUT_CAP (stdout cap), WX_INTERP (non-zero exit or a
+ * WX_DEADLINE, WX_OUTPUT_CAP (stdout or stderr cap), WX_INTERP (non-zero exit or a
  * signal), or 0 when the interpreter exited 0. `what` names the run
  * ("transition", "source check"). */
 int capsule_run_classify(const struct capsule_run_result *res, const struct capsule_run_req *req,
@@ -49,8 +51,4 @@ int capsule_run_classify(const struct capsule_run_result *res, const struct caps
  * place, checks the size cap and that it is a JSON object. Returns 0 or -1
  * with WX_OUTPUT_CAP / WX_NOT_OBJECT. */
 int capsule_output_check(char *out, size_t *len, size_t cap, struct world_err *err);
-
-/* args.json text for an input: one JSON string literal holding the input
- * text. The input must parse as JSON (WX_BAD_INPUT otherwise). malloc'd. */
-char *capsule_args_json(const char *input, size_t cap, struct world_err *err);
 #endif

@@ -1,9 +1,16 @@
 /* cli/verbs_capsule.c: the worldd verbs of capsule/ (see cli/verbs.h):
  * `run` (one pure transition in a capsule), `check` (bounded source check),
- * `profile list` and `profile show` (profiles as data for reviewers). */
+ * `profile list` and `profile show` (profiles as data for reviewers).
+ * `run` and `check` go through supervisor/supervisor.h (admission,
+ * deadlines, caps, error classes and the frame protocol are the
+ * supervisor's, the same as `worldd invoke` / `worldd source check`); only
+ * `run --profile` with a profile the supervisor does not run takes the
+ * direct path of capsule/run.h. */
 #include "cli/verbs.h"
 #include "capsule/run.h"
+#include "supervisor/supervisor.h"
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,15 +23,18 @@
 	"exit codes:\n" \
 	"  0  ok\n" \
 	"  2  usage: bad or missing flags\n" \
-	"  3  bad input: input not JSON, source/interpreter unreadable as given, interpreter not a static ELF\n" \
+	"  3  bad input: input not a JSON object or over 1 MiB, source/interpreter unreadable as given,\n" \
+	"     interpreter not a static ELF\n" \
 	"  4  not found: interpreter or source file absent\n" \
-	" 10  capsule setup failed before exec (\"capsule setup: STEP: reason\")\n" \
+	" 10  capsule setup failed before exec (\"... capsule setup: STEP: reason\")\n" \
 	" 11  deadline exceeded; the capsule (its pid namespace) was killed\n" \
-	" 12  output cap: interpreter stdout over 8 MiB, or output object over 1 MiB\n" \
+	" 12  output cap: interpreter stdout or stderr over 8 MiB, or output object over 1 MiB;\n" \
+	"     the capsule was killed\n" \
 	" 13  output is not a JSON object (\"transition output is not a JSON object\")\n" \
 	" 14  interpreter failed: non-zero exit or killed by a signal (first line of its stderr)\n" \
 	" 15  interpreter hash mismatch (with --ailang-ref): nothing ran\n" \
-	" 17  the seccomp filter stopped a syscall (\"syscall denied: NAME\"); capsule killed\n"
+	" 17  the seccomp filter stopped a syscall (\"syscall denied: NAME\"); capsule killed\n" \
+	" 18  the capsule broke the frame protocol (docs/protocol.md)\n"
 
 static int read_whole(const char *path, size_t cap, char **out, size_t *len, struct world_err *err)
 {
@@ -96,46 +106,65 @@ static int parse_flags(const char *verb, int argc, char **argv, struct run_flags
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* The supervisor for one CLI call: its default limits (DESIGN §4), the
+ * deadline of the one phase this verb runs overridden by --timeout-ms (the
+ * whole-call deadline is raised to it when it is longer), and the capsule
+ * launcher pinning BIN (with --ailang-ref a mismatch runs nothing). */
+static struct supervisor *make_supervisor(const struct run_flags *f, int check, struct world_err *err)
 {
-	struct run_flags f;
-	int rc = parse_flags("run", argc, argv, &f, 1);
-	if (rc) return rc;
-	struct world_err err = { 0, "" };
-	const struct capsule_profile *p = capsule_profile_find(f.profile ? f.profile : "transition");
-	if (!p) return worldd_usage("run", "profile '%s' unknown (see worldd profile list)", f.profile);
-	char *src = NULL, *input = NULL;
-	size_t src_len = 0, in_len = 0;
-	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
-		return worldd_fail("run", (werr_prefix(&err, "source"), &err));
-	if (f.input_file && read_whole(f.input_file, p->limits.args_cap, &input, &in_len, &err) < 0) {
-		free(src);
-		return worldd_fail("run", (werr_prefix(&err, "input"), &err));
+	struct sup_limits lim;
+	sup_limits_default(&lim);
+	if (f->timeout_ms) {
+		if (check) lim.check_ms = (unsigned)f->timeout_ms;
+		else lim.pure_ms = (unsigned)f->timeout_ms;
+		if (lim.invocation_ms < f->timeout_ms) lim.invocation_ms = (unsigned)f->timeout_ms;
 	}
-	int memfd = -1;
-	char ref[80];
-	if (capsule_pin_interpreter(f.bin, f.ref, &memfd, ref, &err) < 0) {
-		free(src);
-		free(input);
-		return worldd_fail("run", &err);
-	}
+	struct launcher *l = launcher_capsule_new(f->bin, f->ref, err);
+	if (!l) return NULL;
+	return sup_new(&lim, l, err);
+}
+
+static void print_summary(const char *verb, struct supervisor *s, const struct sup_result *res)
+{
+	if (!res->layers[0]) return; /* no capsule started */
+	const char *ref = launcher_capsule_ref(sup_launcher(s));
+	fprintf(stderr, "worldd %s: capsule profile %s; interpreter %s; %s; %ld ms\n", verb,
+	        sup_profile_name(res->profile), ref ? ref : "?", res->layers, res->elapsed_ms);
+}
+
+/* Profiles other than `transition` (tool-run, or source-check given to
+ * `run`): the supervisor's API runs a pure call only under the transition
+ * profile (enum sup_profile has no tool-run), so these keep this small
+ * direct path over capsule/run.h. Its outcomes and exit codes follow the
+ * supervisor's: stdout or stderr over its cap fails the run (exit 12). */
+static int run_direct(const struct run_flags *f, const struct capsule_profile *p, const char *src, size_t src_len,
+                      const char *input)
+{
 	static const char *const transition_argv[] = {
 		"ailang", "run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
 		"host/capsule/main.ail", NULL,
 	};
+	struct world_err err = { 0, "" };
+	/* The same input rule as the supervisor's (sup_run_pure): an object. */
+	json_error_t je;
+	json_t *v = json_loads(input, JSON_REJECT_DUPLICATES, &je);
+	int obj = json_is_object(v);
+	json_decref(v);
+	if (!v) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text), &err));
+	if (!obj) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: not a JSON object"), &err));
+	int memfd = -1;
+	char ref[80];
+	if (capsule_pin_interpreter(f->bin, f->ref, &memfd, ref, &err) < 0) return worldd_fail("run", &err);
 	struct capsule_run_req req = {
 		.profile = p, .interp_fd = memfd, .source = src, .source_len = src_len,
-		.input_json = f.input ? f.input : input, .argv = p->argv ? NULL : transition_argv,
-		.wall_ms = f.timeout_ms,
+		.input_json = input, .argv = p->argv ? NULL : transition_argv, .wall_ms = f->timeout_ms,
 	};
 	struct capsule_run_result res;
-	rc = capsule_run(&req, &res, &err);
+	int rc = capsule_run(&req, &res, &err);
 	close(memfd);
-	free(src);
-	free(input);
 	if (rc < 0) return worldd_fail("run", &err);
-	if (f.summary)
-		fprintf(stderr, "worldd run: capsule profile %s; interpreter %s; %s; %.1f ms\n", p->name, ref,
+	if (f->summary)
+		fprintf(stderr, "worldd run: capsule profile %s; interpreter %s; %s; %.0f ms\n", p->name, ref,
 		        res.summary, (double)res.elapsed_us / 1000.0);
 	if (capsule_run_classify(&res, &req, "transition", &err) != 0 ||
 	    capsule_output_check(res.out, &res.out_len, p->limits.output_cap, &err) < 0) {
@@ -149,6 +178,75 @@ static int cmd_run(int argc, char **argv)
 	return WX_OK;
 }
 
+static int cmd_run(int argc, char **argv)
+{
+	struct run_flags f;
+	int rc = parse_flags("run", argc, argv, &f, 1);
+	if (rc) return rc;
+	struct world_err err = { 0, "" };
+	const struct capsule_profile *p = capsule_profile_find(f.profile ? f.profile : "transition");
+	if (!p) return worldd_usage("run", "profile '%s' unknown (see worldd profile list)", f.profile);
+	struct sup_limits defaults;
+	sup_limits_default(&defaults);
+	char *src = NULL, *input = NULL;
+	size_t src_len = 0, in_len = 0;
+	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
+		return worldd_fail("run", (werr_prefix(&err, "source"), &err));
+	if (f.input_file) {
+		if (read_whole(f.input_file, defaults.payload_max, &input, &in_len, &err) < 0) {
+			free(src);
+			return worldd_fail("run", (werr_prefix(&err, "input"), &err));
+		}
+	} else {
+		input = strdup(f.input);
+		in_len = input ? strlen(input) : 0;
+		if (!input) {
+			free(src);
+			return worldd_fail("run", (werr(&err, WX_FAIL, "out of memory"), &err));
+		}
+	}
+	if (strcmp(p->name, "transition") != 0) {
+		rc = run_direct(&f, p, src, src_len, input);
+		free(src);
+		free(input);
+		return rc;
+	}
+	struct supervisor *s = make_supervisor(&f, 0, &err);
+	if (!s) {
+		free(src);
+		free(input);
+		return worldd_fail("run", &err);
+	}
+	struct sup_result res;
+	rc = sup_run_pure(s, src, src_len, input, in_len, &res, &err);
+	free(src);
+	free(input);
+	if (f.summary) print_summary("run", s, &res);
+	int code = WX_OK;
+	if (rc < 0) {
+		code = worldd_fail("run", &err);
+	} else {
+		fwrite(res.output, 1, res.output_len, stdout);
+		fputc('\n', stdout);
+		if (fflush(stdout) != 0) code = WX_IO;
+	}
+	sup_result_free(&res);
+	sup_free(s);
+	return code;
+}
+
+/* First non-empty line of s (may be NULL), at most cap-1 bytes. */
+static void first_line(const char *s, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (!s) return;
+	while (*s == '\n' || *s == '\r' || *s == ' ') s++;
+	size_t l = strcspn(s, "\r\n");
+	if (l >= cap) l = cap - 1;
+	memcpy(out, s, l);
+	out[l] = 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct run_flags f;
@@ -160,41 +258,42 @@ static int cmd_check(int argc, char **argv)
 	size_t src_len = 0;
 	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
 		return worldd_fail("check", (werr_prefix(&err, "source"), &err));
-	int memfd = -1;
-	char ref[80];
-	if (capsule_pin_interpreter(f.bin, f.ref, &memfd, ref, &err) < 0) {
+	struct supervisor *s = make_supervisor(&f, 1, &err);
+	if (!s) {
 		free(src);
 		return worldd_fail("check", &err);
 	}
-	struct capsule_run_req req = {
-		.profile = p, .interp_fd = memfd, .source = src, .source_len = src_len, .wall_ms = f.timeout_ms,
-	};
-	struct capsule_run_result res;
-	rc = capsule_run(&req, &res, &err);
-	close(memfd);
+	struct sup_result res;
+	rc = sup_check_source(s, src, src_len, &res, &err);
 	free(src);
-	if (rc < 0) return worldd_fail("check", &err);
-	if (f.summary)
-		fprintf(stderr, "worldd check: capsule profile %s; interpreter %s; %s; %.1f ms\n", p->name, ref,
-		        res.summary, (double)res.elapsed_us / 1000.0);
-	rc = capsule_run_classify(&res, &req, "source check", &err);
+	if (f.summary) print_summary("check", s, &res);
+	int code = WX_OK;
+	char line[300];
 	if (rc == 0) {
 		printf("accepted: %s\n", f.source);
-		capsule_run_result_free(&res);
-		return WX_OK;
-	}
-	if (err.code == WX_INTERP && res.report.exited) {
+		if (fflush(stdout) != 0) code = WX_IO;
+	} else if (err.code == WX_CHECK_REFUSED && res.check_exit > 128 && res.check_exit < 128 + 65) {
+		/* The agent reports a signal as 128+N: the interpreter was killed
+		 * (a resource limit, or SIGSYS for a non-native syscall ABI), which
+		 * is an interpreter failure, not a refusal of the source. */
+		int sig = res.check_exit - 128;
+		first_line(res.stderr_text, line, sizeof line);
+		werr(&err, WX_INTERP, "source check: interpreter killed by signal %d (%s)%s%s", sig, strsignal(sig),
+		     line[0] ? ": " : "", line);
+		code = worldd_fail("check", &err);
+	} else if (err.code == WX_CHECK_REFUSED) {
 		/* The interpreter refused the source: show its diagnostics. */
-		fwrite(res.out, 1, res.out_len, stderr);
-		fwrite(res.errout, 1, res.err_len, stderr);
-		const char *d = res.out_len ? res.out : res.errout;
-		size_t l = strcspn(d, "\n");
-		fprintf(stderr, "worldd check: source refused: %s: %.*s\n", f.source, (int)(l > 300 ? 300 : l), d);
-		capsule_run_result_free(&res);
-		return WX_CHECK_REFUSED;
+		if (res.check_stdout) fputs(res.check_stdout, stderr);
+		if (res.stderr_text) fwrite(res.stderr_text, 1, res.stderr_len, stderr);
+		first_line(res.check_stdout && res.check_stdout[0] ? res.check_stdout : res.stderr_text, line, sizeof line);
+		fprintf(stderr, "worldd check: source refused: %s: %s\n", f.source, line);
+		code = WX_CHECK_REFUSED;
+	} else {
+		code = worldd_fail("check", &err);
 	}
-	capsule_run_result_free(&res);
-	return worldd_fail("check", &err);
+	sup_result_free(&res);
+	sup_free(s);
+	return code;
 }
 
 static int cmd_profile_list(int argc, char **argv)
@@ -239,22 +338,33 @@ const struct worldd_verb capsule_verbs[] = {
 	{ "run", "run one pure transition in a capsule; print its output object",
 	  "usage: worldd run --ailang-bin BIN --source FILE (--input JSON | --input-file F)\n"
 	  "                  [--profile NAME] [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
-	  "Pins BIN (sha256 into a sealed memfd; with --ailang-ref a mismatch runs nothing),\n"
-	  "stages FILE as host/capsule/main.ail and the input as args.json (one JSON string\n"
-	  "literal) in an empty tmpfs root, and runs\n"
+	  "Runs one pure call through the supervisor, exactly as `worldd invoke` does: pins BIN\n"
+	  "(sha256 into a sealed memfd; with --ailang-ref a mismatch runs nothing), stages FILE\n"
+	  "as host/capsule/main.ail and the input (a JSON object) as args.json (one JSON string\n"
+	  "literal) in an empty tmpfs root, and in a capsule of profile transition the\n"
+	  "capsule's agent runs\n"
 	  "  BIN run --quiet --caps \"\" --entry main --args-file args.json host/capsule/main.ail\n"
-	  "in a capsule of profile NAME (default transition; see worldd profile show NAME).\n"
-	  "The output (one trailing newline stripped, at most 1 MiB, a JSON object) is\n"
-	  "printed on stdout. --timeout-ms overrides the profile's wall time (4000 ms).\n"
-	  "--summary prints the layers applied (uid map, cgroups, landlock) on stderr.\n\n"
+	  "under the supervisor's admission, deadlines and caps (docs/protocol.md). The output\n"
+	  "(one trailing newline stripped, at most 1 MiB, a JSON object) is printed on stdout.\n"
+	  "--timeout-ms overrides the pure-run deadline (4000 ms; the whole-call deadline,\n"
+	  "20000 ms, is raised to it when shorter). --summary prints the layers applied (uid\n"
+	  "map, cgroups, landlock) on stderr.\n"
+	  "--profile NAME (see worldd profile show NAME) other than transition, e.g. tool-run,\n"
+	  "runs the same argv directly in a capsule of that profile (not through the\n"
+	  "supervisor, whose API runs only transition and source-check capsules), with the\n"
+	  "profile's wall time and the same caps and exit codes.\n"
+	  "Changed from earlier releases: the input must be a JSON object (exit 3), and stderr\n"
+	  "over its 8 MiB cap fails the run (exit 12) instead of being dropped.\n\n"
 	  EXIT_CODES_HELP,
 	  cmd_run },
 	{ "check", "run the bounded source check of a transition in a capsule",
 	  "usage: worldd check --ailang-bin BIN --source FILE [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
-	  "Runs `BIN check host/capsule/main.ail` in a capsule of profile source-check\n"
-	  "(empty scratch root holding only the source; 10 s wall time). Prints\n"
-	  "\"accepted: FILE\" on success; on refusal prints the interpreter's diagnostics\n"
-	  "on stderr, then \"worldd check: source refused: FILE: FIRST LINE\".\n\n"
+	  "Runs `BIN check host/capsule/main.ail` through the supervisor (as `worldd source\n"
+	  "check` does) in a capsule of profile source-check (empty scratch root holding\n"
+	  "only the source; 10 s deadline, or --timeout-ms). Prints \"accepted: FILE\" on\n"
+	  "success; on refusal prints the interpreter's diagnostics on stderr, then\n"
+	  "\"worldd check: source refused: FILE: FIRST LINE\". An interpreter killed by a\n"
+	  "signal is a failure (14), not a refusal.\n\n"
 	  EXIT_CODES_HELP
 	  " 19  the interpreter refused the source\n",
 	  cmd_check },

@@ -141,15 +141,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Error: cannot read %s: %s\n", file, strerror(errno));
 		return 1;
 	}
+	const char *body = src;
 	if (strcmp(argv[1], "check") == 0) {
 		if (strstr(src, "refuse")) {
 			printf("Error: PAR001 refused by fixture\n");
 			return 1;
 		}
-		return 0;
+		/* "exec CMD ...": the check itself runs CMD (spin, syscall ...),
+		 * to test how a source check ends. */
+		if (strncmp(src, "exec ", 5) != 0) return 0;
+		body = src + 5;
 	}
 	char cmd[64] = "", arg[64] = "";
-	sscanf(src, "%63s %63s", cmd, arg);
+	sscanf(body, "%63s %63s", cmd, arg);
 	if (strcmp(cmd, "echo") == 0) {
 		char *args = slurp("args.json", NULL);
 		if (!args) {
@@ -175,6 +179,14 @@ int main(int argc, char **argv)
 		memset(b, 'x', sizeof b);
 		for (;;)
 			if (write(1, b, sizeof b) < 0) return 1;
+	} else if (strcmp(cmd, "errflood") == 0) {
+		/* 64 MiB on stderr, then a valid output: only the stderr cap can
+		 * fail the run. */
+		static char b[65536];
+		memset(b, 'e', sizeof b);
+		for (int i = 0; i < 1024; i++)
+			if (write(2, b, sizeof b) < 0) return 1;
+		printf("{}\n");
 	} else if (strcmp(cmd, "big") == 0) {
 		size_t n = 2u << 20;
 		char *b = malloc(n);

@@ -34,10 +34,15 @@ is "$out" '{"args":"{\"b\":true}","argc":10}' "--input-file works"
 run noop;     is "$rc" 0 "noop: exit 0";  is "$out" "{}" "noop: {}"
 run nonjson;  is "$rc" 13 "non-JSON output: exit 13"; like "$err" "^worldd run: transition output is not a JSON object$" "non-JSON: one line"
 run array;    is "$rc" 13 "a JSON array is not an object: exit 13"
-run fail;     is "$rc" 14 "interpreter failure: exit 14"; like "$err" "interpreter exited with status 1: Error: RT001 boom" "failure shows the interpreter's first stderr line"
-run spin --timeout-ms 700;  is "$rc" 11 "CPU spin: deadline exit 11"; like "$err" "deadline of 700 ms exceeded; capsule killed" "deadline message"
+run fail;     is "$rc" 14 "interpreter failure: exit 14"; like "$err" "interpreter exited with status 1 in the pure run phase: Error: RT001 boom" "failure shows the interpreter's first stderr line"
+run spin --timeout-ms 700;  is "$rc" 11 "CPU spin: deadline exit 11"; like "$err" "^worldd run: pure run phase deadline \\(700 ms\\) passed; capsule killed$" "deadline message (the supervisor's)"
 run sleep --timeout-ms 500; is "$rc" 11 "sleeping forever: deadline exit 11"
-run flood;    is "$rc" 12 "stdout flood: output cap exit 12"; like "$err" "stdout over its 8388608-byte cap" "flood message"
+run flood;    is "$rc" 12 "stdout flood: output cap exit 12"; like "$err" "interpreter stdout exceeded 8388608 bytes" "flood message"
+# stderr over its 8 MiB cap fails the run, as it does for worldd invoke (one
+# path: the supervisor); so does the direct path kept for --profile tool-run
+run errflood; is "$rc" 12 "stderr flood: output cap exit 12"; like "$err" "capsule stderr exceeded 8388608 bytes; capsule killed" "stderr flood message"
+run errflood --profile tool-run; is "$rc" 12 "stderr flood, tool-run profile: exit 12"; like "$err" "stderr over its 8388608-byte cap" "tool-run stderr flood message"
+run echo --profile tool-run; is "$rc" 0 "tool-run profile: echo runs"; is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "tool-run profile: output"
 run big;      is "$rc" 12 "2 MiB output object: exit 12"; like "$err" "over the 1048576-byte cap" "output cap message"
 run membomb;  is "$rc" 14 "memory bomb: killed (exit 14)"; like "$err" "killed by signal|memory" "memory bomb reported"
 run forkbomb; is "$rc" 0 "fork bomb: bounded, the capsule survives"
@@ -47,16 +52,16 @@ ok $([ -n "$n" ] && [ "$n" -lt 64 ] && echo 0 || echo 1) "fork bomb: fewer than 
 for probe in keyctl unshare socket mount ptrace bpf; do
   run "syscall $probe"
   is "$rc" 17 "$probe: exit 17"
-  is "$err" "worldd run: transition: syscall denied: $probe" "$probe: the error names the syscall"
+  is "$err" "worldd run: syscall denied: $probe; capsule killed" "$probe: the error names the syscall"
 done
-run "syscall tiocsti";     is "$err" "worldd run: transition: syscall denied: ioctl(TIOCSTI)" "TIOCSTI with junk upper bits is denied and named"
+run "syscall tiocsti";     is "$err" "worldd run: syscall denied: ioctl(TIOCSTI); capsule killed" "TIOCSTI with junk upper bits is denied and named"
 run "syscall clone-newns"; is "$rc" 17 "clone with CLONE_NEWNS denied"
-run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "signal 31.*x32" "x32 reported as a non-native ABI"
+run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "killed by signal 31" "x32: killed by SIGSYS (non-native ABI)"
 printf 'syscall int80\n' > "$T/main.ail"
 ctl=$(cd "$T" && "$FIX" run x main.ail 2>&1)
 if printf '%s' "$ctl" | grep -q '"errno":0'; then
   ok 0 "control: an i386 int 0x80 getpid works unconfined ($ctl)"
-  run "syscall int80"; is "$rc" 14 "i386 int 0x80 kills the confined process"; like "$err" "signal 31.*i386" "i386 entry reported as a non-native ABI"
+  run "syscall int80"; is "$rc" 14 "i386 int 0x80 kills the confined process"; like "$err" "killed by signal 31" "i386 entry: killed by SIGSYS (non-native ABI)"
 else
   skip "this kernel has no i386 emulation ($ctl)" "i386 int 0x80 control"
   skip "no i386 emulation" "i386 int 0x80 kills the confined process"; skip "no i386 emulation" "i386 reported"
@@ -79,6 +84,10 @@ run_capture out err rc "$WORLDD" run --source "$T/main.ail" --input '{}'
 is "$rc" 2 "missing --ailang-bin: usage exit 2"
 run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '{bad'
 is "$rc" 3 "input not JSON: exit 3"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '[1]'
+is "$rc" 3 "input not a JSON object: exit 3"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '[1]' --profile tool-run
+is "$rc" 3 "input not a JSON object, tool-run profile: exit 3"
 run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/nope.ail" --input '{}'
 is "$rc" 4 "missing source: exit 4"
 run_capture out err rc "$WORLDD" run --help
@@ -92,6 +101,16 @@ printf 'refuse me\n' > "$T/bad.ail"
 run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/bad.ail"
 is "$rc" 19 "check: refused source exits 19"
 like "$err" "source refused: .*Error: PAR001 refused by fixture" "check: refusal shows the diagnostic"
+printf 'exec spin\n' > "$T/spin.ail"
+run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/spin.ail" --timeout-ms 600
+is "$rc" 11 "check: deadline exit 11"; like "$err" "source check phase deadline \\(600 ms\\)" "check: deadline message"
+printf 'exec syscall keyctl\n' > "$T/deny.ail"
+run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/deny.ail"
+is "$err" "worldd check: syscall denied: keyctl; capsule killed" "check: a denied syscall is named (exit $rc)"
+printf 'exec syscall x32\n' > "$T/x32.ail"
+run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/x32.ail"
+is "$rc" 14 "check: an interpreter killed by SIGSYS is an interpreter failure (14), not a refusal"
+like "$err" "^worldd check: source check: interpreter killed by signal 31" "check: signal named"
 
 # nothing left behind: every capsule group made during this test belongs to
 # a live process (groups are named world-capsule-PID-N after their maker;

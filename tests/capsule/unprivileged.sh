@@ -28,14 +28,14 @@ else
   ok 0 "summary printed: $err"
 fi
 run posture
-like "$out" '"uid":1000,"gid":1000,"euid":1000,"capget":0,"cap_eff":0,"cap_prm":0,"cap_inh":0,"bnd_sys_admin":0,"nnp":1,"seccomp":2,"pid":1' "unprivileged posture: uid 1000, no caps, nnp, seccomp filter, pid 1"
-like "$out" '"fds":\[0,1,2\],"root":\[' "unprivileged posture: only fds 0-2"
+like "$out" '"uid":1000,"gid":1000,"euid":1000,"capget":0,"cap_eff":0,"cap_prm":0,"cap_inh":0,"bnd_sys_admin":0,"nnp":1,"seccomp":2,"pid":2' "unprivileged posture: uid 1000, no caps, nnp, seccomp filter, pid 2 (under the supervisor's agent, pid 1)"
+like "$out" '"fds":\[(0,)?1,2\],"root":\[' "unprivileged posture: only fds 0-2"
 like "$out" '"proc":0,"etc":0' "unprivileged posture: no host paths"
 run "syscall keyctl"
 is "$rc" 17 "unprivileged: keyctl denied (exit 17)"
-is "$err" "worldd run: transition: syscall denied: keyctl" "unprivileged: denial names keyctl"
+is "$err" "worldd run: syscall denied: keyctl; capsule killed" "unprivileged: denial names keyctl"
 run "syscall unshare"
-is "$err" "worldd run: transition: syscall denied: unshare" "unprivileged: unshare denied and named"
+is "$err" "worldd run: syscall denied: unshare; capsule killed" "unprivileged: unshare denied and named"
 run forkbomb
 n=$(printf '%s' "$out" | sed -n 's/.*"forks":\([0-9]*\).*/\1/p')
 ok $([ -n "$n" ] && [ "$n" -lt 64 ] && echo 0 || echo 1) "unprivileged fork bomb bounded by RLIMIT_NPROC (got $n forks)"
