@@ -7,6 +7,7 @@
  * `run --profile` with a profile the supervisor does not run takes the
  * direct path of capsule/run.h. */
 #include "cli/verbs.h"
+#include "store/file.h"
 #include "capsule/run.h"
 #include "supervisor/supervisor.h"
 #include <errno.h>
@@ -35,38 +36,6 @@
 	" 15  interpreter hash mismatch (with --ailang-ref): nothing ran\n" \
 	" 17  the seccomp filter stopped a syscall (\"syscall denied: NAME\"); capsule killed\n" \
 	" 18  the capsule broke the frame protocol (docs/protocol.md)\n"
-
-static int read_whole(const char *path, size_t cap, char **out, size_t *len, struct world_err *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "%s: not a regular file", path);
-	}
-	if ((size_t)st.st_size > cap) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "%s: %lld bytes, over the %zu-byte cap", path, (long long)st.st_size, cap);
-	}
-	char *b = malloc((size_t)st.st_size + 1);
-	size_t n = 0;
-	while (b && n < (size_t)st.st_size) {
-		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (!b || n != (size_t)st.st_size) {
-		free(b);
-		return werr(err, WX_IO, "%s: short read", path);
-	}
-	b[n] = 0;
-	*out = b;
-	*len = n;
-	return 0;
-}
 
 struct run_flags {
 	const char *bin, *ref, *source, *input, *input_file, *profile;
@@ -190,10 +159,10 @@ static int cmd_run(int argc, char **argv)
 	sup_limits_default(&defaults);
 	char *src = NULL, *input = NULL;
 	size_t src_len = 0, in_len = 0;
-	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
+	if (world_read_file(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
 		return worldd_fail("run", (werr_prefix(&err, "source"), &err));
 	if (f.input_file) {
-		if (read_whole(f.input_file, defaults.payload_max, &input, &in_len, &err) < 0) {
+		if (world_read_file(f.input_file, defaults.payload_max, &input, &in_len, &err) < 0) {
 			free(src);
 			return worldd_fail("run", (werr_prefix(&err, "input"), &err));
 		}
@@ -256,7 +225,7 @@ static int cmd_check(int argc, char **argv)
 	const struct capsule_profile *p = capsule_profile_find("source-check");
 	char *src = NULL;
 	size_t src_len = 0;
-	if (read_whole(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
+	if (world_read_file(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
 		return worldd_fail("check", (werr_prefix(&err, "source"), &err));
 	struct supervisor *s = make_supervisor(&f, 1, &err);
 	if (!s) {

@@ -4,6 +4,7 @@
  * (a bounded source check the same way). Until broker/ exists, an effectful
  * call needs --test-broker (supervisor/testbroker.h). */
 #include "cli/verbs.h"
+#include "store/file.h"
 #include "supervisor/supervisor.h"
 #include "supervisor/testbroker.h"
 #include <errno.h>
@@ -47,38 +48,6 @@ struct opts {
 	int effectful, test_broker, summary;
 	long capacity, phase_ms, invocation_ms;
 };
-
-static int read_whole(const char *path, size_t cap, char **out, size_t *len, struct world_err *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "%s: not a regular file", path);
-	}
-	if ((size_t)st.st_size > cap) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "%s: %lld bytes, over the %zu-byte cap", path, (long long)st.st_size, cap);
-	}
-	char *b = malloc((size_t)st.st_size + 1);
-	size_t n = 0;
-	while (b && n < (size_t)st.st_size) {
-		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR) continue;
-		if (r <= 0) break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (!b || n != (size_t)st.st_size) {
-		free(b);
-		return werr(err, WX_IO, "%s: short read", path);
-	}
-	b[n] = 0;
-	*out = b;
-	*len = n;
-	return 0;
-}
 
 static int parse_long(const char *verb, const char *flag, const char *v, long *out)
 {
@@ -162,9 +131,9 @@ static int invoke_run(int argc, char **argv)
 	struct world_err err = { 0, "" };
 	char *src = NULL, *in = NULL;
 	size_t src_len = 0, in_len = 0;
-	if (read_whole(o.source, SOURCE_MAX, &src, &src_len, &err) < 0) return worldd_fail(verb, &err);
+	if (world_read_file(o.source, SOURCE_MAX, &src, &src_len, &err) < 0) return worldd_fail(verb, &err);
 	if (o.input_file) {
-		if (read_whole(o.input_file, (size_t)1 << 20, &in, &in_len, &err) < 0) {
+		if (world_read_file(o.input_file, (size_t)1 << 20, &in, &in_len, &err) < 0) {
 			free(src);
 			return worldd_fail(verb, &err);
 		}
@@ -214,7 +183,7 @@ static int source_check_run(int argc, char **argv)
 	struct world_err err = { 0, "" };
 	char *src = NULL;
 	size_t src_len = 0;
-	if (read_whole(o.source, SOURCE_MAX, &src, &src_len, &err) < 0) return worldd_fail(verb, &err);
+	if (world_read_file(o.source, SOURCE_MAX, &src, &src_len, &err) < 0) return worldd_fail(verb, &err);
 	struct supervisor *s = make_sup(&o, 1, &err);
 	if (!s) {
 		free(src);

@@ -5,6 +5,7 @@
  * nothing or the complete file. Same bytes again: nothing is rewritten. */
 #include "store/store_internal.h"
 #include "store/canon.h"
+#include "store/file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -91,53 +92,6 @@ static int atomic_write(const char *dir, const char *name, const void *buf, size
 	return fsync_dir(dir, err);
 }
 
-static int read_file(const char *path, unsigned char **out, size_t *len, size_t max, struct world_err *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "archive: open %s: %s", path, strerror(errno));
-	struct stat sb;
-	if (fstat(fd, &sb) < 0) {
-		int e = errno;
-		close(fd);
-		return werr(err, WX_IO, "archive: stat %s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "archive: %s is not a regular file", path);
-	}
-	if ((unsigned long long)sb.st_size > max) {
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "archive: %s is %lld bytes, limit %zu", path, (long long)sb.st_size, max);
-	}
-	size_t cap = (size_t)sb.st_size + 1, n = 0;
-	unsigned char *buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return werr(err, WX_FAIL, "archive: out of memory reading %s", path);
-	}
-	for (;;) {
-		if (n == cap) { /* the file grew while we read it */
-			free(buf);
-			close(fd);
-			return werr(err, WX_IO, "archive: %s changed while being read", path);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR) continue;
-			int e = errno;
-			free(buf);
-			close(fd);
-			return werr(err, WX_IO, "archive: read %s: %s", path, strerror(e));
-		}
-		if (r == 0) break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* Run BIN --version with an empty environment and a deadline; the first
  * non-empty stdout line is the release string. */
 static int probe_version(const char *bin, char *out, size_t outn, struct world_err *err)
@@ -207,6 +161,16 @@ static int probe_version(const char *bin, char *out, size_t outn, struct world_e
 	size_t ll = strlen(line);
 	if (ll >= outn) return werr(err, WX_INTERP, "archive: %s --version: release string too long", bin);
 	memcpy(out, line, ll + 1);
+	return 0;
+}
+
+/* The archive's messages carry an "archive: " prefix. */
+static int read_file(const char *path, unsigned char **out, size_t *len, size_t max, struct world_err *err)
+{
+	char *buf = NULL;
+	*out = NULL;
+	if (world_read_file(path, max, &buf, len, err) < 0) return werr_prefix(err, "archive");
+	*out = (unsigned char *)buf;
 	return 0;
 }
 
