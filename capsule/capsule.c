@@ -502,7 +502,14 @@ static void __attribute__((noreturn)) child_fail(int fd, const char *step, int e
 
 #define CHECK(cond, step) do { if (!(cond)) child_fail(errfd, (step), errno); } while (0)
 
-static int stage_file(const struct capsule_file *f)
+static bool is_writable(const struct capsule_profile *p, const char *name)
+{
+	for (const char *const *w = p->writable; w && *w; w++)
+		if (strcmp(*w, name) == 0) return true;
+	return false;
+}
+
+static int stage_file(const struct capsule_file *f, bool writable)
 {
 	char path[PATH_MAX];
 	size_t l = strlen(f->name);
@@ -518,7 +525,7 @@ static int stage_file(const struct capsule_file *f)
 		*s = '/';
 	}
 	if (path[l - 1] == '/') return 0; /* a directory: made above */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, writable ? 0600 : 0444);
 	if (fd < 0) return -1;
 	const char *d = f->data;
 	for (size_t off = 0; off < f->len;) {
@@ -551,7 +558,7 @@ static int landlock_apply(const struct child_plan *c)
 	}
 	int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0) return -1;
-	struct { const char *path; uint64_t access; } rules[8];
+	struct { const char *path; uint64_t access; char buf[64]; } rules[8];
 	size_t n = 0;
 	rules[n].path = "/";
 	rules[n++].access = CAPSULE_LL_ROOT_ACCESS;
@@ -560,6 +567,11 @@ static int landlock_apply(const struct child_plan *c)
 	for (const char *const *d = p->devices; d && *d && n < 8; d++) {
 		rules[n].path = *d;
 		rules[n++].access = CAPSULE_LL_DEV_ACCESS;
+	}
+	for (const char *const *w = p->writable; w && *w && n < 8; w++) {
+		snprintf(rules[n].buf, sizeof rules[n].buf, "/%s", *w);
+		rules[n].path = rules[n].buf;
+		rules[n++].access = CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_TRUNCATE;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
@@ -632,7 +644,19 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
 	      "mount tmpfs root");
 	CHECK(chdir(c->mnt) == 0, "chdir new root");
-	for (size_t i = 0; i < s->nfiles; i++) CHECK(stage_file(&s->files[i]) == 0, "stage file");
+	for (size_t i = 0; i < s->nfiles; i++)
+		CHECK(stage_file(&s->files[i], is_writable(p, s->files[i].name)) == 0, "stage file");
+	/* The profile's writable files: each its own rw mount of the file onto
+	 * itself, so the read-only remount of the root below spares it (mount
+	 * flags are per mount) and it can be rewritten in place but never
+	 * renamed, unlinked or joined by a new file. Created empty if not staged. */
+	for (const char *const *w = p->writable; w && *w; w++) {
+		int fd = open(*w, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		CHECK(fd >= 0 && close(fd) == 0, "create writable file");
+		CHECK(mount(*w, *w, NULL, MS_BIND, NULL) == 0, "bind writable file");
+		CHECK(mount(NULL, *w, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
+		      "remount writable file nosuid,nodev,noexec");
+	}
 	CHECK(mkdir(".capsule-cache", 0700) == 0 || errno == EEXIST, "mkdir .capsule-cache");
 	CHECK(mount("capsule-cache", ".capsule-cache", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	            c->opts_cache) == 0, "mount tmpfs .capsule-cache");

@@ -165,6 +165,10 @@ static const char *const check_argv[] = { "check", "host/capsule/main.ail", NULL
 static const char *const staged_transition[] = {
 	"host/capsule/main.ail", "args.json", ".capsule-cache/", NULL,
 };
+/* The finish phase of an effectful call rewrites args.json in place, so
+ * that it runs exactly like the plan phase (cwd = root, --args-file
+ * args.json); everything else in the root stays read-only. */
+static const char *const writable_transition[] = { "args.json", NULL };
 static const char *const staged_check[] = { "host/capsule/main.ail", ".capsule-cache/", NULL };
 static const char *const tool_devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", NULL };
 
@@ -178,6 +182,7 @@ const struct capsule_profile capsule_profiles[] = {
 		.purpose = "one pure transition run (or one phase of an effectful one): "
 		           "main(input) over args.json, output on stdout",
 		.namespaces = ALL_NS, .argv = transition_argv, .staged = staged_transition,
+		.writable = writable_transition,
 		.devices = NULL, .hostname = "capsule",
 		.limits = { .wall_ms = 4000, .rlim_as = 1024 * MiB, .rlim_data = 512 * MiB,
 		            .rlim_cpu_s = 5, .rlim_fsize = 16 * MiB, .rlim_nofile = 64,
@@ -464,6 +469,13 @@ static json_t *profile_json(const struct capsule_profile *p)
 		"size", (json_int_t)l->root_size, "options", "ro,nosuid,nodev,noexec (read-only after staging)"));
 	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:s}", "path", "/.capsule-cache",
 		"type", "tmpfs", "size", (json_int_t)l->cache_size, "options", "rw,nosuid,nodev,noexec"));
+	for (const char *const *w = p->writable; w && *w; w++) {
+		char path[256];
+		snprintf(path, sizeof path, "/%s", *w);
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", path, "type", "bind",
+			"options", "the staged file onto itself, rw,nosuid,nodev,noexec (rewritable in place; "
+			"no rename, unlink or new file; bytes count against the root size)"));
+	}
 	for (const char *const *d = p->devices; d && *d; d++)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
 			"options", "host device node, nosuid,noexec"));
@@ -553,6 +565,9 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	fprintf(out, "\n[mounts]\n  /                tmpfs size=%llu ro,nosuid,nodev,noexec (read-only after staging)\n",
 	        (unsigned long long)l->root_size);
 	fprintf(out, "  /.capsule-cache  tmpfs size=%llu rw,nosuid,nodev,noexec\n", (unsigned long long)l->cache_size);
+	for (const char *const *w = p->writable; w && *w; w++)
+		fprintf(out, "  /%-15s bind of the staged file onto itself, rw,nosuid,nodev,noexec "
+		        "(rewritable in place only)\n", *w);
 	for (const char *const *d = p->devices; d && *d; d++)
 		fprintf(out, "  %-16s bind of the host device node, nosuid,noexec\n", *d);
 	fprintf(out, "  staged:");

@@ -81,6 +81,12 @@ struct capsule_profile {
 	unsigned long namespaces;        /* CLONE_NEW* flags */
 	const char *const *argv;         /* interpreter argv after argv[0]; NULL = caller's */
 	const char *const *staged;       /* paths staged in the root (dirs end in '/') */
+	/* Staged files that stay writable on the read-only root: each is its own
+	 * bind mount (rw,nosuid,nodev,noexec) of the file onto itself, owned by
+	 * the capsule user, mode 0600, created empty when the caller staged none.
+	 * It can be rewritten in place but not renamed, unlinked or replaced; its
+	 * bytes count against the root tmpfs size. NULL = none. */
+	const char *const *writable;
 	const char *const *devices;      /* host device nodes bind-mounted read-only, or NULL */
 	const char *hostname;
 	struct capsule_limits limits;
@@ -95,7 +101,8 @@ struct capsule_profile {
  * v1). Handled: every filesystem right of the running ABI, TCP bind and
  * connect (ABI >= 4), abstract-unix-socket and signal scoping (ABI >= 6).
  * Granted: read on "/" (the staged files), read+write+create+remove on
- * "/.capsule-cache", read+write on each listed device. Never granted:
+ * "/.capsule-cache", read+write on each listed device, read+write+truncate
+ * on each writable staged file. Never granted:
  * execute (the pinned interpreter is a memfd, outside any filesystem
  * landlock governs), make_char/block/fifo/sock/sym, refer, any TCP port. */
 #define CAPSULE_LL_FS_EXECUTE     (1ULL << 0)

@@ -94,56 +94,10 @@ static void send_error(struct agent *ag, const char *cls, const char *fmt, ...)
 	json_decref(f);
 }
 
-static int write_file(const char *path, const char *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) return -1;
-	int rc = write_all(fd, data, len);
-	int saved = errno;
-	if (close(fd) < 0 && rc == 0) return -1;
-	errno = saved;
-	return rc;
-}
-
-/* Copy host/capsule/main.ail to dir/host/capsule/main.ail. */
-static int copy_source(const char *dir)
-{
-	char p[256];
-	snprintf(p, sizeof p, "%s/host", dir);
-	if (mkdir(p, 0700) < 0 && errno != EEXIST) return -1;
-	snprintf(p, sizeof p, "%s/host/capsule", dir);
-	if (mkdir(p, 0700) < 0 && errno != EEXIST) return -1;
-	int in = open("host/capsule/main.ail", O_RDONLY | O_CLOEXEC);
-	if (in < 0) return -1;
-	snprintf(p, sizeof p, "%s/host/capsule/main.ail", dir);
-	int out = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0) {
-		close(in);
-		return -1;
-	}
-	char buf[65536];
-	ssize_t n;
-	int rc = 0;
-	while ((n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR) continue;
-			rc = -1;
-			break;
-		}
-		if (write_all(out, buf, (size_t)n) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	close(in);
-	if (close(out) < 0) rc = -1;
-	return rc;
-}
-
-/* The finish phase's args.json. The root holds a staged args.json; when
- * the root is read-only (the capsule remounts it so), the phase runs in a
- * copy of the root's layout under the writable .capsule-cache instead:
- * same relative argv, args.json and host/capsule/main.ail. */
+/* The finish phase's args.json, rewritten in place: the profile keeps
+ * /args.json writable (its own bind mount) while the rest of the root is
+ * read-only, so the finish phase runs exactly like the plan phase: cwd =
+ * root, --args-file args.json, host/capsule/main.ail. */
 static int stage_finish_args(struct agent *ag, const char *input)
 {
 	json_t *s = json_string(input);
@@ -153,20 +107,19 @@ static int stage_finish_args(struct agent *ag, const char *input)
 		send_error(ag, "setup", "cannot encode the finish-phase args.json");
 		return -1;
 	}
-	if (write_file("args.json", text, strlen(text)) == 0) return 0;
-	if (errno != EROFS && errno != EACCES && errno != EPERM) {
-		send_error(ag, "setup", "writing args.json: %s", strerror(errno));
+	int fd = open("args.json", O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		send_error(ag, "setup", "rewriting args.json for the finish phase: open: %s", strerror(errno));
 		return -1;
 	}
-	const char *dir = ".capsule-cache/finish";
-	if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || copy_source(dir) < 0) {
-		send_error(ag, "setup", "staging the finish phase in %s: %s", dir, strerror(errno));
+	if (write_all(fd, text, strlen(text)) < 0) {
+		int e = errno;
+		close(fd);
+		send_error(ag, "setup", "rewriting args.json for the finish phase: write: %s", strerror(e));
 		return -1;
 	}
-	char p[256];
-	snprintf(p, sizeof p, "%s/args.json", dir);
-	if (write_file(p, text, strlen(text)) < 0 || chdir(dir) < 0) {
-		send_error(ag, "setup", "staging the finish phase in %s: %s", dir, strerror(errno));
+	if (close(fd) < 0) {
+		send_error(ag, "setup", "rewriting args.json for the finish phase: close: %s", strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -4,8 +4,9 @@
  * `start` frame, run the pinned interpreter for the phase (its input is the
  * staged args.json), capture its stdout (capped), send the `plan` /
  * `output` / `checked` / `error` frame, and for an effectful call wait for
- * `results` (or end of stream), write the finish-phase args.json and run
- * the finish phase. It is untrusted by design: the supervisor validates
+ * `results` (or end of stream), rewrite /args.json in place (the profile
+ * keeps that one file writable) and run the finish phase exactly like the
+ * plan phase. It is untrusted by design: the supervisor validates
  * everything it sends.
  *
  * It never calls malloc or glibc's fork: the capsule may be a raw clone of

@@ -41,6 +41,10 @@ struct spawn_call {
 static void capl_execveat(void *arg)
 {
 	struct spawn_call *sc = arg;
+	/* Defense in depth: the profile's RLIMIT_AS/DATA on the interpreter
+	 * itself, whatever the agent's own limits are (a sanitized agent may
+	 * run without them); fail closed (the child exits 127). */
+	if (capsule_apply_interpreter_limits(sc->ctx) < 0) return;
 	syscall(SYS_execveat, sc->ctx->interp_fd, "", (char *const *)sc->argv, (char *const *)capsule_env,
 	        AT_EMPTY_PATH);
 }

@@ -2,6 +2,7 @@
  * the §2 command line, whose behaviour is chosen by the first word of the
  * source file, so the supervisor's tests can make an interpreter misbehave
  * on purpose (spin, flood, fork, print a non-object...). Not AILANG. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +82,31 @@ int main(int argc, char **argv)
 			printf("{\"finished\":true,\"input\":%s}\n", args);
 		else
 			return 1;
+	} else if (strcmp(word, "where") == 0) {
+		/* Report where the run happens: working directory, sandbox root,
+		 * the argv's args file and source path, and the input read. */
+		if (plan) {
+			printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[{\"id\":\"e1\",\"effect\":\"Test.Echo\","
+			       "\"scope\":\"s\",\"cost\":1,\"payload\":{}}],\"finish\":true,\"result\":null}\n");
+			return 0;
+		}
+		char cwd[4096];
+		if (!getcwd(cwd, sizeof cwd)) return 1;
+		const char *argsfile = "", *sandbox = getenv("AILANG_FS_SANDBOX");
+		for (int i = 1; i + 1 < argc; i++)
+			if (strcmp(argv[i], "--args-file") == 0) argsfile = argv[i + 1];
+		/* What else the root allows: a new file, removing or renaming
+		 * args.json (0 = it worked, else errno). */
+		int fd = open("escape-new-file", O_WRONLY | O_CREAT | O_EXCL, 0600);
+		int create_errno = fd >= 0 ? 0 : errno;
+		if (fd >= 0) { close(fd); unlink("escape-new-file"); }
+		int rename_errno = rename("args.json", "args2.json") == 0 ? 0 : errno;
+		if (rename_errno == 0) rename("args2.json", "args.json");
+		int unlink_errno = unlink("host/capsule/main.ail") == 0 ? 0 : errno;
+		printf("{\"cwd\":\"%s\",\"sandbox\":\"%s\",\"argsfile\":\"%s\",\"source\":\"%s\",\"finish\":%s,"
+		       "\"create_errno\":%d,\"rename_errno\":%d,\"unlink_errno\":%d,\"input\":%s}\n",
+		       cwd, sandbox ? sandbox : "", argsfile, file, finish ? "true" : "false", create_errno, rename_errno,
+		       unlink_errno, args);
 	} else if (strcmp(word, "refuse") == 0) {
 		printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[],\"finish\":false,\"result\":{\"ok\":false,\"refused\":\"no\"}}\n");
 	} else if (strcmp(word, "spin") == 0) {

@@ -9,6 +9,7 @@
 #include "supervisor/testbroker.h"
 #include "tests/supervisor/suptest.h"
 #include "tests/tap.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <signal.h>
@@ -134,15 +135,13 @@ static int agent_silent_exit(void *arg, const struct launch_exec *ex)
 }
 
 struct bg {
-	struct supervisor *s; const char *src; int rc; struct world_err err; const char *args; pthread_barrier_t *bar;
+	struct supervisor *s; const char *src; int rc; struct world_err err; const char *args;
 	atomic_int done;
 };
 static void *bg_pure(void *p)
 {
 	struct bg *b = p;
 	struct sup_result res;
-	/* Threads start together (see test_load.c on glibc and clone). */
-	if (b->bar) pthread_barrier_wait(b->bar);
 	b->rc = pure(b->s, b->src, b->args ? b->args : "{}", &res, &b->err);
 	atomic_store(&b->done, 1);
 	sup_result_free(&res);
@@ -188,6 +187,40 @@ int main(void)
 	ok(res.output && strstr(res.output, "\\\"phase\\\":\\\"finish\\\",\\\"args\\\":{\\\"k\\\":\\\"v\\\"},\\\"results\\\":[{\\\"id\\\":\\\"e1\\\""),
 	   "finish input is {phase:finish, args:ARGS, results:[...]}");
 	is_int(tb.calls, 1, "broker saw one plan");
+	sup_result_free(&res);
+
+	/* The finish phase runs exactly like the plan phase (DESIGN §2): cwd =
+	 * the sandbox root, --args-file args.json (rewritten in place with the
+	 * finish input), source at host/capsule/main.ail. */
+	src = "where\n";
+	rc = sup_run_effectful(s, src, strlen(src), "{\"w\":2}", 7, sup_test_broker, &tb, &res, &err);
+	ok(rc == 0 && res.finished && res.output, "effectful 'where' run finishes (%s)", rc ? err.msg : "ok");
+	{
+		json_error_t je;
+		json_t *o = res.output ? json_loads(res.output, 0, &je) : NULL;
+		const char *cwd = json_string_value(json_object_get(o, "cwd"));
+		const char *sb = json_string_value(json_object_get(o, "sandbox"));
+		const char *in = json_string_value(json_object_get(o, "input"));
+		ok(cwd && sb && sb[0] && strcmp(cwd, sb) == 0, "finish phase: cwd %s is the sandbox root %s", cwd ? cwd : "?",
+		   sb ? sb : "?");
+		is_str(json_string_value(json_object_get(o, "argsfile")), "args.json", "finish phase: --args-file args.json");
+		is_str(json_string_value(json_object_get(o, "source")), "host/capsule/main.ail",
+		       "finish phase: source at host/capsule/main.ail");
+		ok(json_is_true(json_object_get(o, "finish")) && in && strncmp(in, "{\"phase\":\"finish\",\"args\":{\"w\":2},", strlen("{\"phase\":\"finish\",\"args\":{\"w\":2},")) == 0,
+		   "finish phase read the finish input from args.json: %.60s", in ? in : "?");
+		if (!suptest_unconfined()) {
+			/* Only args.json is writable: the rest of the root stays read-only. */
+			ok(json_integer_value(json_object_get(o, "create_errno")) == EROFS,
+			   "finish phase: a new file in the root is refused (EROFS)");
+			ok(json_integer_value(json_object_get(o, "rename_errno")) != 0,
+			   "finish phase: args.json cannot be renamed (errno %d)",
+			   (int)json_integer_value(json_object_get(o, "rename_errno")));
+			ok(json_integer_value(json_object_get(o, "unlink_errno")) != 0,
+			   "finish phase: the staged source cannot be removed (errno %d)",
+			   (int)json_integer_value(json_object_get(o, "unlink_errno")));
+		}
+		json_decref(o);
+	}
 	sup_result_free(&res);
 
 	/* A plan without effects: no finish phase. */
@@ -269,7 +302,7 @@ int main(void)
 		snprintf(args, sizeof args, "{\"tag\":%d}", (int)getpid());
 		snprintf(name, sizeof name, "orph%d", (int)getpid());
 		name[15] = '\0';
-		struct bg ob = { s, "orphan-wait\n", 0, { 0, "" }, NULL, NULL, 0 };
+		struct bg ob = { s, "orphan-wait\n", 0, { 0, "" }, NULL, 0 };
 		ob.args = args;
 		pthread_t oth;
 		pthread_create(&oth, NULL, bg_pure, &ob);
@@ -295,12 +328,9 @@ int main(void)
 		struct sup_limits l3 = lim;
 		l3.capacity = 2;
 		struct supervisor *s3 = mk(&l3);
-		pthread_barrier_t bar;
-		pthread_barrier_init(&bar, NULL, 3);
-		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" }, NULL, &bar, 0 }, { s3, "spin\n", 0, { 0, "" }, NULL, &bar, 0 } };
+		struct bg b[2] = { { s3, "spin\n", 0, { 0, "" }, NULL, 0 }, { s3, "spin\n", 0, { 0, "" }, NULL, 0 } };
 		pthread_t th[2];
 		for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, bg_pure, &b[i]);
-		pthread_barrier_wait(&bar);
 		for (int i = 0; i < 1000 && sup_alive(s3) < 2; i++) usleep(2000);
 		is_int(sup_alive(s3), 2, "two capsules alive");
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -357,7 +387,7 @@ int main(void)
 	free(args);
 	/* Killed mid-protocol, half a frame sent. */
 	sup_set_agent(s, agent_half_frame);
-	struct bg b = { s, "echo\n", 0, { 0, "" }, NULL, NULL, 0 };
+	struct bg b = { s, "echo\n", 0, { 0, "" }, NULL, 0 };
 	pthread_t th;
 	pthread_create(&th, NULL, bg_pure, &b);
 	int victim = 0;
