@@ -78,22 +78,6 @@ def check(cond, desc, detail=""):
     return cond
 
 
-_ASAN = None
-
-
-def worldd_sanitized(worldd):
-    """True when worldd is an AddressSanitizer build (make check's second
-    pass): its allocator quarantine keeps freed memory resident."""
-    global _ASAN
-    if _ASAN is None:
-        try:
-            out = subprocess.run(["ldd", worldd], capture_output=True, text=True).stdout
-        except OSError:
-            out = ""
-        _ASAN = "libasan" in out
-    return _ASAN
-
-
 class Run:
     def __init__(self, rc, out, err, elapsed, maxrss_kb):
         self.rc, self.out, self.err = rc, out, err
@@ -347,13 +331,7 @@ def cmd_resource(a):
 
     def go(name, timeout_ms, **kw):
         inp = dict(params, mode="resource", attempt=name, **kw)
-        env = None
-        if "flood" in name and worldd_sanitized(a.worldd):
-            # the peak-RSS check measures the supervisor's buffering, not
-            # ASan's quarantine of freed chunks (256 MiB by default)
-            env = dict(os.environ)
-            env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0"
-        r = run_capsule(a, user, inp, timeout_ms, env=env)
+        r = run_capsule(a, user, inp, timeout_ms)
         return r, (r.obj() or {}).get(name, "")
 
     d = "confined (%s%s) fork_bomb" % (user, a.label)
