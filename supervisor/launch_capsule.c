@@ -22,7 +22,34 @@ struct capl {
 	char ref[80];
 	/* capsule_start keeps its child plan in static storage: one at a time. */
 	pthread_mutex_t start_mu;
+	int shares_netns;     /* holds a reference on the shared network namespace */
 };
+
+/* As root, capsule launchers share one empty network namespace
+ * (capsule_netns_share): it saves creating one and its teardown per
+ * capsule (bench/supervisor_bench). The namespace is process-wide, so
+ * launchers count their references; only the first creates it and only the
+ * last closes it, when no other capsule launcher can be starting capsules. */
+static pthread_mutex_t netns_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned netns_users;
+
+static int netns_ref(void)
+{
+	if (geteuid() != 0) return 0; /* unprivileged capsules always get their own */
+	pthread_mutex_lock(&netns_mu);
+	struct world_err e;
+	int ok = netns_users > 0 || capsule_netns_share(true, &e) == 0;
+	if (ok) netns_users++;
+	pthread_mutex_unlock(&netns_mu);
+	return ok; /* on failure each capsule simply makes its own */
+}
+
+static void netns_unref(void)
+{
+	pthread_mutex_lock(&netns_mu);
+	if (netns_users > 0 && --netns_users == 0) capsule_netns_share(false, NULL);
+	pthread_mutex_unlock(&netns_mu);
+}
 
 struct capl_run {
 	struct capsule_handle h;
@@ -198,6 +225,7 @@ static void capl_destroy(struct launcher *l)
 {
 	struct capl *c = l->ctx;
 	close(c->memfd);
+	if (c->shares_netns) netns_unref();
 	pthread_mutex_destroy(&c->start_mu);
 	free(c);
 	free(l);
@@ -219,6 +247,7 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 		return NULL;
 	}
 	pthread_mutex_init(&c->start_mu, NULL);
+	c->shares_netns = netns_ref();
 	l->name = "capsule";
 	l->ctx = c;
 	l->start = capl_start;

@@ -93,7 +93,10 @@ struct launcher {
 pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg);
 
 /* The product launcher: pins the interpreter (sha256 into a sealed memfd;
- * expected_ref may be NULL) and runs every capsule through capsule.h. */
+ * expected_ref may be NULL) and runs every capsule through capsule.h. As
+ * root, while at least one capsule launcher exists, their capsules share one
+ * empty network namespace (capsule_netns_share; one fd held, closed when the
+ * last capsule launcher is destroyed); unprivileged, each capsule has its own. */
 struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err);
 /* The pinned interpreter's ref ("sha256:..."), or NULL for another launcher. */
 const char *launcher_capsule_ref(struct launcher *l);

@@ -68,6 +68,33 @@ static inline int first_child(void)
 	return pid;
 }
 
+/* The network namespaces ("net:[N]") of up to max children of any thread;
+ * returns how many were read. */
+static inline int children_netns(char ns[][64], int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d) return 0;
+	int n = 0;
+	struct dirent *e;
+	while (n < max && (e = readdir(d))) {
+		if (e->d_name[0] == '.') continue;
+		char p[300];
+		snprintf(p, sizeof p, "/proc/self/task/%s/children", e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f) continue;
+		int pid;
+		while (n < max && fscanf(f, "%d", &pid) == 1) {
+			char l[64];
+			snprintf(l, sizeof l, "/proc/%d/ns/net", pid);
+			ssize_t k = readlink(l, ns[n], 63);
+			if (k > 0) ns[n++][k] = '\0';
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 /* Processes anywhere whose executable is path (capsules exec from a memfd,
  * so this finds only unconfined leftovers; see count_named). */
 static inline int count_running(const char *path)

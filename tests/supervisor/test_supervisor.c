@@ -333,6 +333,23 @@ int main(void)
 		for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, bg_pure, &b[i]);
 		for (int i = 0; i < 1000 && sup_alive(s3) < 2; i++) usleep(2000);
 		is_int(sup_alive(s3), 2, "two capsules alive");
+		if (!suptest_unconfined()) {
+			/* As root the capsule launcher's capsules share one empty
+			 * network namespace; unprivileged each has its own. */
+			usleep(100 * 1000);
+			char ns[4][64], self[64] = "";
+			int k = children_netns(ns, 4);
+			ssize_t sl = readlink("/proc/self/ns/net", self, sizeof self - 1);
+			if (sl > 0) self[sl] = '\0';
+			ok(k == 2 && strcmp(ns[0], self) != 0 && strcmp(ns[1], self) != 0,
+			   "both capsules are outside the supervisor's network namespace (%s; %d read)", self, k);
+			if (geteuid() == 0)
+				ok(k == 2 && strcmp(ns[0], ns[1]) == 0, "as root they share one empty network namespace (%s, %s)",
+				   k > 0 ? ns[0] : "?", k > 1 ? ns[1] : "?");
+			else
+				ok(k == 2 && strcmp(ns[0], ns[1]) != 0, "unprivileged each has its own (%s, %s)",
+				   k > 0 ? ns[0] : "?", k > 1 ? ns[1] : "?");
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = pure(s3, "echo\n", "{}", &res, &err);
 		el = ms_since(&t0);
