@@ -20,35 +20,38 @@
 struct capl {
 	int memfd;            /* the pinned interpreter */
 	char ref[80];
-	/* capsule_start keeps its child plan in static storage: one at a time. */
-	pthread_mutex_t start_mu;
 	int shares_netns;     /* holds a reference on the shared network namespace */
 };
+
+/* capsule_start keeps its child plan in static storage (one per process):
+ * one start at a time across every capsule launcher of the process, not
+ * just per launcher (two supervisors may start capsules concurrently). */
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* As root, capsule launchers share one empty network namespace
  * (capsule_netns_share): it saves creating one and its teardown per
  * capsule (bench/supervisor_bench). The namespace is process-wide, so
  * launchers count their references; only the first creates it and only the
- * last closes it, when no other capsule launcher can be starting capsules. */
-static pthread_mutex_t netns_mu = PTHREAD_MUTEX_INITIALIZER;
+ * last closes it. Both happen under start_mu, so never while a capsule of
+ * another launcher is being started. */
 static unsigned netns_users;
 
 static int netns_ref(void)
 {
 	if (geteuid() != 0) return 0; /* unprivileged capsules always get their own */
-	pthread_mutex_lock(&netns_mu);
+	pthread_mutex_lock(&start_mu);
 	struct world_err e;
 	int ok = netns_users > 0 || capsule_netns_share(true, &e) == 0;
 	if (ok) netns_users++;
-	pthread_mutex_unlock(&netns_mu);
+	pthread_mutex_unlock(&start_mu);
 	return ok; /* on failure each capsule simply makes its own */
 }
 
 static void netns_unref(void)
 {
-	pthread_mutex_lock(&netns_mu);
+	pthread_mutex_lock(&start_mu);
 	if (netns_users > 0 && --netns_users == 0) capsule_netns_share(false, NULL);
-	pthread_mutex_unlock(&netns_mu);
+	pthread_mutex_unlock(&start_mu);
 }
 
 struct capl_run {
@@ -130,9 +133,9 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		.inside = capl_inside,
 		.inside_arg = &t,
 	};
-	pthread_mutex_lock(&c->start_mu);
+	pthread_mutex_lock(&start_mu);
 	int rc = capsule_start(&cs, &r->h, err);
-	pthread_mutex_unlock(&c->start_mu);
+	pthread_mutex_unlock(&start_mu);
 	if (rc < 0) {
 		free(r);
 		return -1;
@@ -226,7 +229,6 @@ static void capl_destroy(struct launcher *l)
 	struct capl *c = l->ctx;
 	close(c->memfd);
 	if (c->shares_netns) netns_unref();
-	pthread_mutex_destroy(&c->start_mu);
 	free(c);
 	free(l);
 }
@@ -246,7 +248,6 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 		free(c);
 		return NULL;
 	}
-	pthread_mutex_init(&c->start_mu, NULL);
 	c->shares_netns = netns_ref();
 	l->name = "capsule";
 	l->ctx = c;

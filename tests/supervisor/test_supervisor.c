@@ -418,6 +418,28 @@ int main(void)
 	rc = pure(s, "echo\n", "{}", &res, &err);
 	ok(rc == 0, "the supervisor still works after all that");
 	sup_result_free(&res);
+
+	/* Two supervisors (two launchers) in one process, started from
+	 * several threads at once: every call returns its echo. */
+	{
+		struct supervisor *s4 = mk(&lim);
+		enum { NB = 4, ROUNDS = 5 };
+		int good = 0;
+		for (int round = 0; round < ROUNDS; round++) {
+			struct bg b[NB];
+			pthread_t th[NB];
+			for (int i = 0; i < NB; i++) {
+				b[i] = (struct bg){ i % 2 ? s4 : s, "echo\n", 0, { 0, "" }, "{\"two\":1}", 0 };
+				pthread_create(&th[i], NULL, bg_pure, &b[i]);
+			}
+			for (int i = 0; i < NB; i++) {
+				pthread_join(th[i], NULL);
+				good += b[i].rc == 0;
+			}
+		}
+		is_int(good, NB * ROUNDS, "%d calls through two supervisors from %d threads at once all return", NB * ROUNDS, NB);
+		sup_free(s4);
+	}
 	sup_free(s);
 
 	is_int(count_children(), 0, "no child process (or zombie) remains");
