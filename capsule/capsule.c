@@ -182,7 +182,18 @@ int capsule_pin_interpreter(const char *path, const char *expected_ref, int *mem
 		werr(err, WX_BAD_INPUT, "interpreter %s: empty file", path);
 		goto fail;
 	}
-	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+	/* F_SEAL_WRITE answers EBUSY while the kernel still holds transient
+	 * references to the pages just written (seen under load: pages still in
+	 * a per-CPU LRU batch); no writable mapping exists, so wait briefly and
+	 * try again rather than fail the run. */
+	int sealed = -1;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		sealed = fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+		if (sealed == 0 || errno != EBUSY) break;
+		struct timespec pause = { 0, 2 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	if (sealed < 0) {
 		werr(err, WX_IO, "interpreter %s: seal memfd: %s", path, strerror(errno));
 		goto fail;
 	}

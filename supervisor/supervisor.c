@@ -55,16 +55,21 @@ struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launch
 		return NULL;
 	}
 	if (lim->capacity == 0 || lim->output_max > FRAME_PAYLOAD_MAX || lim->payload_max > FRAME_PAYLOAD_MAX) {
+		launcher->destroy(launcher);
 		werr(err, WX_USAGE, "supervisor: limits out of range (capacity >= 1, output and payload <= %zu bytes)",
 		     FRAME_PAYLOAD_MAX);
 		return NULL;
 	}
 	if (sup_agent_reserve() < 0) {
+		int e = errno;
+		launcher->destroy(launcher);
+		errno = e;
 		werr(err, WX_FAIL, "supervisor: cannot reserve the capsule agent's memory: %s", strerror(errno));
 		return NULL;
 	}
 	struct supervisor *s = calloc(1, sizeof *s);
 	if (!s) {
+		launcher->destroy(launcher);
 		werr(err, WX_FAIL, "supervisor: out of memory");
 		return NULL;
 	}
@@ -813,7 +818,7 @@ out:
 		drain(&r, &r.errb);
 		/* The launcher's own findings are more precise than what the
 		 * protocol saw: a setup step or the seccomp filter. */
-		if (r.failed && rep.setup_failed) werr(err, WX_SETUP, "capsule setup failed: %s", rep.detail);
+		if (r.failed && rep.setup_failed) werr(err, WX_SETUP, "%s", rep.detail);
 		else if (r.failed && rep.denied_syscall) werr(err, WX_DENIED_SYSCALL, "%s", rep.detail);
 		else if (r.failed && r.premature) {
 			char st[64];

@@ -32,7 +32,8 @@ void sup_limits_default(struct sup_limits *lim);
 
 struct supervisor;
 
-/* Takes ownership of launcher (freed by sup_free). */
+/* Takes ownership of launcher: it is destroyed by sup_free, or at once when
+ * sup_new fails, so callers never free it themselves. */
 struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launcher, struct world_err *err);
 void sup_free(struct supervisor *s);
 const struct sup_limits *sup_get_limits(const struct supervisor *s);

@@ -169,6 +169,19 @@ int main(void)
 	struct sup_result res;
 	struct world_err err;
 
+	/* sup_new owns its launcher even when it refuses: the launcher's fds
+	 * must be gone (and, under ASan, its memory is not leaked). */
+	{
+		int before = count_fds();
+		struct sup_limits bad = lim;
+		bad.capacity = 0;
+		struct launcher *l = suptest_launcher(stub_path(), &err);
+		if (!l) bail("launcher: %s", err.msg);
+		struct supervisor *none = sup_new(&bad, l, &err);
+		ok(!none && err.code == WX_USAGE, "sup_new refuses capacity 0 (got %d: %s)", err.code, err.msg);
+		is_int(count_fds(), before, "a refused sup_new released its launcher's fds");
+	}
+
 	/* Pure. */
 	int rc = pure(s, "echo\n", "{\"a\":1}", &res, &err);
 	ok(rc == 0, "pure echo runs (%s)", rc ? err.msg : "ok");
