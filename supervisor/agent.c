@@ -134,8 +134,10 @@ static int run_interp(struct agent *ag, const char *const *args, size_t *out_len
 		send_error(ag, "setup", "pipe2: %s", strerror(errno));
 		return -1;
 	}
-	/* stdin: none; stderr: the capsule's stderr, read by the supervisor. */
-	pid_t pid = ag->ex->spawn_interp(ag->ex, args, -1, p[1], 2);
+	/* stdin: the capsule's own fd 0, a pipe the supervisor closed (end of
+	 * stream), never a closed fd 0 that the interpreter's next open() would
+	 * reuse; stderr: the capsule's stderr, read by the supervisor. */
+	pid_t pid = ag->ex->spawn_interp(ag->ex, args, 0, p[1], 2);
 	int spawn_errno = errno;
 	close(p[1]);
 	if (pid < 0) {

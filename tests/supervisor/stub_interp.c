@@ -82,6 +82,11 @@ int main(int argc, char **argv)
 			printf("{\"finished\":true,\"input\":%s}\n", args);
 		else
 			return 1;
+	} else if (strcmp(word, "stdin") == 0) {
+		/* What fd 0 is: open at end of stream, closed, or carrying data. */
+		char c;
+		ssize_t n = read(0, &c, 1);
+		printf("{\"stdin\":\"%s\"}\n", n == 0 ? "eof" : n > 0 ? "data" : errno == EBADF ? "closed" : "error");
 	} else if (strcmp(word, "where") == 0) {
 		/* Report where the run happens: working directory, sandbox root,
 		 * the argv's args file and source path, and the input read. */

@@ -205,6 +205,12 @@ int main(void)
 	/* The finish phase runs exactly like the plan phase (DESIGN §2): cwd =
 	 * the sandbox root, --args-file args.json (rewritten in place with the
 	 * finish input), source at host/capsule/main.ail. */
+	/* The interpreter's fd 0 is open and at end of stream, never closed
+	 * (a closed fd 0 would be reused by its next open()). */
+	rc = pure(s, "stdin\n", "{}", &res, &err);
+	is_str(rc == 0 ? res.output : err.msg, "{\"stdin\":\"eof\"}", "interpreter stdin is open at end of stream");
+	sup_result_free(&res);
+
 	src = "where\n";
 	rc = sup_run_effectful(s, src, strlen(src), "{\"w\":2}", 7, sup_test_broker, &tb, &res, &err);
 	ok(rc == 0 && res.finished && res.output, "effectful 'where' run finishes (%s)", rc ? err.msg : "ok");
