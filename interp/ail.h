@@ -241,7 +241,13 @@ void v_show(struct buf *b, value *v, int top);  /* `show` text */
 value *ail_json_decode(const char *s, size_t n, char *why, size_t whylen);
 /* Encode a Json value; RT_TYPE on anything that is not Json. */
 void ail_json_encode(struct buf *b, value *v, int line, int col);
-void ail_json_init(void); /* interns the Json names */
+void ail_json_init(void); /* interns the Json names into ail_jnames */
+/* The interned Json constructor and field names (pointer-comparable),
+ * shared by the codec (json.c) and std/json (std.c). */
+struct ail_json_names {
+	const char *jnull, *jbool, *jnumber, *jstring, *jarray, *jobject, *key, *value;
+};
+extern struct ail_json_names ail_jnames;
 void ail_json_quote(struct buf *b, const char *s, size_t n);
 void ail_num_format(struct buf *b, double d);
 /* Parse one JSON string literal (for --args-*). Returns 0 ok. */

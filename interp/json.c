@@ -12,28 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *c_jnull, *c_jbool, *c_jnumber, *c_jstring, *c_jarray, *c_jobject, *f_key, *f_value;
+struct ail_json_names ail_jnames;
 
 static void names(void);
 
 void ail_json_init(void)
 {
-	c_jnull = NULL;
+	ail_jnames.jnull = NULL;
 	names();
 }
 
 static void names(void)
 {
-	if (c_jnull)
+	if (ail_jnames.jnull)
 		return;
-	c_jnull = ail_intern("JNull", 5);
-	c_jbool = ail_intern("JBool", 5);
-	c_jnumber = ail_intern("JNumber", 7);
-	c_jstring = ail_intern("JString", 7);
-	c_jarray = ail_intern("JArray", 6);
-	c_jobject = ail_intern("JObject", 7);
-	f_key = ail_intern("key", 3);
-	f_value = ail_intern("value", 5);
+	ail_jnames.jnull = ail_intern("JNull", 5);
+	ail_jnames.jbool = ail_intern("JBool", 5);
+	ail_jnames.jnumber = ail_intern("JNumber", 7);
+	ail_jnames.jstring = ail_intern("JString", 7);
+	ail_jnames.jarray = ail_intern("JArray", 6);
+	ail_jnames.jobject = ail_intern("JObject", 7);
+	ail_jnames.key = ail_intern("key", 3);
+	ail_jnames.value = ail_intern("value", 5);
 }
 
 /* ---------------- decode ---------------- */
@@ -209,12 +209,12 @@ static value *jnumber(struct jd *d)
 		errno = 0;
 		long long iv = strtoll(p, NULL, 10);
 		if (errno == 0)
-			return v_ctor1(c_jnumber, v_int((int64_t)iv));
+			return v_ctor1(ail_jnames.jnumber, v_int((int64_t)iv));
 	}
 	double v = strtod(p, NULL);
 	if (isinf(v))
 		return jfail(d, "number out of range");
-	return v_ctor1(c_jnumber, v_float(v));
+	return v_ctor1(ail_jnames.jnumber, v_float(v));
 }
 
 static value *jvalue(struct jd *d, int depth)
@@ -233,7 +233,7 @@ static value *jvalue(struct jd *d, int depth)
 		ws(d);
 		if (d->i < d->n && d->s[d->i] == '}') {
 			d->i++;
-			return v_ctor1(c_jobject, head);
+			return v_ctor1(ail_jnames.jobject, head);
 		}
 		for (;;) {
 			ws(d);
@@ -251,8 +251,8 @@ static value *jvalue(struct jd *d, int depth)
 				return NULL;
 			const char **nm = ail_alloc(2 * sizeof *nm);
 			value **it = ail_alloc(2 * sizeof *it);
-			nm[0] = f_key;
-			nm[1] = f_value;
+			nm[0] = ail_jnames.key;
+			nm[1] = ail_jnames.value;
 			it[0] = v_str_own(k.p, k.len);
 			it[1] = v;
 			value *cell = v_cons(v_record(2, nm, it), &ail_nil);
@@ -265,7 +265,7 @@ static value *jvalue(struct jd *d, int depth)
 			}
 			if (d->i < d->n && d->s[d->i] == '}') {
 				d->i++;
-				return v_ctor1(c_jobject, head);
+				return v_ctor1(ail_jnames.jobject, head);
 			}
 			return jfail(d, "expected ',' or '}'");
 		}
@@ -276,7 +276,7 @@ static value *jvalue(struct jd *d, int depth)
 		ws(d);
 		if (d->i < d->n && d->s[d->i] == ']') {
 			d->i++;
-			return v_ctor1(c_jarray, head);
+			return v_ctor1(ail_jnames.jarray, head);
 		}
 		for (;;) {
 			value *v = jvalue(d, depth + 1);
@@ -292,7 +292,7 @@ static value *jvalue(struct jd *d, int depth)
 			}
 			if (d->i < d->n && d->s[d->i] == ']') {
 				d->i++;
-				return v_ctor1(c_jarray, head);
+				return v_ctor1(ail_jnames.jarray, head);
 			}
 			return jfail(d, "expected ',' or ']'");
 		}
@@ -301,24 +301,24 @@ static value *jvalue(struct jd *d, int depth)
 		struct buf b = {0};
 		if (!jstring(d, &b))
 			return NULL;
-		return v_ctor1(c_jstring, v_str_own(b.p, b.len));
+		return v_ctor1(ail_jnames.jstring, v_str_own(b.p, b.len));
 	}
 	case 't':
 		if (d->n - d->i >= 4 && memcmp(d->s + d->i, "true", 4) == 0) {
 			d->i += 4;
-			return v_ctor1(c_jbool, &ail_true);
+			return v_ctor1(ail_jnames.jbool, &ail_true);
 		}
 		return jfail(d, "invalid literal");
 	case 'f':
 		if (d->n - d->i >= 5 && memcmp(d->s + d->i, "false", 5) == 0) {
 			d->i += 5;
-			return v_ctor1(c_jbool, &ail_false);
+			return v_ctor1(ail_jnames.jbool, &ail_false);
 		}
 		return jfail(d, "invalid literal");
 	case 'n':
 		if (d->n - d->i >= 4 && memcmp(d->s + d->i, "null", 4) == 0) {
 			d->i += 4;
-			return v_ctor(c_jnull, 0, NULL);
+			return v_ctor(ail_jnames.jnull, 0, NULL);
 		}
 		return jfail(d, "invalid literal");
 	default:
@@ -443,16 +443,16 @@ void ail_json_encode(struct buf *b, value *v, int line, int col)
 	if (v->k != V_CTOR)
 		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s", v_kind_name(v));
 	const char *c = v->u.agg.cname;
-	if (c == c_jnull && v->u.agg.n == 0) {
+	if (c == ail_jnames.jnull && v->u.agg.n == 0) {
 		buf_put(b, "null", 4);
 		return;
 	}
 	if (v->u.agg.n != 1)
 		ail_fail("RT_TYPE", line, col, "encode expects a Json value, got %s", v->u.agg.cname);
 	value *x = v->u.agg.items[0];
-	if (c == c_jbool && x->k == V_BOOL) {
+	if (c == ail_jnames.jbool && x->k == V_BOOL) {
 		buf_puts(b, x->u.b ? "true" : "false");
-	} else if (c == c_jnumber && (x->k == V_FLOAT || x->k == V_INT)) {
+	} else if (c == ail_jnames.jnumber && (x->k == V_FLOAT || x->k == V_INT)) {
 		if (x->k == V_INT) {
 			/* digits by hand: snprintf is the slowest part of encoding */
 			char tmp[24];
@@ -470,9 +470,9 @@ void ail_json_encode(struct buf *b, value *v, int line, int col)
 				ail_fail("RT_JSON", line, col, "cannot encode a non-finite number as JSON");
 			ail_num_format(b, x->u.f);
 		}
-	} else if (c == c_jstring && x->k == V_STR) {
+	} else if (c == ail_jnames.jstring && x->k == V_STR) {
 		ail_json_quote(b, x->u.str.s, x->u.str.len);
-	} else if (c == c_jarray && (x->k == V_NIL || x->k == V_CONS)) {
+	} else if (c == ail_jnames.jarray && (x->k == V_NIL || x->k == V_CONS)) {
 		buf_putc(b, '[');
 		for (value *p = x; p->k == V_CONS; p = p->u.cons.tail) {
 			if (p != x)
@@ -480,16 +480,16 @@ void ail_json_encode(struct buf *b, value *v, int line, int col)
 			ail_json_encode(b, p->u.cons.head, line, col);
 		}
 		buf_putc(b, ']');
-	} else if (c == c_jobject && (x->k == V_NIL || x->k == V_CONS)) {
+	} else if (c == ail_jnames.jobject && (x->k == V_NIL || x->k == V_CONS)) {
 		buf_putc(b, '{');
 		for (value *p = x; p->k == V_CONS; p = p->u.cons.tail) {
 			value *r = p->u.cons.head;
 			value *k = NULL, *val = NULL;
 			if (r->k == V_RECORD)
 				for (int i = 0; i < r->u.agg.n; i++) {
-					if (r->u.agg.names[i] == f_key)
+					if (r->u.agg.names[i] == ail_jnames.key)
 						k = r->u.agg.items[i];
-					else if (r->u.agg.names[i] == f_value)
+					else if (r->u.agg.names[i] == ail_jnames.value)
 						val = r->u.agg.items[i];
 				}
 			if (!k || !val || k->k != V_STR)

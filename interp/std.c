@@ -58,20 +58,6 @@ static void lb_push(struct lb *l, value *v)
 	l->tailp = &c->u.cons.tail;
 }
 
-static const char *I_JNull, *I_JBool, *I_JNumber, *I_JString, *I_JArray, *I_JObject, *I_key, *I_value;
-static void inames(void)
-{
-	if (I_JNull)
-		return;
-	I_JNull = ail_intern("JNull", 5);
-	I_JBool = ail_intern("JBool", 5);
-	I_JNumber = ail_intern("JNumber", 7);
-	I_JString = ail_intern("JString", 7);
-	I_JArray = ail_intern("JArray", 6);
-	I_JObject = ail_intern("JObject", 7);
-	I_key = ail_intern("key", 3);
-	I_value = ail_intern("value", 5);
-}
 
 /* ---------------- prelude ---------------- */
 
@@ -87,10 +73,9 @@ BI(b_show)
 
 static value *J(const char *fn, value **a, int i, int line, int col)
 {
-	inames();
 	value *v = a[i];
-	if (v->k != V_CTOR || (v->u.agg.cname != I_JNull && v->u.agg.cname != I_JBool && v->u.agg.cname != I_JNumber &&
-	                       v->u.agg.cname != I_JString && v->u.agg.cname != I_JArray && v->u.agg.cname != I_JObject))
+	if (v->k != V_CTOR || (v->u.agg.cname != ail_jnames.jnull && v->u.agg.cname != ail_jnames.jbool && v->u.agg.cname != ail_jnames.jnumber &&
+	                       v->u.agg.cname != ail_jnames.jstring && v->u.agg.cname != ail_jnames.jarray && v->u.agg.cname != ail_jnames.jobject))
 		want(fn, i, "a Json value", v, line, col);
 	return v;
 }
@@ -112,15 +97,15 @@ BI(b_encode)
 }
 static value *obj_get(value *j, value *k)
 {
-	if (j->u.agg.cname != I_JObject)
+	if (j->u.agg.cname != ail_jnames.jobject)
 		return NULL;
 	for (value *p = j->u.agg.items[0]; p->k == V_CONS; p = p->u.cons.tail) {
 		value *r = p->u.cons.head;
 		value *key = NULL, *val = NULL;
 		for (int i = 0; i < r->u.agg.n; i++) {
-			if (r->u.agg.names[i] == I_key)
+			if (r->u.agg.names[i] == ail_jnames.key)
 				key = r->u.agg.items[i];
-			else if (r->u.agg.names[i] == I_value)
+			else if (r->u.agg.names[i] == ail_jnames.value)
 				val = r->u.agg.items[i];
 		}
 		if (key && val && key->k == V_STR && key->u.str.len == k->u.str.len &&
@@ -144,14 +129,14 @@ static value *as(value *j, const char *ctor)
 {
 	return j->u.agg.cname == ctor ? v_some(j->u.agg.items[0]) : v_none();
 }
-BI(b_asString) { return as(J("asString", a, 0, line, col), I_JString); }
-BI(b_asObject) { return as(J("asObject", a, 0, line, col), I_JObject); }
-BI(b_asArray) { return as(J("asArray", a, 0, line, col), I_JArray); }
-BI(b_asBool) { return as(J("asBool", a, 0, line, col), I_JBool); }
+BI(b_asString) { return as(J("asString", a, 0, line, col), ail_jnames.jstring); }
+BI(b_asObject) { return as(J("asObject", a, 0, line, col), ail_jnames.jobject); }
+BI(b_asArray) { return as(J("asArray", a, 0, line, col), ail_jnames.jarray); }
+BI(b_asBool) { return as(J("asBool", a, 0, line, col), ail_jnames.jbool); }
 BI(b_asNumber)
 {
 	value *j = J("asNumber", a, 0, line, col);
-	if (j->u.agg.cname != I_JNumber)
+	if (j->u.agg.cname != ail_jnames.jnumber)
 		return v_none();
 	value *x = j->u.agg.items[0];
 	return v_some(x->k == V_INT ? v_float((double)x->u.i) : x);
@@ -164,18 +149,18 @@ static value *getas(const char *fn, value **a, const char *ctor, int line, int c
 		return v_none();
 	return v_some(v->u.agg.items[0]);
 }
-BI(b_getString) { return getas("getString", a, I_JString, line, col); }
-BI(b_getBool) { return getas("getBool", a, I_JBool, line, col); }
-BI(b_getArray) { return getas("getArray", a, I_JArray, line, col); }
+BI(b_getString) { return getas("getString", a, ail_jnames.jstring, line, col); }
+BI(b_getBool) { return getas("getBool", a, ail_jnames.jbool, line, col); }
+BI(b_getArray) { return getas("getArray", a, ail_jnames.jarray, line, col); }
 BI(b_getObject)
 {
 	value *j = J("getObject", a, 0, line, col);
 	value *v = obj_get(j, S("getObject", a, 1, line, col));
-	return v && v->u.agg.cname == I_JObject ? v_some(v) : v_none();
+	return v && v->u.agg.cname == ail_jnames.jobject ? v_some(v) : v_none();
 }
 BI(b_getNumber)
 {
-	value *o = getas("getNumber", a, I_JNumber, line, col);
+	value *o = getas("getNumber", a, ail_jnames.jnumber, line, col);
 	if (o->u.agg.n && o->u.agg.items[0]->k == V_INT)
 		return v_some(v_float((double)o->u.agg.items[0]->u.i));
 	return o;
@@ -184,7 +169,7 @@ BI(b_getInt)
 {
 	/* the number truncated toward zero; None when absent, not a number or
 	 * outside the int range */
-	value *o = getas("getInt", a, I_JNumber, line, col);
+	value *o = getas("getInt", a, ail_jnames.jnumber, line, col);
 	if (!o->u.agg.n)
 		return o;
 	value *x = o->u.agg.items[0];
@@ -200,11 +185,11 @@ BI(b_keys)
 	value *j = J("keys", a, 0, line, col);
 	struct lb l;
 	lb_init(&l);
-	if (j->u.agg.cname == I_JObject)
+	if (j->u.agg.cname == ail_jnames.jobject)
 		for (value *p = j->u.agg.items[0]; p->k == V_CONS; p = p->u.cons.tail) {
 			value *r = p->u.cons.head;
 			for (int i = 0; i < r->u.agg.n; i++)
-				if (r->u.agg.names[i] == I_key)
+				if (r->u.agg.names[i] == ail_jnames.key)
 					lb_push(&l, r->u.agg.items[i]);
 		}
 	return l.head;
@@ -215,9 +200,9 @@ static void check_members(const char *fn, value *xs, int line, int col)
 		value *r = p->u.cons.head;
 		int ok = r->k == V_RECORD && r->u.agg.n == 2;
 		for (int i = 0; ok && i < 2; i++) {
-			if (r->u.agg.names[i] == I_key)
+			if (r->u.agg.names[i] == ail_jnames.key)
 				ok = r->u.agg.items[i]->k == V_STR;
-			else if (r->u.agg.names[i] != I_value)
+			else if (r->u.agg.names[i] != ail_jnames.value)
 				ok = 0;
 		}
 		if (!ok)
@@ -226,57 +211,51 @@ static void check_members(const char *fn, value *xs, int line, int col)
 }
 BI(b_jo)
 {
-	inames();
 	value *xs = L("jo", a, 0, line, col);
 	check_members("jo", xs, line, col);
-	return v_ctor1(I_JObject, xs);
+	return v_ctor1(ail_jnames.jobject, xs);
 }
 BI(b_ja)
 {
-	inames();
 	value *xs = L("ja", a, 0, line, col);
 	for (value *p = xs; p->k == V_CONS; p = p->u.cons.tail) {
 		value *one[1] = {p->u.cons.head};
 		J("ja", one, 0, line, col);
 	}
-	return v_ctor1(I_JArray, xs);
+	return v_ctor1(ail_jnames.jarray, xs);
 }
 BI(b_kv)
 {
-	inames();
 	S("kv", a, 0, line, col);
 	J("kv", a, 1, line, col);
 	const char **nm = ail_alloc(2 * sizeof *nm);
 	value **it = ail_alloc(2 * sizeof *it);
-	nm[0] = I_key;
-	nm[1] = I_value;
+	nm[0] = ail_jnames.key;
+	nm[1] = ail_jnames.value;
 	it[0] = a[0];
 	it[1] = a[1];
 	return v_record(2, nm, it);
 }
-BI(b_js) { inames(); return v_ctor1(I_JString, S("js", a, 0, line, col)); }
+BI(b_js) { return v_ctor1(ail_jnames.jstring, S("js", a, 0, line, col)); }
 BI(b_jb)
 {
-	inames();
 	if (a[0]->k != V_BOOL)
 		want("jb", 0, "a bool", a[0], line, col);
-	return v_ctor1(I_JBool, a[0]);
+	return v_ctor1(ail_jnames.jbool, a[0]);
 }
-BI(b_jn) { UNUSED; (void)a; inames(); return v_ctor(I_JNull, 0, NULL); }
+BI(b_jn) { UNUSED; (void)a; return v_ctor(ail_jnames.jnull, 0, NULL); }
 BI(b_jint)
 {
-	inames();
 	I("jint", a, 0, line, col);
-	return v_ctor1(I_JNumber, a[0]);
+	return v_ctor1(ail_jnames.jnumber, a[0]);
 }
 BI(b_jnum)
 {
-	inames();
 	if (a[0]->k == V_INT)
-		return v_ctor1(I_JNumber, v_float((double)a[0]->u.i));
+		return v_ctor1(ail_jnames.jnumber, v_float((double)a[0]->u.i));
 	if (a[0]->k != V_FLOAT)
 		want("jnum", 0, "a float", a[0], line, col);
-	return v_ctor1(I_JNumber, a[0]);
+	return v_ctor1(ail_jnames.jnumber, a[0]);
 }
 
 /* ---------------- std/string ---------------- */
@@ -670,9 +649,7 @@ BI(b_isErr) { return v_bool(R("isErr", a, 0, line, col)->u.agg.cname == I_Err); 
 void ail_std_init(void)
 {
 	/* (re)intern every cached name: ail_reset forgets the intern table */
-	I_JNull = NULL;
 	I_Some = NULL;
-	inames();
 	onames();
 	ail_json_init();
 }
