@@ -4,6 +4,7 @@
 # and its exit code, stdout and stderr are compared. The working directory is
 # the conformance folder, so `module X` matches the file X.ail.
 . "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/interp/conformance-lib.sh"
 A=$AILANG_LITE_DIRECT
 dir="$top_srcdir/tests/interp/conformance"
 work=$(mktemp -d)
@@ -14,23 +15,7 @@ for src in *.ail; do
   [ -e "$src" ] || continue
   x=${src%.ail}
   n=$((n + 1))
-  cmd=run
-  [ -f "$x.cmd" ] && cmd=$(head -n1 "$x.cmd")
-  read -r -a words <<< "$cmd"
-  argv=()
-  if [ -f "$x.args" ]; then
-    # the input JSON, passed the way capsules do: one JSON string literal
-    # (backslash, quote and tab escaped; lines joined with \n; the final
-    # newline of the file dropped)
-    { printf '"'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' "$x.args" | awk 'NR>1{printf "\\n"} {printf "%s", $0}'; printf '"'; } > "$work/args.json"
-    argv=(--args-file "$work/args.json")
-  elif [ -f "$x.argsfile" ]; then
-    argv=(--args-file "$x.argsfile")
-  fi
-  envv=()
-  if [ -f "$x.env" ]; then
-    while IFS= read -r line; do [ -n "$line" ] && envv+=("$line"); done < "$x.env"
-  fi
+  conf_prepare "$x" "$work"
   want_code=0
   [ -f "$x.code" ] && want_code=$(head -n1 "$x.code")
   env "${envv[@]}" timeout 20 "$A" "${words[@]}" "${argv[@]}" "$src" > "$work/out" 2> "$work/err"

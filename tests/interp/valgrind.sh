@@ -4,6 +4,7 @@
 # tracked). Any memory error or leak fails. Skipped when valgrind is not
 # installed and in the sanitizer build (valgrind cannot run ASan binaries).
 . "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/interp/conformance-lib.sh"
 case "$AILANG_LITE_DIRECT" in
   *-san) skip "valgrind runs in the plain build's pass" "valgrind"; done_testing; exit ;;
 esac
@@ -24,20 +25,7 @@ if [ -z "$WORLD_LONG_TESTS" ] && [ "${#all[@]}" -gt 30 ]; then step=$(( (${#all[
 for ((i = 0; i < ${#all[@]}; i += step)); do
   src=${all[$i]}
   x=${src%.ail}
-  cmd=run
-  [ -f "$x.cmd" ] && cmd=$(head -n1 "$x.cmd")
-  read -r -a words <<< "$cmd"
-  argv=()
-  if [ -f "$x.args" ]; then
-    { printf '"'; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/\\t/g' "$x.args" | awk 'NR>1{printf "\\n"} {printf "%s", $0}'; printf '"'; } > "$work/args.json"
-    argv=(--args-file "$work/args.json")
-  elif [ -f "$x.argsfile" ]; then
-    argv=(--args-file "$x.argsfile")
-  fi
-  envv=()
-  if [ -f "$x.env" ]; then
-    while IFS= read -r line; do [ -n "$line" ] && envv+=("$line"); done < "$x.env"
-  fi
+  conf_prepare "$x" "$work"
   env "${envv[@]}" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
     "$A" "${words[@]}" "${argv[@]}" "$src" > /dev/null 2> "$work/err"
   rc=$?
