@@ -45,7 +45,8 @@ static void print_help(void)
 	       "  8 conflict      9 I/O           10 capsule setup 11 deadline\n"
 	       " 12 output cap   13 not an object 14 interpreter  15 hash mismatch\n"
 	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
-	       " 20 attended step refused\n");
+	       " 20 attended step refused       21 call refused before execution\n"
+	       " 22 session unknown or expired   23 plan broke a law of DESIGN 5.2\n");
 }
 
 /* Match "a b" against argv[1], argv[2]; returns words consumed or 0. */

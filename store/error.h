@@ -34,6 +34,9 @@ enum world_exit {
 	WX_PROTOCOL = 18,      /* capsule broke the frame protocol */
 	WX_CHECK_REFUSED = 19, /* source check refused the source */
 	WX_ATTENDED = 20,      /* attended step refused (CI / no terminal) */
+	WX_REFUSED = 21,       /* call refused before execution (unknown or invisible skill, schema) */
+	WX_SESSION = 22,       /* session credential unknown, malformed or expired */
+	WX_PLAN_LAW = 23,      /* the transition's plan broke a law of DESIGN §5.2 */
 };
 
 struct world_err {

@@ -1,0 +1,107 @@
+/* coordinator/coordinator.h: one invocation = input -> capsule -> broker ->
+ * one committed log entry (DESIGN §3, §5, §6.3-6.4).
+ *
+ * Owns: turning a caller's request (session, skill id, task id, arguments)
+ * into exactly one committed log entry, or into a refusal that commits
+ * nothing. It sits above supervisor/, broker/ and store/; its callers are
+ * `worldd call` (cli/verbs_call.c) and the daemon (daemon/).
+ *
+ * Steps of coord_call:
+ *   1. refusals before execution (commit nothing; WX_REFUSED unless noted):
+ *      unknown skill, not visible to the session, arguments not a JSON
+ *      object or over 1 MiB (WX_BAD_INPUT), arguments that fail the input
+ *      schema (message names the JSON pointer and the rule), a declared
+ *      effect with no handler, task id malformed or reused with other
+ *      arguments ("task id already used in this session", WX_CONFLICT);
+ *   2. the arguments are canonicalised (store/canon.h): the transition sees
+ *      exactly the bytes stored as world/invocation-input/v1;
+ *   3. pure: one capsule run; effectful: plan phase, every plan law of §5.2
+ *      (a violation fails the call naming the law, commits nothing), the
+ *      broker's decision and the effect pipeline (broker/effect.h), finish;
+ *   4. the output gets its `world` block and is committed with input, plan,
+ *      invocation record (v1 pure, v2 effectful), world, log entry and head,
+ *      and the journal's commit outcome, in ONE transaction.
+ * A task id already committed in the episode returns the committed result
+ * after re-verifying its hashes (res->replayed = 1); nothing re-runs.
+ *
+ * Threads: one struct coordinator is shared by many threads (the daemon's
+ * pool); store writes are serialised inside, capsules run in parallel. */
+#ifndef WORLD_COORDINATOR_COORDINATOR_H
+#define WORLD_COORDINATOR_COORDINATOR_H
+#include <stddef.h>
+#include <jansson.h>
+#include "store/error.h"
+#include "store/ref.h"
+#include "supervisor/supervisor.h"
+
+struct world_store;
+struct coordinator;
+
+struct coord_config {
+	struct world_store *store;      /* WRITER handle; the caller keeps ownership */
+	struct sup_limits limits;       /* capsule limits (sup_limits_default) */
+	const char *workspace_root;     /* NULL: Workspace.* / Ailang.* calls fail as "no workspace root" */
+	const char *tool_ailang_bin;    /* tool interpreter (archived + pinned at coord_new); NULL = none */
+	const char *examples_dir;       /* Ailang.Discover examples; NULL = none */
+	const char *written_by;         /* log entries' writtenBy, e.g. "worldd/0.1.0" */
+};
+
+/* Archives the tool interpreter (when given). Transition interpreters are
+ * taken from the store's archive by the ref each descriptor was published
+ * with, re-hashed into a sealed memfd on every run. */
+struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *err);
+void coord_free(struct coordinator *c);
+
+/* ---- sessions ---- */
+struct coord_session {
+	char credential_id[65];         /* hex(sha256(credential)) */
+	char episode[65];
+	json_t *grants;                 /* [{"effect","scope","budget"}] */
+	long long expires_at;           /* live while now < expires_at */
+};
+/* Looks the credential up (64 lowercase hex). Errors, each its own code so
+ * a projection can map them to its wire classes:
+ *   WX_USAGE      malformed credential (not 64 lowercase hex)
+ *   WX_NOT_FOUND  unknown session credential
+ *   WX_SESSION    session credential has expired (unknown: WX_NOT_FOUND) */
+int coord_session_open(struct coordinator *c, const char *credential, struct coord_session **out,
+                       struct world_err *err);
+void coord_session_free(struct coord_session *s);
+
+/* ---- the published transitions a session can see ---- */
+/* The current registry's descriptors visible to s, as a JSON array of
+ * stored descriptors (docs/publishing.md: id, title, description,
+ * inputSchema, outputSchema, access, declaredEffects, transitionFn,
+ * interpreter, semanticsEpoch). An empty registry gives []. */
+int coord_visible(struct coordinator *c, const struct coord_session *s, json_t **out, struct world_err *err);
+
+/* ---- one call ---- */
+struct coord_call {
+	const struct coord_session *session;
+	const char *channel;            /* "mcp", "a2a" or "cli": the invocation id's prefix */
+	const char *skill_id;           /* transition id, e.g. "tools.echo" */
+	const char *task_id;            /* [A-Za-z0-9._-]{1,128}; NULL = a fresh random one */
+	const char *args;               /* the caller's arguments, JSON text */
+	size_t args_len;
+};
+struct coord_result {
+	char *output;                   /* canonical output JSON, with its world block; malloc'd */
+	size_t output_len;
+	char invocation_id[256];        /* CHANNEL:EPISODE:TASK */
+	long long entry_index;
+	char world_ref[WORLD_REF_SIZE], entry_hash[WORLD_REF_SIZE], record_ref[WORLD_REF_SIZE];
+	int replayed;                   /* the task id was already committed: its result, re-verified */
+	long elapsed_ms, capsule_ms, broker_ms, commit_ms; /* where the time went */
+};
+/* 0: committed (or replayed); res filled. -1: err says why; nothing was
+ * committed. Execution failures keep the supervisor's codes (WX_DEADLINE,
+ * WX_CAPACITY, WX_DENIED_SYSCALL, WX_NOT_OBJECT, WX_INTERP, ...); a plan law
+ * violation is WX_PLAN_LAW. */
+int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res,
+               struct world_err *err);
+void coord_result_free(struct coord_result *r);
+
+/* The error class of the wire envelope (DESIGN §8.1) for an error code:
+ * "BadRequest", "SessionUnknown", "Timeout", "Capacity", "NotFound", ... */
+const char *coord_error_class(int code);
+#endif

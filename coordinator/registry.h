@@ -1,0 +1,46 @@
+/* coordinator/registry.h: reading the published transitions and the epoch
+ * registry out of the store.
+ *
+ * Owns: the stored formats both registries share with their writer
+ * (cli/world-publish.c, `worldd epoch bootstrap`), and looking a descriptor
+ * up by id. Every object here is canonical JSON (store/canon.h).
+ *
+ * Transition registry: head "world/transition-registry/v1" (store registry
+ * head) -> object with semanticId world/transition-registry/v1, payload
+ *   {"parent":REF|null,"revision":N,"transitions":[DESCRIPTOR,...]}
+ * (transitions sorted by id, ids unique; revision = the head's revision;
+ * parent = the previous head's ref). A DESCRIPTOR is
+ *   {"access":{"cost":N,"effect":E,"scope":S}|null,
+ *    "declaredEffects":[{"cost":N,"effect":E,"scope":S},...],
+ *    "description":TEXT,"id":ID,"inputSchema":OBJ,"interpreter":REF,
+ *    "outputSchema":OBJ,"semanticsEpoch":N,"title":TEXT,"transitionFn":REF}
+ * where transitionFn is a stored world/transition-source/v1 object and
+ * interpreter an archived interpreter the source was checked under.
+ * access null = visible to every live session.
+ *
+ * Epoch registry: head "world/epoch-registry/v1" -> object with semanticId
+ * world/epoch-registry/v1, payload
+ *   {"epochs":[{"epoch":1,"release":"AILANG-lite v0.1.0"},...]}
+ * (one entry per release string; epochs start at 1). */
+#ifndef WORLD_COORDINATOR_REGISTRY_H
+#define WORLD_COORDINATOR_REGISTRY_H
+#include <jansson.h>
+#include "store/error.h"
+#include "store/ref.h"
+
+struct world_store;
+
+#define REGISTRY_TRANSITIONS "world/transition-registry/v1"
+#define REGISTRY_EPOCHS "world/epoch-registry/v1"
+
+/* The current transition registry payload (*out NULL and *revision 0 when
+ * nothing was ever published). The object is re-hashed on read. */
+int registry_load(struct world_store *st, json_t **out, long long *revision, char head[WORLD_REF_SIZE],
+                  struct world_err *err);
+/* The descriptor with this id in a loaded registry (borrowed), or NULL. */
+const json_t *registry_find(const json_t *registry, const char *id);
+
+/* Epoch of a release string: 0 with *epoch set; WX_NOT_FOUND when the
+ * registry is absent or does not nominate it; WX_CONFLICT when ambiguous. */
+int registry_epoch_for(struct world_store *st, const char *release, long long *epoch, struct world_err *err);
+#endif
