@@ -43,4 +43,11 @@ const json_t *registry_find(const json_t *registry, const char *id);
 /* Epoch of a release string: 0 with *epoch set; WX_NOT_FOUND when the
  * registry is absent or does not nominate it; WX_CONFLICT when ambiguous. */
 int registry_epoch_for(struct world_store *st, const char *release, long long *epoch, struct world_err *err);
+/* Bootstrap: when no epoch registry exists, write one nominating release
+ * as epoch 1 (head CAS from none). When one exists it must nominate this
+ * release (*epoch set, nothing written); a store bootstrapped for another
+ * release is refused with WX_CONFLICT "store is bound to interpreter release
+ * \"R\" (epoch N); refusing release \"R2\"". *created = 1 when written. */
+int registry_epoch_bootstrap(struct world_store *st, const char *release, long long *epoch, int *created,
+                             struct world_err *err);
 #endif
