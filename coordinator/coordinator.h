@@ -53,12 +53,10 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 void coord_free(struct coordinator *c);
 
 /* ---- sessions ---- */
-struct coord_session {
-	char credential_id[65];         /* hex(sha256(credential)) */
-	char episode[65];
-	json_t *grants;                 /* [{"effect","scope","budget"}] */
-	long long expires_at;           /* live while now < expires_at */
-};
+/* A live session (broker/session.h): credential_id, episode, grants,
+ * ngrants, expires_at (live while now < expires_at). */
+#include "broker/session.h"
+#define coord_session broker_session
 /* Looks the credential up (64 lowercase hex). Errors, each its own code so
  * a projection can map them to its wire classes:
  *   WX_USAGE      malformed credential (not 64 lowercase hex)

@@ -26,6 +26,7 @@ static const char *const schema_sql =
     " entry_hash TEXT NOT NULL UNIQUE, prev_entry_hash TEXT, transition_fn TEXT NOT NULL,"
     " interpreter TEXT NOT NULL, written_by TEXT NOT NULL, transition_ref TEXT NOT NULL,"
     " entry_json BLOB NOT NULL, committed_at INTEGER NOT NULL);"
+    "CREATE INDEX log_by_record ON log_entries(transition_ref);"
     "CREATE TABLE worlds("
     " ref TEXT PRIMARY KEY, revision INTEGER NOT NULL, state_root TEXT NOT NULL,"
     " log_head TEXT NOT NULL, payload BLOB NOT NULL);"
@@ -1137,4 +1138,88 @@ void world_session_free(struct world_session *s)
 	free(s->episode);
 	free(s->grants_json);
 	memset(s, 0, sizeof *s);
+}
+
+int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct world_session *s), void *ctx,
+                       struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT credential_hash, episode, grants, expires_at, created_at FROM sessions "
+	                "ORDER BY created_at, credential_hash", &s, err) < 0)
+		return -1;
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct world_session row = { .expires_at = sqlite3_column_int64(s, 3),
+		                             .created_at = sqlite3_column_int64(s, 4) };
+		ws_col_ref(s, 0, row.credential_hash);
+		row.episode = (char *)sqlite3_column_text(s, 1);
+		row.grants_json = (char *)sqlite3_column_text(s, 2);
+		if (fn(ctx, &row) != 0) break;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session list", err);
+	return 0;
+}
+
+int world_session_revoke(struct world_store *st, const char *credential_hash, const char *episode, int *count,
+                         struct world_err *err)
+{
+	if (ws_need_writer(st, "session revoke", err) < 0) return -1;
+	if ((credential_hash == NULL) == (episode == NULL))
+		return werr(err, WX_USAGE, "session revoke: give exactly one of a session id or an episode");
+	sqlite3_stmt *s;
+	if (ws_prep(st, credential_hash ? "DELETE FROM sessions WHERE credential_hash = ?"
+	                                : "DELETE FROM sessions WHERE episode = ?", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, credential_hash ? credential_hash : episode, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session delete", err);
+	int n = sqlite3_changes(st->db);
+	if (count) *count = n;
+	if (n == 0)
+		return werr(err, WX_NOT_FOUND, "session revoke: no session %s \"%s\"; nothing changed",
+		            credential_hash ? "with id" : "of episode", credential_hash ? credential_hash : episode);
+	return 0;
+}
+
+int world_journal_find(struct world_store *st, const char *kind, const char *subject, struct world_journal_row *out,
+                       struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
+	                "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
+	                "ORDER BY (o.status = 'committed') DESC, i.id DESC LIMIT 1", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(s);
+		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal: no %s intent for %s", kind, subject);
+		return ws_sqlerr(st, 0, "journal find", err);
+	}
+	out->intent_id = sqlite3_column_int64(s, 0);
+	ws_col_ref(s, 1, out->intent_ref);
+	const unsigned char *status = sqlite3_column_text(s, 2);
+	snprintf(out->status, sizeof out->status, "%s", status ? (const char *)status : "");
+	ws_col_ref(s, 3, out->outcome_ref);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT entry_index FROM log_entries WHERE transition_ref = ? ORDER BY entry_index LIMIT 1", &s,
+	            err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, record_ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "log: no entry for invocation record %s", record_ref);
+	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "log find", err);
+	return 0;
 }

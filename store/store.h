@@ -179,6 +179,19 @@ int world_journal_indeterminate(struct world_store *st,
                                           const char *ref),
                                 void *ctx, struct world_err *err);
 
+/* The latest intent of kind for subject, preferring one whose outcome is
+ * "committed": status "" when it has no outcome. WX_NOT_FOUND when none. */
+struct world_journal_row {
+	long long intent_id;
+	char intent_ref[WORLD_REF_SIZE];   /* the intent's ref ("" when none) */
+	char status[16];                   /* outcome status, "" = indeterminate */
+	char outcome_ref[WORLD_REF_SIZE];  /* the outcome's ref ("" when none) */
+};
+int world_journal_find(struct world_store *st, const char *kind, const char *subject, struct world_journal_row *out,
+                       struct world_err *err);
+/* The index of the log entry whose transitionRef is record_ref (WX_NOT_FOUND). */
+int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err);
+
 /* ---- sessions (§8) ---- */
 /* Stores sha256(credential) only, with the episode, grants (canonicalised
  * JSON text) and the expiry (unix seconds). */
@@ -195,6 +208,15 @@ struct world_session {
 int world_session_get(struct world_store *st, const char *credential, struct world_session *out,
                       struct world_err *err);
 void world_session_free(struct world_session *s);
+/* Calls fn for every session (oldest first); the row's strings are valid
+ * during the call only. fn returns 0 to continue. */
+int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct world_session *s), void *ctx,
+                       struct world_err *err);
+/* Deletes the session whose credential_hash is given, or every session of
+ * episode (exactly one of the two). None matched: WX_NOT_FOUND, nothing
+ * changed. *count (may be NULL) gets the number deleted. */
+int world_session_revoke(struct world_store *st, const char *credential_hash, const char *episode, int *count,
+                         struct world_err *err);
 
 /* ---- interpreter archive (§6.6) ---- */
 struct world_interp {

@@ -1,0 +1,612 @@
+/* coordinator/coordinator.c: see coordinator.h. */
+#include "coordinator/coordinator.h"
+#include "broker/effect.h"
+#include "broker/grants.h"
+#include "broker/plan.h"
+#include "coordinator/registry.h"
+#include "store/canon.h"
+#include "store/store.h"
+#include "supervisor/launcher.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define ARGS_MAX ((size_t)1 << 20)
+#define MAX_INTERPS 8
+#define MAX_INFLIGHT 256
+
+struct interp_slot {
+	char ref[WORLD_REF_SIZE];
+	struct supervisor *sup;
+};
+
+struct coordinator {
+	struct coord_config cfg;
+	char *workspace_root, *examples_dir, *written_by;
+	pthread_mutex_t store_lock;   /* every store call of the coordinator and the broker */
+	pthread_mutex_t state_lock;   /* slots and in-flight invocation ids */
+	struct interp_slot slots[MAX_INTERPS];
+	size_t nslots;
+	struct supervisor *tool_sup;
+	const struct broker_handler_entry *handlers;
+	char *inflight[MAX_INFLIGHT];
+};
+
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *err)
+{
+	struct coordinator *c = calloc(1, sizeof *c);
+	if (!c) { werr(err, WX_FAIL, "coordinator: out of memory"); return NULL; }
+	c->cfg = *cfg;
+	c->workspace_root = dup_or_null(cfg->workspace_root);
+	c->examples_dir = dup_or_null(cfg->examples_dir);
+	c->written_by = strdup(cfg->written_by ? cfg->written_by : "worldd/" PACKAGE_VERSION);
+	c->handlers = broker_handlers;
+	pthread_mutex_init(&c->store_lock, NULL);
+	pthread_mutex_init(&c->state_lock, NULL);
+	if (cfg->tool_ailang_bin) {
+		struct world_interp wi;
+		if (world_archive_interpreter(cfg->store, cfg->tool_ailang_bin, &wi, err) < 0) {
+			werr_prefix(err, "tool interpreter %s", cfg->tool_ailang_bin);
+			coord_free(c);
+			return NULL;
+		}
+		struct launcher *l = launcher_capsule_new(wi.path, wi.ref, err);
+		c->tool_sup = l ? sup_new(&cfg->limits, l, err) : NULL;
+		if (!c->tool_sup) {
+			werr_prefix(err, "tool interpreter %s", cfg->tool_ailang_bin);
+			coord_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+void coord_free(struct coordinator *c)
+{
+	if (!c) return;
+	for (size_t i = 0; i < c->nslots; i++) sup_free(c->slots[i].sup);
+	sup_free(c->tool_sup);
+	for (size_t i = 0; i < MAX_INFLIGHT; i++) free(c->inflight[i]);
+	free(c->workspace_root);
+	free(c->examples_dir);
+	free(c->written_by);
+	pthread_mutex_destroy(&c->store_lock);
+	pthread_mutex_destroy(&c->state_lock);
+	free(c);
+}
+
+/* TEST HOOK (coordinator tests only): replace the handler table. */
+void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry *table);
+void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry *table) { c->handlers = table; }
+
+int coord_session_open(struct coordinator *c, const char *credential, struct coord_session **out, struct world_err *err)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out) return werr(err, WX_FAIL, "session: out of memory");
+	pthread_mutex_lock(&c->store_lock);
+	int rc = broker_session_open(c->cfg.store, credential, (long long)time(NULL), *out, err);
+	pthread_mutex_unlock(&c->store_lock);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+void coord_session_free(struct coord_session *s)
+{
+	if (!s) return;
+	broker_session_free(s);
+	free(s);
+}
+
+/* Visible: no access triple, or the session's grants allow it. */
+static int visible(struct coordinator *c, const struct coord_session *s, const json_t *d, long long now, int *vis,
+                   struct world_err *err)
+{
+	json_t *a = json_object_get(d, "access");
+	if (!json_is_object(a)) { *vis = 1; return 0; }
+	const char *ef = json_string_value(json_object_get(a, "effect"));
+	const char *sc = json_string_value(json_object_get(a, "scope"));
+	if (!ef || !sc) { *vis = 0; return 0; }
+	struct broker_decision dec;
+	if (broker_decide(c->cfg.store, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
+	                  json_integer_value(json_object_get(a, "cost")), &dec, err) < 0)
+		return -1;
+	*vis = dec.label == BROKER_ALLOWED;
+	return 0;
+}
+
+int coord_visible(struct coordinator *c, const struct coord_session *s, json_t **out, struct world_err *err)
+{
+	*out = json_array();
+	if (!*out) return werr(err, WX_FAIL, "visible: out of memory");
+	json_t *reg;
+	long long rev;
+	pthread_mutex_lock(&c->store_lock);
+	int rc = registry_load(c->cfg.store, &reg, &rev, NULL, err);
+	long long now = (long long)time(NULL);
+	size_t i;
+	json_t *d;
+	if (rc == 0 && reg)
+		json_array_foreach(json_object_get(reg, "transitions"), i, d) {
+			int vis = 0;
+			if ((rc = visible(c, s, d, now, &vis, err)) < 0) break;
+			if (vis) json_array_append(*out, d);
+		}
+	pthread_mutex_unlock(&c->store_lock);
+	json_decref(reg);
+	if (rc < 0) { json_decref(*out); *out = NULL; }
+	return rc;
+}
+
+/* ---- interpreters ---- */
+
+static struct supervisor *interp_sup(struct coordinator *c, const char *ref, struct world_err *err)
+{
+	pthread_mutex_lock(&c->state_lock);
+	for (size_t i = 0; i < c->nslots; i++)
+		if (strcmp(c->slots[i].ref, ref) == 0) {
+			pthread_mutex_unlock(&c->state_lock);
+			return c->slots[i].sup;
+		}
+	struct supervisor *sup = NULL;
+	if (c->nslots == MAX_INTERPS) {
+		werr(err, WX_CAPACITY, "coordinator: more than %d interpreters in use", MAX_INTERPS);
+		goto out;
+	}
+	struct world_interp wi;
+	pthread_mutex_lock(&c->store_lock);
+	int rc = world_interp_get(c->cfg.store, ref, &wi, err);
+	pthread_mutex_unlock(&c->store_lock);
+	if (rc < 0) { werr_prefix(err, "interpreter %s", ref); goto out; }
+	struct launcher *l = launcher_capsule_new(wi.path, ref, err);
+	sup = l ? sup_new(&c->cfg.limits, l, err) : NULL;
+	if (sup) {
+		snprintf(c->slots[c->nslots].ref, WORLD_REF_SIZE, "%s", ref);
+		c->slots[c->nslots++].sup = sup;
+	}
+out:
+	pthread_mutex_unlock(&c->state_lock);
+	return sup;
+}
+
+static int inflight_add(struct coordinator *c, const char *id, struct world_err *err)
+{
+	pthread_mutex_lock(&c->state_lock);
+	int slot = -1;
+	for (int i = 0; i < MAX_INFLIGHT; i++) {
+		if (c->inflight[i] && strcmp(c->inflight[i], id) == 0) {
+			pthread_mutex_unlock(&c->state_lock);
+			return werr(err, WX_CONFLICT, "task id already in flight in this session: %s", id);
+		}
+		if (!c->inflight[i] && slot < 0) slot = i;
+	}
+	if (slot < 0) {
+		pthread_mutex_unlock(&c->state_lock);
+		return werr(err, WX_CAPACITY, "coordinator: %d calls in flight", MAX_INFLIGHT);
+	}
+	c->inflight[slot] = strdup(id);
+	pthread_mutex_unlock(&c->state_lock);
+	return c->inflight[slot] ? 0 : werr(err, WX_FAIL, "out of memory");
+}
+
+static void inflight_del(struct coordinator *c, const char *id)
+{
+	pthread_mutex_lock(&c->state_lock);
+	for (int i = 0; i < MAX_INFLIGHT; i++)
+		if (c->inflight[i] && strcmp(c->inflight[i], id) == 0) {
+			free(c->inflight[i]);
+			c->inflight[i] = NULL;
+		}
+	pthread_mutex_unlock(&c->state_lock);
+}
+
+/* ---- one call ---- */
+
+static int task_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 128) return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+		      ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+struct call_state {
+	struct coordinator *c;
+	const struct coord_call *call;
+	const json_t *desc;
+	const char *invocation_id;
+	const char *input;
+	size_t input_len;
+	char input_ref[WORLD_REF_SIZE];
+	/* filled by the broker callback */
+	int have_plan;
+	char *plan;             /* canonical plan bytes */
+	size_t plan_len;
+	char plan_ref[WORLD_REF_SIZE];
+	json_t *plan_result;    /* the plan's result (no effects) */
+	int have_effect;
+	struct broker_effect_out eff;
+	long broker_ms;
+};
+
+static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply,
+                     struct world_err *err)
+{
+	struct call_state *cs = ctx;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(reply, 0, sizeof *reply);
+	struct broker_plan p;
+	if (broker_plan_parse(plan, plan_len, json_object_get(cs->desc, "declaredEffects"), &p, err) < 0) return -1;
+	cs->plan = world_canon_json(p.root, &cs->plan_len, err);
+	if (!cs->plan || world_hash_ref(cs->plan, cs->plan_len, cs->plan_ref, err) < 0) {
+		broker_plan_free(&p);
+		return -1;
+	}
+	cs->have_plan = 1;
+	if (!p.effect) {
+		cs->plan_result = json_incref(p.result);
+		broker_plan_free(&p);
+		return 0;
+	}
+	struct coordinator *c = cs->c;
+	const struct coord_session *s = cs->call->session;
+	struct broker_effect_req rq = {
+		.st = c->cfg.store, .store_lock = &c->store_lock, .session = s, .now = (long long)time(NULL),
+		.invocation_id = cs->invocation_id, .input_ref = cs->input_ref, .input = cs->input,
+		.input_len = cs->input_len, .effect = p.effect, .handlers = c->handlers,
+		.hctx = { .workspace_root = c->workspace_root, .episode = s->episode, .tool_sup = c->tool_sup,
+		          .examples_dir = c->examples_dir, .wall_ms = BROKER_HANDLER_WALL_MS,
+		          .output_max = BROKER_HANDLER_OUTPUT_MAX, .file_max = BROKER_FILE_MAX },
+	};
+	int rc = broker_effect_run(&rq, &cs->eff, err);
+	if (rc == 0) {
+		cs->have_effect = 1;
+		if (p.finish) {
+			json_t *arr = json_pack("[O]", cs->eff.entry);
+			reply->results = arr ? world_canon_json(arr, &reply->results_len, err) : NULL;
+			json_decref(arr);
+			if (!reply->results) rc = -1;
+			else reply->finish = 1;
+		}
+	}
+	broker_plan_free(&p);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cs->broker_ms += ms_between(&t0, &t1);
+	return rc;
+}
+
+/* The call failed after an effect may have happened: keep the evidence
+ * (record, outcome) and close the invocation's intent as failed. */
+static void record_failure(struct call_state *cs)
+{
+	if (!cs->have_effect) return;
+	struct coordinator *c = cs->c;
+	struct world_err e;
+	pthread_mutex_lock(&c->store_lock);
+	if (world_store_begin(c->cfg.store, &e) == 0) {
+		if (broker_effect_write(c->cfg.store, &cs->eff, &e) == 0 &&
+		    (!cs->eff.invocation_intent_id ||
+		     world_journal_outcome(c->cfg.store, cs->eff.invocation_intent_id, "failed", NULL, &e) == 0))
+			world_store_commit(c->cfg.store, &e);
+		else
+			world_store_rollback(c->cfg.store);
+	}
+	pthread_mutex_unlock(&c->store_lock);
+}
+
+/* A committed task id: the same arguments get the committed output back
+ * (its record, entry and output re-verified); other arguments are refused. */
+static int replay_committed(struct coordinator *c, const struct world_journal_row *jr, const char *input_ref,
+                            struct coord_result *res, struct world_err *err)
+{
+	struct world_object rec = { 0 }, out = { 0 };
+	json_t *r = NULL;
+	int rc = -1;
+	if (world_object_get(c->cfg.store, jr->outcome_ref, &rec, err) < 0) goto done;
+	r = world_json_parse((const char *)rec.payload, rec.len, err);
+	if (!r) goto done;
+	const char *in = json_string_value(json_object_get(r, "input"));
+	const char *o = json_string_value(json_object_get(r, "output"));
+	if (!in || !o) { werr(err, WX_INTEGRITY, "invocation record %s: no input/output", jr->outcome_ref); goto done; }
+	if (strcmp(in, input_ref) != 0) {
+		werr(err, WX_CONFLICT, "task id already used in this session");
+		goto done;
+	}
+	long long idx;
+	if (world_log_find_record(c->cfg.store, jr->outcome_ref, &idx, err) < 0) goto done;
+	struct world_log_entry le;
+	if (world_log_get(c->cfg.store, idx, &le, err) < 0) goto done;
+	snprintf(res->entry_hash, WORLD_REF_SIZE, "%s", le.entry_hash);
+	world_log_entry_free(&le);
+	if (world_object_get(c->cfg.store, o, &out, err) < 0) goto done;
+	res->output = malloc(out.len + 1);
+	if (!res->output) { werr(err, WX_FAIL, "out of memory"); goto done; }
+	memcpy(res->output, out.payload, out.len + 1);
+	res->output_len = out.len;
+	res->entry_index = idx;
+	snprintf(res->record_ref, WORLD_REF_SIZE, "%s", jr->outcome_ref);
+	/* the world of that entry: revision idx, stateRoot o, logHead entryHash */
+	json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", res->entry_hash, "revision", (json_int_t)idx, "stateRoot", o);
+	char *wb = w ? world_canon_json(w, NULL, err) : NULL;
+	json_decref(w);
+	if (!wb) goto done;
+	rc = world_hash_ref(wb, strlen(wb), res->world_ref, err);
+	free(wb);
+	res->replayed = 1;
+done:
+	json_decref(r);
+	world_object_free(&rec);
+	world_object_free(&out);
+	return rc;
+}
+
+/* Output of an effectful call (DESIGN §3), before its world block. */
+static json_t *effectful_output(struct call_state *cs, const struct sup_result *sr, struct world_err *err)
+{
+	if (!cs->have_effect) return json_incref(cs->plan_result);
+	if (sr->finished) return world_json_parse(sr->output, sr->output_len, err);
+	if (cs->eff.status == BROKER_EFFECT_OK) return json_incref(cs->eff.output);
+	return json_object();
+}
+
+static int commit_call(struct call_state *cs, json_t *output, struct coord_result *res, struct world_err *err)
+{
+	struct coordinator *c = cs->c;
+	struct world_store *st = c->cfg.store;
+	const json_t *d = cs->desc;
+	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
+	char out_ref[WORLD_REF_SIZE], rec_ref[WORLD_REF_SIZE], ref[WORLD_REF_SIZE];
+	char *out_bytes = NULL;
+	json_t *record = NULL;
+	int created, rc = -1;
+	if (effectful) {
+		json_t *effs = json_array();
+		if (cs->have_effect)
+			json_array_append_new(effs, json_pack("{s:O,s:s,s:s}", "id", json_object_get(cs->eff.entry, "id"),
+			                                      "status", json_string_value(json_object_get(cs->eff.entry, "status")),
+			                                      "record", cs->eff.record_ref));
+		json_object_set_new(output, "world", json_pack("{s:o,s:s}", "effects", effs, "plan", cs->plan_ref));
+	}
+	size_t out_len;
+	out_bytes = world_canon_json(output, &out_len, err);
+	if (!out_bytes) return -1;
+	if (out_len > c->cfg.limits.output_max) {
+		free(out_bytes);
+		return werr(err, WX_OUTPUT_CAP, "transition output with its world block is %zu bytes, over %zu", out_len,
+		            c->cfg.limits.output_max);
+	}
+	if (world_hash_ref(out_bytes, out_len, out_ref, err) < 0) { free(out_bytes); return -1; }
+	record = json_pack("{s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:s}", "invocationId", cs->invocation_id, "episodeId",
+	                   cs->call->session->episode, "skillId", cs->call->skill_id, "transitionFn",
+	                   json_object_get(d, "transitionFn"), "interpreter", json_object_get(d, "interpreter"),
+	                   "semanticsEpoch", json_object_get(d, "semanticsEpoch"), "input", cs->input_ref, "output",
+	                   out_ref);
+	if (record && effectful) {
+		json_object_set_new(record, "plan", json_string(cs->plan_ref));
+		json_t *er = json_array();
+		if (cs->have_effect) json_array_append_new(er, json_string(cs->eff.record_ref));
+		json_object_set_new(record, "effects", er);
+	}
+	if (!record) { free(out_bytes); return werr(err, WX_FAIL, "invocation record: out of memory"); }
+	const char *rec_kind = effectful ? "world/invocation-record/v2" : "world/invocation-record/v1";
+
+	pthread_mutex_lock(&c->store_lock);
+	if (world_store_begin(st, err) < 0) goto unlock;
+	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
+	                     err) < 0)
+		goto fail;
+	if (effectful && world_object_put(st, "world/effect-plan/v1", cs->invocation_id, cs->plan, cs->plan_len, ref,
+	                                  &created, err) < 0)
+		goto fail;
+	if (cs->have_effect && broker_effect_write(st, &cs->eff, err) < 0) goto fail;
+	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, out_bytes, out_len, ref, &created, err) < 0)
+		goto fail;
+	if (world_object_put_json(st, rec_kind, cs->invocation_id, record, rec_ref, err) < 0) goto fail;
+	long long intent = cs->have_effect ? cs->eff.invocation_intent_id : 0;
+	if (!intent) {
+		struct world_journal_intent in = { .kind = "invocation", .subject = cs->invocation_id,
+			                           .episode = cs->call->session->episode, .ref = cs->input_ref };
+		if (world_journal_intent(st, &in, &intent, err) < 0) goto fail;
+	}
+	if (world_journal_outcome(st, intent, "committed", rec_ref, err) < 0) goto fail;
+	long long idx;
+	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
+	if (world_log_next(st, &idx, prev, world, err) < 0) goto fail;
+	struct world_log_append a = {
+		.entry_index = idx, .semantics_epoch = json_integer_value(json_object_get(d, "semanticsEpoch")),
+		.transition_fn = json_string_value(json_object_get(d, "transitionFn")),
+		.interpreter = json_string_value(json_object_get(d, "interpreter")),
+		.prev_entry_hash = prev[0] ? prev : NULL, .written_by = c->written_by, .transition_ref = rec_ref,
+		.state_root = out_ref, .expected_world = world,
+	};
+	struct world_log_result lr;
+	if (world_log_append(st, &a, &lr, err) < 0) goto fail;
+	if (world_store_commit(st, err) < 0) goto unlock;
+	res->entry_index = lr.entry_index;
+	memcpy(res->entry_hash, lr.entry_hash, WORLD_REF_SIZE);
+	memcpy(res->world_ref, lr.world_ref, WORLD_REF_SIZE);
+	memcpy(res->record_ref, rec_ref, WORLD_REF_SIZE);
+	res->output = out_bytes;
+	res->output_len = out_len;
+	out_bytes = NULL;
+	rc = 0;
+	goto unlock;
+fail:
+	world_store_rollback(st);
+unlock:
+	pthread_mutex_unlock(&c->store_lock);
+	free(out_bytes);
+	json_decref(record);
+	return rc;
+}
+
+int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res, struct world_err *err)
+{
+	memset(res, 0, sizeof *res);
+	struct timespec t0, t1, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const struct coord_session *s = call->session;
+	char task[129];
+	if (call->task_id) {
+		if (!task_id_valid(call->task_id))
+			return werr(err, WX_BAD_INPUT, "task id \"%.140s\": must match [A-Za-z0-9._-]{1,128}", call->task_id);
+		snprintf(task, sizeof task, "%s", call->task_id);
+	} else {
+		unsigned char r[8];
+		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+			return werr(err, WX_IO, "task id: getrandom: %s", strerror(errno));
+		for (int i = 0; i < 8; i++) snprintf(task + 2 * i, 3, "%02x", r[i]);
+	}
+	snprintf(res->invocation_id, sizeof res->invocation_id, "%s:%s:%s", call->channel ? call->channel : "cli",
+	         s->episode, task);
+	if (call->args_len > ARGS_MAX)
+		return werr(err, WX_BAD_INPUT, "arguments are %zu bytes, over the 1 MiB cap", call->args_len);
+	json_t *args = world_json_parse(call->args, call->args_len, err);
+	if (!args) return werr_prefix(err, "arguments");
+	if (!json_is_object(args)) {
+		json_decref(args);
+		return werr(err, WX_BAD_INPUT, "arguments must be a JSON object");
+	}
+	struct call_state cs = { .c = c, .call = call, .invocation_id = res->invocation_id };
+	size_t in_len;
+	char *input = world_canon_json(args, &in_len, err);
+	json_t *reg = NULL;
+	int rc = -1, inflight = 0;
+	struct sup_result sr = { 0 };
+	json_t *output = NULL;
+	if (!input) goto out;
+	cs.input = input;
+	cs.input_len = in_len;
+	if (world_hash_ref(input, in_len, cs.input_ref, err) < 0) goto out;
+
+	pthread_mutex_lock(&c->store_lock);
+	long long rev;
+	int lrc = registry_load(c->cfg.store, &reg, &rev, NULL, err);
+	const json_t *d = lrc == 0 && reg ? registry_find(reg, call->skill_id) : NULL;
+	int vis = 0;
+	if (d && visible(c, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;
+	struct world_journal_row jr;
+	struct world_err fe = { 0 };
+	int found = (lrc == 0 && d && vis) ? world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe) : -1;
+	if (found == 0 && strcmp(jr.status, "committed") == 0) {
+		rc = replay_committed(c, &jr, cs.input_ref, res, err);
+		pthread_mutex_unlock(&c->store_lock);
+		goto out;
+	}
+	pthread_mutex_unlock(&c->store_lock);
+	if (lrc < 0) goto out;
+	if (!d) { werr(err, WX_REFUSED, "unknown skill \"%s\"", call->skill_id); goto out; }
+	if (!vis) { werr(err, WX_REFUSED, "skill \"%s\" is not visible to this session (grants do not satisfy its access)", call->skill_id); goto out; }
+	if (found < 0 && fe.code != WX_NOT_FOUND) { *err = fe; goto out; }
+	if (found == 0 && jr.status[0] == 0) {
+		werr(err, WX_CONFLICT, "task id of %s has an indeterminate effect (see worldd journal --indeterminate); not re-run",
+		     res->invocation_id);
+		goto out;
+	}
+	cs.desc = d;
+	json_t *declared = json_object_get(d, "declaredEffects");
+	size_t i;
+	json_t *de;
+	json_array_foreach(declared, i, de) {
+		const char *en = json_string_value(json_object_get(de, "effect"));
+		if (!en || !broker_handler_find(c->handlers, en)) {
+			werr(err, WX_REFUSED, "skill \"%s\" declares effect %s, which no handler here serves", call->skill_id,
+			     en ? en : "(unnamed)");
+			goto out;
+		}
+	}
+	/* TODO(schema): validate args against inputSchema (store/jschema.h). */
+	if (inflight_add(c, res->invocation_id, err) < 0) goto out;
+	inflight = 1;
+	const char *interp = json_string_value(json_object_get(d, "interpreter"));
+	const char *fn = json_string_value(json_object_get(d, "transitionFn"));
+	if (!interp || !fn) { werr(err, WX_INTEGRITY, "registry descriptor %s lacks interpreter/transitionFn", call->skill_id); goto out; }
+	struct supervisor *sup = interp_sup(c, interp, err);
+	if (!sup) goto out;
+	struct world_object src;
+	pthread_mutex_lock(&c->store_lock);
+	int grc = world_object_get(c->cfg.store, fn, &src, err);
+	pthread_mutex_unlock(&c->store_lock);
+	if (grc < 0) { werr_prefix(err, "transition source of %s", call->skill_id); goto out; }
+	int effectful = json_array_size(declared) > 0;
+	if (effectful)
+		grc = sup_run_effectful(sup, (const char *)src.payload, src.len, input, in_len, broker_cb, &cs, &sr, err);
+	else
+		grc = sup_run_pure(sup, (const char *)src.payload, src.len, input, in_len, &sr, err);
+	world_object_free(&src);
+	res->capsule_ms = sr.elapsed_ms - cs.broker_ms;
+	res->broker_ms = cs.broker_ms;
+	if (grc < 0) goto failed;
+	output = effectful ? effectful_output(&cs, &sr, err) : world_json_parse(sr.output, sr.output_len, err);
+	if (!output) goto failed;
+	if (!json_is_object(output)) { werr(err, WX_NOT_OBJECT, "transition output is not a JSON object"); goto failed; }
+	if (json_object_get(output, "world")) {
+		werr(err, WX_PLAN_LAW, "transition output has the reserved member \"world\"");
+		goto failed;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rc = commit_call(&cs, output, res, err);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	res->commit_ms = ms_between(&t1, &t2);
+	if (rc == 0) goto out;
+failed:
+	record_failure(&cs);
+out:
+	if (inflight) inflight_del(c, res->invocation_id);
+	if (cs.have_effect) broker_effect_out_free(&cs.eff);
+	free(cs.plan);
+	json_decref(cs.plan_result);
+	json_decref(output);
+	sup_result_free(&sr);
+	json_decref(reg);
+	json_decref(args);
+	free(input);
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	res->elapsed_ms = ms_between(&t0, &t2);
+	return rc;
+}
+
+void coord_result_free(struct coord_result *r)
+{
+	free(r->output);
+	r->output = NULL;
+}
+
+const char *coord_error_class(int code)
+{
+	switch (code) {
+	case WX_USAGE: case WX_BAD_INPUT: case WX_REFUSED: return "BadRequest";
+	case WX_NOT_FOUND: return "NotFound";
+	case WX_SESSION: return "SessionExpired";
+	case WX_CONFLICT: return "HeadConflict";
+	case WX_DEADLINE: return "Timeout";
+	case WX_CAPACITY: return "Capacity";
+	case WX_OUTPUT_CAP: return "PayloadTooLarge";
+	case WX_PLAN_LAW: return "PlanLaw";
+	case WX_NOT_OBJECT: return "NotAnObject";
+	case WX_DENIED_SYSCALL: return "SyscallDenied";
+	case WX_INTERP: return "InterpreterFailed";
+	case WX_SETUP: return "CapsuleSetup";
+	case WX_PROTOCOL: return "Protocol";
+	case WX_HASH_MISMATCH: return "HashMismatch";
+	default: return "Internal";
+	}
+}

@@ -1,0 +1,10 @@
+# coordinator/: one invocation = input -> capsule -> broker -> one committed
+# log entry (coordinator.h), and reading the registries (registry.h).
+libworld_a_SOURCES += coordinator/registry.c coordinator/registry.h \
+	coordinator/coordinator.c coordinator/coordinator.h
+
+check_PROGRAMS += tests/coordinator/test_coordinator
+tests_coordinator_test_coordinator_SOURCES = tests/coordinator/test_coordinator.c tests/coordinator/ctest.h
+tests_coordinator_test_coordinator_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_coordinator_test_coordinator_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/coordinator/test_coordinator
