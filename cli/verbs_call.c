@@ -1,0 +1,327 @@
+/* cli/verbs_call.c: the worldd verbs of the broker and the coordinator (see
+ * cli/verbs.h): `call` (one invocation, committed), `session mint` /
+ * `session list` / `session revoke`, and `journal` (intents without an
+ * outcome). Argument parsing only: the work is in coordinator/ and broker/. */
+#include "broker/grants.h"
+#include "broker/session.h"
+#include "cli/flags.h"
+#include "cli/verbs.h"
+#include "coordinator/coordinator.h"
+#include "store/file.h"
+#include "store/store.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ARGS_READ_MAX (((size_t)1 << 20) + 1)
+
+static int flush_stdout(const char *verb)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "worldd %s: writing standard output: %s\n", verb, strerror(errno ? errno : EIO));
+		return WX_IO;
+	}
+	return 0;
+}
+
+static int read_fd_capped(int fd, size_t max, char **out, size_t *len, struct world_err *err)
+{
+	size_t cap = 1 << 14, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) return werr(err, WX_FAIL, "out of memory");
+	for (;;) {
+		if (n == cap) {
+			if (cap > max) break;
+			cap *= 2;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) { free(buf); return werr(err, WX_FAIL, "out of memory"); }
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR) continue;
+			free(buf);
+			return werr(err, WX_IO, "standard input: read: %s", strerror(errno));
+		}
+		if (r == 0) break;
+		n += (size_t)r;
+		if (n > max) break;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* ---- call ---- */
+
+static const char call_help[] =
+    "usage: worldd call --store DB --session CRED [--workspace-root DIR --tool-ailang-bin BIN]\n"
+    "                   [--examples-dir DIR] [--task ID] SKILL (--json ARGS | --json-file FILE|-)\n"
+    "\n"
+    "One invocation of the published transition SKILL, locally, under the session\n"
+    "whose credential is CRED: the arguments are canonicalised, the transition runs\n"
+    "in a capsule under the interpreter it was published with (taken from the\n"
+    "store's archive and re-hashed), its planned effects go through the broker, and\n"
+    "input, plan, output, invocation record, world and log entry are committed in\n"
+    "one transaction. Prints the output object (with its world block) on stdout.\n"
+    "A task id already committed in the episode prints the committed output again\n"
+    "(nothing re-runs); reused with other arguments it is refused.\n"
+    "\n"
+    "  --store DB             the store (writer: the daemon must not hold it)\n"
+    "  --session CRED         the session credential (64 hex, from worldd session mint)\n"
+    "  --workspace-root DIR   worktrees live at DIR/EPISODE (Workspace.*, Ailang.* effects)\n"
+    "  --tool-ailang-bin BIN  the tool interpreter for Ailang.* effects (archived and pinned)\n"
+    "  --examples-dir DIR     examples searched by Ailang.Discover (default: none)\n"
+    "  --task ID              task id, [A-Za-z0-9._-]{1,128} (default: a fresh random one)\n"
+    "  --json ARGS            the arguments, a JSON object (at most 1 MiB)\n"
+    "  --json-file FILE|-     the arguments from a file or standard input\n"
+    "\n"
+    "On stderr, one line: committed entry N (invocation ID) or replayed entry N.\n"
+    "\n"
+    "exit codes:\n"
+    "  0  committed (or the task's committed result replayed)\n"
+    "  2  usage\n"
+    "  3  bad input: arguments not a JSON object, over 1 MiB, malformed task id\n"
+    "  4  not found: store or argument file absent\n"
+    "  5  store locked by another writer (the daemon)\n"
+    "  8  task id already used with other arguments, in flight, or indeterminate\n"
+    "  9  I/O error\n"
+    " 10-18  the run failed (capsule setup, deadline, output cap, not an object,\n"
+    "        interpreter, hash mismatch, capacity, syscall denied, protocol); nothing committed\n"
+    " 21  refused before execution (unknown or invisible skill, no handler); nothing committed\n"
+    " 22  session credential unknown, malformed or expired\n"
+    " 23  the plan broke a law of DESIGN 5.2 (named); nothing committed\n";
+
+static int verb_call(int argc, char **argv)
+{
+	const char *verb = "call";
+	struct worldd_flag f[] = {
+		{ .name = "--store", .has_value = 1 }, { .name = "--session", .has_value = 1 },
+		{ .name = "--workspace-root", .has_value = 1 }, { .name = "--tool-ailang-bin", .has_value = 1 },
+		{ .name = "--examples-dir", .has_value = 1 }, { .name = "--task", .has_value = 1 },
+		{ .name = "--json", .has_value = 1 }, { .name = "--json-file", .has_value = 1 }, { .name = NULL },
+	};
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
+	if (rc) return rc;
+	const char *store = f[0].value, *cred = f[1].value, *ws = f[2].value, *tool = f[3].value, *ex = f[4].value,
+	           *task = f[5].value, *json = f[6].value, *jfile = f[7].value;
+	if (!store) return worldd_usage(verb, "--store DB is required");
+	if (!cred) return worldd_usage(verb, "--session CRED is required");
+	if (npos != 1) return worldd_usage(verb, "give exactly one SKILL");
+	if (!json == !jfile) return worldd_usage(verb, "give exactly one of --json ARGS or --json-file FILE|-");
+	if ((ws == NULL) != (tool == NULL) && tool && !ws)
+		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
+	struct world_err e = { 0 };
+	char *args = NULL;
+	size_t args_len = 0;
+	if (jfile) {
+		int r = strcmp(jfile, "-") == 0 ? read_fd_capped(0, ARGS_READ_MAX, &args, &args_len, &e)
+		                                : world_read_file(jfile, ARGS_READ_MAX, &args, &args_len, &e);
+		if (r < 0) return worldd_fail(verb, &e);
+	}
+	struct world_store *st = NULL;
+	struct coordinator *c = NULL;
+	struct coord_session *s = NULL;
+	struct coord_result res = { 0 };
+	if (world_store_open(store, WORLD_STORE_WRITER, &st, &e) < 0) goto fail;
+	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
+		                    .written_by = "worldd call/" PACKAGE_VERSION };
+	sup_limits_default(&cfg.limits);
+	if (!(c = coord_new(&cfg, &e))) goto fail;
+	if (coord_session_open(c, cred, &s, &e) < 0) {
+		if (e.code == WX_USAGE || e.code == WX_NOT_FOUND) e.code = WX_SESSION;
+		goto fail;
+	}
+	struct coord_call call = { .session = s, .channel = "cli", .skill_id = pos[0], .task_id = task,
+		                   .args = json ? json : args, .args_len = json ? strlen(json) : args_len };
+	if (coord_call(c, &call, &res, &e) < 0) goto fail;
+	printf("%s\n", res.output);
+	fprintf(stderr, "worldd call: %s entry %lld (invocation %s)\n", res.replayed ? "replayed" : "committed",
+	        res.entry_index, res.invocation_id);
+	rc = flush_stdout(verb);
+	goto done;
+fail:
+	rc = worldd_fail(verb, &e);
+done:
+	coord_result_free(&res);
+	coord_session_free(s);
+	coord_free(c);
+	world_store_close(st);
+	free(args);
+	return rc;
+}
+
+/* ---- session list / revoke ---- */
+
+static const char list_help[] =
+    "usage: worldd session list --store DB [--json]\n"
+    "\n"
+    "Every session: its id (hex sha256 of the credential; the credential itself is\n"
+    "never stored), episode, grants and expiry. Text: one line per session,\n"
+    "  ID episode=EP expires_at=UNIX live|expired grants=EFFECT=SCOPE:BUDGET,...\n"
+    "--json: one JSON array of {id, episode, grants, expires_at, created_at, live}.\n"
+    "Opens the store read-only (works while the daemon runs).\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage, 4 store absent, 6 not a World store, 9 I/O\n";
+
+struct list_ctx { int json; json_t *arr; long long now; };
+
+static int list_one(void *ctx, const struct world_session *s)
+{
+	struct list_ctx *l = ctx;
+	const char *id = s->credential_hash + 7;
+	int live = l->now < s->expires_at;
+	json_error_t je;
+	json_t *g = json_loads(s->grants_json, 0, &je);
+	if (l->json) {
+		json_array_append_new(l->arr, json_pack("{s:s,s:s,s:o,s:I,s:I,s:b}", "id", id, "episode", s->episode,
+		                                        "grants", g ? g : json_array(), "expires_at",
+		                                        (json_int_t)s->expires_at, "created_at", (json_int_t)s->created_at,
+		                                        "live", live));
+		return 0;
+	}
+	printf("%s episode=%s expires_at=%lld %s grants=", id, s->episode, s->expires_at, live ? "live" : "expired");
+	size_t i;
+	json_t *x;
+	json_array_foreach(g, i, x)
+		printf("%s%s=%s:%lld", i ? "," : "", json_string_value(json_object_get(x, "effect")),
+		       json_string_value(json_object_get(x, "scope")), (long long)json_integer_value(json_object_get(x, "budget")));
+	printf("\n");
+	json_decref(g);
+	return 0;
+}
+
+static int verb_session_list(int argc, char **argv)
+{
+	const char *verb = "session list";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	struct world_err e;
+	struct world_store *st;
+	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
+	struct list_ctx l = { .json = f[1].value != NULL, .arr = json_array(), .now = (long long)time(NULL) };
+	if (world_session_list(st, list_one, &l, &e) < 0) {
+		world_store_close(st);
+		json_decref(l.arr);
+		return worldd_fail(verb, &e);
+	}
+	world_store_close(st);
+	if (l.json) {
+		char *t = json_dumps(l.arr, JSON_COMPACT | JSON_SORT_KEYS);
+		printf("%s\n", t ? t : "[]");
+		free(t);
+	}
+	json_decref(l.arr);
+	return flush_stdout(verb);
+}
+
+static const char revoke_help[] =
+    "usage: worldd session revoke --store DB (ID | --episode EP)\n"
+    "\n"
+    "Deletes one session by its id (as worldd session list prints it), or every\n"
+    "session of an episode. The episode's spent budget is kept: a new session of\n"
+    "the same episode continues from it. Prints `revoked N session(s)`.\n"
+    "An id or episode that matches nothing is refused and nothing changes.\n"
+    "\n"
+    "exit codes: 0 revoked, 2 usage, 4 no such session, 5 store locked, 9 I/O\n";
+
+static int verb_session_revoke(int argc, char **argv)
+{
+	const char *verb = "session revoke";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--episode", .has_value = 1 },
+		                   { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if ((npos == 1) == (f[1].value != NULL)) return worldd_usage(verb, "give exactly one of ID or --episode EP");
+	char hash[WORLD_REF_SIZE] = "";
+	if (npos == 1) {
+		snprintf(hash, sizeof hash, "sha256:%s", pos[0]);
+		if (!world_ref_valid(hash)) return worldd_usage(verb, "session id '%s' is not 64 lowercase hex digits", pos[0]);
+	} else if (!broker_episode_valid(f[1].value)) {
+		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[1].value);
+	}
+	struct world_err e;
+	struct world_store *st;
+	if (world_store_open(f[0].value, WORLD_STORE_WRITER, &st, &e) < 0) return worldd_fail(verb, &e);
+	int n = 0;
+	rc = world_session_revoke(st, npos ? hash : NULL, npos ? NULL : f[1].value, &n, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	printf("revoked %d session(s)\n", n);
+	return flush_stdout(verb);
+}
+
+/* ---- journal ---- */
+
+static const char journal_help[] =
+    "usage: worldd journal --store DB --indeterminate [--json]\n"
+    "\n"
+    "Lists every journal intent without an outcome: an effect (or a call) that\n"
+    "may or may not have happened because the process died between the intent\n"
+    "and its outcome. They are never re-run and never closed silently; the same\n"
+    "task id is refused while its effect is indeterminate. One line each:\n"
+    "  indeterminate intent=ID kind=effect|invocation subject=SUBJECT ref=REF\n"
+    "then `N indeterminate intent(s)`. --json: a JSON array of {id, kind, subject, ref}.\n"
+    "Opens the store read-only.\n"
+    "\n"
+    "exit codes: 0 ok (whether or not any are listed), 2 usage, 4 store absent, 9 I/O\n";
+
+struct jctx { int json; json_t *arr; long long n; };
+
+static int journal_one(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
+{
+	struct jctx *j = ctx;
+	j->n++;
+	if (j->json)
+		json_array_append_new(j->arr, json_pack("{s:I,s:s,s:s,s:s?}", "id", (json_int_t)id, "kind", kind, "subject",
+		                                        subject, "ref", ref));
+	else
+		printf("indeterminate intent=%lld kind=%s subject=%s ref=%s\n", id, kind, subject, ref ? ref : "-");
+	return 0;
+}
+
+static int verb_journal(int argc, char **argv)
+{
+	const char *verb = "journal";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--indeterminate" },
+		                   { .name = "--json" }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (!f[1].value) return worldd_usage(verb, "--indeterminate is required (the only view so far)");
+	struct world_err e;
+	struct world_store *st;
+	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
+	struct jctx j = { .json = f[2].value != NULL, .arr = json_array() };
+	rc = world_journal_indeterminate(st, journal_one, &j, &e);
+	world_store_close(st);
+	if (rc < 0) { json_decref(j.arr); return worldd_fail(verb, &e); }
+	if (j.json) {
+		char *t = json_dumps(j.arr, JSON_COMPACT | JSON_SORT_KEYS);
+		printf("%s\n", t ? t : "[]");
+		free(t);
+	} else {
+		printf("%lld indeterminate intent(s)\n", j.n);
+	}
+	json_decref(j.arr);
+	return flush_stdout(verb);
+}
+
+const struct worldd_verb broker_verbs[] = {
+	{ "call", "one invocation of a published transition, committed to the log", call_help, verb_call },
+	{ "session list", "list sessions (ids, episodes, grants, expiry)", list_help, verb_session_list },
+	{ "session revoke", "delete a session or every session of an episode", revoke_help, verb_session_revoke },
+	{ "journal", "list journal intents without an outcome (indeterminate)", journal_help, verb_journal },
+	{ NULL, NULL, NULL, NULL },
+};
