@@ -10,3 +10,5 @@ bench_programs += bench/supervisor_bench
 bench_scripts += bench/supervisor_bench.sh
 bench_programs += bench/capsule_bench bench/capsule_noop
 bench_scripts += bench/capsule_bench.sh
+bench_programs += bench/coordinator_bench
+bench_scripts += bench/coordinator_bench.sh

@@ -17,6 +17,7 @@
 #define ARGS_MAX ((size_t)1 << 20)
 #define MAX_INTERPS 8
 #define MAX_INFLIGHT 256
+#define MAX_SOURCES 64
 
 struct interp_slot {
 	char ref[WORLD_REF_SIZE];
@@ -33,6 +34,14 @@ struct coordinator {
 	struct supervisor *tool_sup;
 	const struct broker_handler_entry *handlers;
 	char *inflight[MAX_INFLIGHT];
+	/* Caches of immutable, already verified content (guarded by store_lock):
+	 * the registry object of the current head, and transition sources by
+	 * ref. Content-addressed: a ref names its bytes forever; the store's scan
+	 * is what finds a damaged row later. */
+	json_t *reg_cache;
+	char reg_head[WORLD_REF_SIZE];
+	struct { char ref[WORLD_REF_SIZE]; char *bytes; size_t len; } src_cache[MAX_SOURCES];
+	size_t nsrc;
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -77,6 +86,8 @@ void coord_free(struct coordinator *c)
 	for (size_t i = 0; i < c->nslots; i++) sup_free(c->slots[i].sup);
 	sup_free(c->tool_sup);
 	for (size_t i = 0; i < MAX_INFLIGHT; i++) free(c->inflight[i]);
+	for (size_t i = 0; i < c->nsrc; i++) free(c->src_cache[i].bytes);
+	json_decref(c->reg_cache);
 	free(c->workspace_root);
 	free(c->examples_dir);
 	free(c->written_by);
@@ -110,6 +121,63 @@ void coord_session_free(struct coord_session *s)
 	free(s);
 }
 
+/* The current registry (new reference), re-read only when the head moved.
+ * Call with store_lock held. */
+static int registry_current(struct coordinator *c, json_t **out, struct world_err *err)
+{
+	char head[WORLD_REF_SIZE] = "";
+	long long rev;
+	struct world_err e = { 0 };
+	*out = NULL;
+	if (world_registry_head_get(c->cfg.store, REGISTRY_TRANSITIONS, head, &rev, &e) < 0) {
+		if (e.code == WX_NOT_FOUND) return 0;
+		if (err) *err = e;
+		return -1;
+	}
+	if (!c->reg_cache || strcmp(head, c->reg_head) != 0) {
+		json_t *reg;
+		if (registry_load(c->cfg.store, &reg, &rev, head, err) < 0) return -1;
+		json_decref(c->reg_cache);
+		c->reg_cache = reg;
+		memcpy(c->reg_head, head, WORLD_REF_SIZE);
+	}
+	*out = json_incref(c->reg_cache);
+	return 0;
+}
+
+/* The source bytes of ref (a copy the caller frees). Call with store_lock held. */
+static int source_get(struct coordinator *c, const char *ref, char **bytes, size_t *len, struct world_err *err)
+{
+	for (size_t i = 0; i < c->nsrc; i++)
+		if (strcmp(c->src_cache[i].ref, ref) == 0) {
+			*bytes = malloc(c->src_cache[i].len + 1);
+			if (!*bytes) return werr(err, WX_FAIL, "out of memory");
+			memcpy(*bytes, c->src_cache[i].bytes, c->src_cache[i].len + 1);
+			*len = c->src_cache[i].len;
+			return 0;
+		}
+	struct world_object o;
+	if (world_object_get(c->cfg.store, ref, &o, err) < 0) return -1;
+	if (strcmp(o.semantic_id, "world/transition-source/v1") != 0) {
+		world_object_free(&o);
+		return werr(err, WX_INTEGRITY, "%s is a %s, not a world/transition-source/v1", ref, o.semantic_id);
+	}
+	*bytes = (char *)o.payload;
+	*len = o.len;
+	o.payload = NULL;
+	world_object_free(&o);
+	if (c->nsrc < MAX_SOURCES) {
+		char *copy = malloc(*len + 1);
+		if (copy) {
+			memcpy(copy, *bytes, *len + 1);
+			snprintf(c->src_cache[c->nsrc].ref, WORLD_REF_SIZE, "%s", ref);
+			c->src_cache[c->nsrc].bytes = copy;
+			c->src_cache[c->nsrc++].len = *len;
+		}
+	}
+	return 0;
+}
+
 /* Visible: no access triple, or the session's grants allow it. */
 static int visible(struct coordinator *c, const struct coord_session *s, const json_t *d, long long now, int *vis,
                    struct world_err *err)
@@ -132,9 +200,8 @@ int coord_visible(struct coordinator *c, const struct coord_session *s, json_t *
 	*out = json_array();
 	if (!*out) return werr(err, WX_FAIL, "visible: out of memory");
 	json_t *reg;
-	long long rev;
 	pthread_mutex_lock(&c->store_lock);
-	int rc = registry_load(c->cfg.store, &reg, &rev, NULL, err);
+	int rc = registry_current(c, &reg, err);
 	long long now = (long long)time(NULL);
 	size_t i;
 	json_t *d;
@@ -498,8 +565,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	if (world_hash_ref(input, in_len, cs.input_ref, err) < 0) goto out;
 
 	pthread_mutex_lock(&c->store_lock);
-	long long rev;
-	int lrc = registry_load(c->cfg.store, &reg, &rev, NULL, err);
+	int lrc = registry_current(c, &reg, err);
 	const json_t *d = lrc == 0 && reg ? registry_find(reg, call->skill_id) : NULL;
 	int vis = 0;
 	if (d && visible(c, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;
@@ -541,17 +607,18 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	if (!interp || !fn) { werr(err, WX_INTEGRITY, "registry descriptor %s lacks interpreter/transitionFn", call->skill_id); goto out; }
 	struct supervisor *sup = interp_sup(c, interp, err);
 	if (!sup) goto out;
-	struct world_object src;
+	char *src = NULL;
+	size_t src_len = 0;
 	pthread_mutex_lock(&c->store_lock);
-	int grc = world_object_get(c->cfg.store, fn, &src, err);
+	int grc = source_get(c, fn, &src, &src_len, err);
 	pthread_mutex_unlock(&c->store_lock);
 	if (grc < 0) { werr_prefix(err, "transition source of %s", call->skill_id); goto out; }
 	int effectful = json_array_size(declared) > 0;
 	if (effectful)
-		grc = sup_run_effectful(sup, (const char *)src.payload, src.len, input, in_len, broker_cb, &cs, &sr, err);
+		grc = sup_run_effectful(sup, src, src_len, input, in_len, broker_cb, &cs, &sr, err);
 	else
-		grc = sup_run_pure(sup, (const char *)src.payload, src.len, input, in_len, &sr, err);
-	world_object_free(&src);
+		grc = sup_run_pure(sup, src, src_len, input, in_len, &sr, err);
+	free(src);
 	res->capsule_ms = sr.elapsed_ms - cs.broker_ms;
 	res->broker_ms = cs.broker_ms;
 	if (grc < 0) goto failed;

@@ -14,3 +14,10 @@ tests_coordinator_ctest_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_coordinator_ctest_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/coordinator/call.sh
 EXTRA_DIST += tests/coordinator/call.sh
+
+# The coordinator benchmark (run by `make bench`, see bench/local.mk).
+noinst_PROGRAMS += bench/coordinator_bench
+bench_coordinator_bench_SOURCES = bench/coordinator_bench.c tests/coordinator/ctest.h
+bench_coordinator_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_coordinator_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/coordinator_bench.sh
