@@ -1,6 +1,7 @@
 # store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
 libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h store/ref.c store/ref.h store/canon.c store/canon.h \
-	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h
+	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
+	store/jschema.c store/jschema.h
 
 check_PROGRAMS += tests/store/test_canon
 TESTS += tests/store/test_canon
@@ -19,6 +20,20 @@ TESTS += tests/store/test_crash
 tests_store_test_crash_SOURCES = tests/store/test_crash.c
 tests_store_test_crash_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_crash_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
+check_PROGRAMS += tests/store/test_jschema
+TESTS += tests/store/test_jschema
+tests_store_test_jschema_SOURCES = tests/store/test_jschema.c
+tests_store_test_jschema_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_jschema_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
+# The official JSON Schema Test Suite for every supported keyword; the suite
+# itself is installed by scripts/install-test-deps.sh (skips without it).
+check_PROGRAMS += tests/store/jschema_suite
+TESTS += tests/store/jschema_suite
+tests_store_jschema_suite_SOURCES = tests/store/jschema_suite.c
+tests_store_jschema_suite_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_jschema_suite_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 
 TESTS += tests/store/cli_store.sh
 EXTRA_DIST += tests/store/cli_store.sh

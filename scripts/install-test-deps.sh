@@ -1,0 +1,51 @@
+#!/bin/sh
+# scripts/install-test-deps.sh: install (idempotently, quietly) the test data
+# that comes from package registries rather than from Debian's -dev packages.
+# npm packages go to build/npm (one prefix for every npm test package; the
+# tests look there); nothing is installed when it is already present.
+#
+#   json-schema-test-suite (npm)    the official JSON Schema Test Suite, read
+#                                   by tests/store/jschema_suite. 0.0.10 is
+#                                   the newest published and carries draft3
+#                                   and draft4 only: no npm version has
+#                                   draft2020-12 (see docs/publishing.md).
+#   json-schema-test-suite (Debian) the same suite at 2.0.0 with draft6 and
+#                                   draft7, which hold the const and
+#                                   boolean_schema files draft4 lacks.
+# A failure here is reported and the script goes on: the tests that need the
+# data then skip, they do not fail.
+top=$(cd "$(dirname "$0")/.." && pwd)
+status=0
+
+npm_pkg() { # NAME VERSION
+  if [ -f "$top/build/npm/node_modules/$1/package.json" ] &&
+     grep -q "\"version\": *\"$2\"" "$top/build/npm/node_modules/$1/package.json"; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "install-test-deps: npm not found; $1@$2 not installed (its tests will skip)" >&2
+    return 1
+  fi
+  mkdir -p "$top/build/npm"
+  if ! npm install --prefix "$top/build/npm" --no-audit --no-fund --save-exact --loglevel=error \
+       "$1@$2" >/dev/null; then
+    echo "install-test-deps: npm install $1@$2 failed (its tests will skip)" >&2
+    return 1
+  fi
+}
+
+deb_pkg() { # NAME
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" && return 0
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  if ! { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$1" >/dev/null 2>&1 ||
+         { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+             --no-install-recommends "$1" >/dev/null; }; }; then
+    echo "install-test-deps: apt-get install $1 failed (its tests will skip)" >&2
+    return 1
+  fi
+}
+
+npm_pkg json-schema-test-suite 0.0.10 || status=1
+deb_pkg json-schema-test-suite || status=1
+[ $status -eq 0 ] || echo "install-test-deps: some test data is missing; the tests that need it skip" >&2
+exit 0

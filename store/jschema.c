@@ -1,0 +1,606 @@
+/* store/jschema.c: see jschema.h. */
+#include "store/jschema.h"
+#include <math.h> /* isfinite (a macro: no libm) */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- JSON pointers, built while walking ------------------------------- */
+
+/* The pointer of the value being looked at, grown and cut back as the walk
+ * descends and returns. An allocation failure is remembered and reported
+ * once by the caller instead of being checked at every push. */
+struct ptr {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void ptr_put(struct ptr *p, const char *s, size_t n)
+{
+	if (p->oom) return;
+	if (p->len + n + 1 > p->cap) {
+		size_t cap = p->cap ? p->cap : 64;
+		while (cap < p->len + n + 1) cap *= 2;
+		char *b = realloc(p->buf, cap);
+		if (!b) {
+			p->oom = true;
+			return;
+		}
+		p->buf = b;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->len, s, n);
+	p->len += n;
+	p->buf[p->len] = '\0';
+}
+
+/* Append "/" and one reference token (RFC 6901: ~ -> ~0, / -> ~1). Control
+ * characters become \u00XX so that a message holding the pointer stays one
+ * line; that is the only departure from the RFC's text form. */
+static size_t ptr_push(struct ptr *p, const char *key, size_t n)
+{
+	size_t mark = p->len;
+	ptr_put(p, "/", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (c == '~') ptr_put(p, "~0", 2);
+		else if (c == '/') ptr_put(p, "~1", 2);
+		else if (c < 0x20 || c == 0x7f) {
+			char e[8];
+			snprintf(e, sizeof e, "\\u%04x", c);
+			ptr_put(p, e, 6);
+		} else ptr_put(p, (const char *)&key[i], 1);
+	}
+	return mark;
+}
+
+static size_t ptr_push_str(struct ptr *p, const char *key)
+{
+	return ptr_push(p, key, strlen(key));
+}
+
+static size_t ptr_push_index(struct ptr *p, size_t i)
+{
+	char b[32];
+	int n = snprintf(b, sizeof b, "%zu", i);
+	return ptr_push(p, b, (size_t)n);
+}
+
+static void ptr_pop(struct ptr *p, size_t mark)
+{
+	if (p->oom) return;
+	p->len = mark;
+	if (p->buf) p->buf[mark] = '\0';
+}
+
+static const char *ptr_str(const struct ptr *p)
+{
+	return p->len && !p->oom ? p->buf : "(root)";
+}
+
+/* A member name or string value quoted for a message: JSON escapes for " \
+ * and control characters, cut (with "...") past a bound so one long key
+ * cannot crowd the pointer out of the message. */
+static const char *quote(char *out, size_t cap, const char *s, size_t n)
+{
+	size_t o = 0;
+	out[o++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		if (o + 12 >= cap) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", c);
+		} else out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+
+/* trunc() without libm: a double of magnitude 2^52 or more is integral. */
+static double dtrunc(double d)
+{
+	if (!(d > -4503599627370496.0 && d < 4503599627370496.0)) return d;
+	return (double)(long long)d;
+}
+
+/* Exact comparison of an integer with a real: neither is converted to the
+ * other's type (a 64-bit integer does not fit a double, nor a double's range
+ * an integer). */
+static int cmp_int_real(json_int_t i, double d)
+{
+	if (d >= 9223372036854775808.0) return -1;
+	if (d < -9223372036854775808.0) return 1;
+	double t = dtrunc(d);
+	json_int_t ti = (json_int_t)t;
+	if (i < ti) return -1;
+	if (i > ti) return 1;
+	double frac = d - t;
+	return frac > 0 ? -1 : frac < 0 ? 1 : 0;
+}
+
+/* -1, 0, 1 as a < b, a == b, a > b; both must be numbers. */
+static int cmp_num(const json_t *a, const json_t *b)
+{
+	if (json_is_integer(a) && json_is_integer(b)) {
+		json_int_t x = json_integer_value(a), y = json_integer_value(b);
+		return x < y ? -1 : x > y;
+	}
+	if (json_is_integer(a)) return cmp_int_real(json_integer_value(a), json_real_value(b));
+	if (json_is_integer(b)) return -cmp_int_real(json_integer_value(b), json_real_value(a));
+	double x = json_real_value(a), y = json_real_value(b);
+	return x < y ? -1 : x > y;
+}
+
+static bool is_integral(const json_t *v)
+{
+	if (json_is_integer(v)) return true;
+	if (!json_is_real(v)) return false;
+	double d = json_real_value(v);
+	return isfinite(d) && d == dtrunc(d);
+}
+
+/* A number in its shortest round-tripping decimal form, for messages. */
+static const char *num_str(char *out, size_t cap, const json_t *v)
+{
+	if (json_is_integer(v)) {
+		snprintf(out, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return out;
+	}
+	double d = json_real_value(v);
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, cap, "%.*g", prec, d);
+		if (strtod(out, NULL) == d) break;
+	}
+	return out;
+}
+
+/* ---- types --------------------------------------------------------------- */
+
+static const char *const type_names[] = {"null", "boolean", "object", "array",
+                                         "number", "string", "integer"};
+
+/* The JSON Schema type of a value: 1.0 is an "integer", like 1. */
+static const char *type_of(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return is_integral(v) ? "integer" : "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	case JSON_NULL: return "null";
+	}
+	return "unknown";
+}
+
+static bool type_matches(const char *name, const json_t *v)
+{
+	if (!strcmp(name, "number")) return json_is_number(v);
+	if (!strcmp(name, "integer")) return is_integral(v);
+	return !strcmp(name, type_of(v));
+}
+
+static bool is_type_name(const json_t *s)
+{
+	if (!json_is_string(s)) return false;
+	for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+		if (json_string_length(s) == strlen(type_names[i]) &&
+		    !memcmp(json_string_value(s), type_names[i], json_string_length(s)))
+			return true;
+	return false;
+}
+
+/* ---- deep equality (enum, const) ---------------------------------------- */
+
+static bool str_eq(const json_t *a, const json_t *b)
+{
+	size_t n = json_string_length(a);
+	return n == json_string_length(b) && !memcmp(json_string_value(a), json_string_value(b), n);
+}
+
+/* JSON Schema equality: numbers by value (1 == 1.0), strings by their code
+ * points (their bytes, all being UTF-8), arrays item by item, objects by the
+ * same member names with equal values; no other types are equal. The depth
+ * is bounded by jschema_check, which refuses enum/const values nested deeper
+ * than JSCHEMA_MAX_VALUE_DEPTH: the recursion stops at the shallower side. */
+static bool value_eq(const json_t *a, const json_t *b)
+{
+	if (json_is_number(a) && json_is_number(b)) return cmp_num(a, b) == 0;
+	if (json_typeof(a) != json_typeof(b)) return false;
+	switch (json_typeof(a)) {
+	case JSON_STRING: return str_eq(a, b);
+	case JSON_ARRAY:
+		if (json_array_size(a) != json_array_size(b)) return false;
+		for (size_t i = 0; i < json_array_size(a); i++)
+			if (!value_eq(json_array_get(a, i), json_array_get(b, i))) return false;
+		return true;
+	case JSON_OBJECT: {
+		if (json_object_size(a) != json_object_size(b)) return false;
+		const char *k;
+		size_t klen;
+		json_t *va;
+		json_object_keylen_foreach((json_t *)a, k, klen, va) {
+			json_t *vb = json_object_getn(b, k, klen);
+			if (!vb || !value_eq(va, vb)) return false;
+		}
+		return true;
+	}
+	default: return true; /* null, true, false: same type, same value */
+	}
+}
+
+static bool value_depth_ok(const json_t *v, int depth)
+{
+	if (depth > JSCHEMA_MAX_VALUE_DEPTH) return false;
+	if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++)
+			if (!value_depth_ok(json_array_get(v, i), depth + 1)) return false;
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *m;
+		json_object_foreach((json_t *)v, k, m)
+			if (!value_depth_ok(m, depth + 1)) return false;
+	}
+	return true;
+}
+
+/* ---- object members in bytewise key order ------------------------------ */
+
+struct member {
+	const char *key;
+	size_t len;
+	json_t *value;
+};
+
+static int member_cmp(const void *x, const void *y)
+{
+	const struct member *a = x, *b = y;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->key, b->key, n);
+	return c ? c : a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* The members of o sorted by key, so that walks (and so the first error
+ * reported) do not depend on the order the text gave them in. */
+static struct member *members_sorted(const json_t *o, size_t *count)
+{
+	size_t n = json_object_size(o), i = 0;
+	struct member *m = malloc((n ? n : 1) * sizeof *m);
+	if (!m) return NULL;
+	const char *k;
+	size_t klen;
+	json_t *v;
+	json_object_keylen_foreach((json_t *)o, k, klen, v) {
+		m[i].key = k;
+		m[i].len = klen;
+		m[i].value = v;
+		i++;
+	}
+	qsort(m, n, sizeof *m, member_cmp);
+	*count = n;
+	return m;
+}
+
+static bool key_is(const struct member *m, const char *name)
+{
+	return m->len == strlen(name) && !memcmp(m->key, name, m->len);
+}
+
+/* ---- jschema_check -------------------------------------------------------- */
+
+#define BAD WX_BAD_INPUT
+
+static int oom(struct world_err *err)
+{
+	return werr(err, WX_FAIL, "schema check: out of memory");
+}
+
+/* A non-negative integer, 2.0 included (JSON Schema counts 2.0 as integer). */
+static bool is_count(const json_t *v)
+{
+	return is_integral(v) && !(json_is_integer(v) ? json_integer_value(v) < 0 : json_real_value(v) < 0);
+}
+
+static int check_schema(const json_t *s, struct ptr *p, int depth, struct world_err *err);
+
+static int check_type(const json_t *t, struct ptr *p, struct world_err *err)
+{
+	if (is_type_name(t)) return 0;
+	if (json_is_string(t)) {
+		char q[160];
+		return werr(err, BAD, "schema %s: \"type\": unknown type %s", ptr_str(p),
+		            quote(q, sizeof q, json_string_value(t), json_string_length(t)));
+	}
+	if (!json_is_array(t) || json_array_size(t) == 0)
+		return werr(err, BAD, "schema %s: \"type\" must be a type name or a non-empty array of type names",
+		            ptr_str(p));
+	for (size_t i = 0; i < json_array_size(t); i++) {
+		json_t *e = json_array_get(t, i);
+		if (!is_type_name(e)) {
+			if (!json_is_string(e))
+				return werr(err, BAD, "schema %s: \"type\"[%zu] must be a type name", ptr_str(p), i);
+			char q[160];
+			return werr(err, BAD, "schema %s: \"type\"[%zu]: unknown type %s", ptr_str(p), i,
+			            quote(q, sizeof q, json_string_value(e), json_string_length(e)));
+		}
+		for (size_t j = 0; j < i; j++)
+			if (str_eq(e, json_array_get(t, j)))
+				return werr(err, BAD, "schema %s: \"type\": type \"%s\" listed twice", ptr_str(p),
+				            json_string_value(e));
+	}
+	return 0;
+}
+
+static int check_required(const json_t *r, struct ptr *p, struct world_err *err)
+{
+	if (!json_is_array(r))
+		return werr(err, BAD, "schema %s: \"required\" must be an array of strings", ptr_str(p));
+	for (size_t i = 0; i < json_array_size(r); i++) {
+		json_t *e = json_array_get(r, i);
+		if (!json_is_string(e))
+			return werr(err, BAD, "schema %s: \"required\"[%zu] must be a string", ptr_str(p), i);
+		for (size_t j = 0; j < i; j++)
+			if (str_eq(e, json_array_get(r, j))) {
+				char q[160];
+				return werr(err, BAD, "schema %s: \"required\": property %s listed twice", ptr_str(p),
+				            quote(q, sizeof q, json_string_value(e), json_string_length(e)));
+			}
+	}
+	return 0;
+}
+
+static int check_keyword(const struct member *m, struct ptr *p, int depth, struct world_err *err)
+{
+	const json_t *v = m->value;
+	if (key_is(m, "type")) return check_type(v, p, err);
+	if (key_is(m, "properties")) {
+		if (!json_is_object(v))
+			return werr(err, BAD, "schema %s: \"properties\" must be an object", ptr_str(p));
+		size_t n, mark = ptr_push_str(p, "properties");
+		struct member *props = members_sorted(v, &n);
+		if (!props) return oom(err);
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			size_t mk = ptr_push(p, props[i].key, props[i].len);
+			rc = check_schema(props[i].value, p, depth + 1, err);
+			ptr_pop(p, mk);
+		}
+		free(props);
+		ptr_pop(p, mark);
+		return rc;
+	}
+	if (key_is(m, "additionalProperties") || key_is(m, "items")) {
+		if (key_is(m, "items") && json_is_array(v))
+			return werr(err, BAD,
+			            "schema %s: unsupported form of \"items\": an array (draft 2019-09 and "
+			            "older; 2020-12 spells it \"prefixItems\", which is not supported)",
+			            ptr_str(p));
+		size_t mark = ptr_push(p, m->key, m->len);
+		int rc = check_schema(v, p, depth + 1, err);
+		ptr_pop(p, mark);
+		return rc;
+	}
+	if (key_is(m, "required")) return check_required(v, p, err);
+	if (key_is(m, "enum") || key_is(m, "const")) {
+		if (key_is(m, "enum") && !json_is_array(v))
+			return werr(err, BAD, "schema %s: \"enum\" must be an array", ptr_str(p));
+		if (!value_depth_ok(v, 0))
+			return werr(err, BAD, "schema %s: \"%s\" value nested deeper than %d levels", ptr_str(p),
+			            m->key, JSCHEMA_MAX_VALUE_DEPTH);
+		return 0;
+	}
+	if (key_is(m, "minLength") || key_is(m, "maxLength") || key_is(m, "minItems") ||
+	    key_is(m, "maxItems")) {
+		if (!is_count(v))
+			return werr(err, BAD, "schema %s: \"%s\" must be a non-negative integer", ptr_str(p),
+			            m->key);
+		return 0;
+	}
+	if (key_is(m, "minimum") || key_is(m, "maximum")) {
+		if (!json_is_number(v))
+			return werr(err, BAD, "schema %s: \"%s\" must be a number", ptr_str(p), m->key);
+		return 0;
+	}
+	if (key_is(m, "title") || key_is(m, "description") || key_is(m, "$comment")) {
+		if (!json_is_string(v))
+			return werr(err, BAD, "schema %s: \"%s\" must be a string", ptr_str(p), m->key);
+		return 0;
+	}
+	if (key_is(m, "$schema")) {
+		/* Another dialect's URI would promise other semantics for the very
+		 * same keywords; inside a subschema it would start an embedded
+		 * resource, which needs $id. So: the 2020-12 URI, at the root. */
+		if (depth != 0)
+			return werr(err, BAD, "schema %s: \"$schema\" is only supported at the root", ptr_str(p));
+		if (!json_is_string(v) || strcmp(json_string_value(v), JSCHEMA_DIALECT) ||
+		    json_string_length(v) != strlen(JSCHEMA_DIALECT))
+			return werr(err, BAD, "schema %s: unsupported \"$schema\": only \"%s\" is supported",
+			            ptr_str(p), JSCHEMA_DIALECT);
+		return 0;
+	}
+	char q[160];
+	return werr(err, BAD, "schema %s: unsupported keyword %s", ptr_str(p), quote(q, sizeof q, m->key, m->len));
+}
+
+static int check_schema(const json_t *s, struct ptr *p, int depth, struct world_err *err)
+{
+	if (json_is_boolean(s)) return 0;
+	if (!json_is_object(s))
+		return werr(err, BAD, "schema %s: a schema must be an object or a boolean, got %s", ptr_str(p),
+		            s ? type_of(s) : "nothing");
+	if (depth > JSCHEMA_MAX_DEPTH)
+		return werr(err, BAD, "schema %s: subschemas nested deeper than %d levels", ptr_str(p),
+		            JSCHEMA_MAX_DEPTH);
+	size_t n;
+	struct member *m = members_sorted(s, &n);
+	if (!m) return oom(err);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) rc = check_keyword(&m[i], p, depth, err);
+	free(m);
+	return rc;
+}
+
+int jschema_check(const json_t *schema, struct world_err *err)
+{
+	struct ptr p = {0};
+	int rc = check_schema(schema, &p, 0, err);
+	bool failed_oom = p.oom;
+	free(p.buf);
+	if (failed_oom) return oom(err);
+	return rc;
+}
+
+/* ---- jschema_validate ----------------------------------------------------- */
+
+static int validate(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err);
+
+/* Unicode code points in a (valid UTF-8) string: every byte that is not a
+ * continuation byte starts one. */
+static size_t code_points(const json_t *s)
+{
+	const unsigned char *b = (const unsigned char *)json_string_value(s);
+	size_t n = json_string_length(s), cp = 0;
+	for (size_t i = 0; i < n; i++) cp += (b[i] & 0xC0) != 0x80;
+	return cp;
+}
+
+/* count compared with a bound that passed is_count (an integer or an
+ * integral real, possibly beyond 64 bits). */
+static int cmp_count(size_t count, const json_t *bound)
+{
+	json_int_t c = count > (size_t)INT64_MAX ? INT64_MAX : (json_int_t)count;
+	if (json_is_integer(bound)) {
+		json_int_t b = json_integer_value(bound);
+		return c < b ? -1 : c > b;
+	}
+	return cmp_int_real(c, json_real_value(bound));
+}
+
+static int validate_type(const json_t *t, const json_t *v, struct ptr *p, struct world_err *err)
+{
+	if (json_is_string(t)) {
+		if (type_matches(json_string_value(t), v)) return 0;
+		return werr(err, BAD, "%s: expected type %s, got %s", ptr_str(p), json_string_value(t), type_of(v));
+	}
+	char want[128] = "";
+	size_t o = 0;
+	for (size_t i = 0; i < json_array_size(t); i++) {
+		const char *name = json_string_value(json_array_get(t, i));
+		if (type_matches(name, v)) return 0;
+		o += (size_t)snprintf(want + o, sizeof want - o, "%s%s", i ? " or " : "", name);
+		if (o >= sizeof want) o = sizeof want - 1;
+	}
+	return werr(err, BAD, "%s: expected type %s, got %s", ptr_str(p), want, type_of(v));
+}
+
+static int validate_object(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err)
+{
+	const json_t *req = json_object_get(s, "required");
+	for (size_t i = 0; req && i < json_array_size(req); i++) {
+		const json_t *name = json_array_get(req, i);
+		if (!json_object_getn(v, json_string_value(name), json_string_length(name))) {
+			char q[160];
+			return werr(err, BAD, "%s: missing required property %s", ptr_str(p),
+			            quote(q, sizeof q, json_string_value(name), json_string_length(name)));
+		}
+	}
+	const json_t *props = json_object_get(s, "properties");
+	const json_t *addl = json_object_get(s, "additionalProperties");
+	if (!props && !addl) return 0;
+	size_t n;
+	struct member *m = members_sorted(v, &n);
+	if (!m) return werr(err, WX_FAIL, "schema validation: out of memory");
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const json_t *sub = props ? json_object_getn(props, m[i].key, m[i].len) : NULL;
+		size_t mark = ptr_push(p, m[i].key, m[i].len);
+		if (sub) rc = validate(sub, m[i].value, p, err);
+		else if (json_is_false(addl))
+			rc = werr(err, BAD, "%s: additional property not allowed", ptr_str(p));
+		else if (addl) rc = validate(addl, m[i].value, p, err);
+		ptr_pop(p, mark);
+	}
+	free(m);
+	return rc;
+}
+
+static int validate(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err)
+{
+	if (json_is_true(s)) return 0;
+	if (json_is_false(s)) return werr(err, BAD, "%s: no value allowed here (schema false)", ptr_str(p));
+	char a[64], b[64];
+	const json_t *k;
+	if ((k = json_object_get(s, "type")) && validate_type(k, v, p, err)) return -1;
+	if ((k = json_object_get(s, "const")) && !value_eq(v, k))
+		return werr(err, BAD, "%s: value does not equal the schema's \"const\"", ptr_str(p));
+	if ((k = json_object_get(s, "enum"))) {
+		size_t i;
+		for (i = 0; i < json_array_size(k); i++)
+			if (value_eq(v, json_array_get(k, i))) break;
+		if (i == json_array_size(k))
+			return werr(err, BAD, "%s: value is not one of the schema's \"enum\" values", ptr_str(p));
+	}
+	if (json_is_number(v)) {
+		if ((k = json_object_get(s, "minimum")) && cmp_num(v, k) < 0)
+			return werr(err, BAD, "%s: %s is less than minimum %s", ptr_str(p), num_str(a, sizeof a, v),
+			            num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "maximum")) && cmp_num(v, k) > 0)
+			return werr(err, BAD, "%s: %s is greater than maximum %s", ptr_str(p),
+			            num_str(a, sizeof a, v), num_str(b, sizeof b, k));
+	}
+	if (json_is_string(v)) {
+		size_t cp = code_points(v);
+		if ((k = json_object_get(s, "minLength")) && cmp_count(cp, k) < 0)
+			return werr(err, BAD, "%s: string of %zu code point(s) is shorter than minLength %s",
+			            ptr_str(p), cp, num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "maxLength")) && cmp_count(cp, k) > 0)
+			return werr(err, BAD, "%s: string of %zu code point(s) is longer than maxLength %s",
+			            ptr_str(p), cp, num_str(b, sizeof b, k));
+	}
+	if (json_is_array(v)) {
+		size_t n = json_array_size(v);
+		if ((k = json_object_get(s, "minItems")) && cmp_count(n, k) < 0)
+			return werr(err, BAD, "%s: array of %zu item(s) has fewer than minItems %s", ptr_str(p), n,
+			            num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "maxItems")) && cmp_count(n, k) > 0)
+			return werr(err, BAD, "%s: array of %zu item(s) has more than maxItems %s", ptr_str(p), n,
+			            num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "items"))) {
+			for (size_t i = 0; i < n; i++) {
+				size_t mark = ptr_push_index(p, i);
+				int rc = validate(k, json_array_get(v, i), p, err);
+				ptr_pop(p, mark);
+				if (rc) return rc;
+			}
+		}
+	}
+	if (json_is_object(v)) return validate_object(s, v, p, err);
+	return 0;
+}
+
+int jschema_validate(const json_t *schema, const json_t *instance, struct world_err *err)
+{
+	if (jschema_check(schema, err)) return -1;
+	if (!instance) return werr(err, BAD, "(root): no instance to validate");
+	struct ptr p = {0};
+	int rc = validate(schema, instance, &p, err);
+	bool failed_oom = p.oom;
+	free(p.buf);
+	if (failed_oom) return werr(err, WX_FAIL, "schema validation: out of memory");
+	return rc;
+}

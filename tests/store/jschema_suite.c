@@ -1,0 +1,188 @@
+/* tests/store/jschema_suite: store/jschema.h against the official JSON
+ * Schema Test Suite, for the test file of every supported keyword.
+ *
+ * For each file: every case whose schema passes jschema_check must get the
+ * suite's verdict from jschema_validate; every schema jschema_check refuses
+ * must use something outside the subset (found by an independent walk here
+ * and named "unsupported" in the message), and no schema that uses something
+ * outside the subset may pass. One TAP line per file, then
+ *   # json-schema-test-suite: P passed of N cases (K schemas skipped as unsupported)
+ *
+ * Where the suite is: $JSON_SCHEMA_TEST_SUITE (directories holding draftN/,
+ * separated by ':'), else the npm package scripts/install-test-deps.sh puts
+ * in $top_srcdir/build/npm and Debian's json-schema-test-suite package. No
+ * published copy carries draft2020-12 yet (see docs/publishing.md), so the
+ * drafts run are every one present whose meaning of the supported keywords
+ * is 2020-12's: 2020-12, 2019-09, 7, 6 and 4 (draft 3 is not: its
+ * "required" is a boolean and its "type" may hold schemas). Skips when no
+ * copy is installed. */
+#include "store/jschema.h"
+#include "tests/tap.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const keywords[] = {
+    "type",     "properties", "required",  "additionalProperties", "items",    "enum",     "const",
+    "minLength", "maxLength", "minimum",   "maximum",              "minItems", "maxItems", "boolean_schema",
+};
+static const char *const drafts[] = {"draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"};
+
+static long total_cases, total_passed, total_skipped;
+
+static bool member_in(const char *k, const char *const *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(k, set[i])) return true;
+	return false;
+}
+
+/* Independent of jschema.c: the first thing in schema s outside the subset,
+ * or NULL. Walks subschema positions only (not enum/const values, nor the
+ * member names of "properties"). */
+static const char *outside_subset(const json_t *s, int depth)
+{
+	static const char *const supported[] = {
+	    "type",     "properties", "required", "additionalProperties", "items",       "enum",
+	    "const",    "minLength",  "maxLength", "minimum",             "maximum",     "minItems",
+	    "maxItems", "title",      "description", "$comment",          "$schema",
+	};
+	if (!json_is_object(s)) return NULL;
+	const char *k;
+	size_t klen;
+	json_t *v;
+	json_object_keylen_foreach((json_t *)s, k, klen, v) {
+		if (strlen(k) != klen) return "a keyword holding NUL";
+		if (!member_in(k, supported, sizeof supported / sizeof *supported)) return k;
+		if (!strcmp(k, "$schema") &&
+		    (depth || !json_is_string(v) || strcmp(json_string_value(v), JSCHEMA_DIALECT)))
+			return "$schema (other than 2020-12 at the root)";
+		if (!strcmp(k, "items") && json_is_array(v)) return "items (array form)";
+		const char *r = NULL;
+		if (!strcmp(k, "items") || !strcmp(k, "additionalProperties")) r = outside_subset(v, depth + 1);
+		if (!strcmp(k, "properties") && json_is_object(v)) {
+			const char *pk;
+			json_t *pv;
+			json_object_foreach(v, pk, pv) if (!r) r = outside_subset(pv, depth + 1);
+		}
+		if (r) return r;
+	}
+	return NULL;
+}
+
+static const char *str_or(const json_t *o, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : dflt;
+}
+
+/* Run one test file; returns its TAP line's verdict. */
+static void run_file(const char *path, const char *label, long *d_cases, long *d_passed, long *d_skipped)
+{
+	json_error_t je;
+	json_t *groups = json_load_file(path, JSON_ALLOW_NUL, &je);
+	if (!json_is_array(groups)) {
+		ok(0, "%s: loads as an array of test groups (%s at line %d)", label, je.text, je.line);
+		json_decref(groups);
+		return;
+	}
+	long cases = 0, passed = 0, skipped = 0, bad = 0;
+	for (size_t g = 0; g < json_array_size(groups); g++) {
+		json_t *grp = json_array_get(groups, g), *schema = json_object_get(grp, "schema");
+		json_t *tests = json_object_get(grp, "tests");
+		const char *gdesc = str_or(grp, "description", "?");
+		struct world_err err = {0};
+		const char *outside = outside_subset(schema, 0);
+		if (jschema_check(schema, &err)) {
+			skipped++;
+			if (!outside || !strstr(err.msg, "unsupported")) {
+				bad++;
+				diag("%s: \"%s\": refused, but not for something outside the subset: %s", label, gdesc,
+				     err.msg);
+			} else
+				diag("%s: skipped \"%s\" (%zu cases): %s", label, gdesc, json_array_size(tests), err.msg);
+			continue;
+		}
+		if (outside) {
+			bad++;
+			diag("%s: \"%s\": schema uses %s, yet jschema_check accepted it", label, gdesc, outside);
+		}
+		for (size_t t = 0; t < json_array_size(tests); t++) {
+			json_t *tc = json_array_get(tests, t);
+			bool want = json_is_true(json_object_get(tc, "valid"));
+			int rc = jschema_validate(schema, json_object_get(tc, "data"), &err);
+			cases++;
+			if ((rc == 0) == want) passed++;
+			else {
+				bad++;
+				diag("%s: \"%s\" / \"%s\": expected %s, got %s%s%s", label, gdesc,
+				     str_or(tc, "description", "?"), want ? "valid" : "invalid", rc ? "invalid: " : "valid",
+				     rc ? err.msg : "", "");
+			}
+		}
+	}
+	json_decref(groups);
+	ok(bad == 0, "%s: %ld/%ld cases passed, %ld schema(s) skipped as unsupported", label, passed, cases,
+	   skipped);
+	*d_cases += cases;
+	*d_passed += passed;
+	*d_skipped += skipped;
+}
+
+static bool is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int run_root(const char *root)
+{
+	int drafts_run = 0;
+	for (size_t d = 0; d < sizeof drafts / sizeof *drafts; d++) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s/%s", root, drafts[d]);
+		if (!is_dir(dir)) continue;
+		drafts_run++;
+		long cases = 0, passed = 0, skipped = 0;
+		for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
+			char path[4200], label[4300];
+			snprintf(path, sizeof path, "%s/%s.json", dir, keywords[k]);
+			snprintf(label, sizeof label, "%s/%s.json", dir, keywords[k]);
+			struct stat st;
+			if (stat(path, &st) != 0) {
+				skip("no such file in this draft", "%s", label);
+				continue;
+			}
+			run_file(path, label, &cases, &passed, &skipped);
+		}
+		diag("%s: %ld passed of %ld cases (%ld schemas skipped as unsupported)", dir, passed, cases, skipped);
+		total_cases += cases;
+		total_passed += passed;
+		total_skipped += skipped;
+	}
+	return drafts_run;
+}
+
+int main(void)
+{
+	char roots[8192] = "";
+	const char *env = getenv("JSON_SCHEMA_TEST_SUITE");
+	if (env && *env) snprintf(roots, sizeof roots, "%s", env);
+	else {
+		const char *top = getenv("top_srcdir");
+		snprintf(roots, sizeof roots, "%s/build/npm/node_modules/json-schema-test-suite/tests:"
+		         "/usr/share/json-schema-test-suite/tests", top ? top : ".");
+	}
+	int found = 0;
+	for (char *save = NULL, *r = strtok_r(roots, ":", &save); r; r = strtok_r(NULL, ":", &save))
+		if (is_dir(r)) found += run_root(r);
+	if (!found) {
+		skip("json-schema-test-suite not installed (scripts/install-test-deps.sh installs it)",
+		     "official JSON Schema Test Suite");
+		return done_testing();
+	}
+	diag("json-schema-test-suite: %ld passed of %ld cases (%ld schemas skipped as unsupported)", total_passed,
+	     total_cases, total_skipped);
+	return done_testing();
+}

@@ -1,0 +1,287 @@
+/* tests/store/test_jschema.c: the JSON Schema subset (store/jschema.h):
+ * what jschema_check accepts and refuses, what jschema_validate decides,
+ * and every message shape, byte for byte. The official test suite runs in
+ * tests/store/jschema_suite. */
+#include "store/jschema.h"
+#include "tests/tap.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *parse(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
+	if (!v) bail("test JSON does not parse: %s: %s", text, e.text);
+	return v;
+}
+
+/* want == NULL: the schema must pass; else refused with exactly want. */
+static void check(const char *schema, const char *want)
+{
+	json_t *s = parse(schema);
+	struct world_err err = {0};
+	int rc = jschema_check(s, &err);
+	if (!want) {
+		if (!ok(rc == 0, "check accepts %s", schema)) diag("refused: %s", err.msg);
+	} else {
+		is_int(rc, -1, "check refuses %s", schema);
+		is_int(err.code, WX_BAD_INPUT, "  ... with WX_BAD_INPUT");
+		is_str(err.msg, want, "  ... message");
+	}
+	json_decref(s);
+}
+
+/* want == NULL: instance valid; else invalid with exactly want. */
+static void val(const char *schema, const char *instance, const char *want)
+{
+	json_t *s = parse(schema), *v = parse(instance);
+	struct world_err err = {0};
+	int rc = jschema_validate(s, v, &err);
+	if (!want) {
+		if (!ok(rc == 0, "%s valid under %s", instance, schema)) diag("refused: %s", err.msg);
+	} else {
+		is_int(rc, -1, "%s invalid under %s", instance, schema);
+		is_int(err.code, WX_BAD_INPUT, "  ... with WX_BAD_INPUT");
+		is_str(err.msg, want, "  ... message");
+	}
+	json_decref(s);
+	json_decref(v);
+}
+
+/* {"items": {"items": ... {}}} with n levels of "items". */
+static char *nested_items(int n)
+{
+	size_t cap = (size_t)n * 12 + 8;
+	char *b = malloc(cap), *o = b;
+	if (!b) bail("out of memory");
+	for (int i = 0; i < n; i++) o += sprintf(o, "{\"items\":");
+	o += sprintf(o, "{}");
+	for (int i = 0; i < n; i++) *o++ = '}';
+	*o = '\0';
+	return b;
+}
+
+static void test_check(void)
+{
+	struct world_err err = {0};
+	/* Accepted: boolean schemas, the empty schema, every keyword at once. */
+	check("true", NULL);
+	check("false", NULL);
+	check("{}", NULL);
+	check("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"$comment\":\"c\","
+	      "\"title\":\"t\",\"description\":\"d\",\"type\":\"object\",\"required\":[\"a\"],"
+	      "\"properties\":{\"a\":{\"type\":[\"string\",\"null\"],\"minLength\":1,\"maxLength\":2},"
+	      "\"b\":{\"type\":\"array\",\"items\":{\"enum\":[1,\"x\",null]},\"minItems\":0,\"maxItems\":3},"
+	      "\"c\":{\"minimum\":-1.5,\"maximum\":10,\"const\":3},\"d\":true,\"e\":false},"
+	      "\"additionalProperties\":{\"type\":\"integer\"}}",
+	      NULL);
+	check("{\"additionalProperties\":false,\"items\":true}", NULL);
+	check("{\"minLength\":2.0,\"maxItems\":0}", NULL); /* 2.0 is an integer */
+	check("{\"enum\":[]}", NULL);                     /* matches nothing, but legal */
+	check("{\"required\":[]}", NULL);
+
+	/* Not a schema at all. */
+	check("\"x\"", "schema (root): a schema must be an object or a boolean, got string");
+	check("{\"properties\":{\"a\":1}}",
+	      "schema /properties/a: a schema must be an object or a boolean, got integer");
+	check("{\"items\":null}", "schema /items: a schema must be an object or a boolean, got null");
+	check("{\"additionalProperties\":[]}",
+	      "schema /additionalProperties: a schema must be an object or a boolean, got array");
+	is_int(jschema_check(NULL, &err), -1, "check refuses a NULL schema");
+	is_str(err.msg, "schema (root): a schema must be an object or a boolean, got nothing", "  ... message");
+
+	/* Unsupported keywords, named, at their pointer (RFC 6901 escapes). */
+	check("{\"properties\":{\"a\":{\"pattern\":\"x\"}}}", "schema /properties/a: unsupported keyword \"pattern\"");
+	check("{\"properties\":{\"a/b~c\":{\"format\":\"uri\"}}}",
+	      "schema /properties/a~1b~0c: unsupported keyword \"format\"");
+	check("{\"properties\":{\"a\\nb\":{\"default\":1}}}",
+	      "schema /properties/a\\u000ab: unsupported keyword \"default\"");
+	check("{\"items\":{\"additionalProperties\":{\"x\\\"y\":1}}}",
+	      "schema /items/additionalProperties: unsupported keyword \"x\\\"y\"");
+	/* A key holding NUL (jansson's parser refuses one; its API makes one). */
+	json_t *nul = json_object();
+	json_object_setn_new(nul, "type\0x", 6, json_string("string"));
+	is_int(jschema_check(nul, &err), -1, "check refuses the keyword \"type\\u0000x\"");
+	is_str(err.msg, "schema (root): unsupported keyword \"type\\u0000x\"", "  ... message");
+	json_decref(nul);
+	check("{\"$id\":\"https://example.com/s\"}", "schema (root): unsupported keyword \"$id\"");
+	check("{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":true}}", "schema (root): unsupported keyword \"$defs\"");
+	check("{\"exclusiveMinimum\":1}", "schema (root): unsupported keyword \"exclusiveMinimum\"");
+	check("{\"prefixItems\":[true]}", "schema (root): unsupported keyword \"prefixItems\"");
+	check("{\"items\":[{}]}",
+	      "schema (root): unsupported form of \"items\": an array (draft 2019-09 and older; 2020-12 "
+	      "spells it \"prefixItems\", which is not supported)");
+	/* Members are looked at in key order: the first bad one is named. */
+	check("{\"zzz\":1,\"aaa\":1}", "schema (root): unsupported keyword \"aaa\"");
+
+	/* Supported keywords with values of the wrong type. */
+	check("{\"type\":\"strin\"}", "schema (root): \"type\": unknown type \"strin\"");
+	check("{\"type\":5}", "schema (root): \"type\" must be a type name or a non-empty array of type names");
+	check("{\"type\":[]}", "schema (root): \"type\" must be a type name or a non-empty array of type names");
+	check("{\"type\":[\"string\",1]}", "schema (root): \"type\"[1] must be a type name");
+	check("{\"type\":[\"string\",\"float\"]}", "schema (root): \"type\"[1]: unknown type \"float\"");
+	check("{\"type\":[\"string\",\"string\"]}", "schema (root): \"type\": type \"string\" listed twice");
+	check("{\"required\":\"a\"}", "schema (root): \"required\" must be an array of strings");
+	check("{\"required\":[\"a\",2]}", "schema (root): \"required\"[1] must be a string");
+	check("{\"required\":[\"a\",\"a\"]}", "schema (root): \"required\": property \"a\" listed twice");
+	check("{\"properties\":[]}", "schema (root): \"properties\" must be an object");
+	check("{\"enum\":{}}", "schema (root): \"enum\" must be an array");
+	check("{\"items\":{\"items\":{\"minLength\":-1}}}",
+	      "schema /items/items: \"minLength\" must be a non-negative integer");
+	check("{\"maxLength\":2.5}", "schema (root): \"maxLength\" must be a non-negative integer");
+	check("{\"minItems\":\"1\"}", "schema (root): \"minItems\" must be a non-negative integer");
+	check("{\"maxItems\":true}", "schema (root): \"maxItems\" must be a non-negative integer");
+	check("{\"additionalProperties\":{\"maximum\":\"x\"}}",
+	      "schema /additionalProperties: \"maximum\" must be a number");
+	check("{\"minimum\":null}", "schema (root): \"minimum\" must be a number");
+	check("{\"title\":1}", "schema (root): \"title\" must be a string");
+	check("{\"description\":[]}", "schema (root): \"description\" must be a string");
+	check("{\"$comment\":{}}", "schema (root): \"$comment\" must be a string");
+	check("{\"$schema\":\"http://json-schema.org/draft-07/schema#\"}",
+	      "schema (root): unsupported \"$schema\": only \"https://json-schema.org/draft/2020-12/schema\" is "
+	      "supported");
+	check("{\"properties\":{\"a\":{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"}}}",
+	      "schema /properties/a: \"$schema\" is only supported at the root");
+
+	/* Bounded nesting: JSCHEMA_MAX_DEPTH levels of subschemas pass, one more
+	 * is refused; enum/const values are bounded too. */
+	char *deep = nested_items(JSCHEMA_MAX_DEPTH);
+	check(deep, NULL);
+	free(deep);
+	deep = nested_items(JSCHEMA_MAX_DEPTH + 1);
+	json_t *s = parse(deep);
+	is_int(jschema_check(s, &err), -1, "check refuses %d levels of subschemas", JSCHEMA_MAX_DEPTH + 1);
+	ok(strstr(err.msg, ": subschemas nested deeper than 64 levels") && !strncmp(err.msg, "schema /items/items/", 20),
+	   "  ... message names the depth and the pointer (%s)", err.msg);
+	json_decref(s);
+	free(deep);
+	json_t *v = json_array();
+	for (int i = 0; i < JSCHEMA_MAX_VALUE_DEPTH + 1; i++) v = json_pack("[o]", v);
+	s = json_pack("{s:o}", "const", v);
+	is_int(jschema_check(s, &err), -1, "check refuses a const value nested %d levels", JSCHEMA_MAX_VALUE_DEPTH + 2);
+	is_str(err.msg, "schema (root): \"const\" value nested deeper than 256 levels", "  ... message");
+	json_decref(s);
+}
+
+static void test_validate(void)
+{
+	struct world_err err = {0};
+	/* type: the instance's pointer and both type names. */
+	val("{\"type\":\"string\"}", "5", "(root): expected type string, got integer");
+	val("{\"properties\":{\"path\":{\"type\":\"string\"}}}", "{\"path\":1}",
+	    "/path: expected type string, got integer");
+	val("{\"properties\":{\"path\":{\"type\":\"string\"}}}", "{\"path\":\"a\"}", NULL);
+	val("{\"type\":\"integer\"}", "1.0", NULL); /* 1.0 is an integer */
+	val("{\"type\":\"integer\"}", "-0.0", NULL);
+	val("{\"type\":\"integer\"}", "1.5", "(root): expected type integer, got number");
+	val("{\"type\":\"number\"}", "1", NULL);
+	val("{\"type\":\"string\"}", "1.0", "(root): expected type string, got integer");
+	val("{\"type\":[\"string\",\"null\"]}", "1", "(root): expected type string or null, got integer");
+	val("{\"type\":[\"string\",\"null\"]}", "null", NULL);
+	val("{\"type\":\"boolean\"}", "{}", "(root): expected type boolean, got object");
+	val("{\"type\":\"object\"}", "[]", "(root): expected type object, got array");
+	val("{\"type\":\"array\"}", "false", "(root): expected type array, got boolean");
+	val("{\"type\":\"null\"}", "\"\"", "(root): expected type null, got string");
+
+	/* required, properties, additionalProperties. */
+	val("{\"required\":[\"path\"]}", "{\"other\":1}", "(root): missing required property \"path\"");
+	val("{\"required\":[\"path\"]}", "[]", NULL); /* applies to objects only */
+	val("{\"required\":[\"a\\\"b\"]}", "{}", "(root): missing required property \"a\\\"b\"");
+	val("{\"required\":[\"a\\u0000b\"]}", "{\"a\":1}", "(root): missing required property \"a\\u0000b\"");
+	json_t *rs = parse("{\"required\":[\"a\\u0000b\"]}"), *ri = json_object();
+	json_object_setn_new(ri, "a\0b", 3, json_true());
+	is_int(jschema_validate(rs, ri, &err), 0, "the required name \"a\\u0000b\" matches that key exactly");
+	json_decref(rs);
+	json_decref(ri);
+	val("{\"properties\":{\"x\":{\"required\":[\"y\"]}}}", "{\"x\":{}}", "/x: missing required property \"y\"");
+	val("{\"properties\":{\"a\":true},\"additionalProperties\":false}", "{\"a\":1,\"x\":2}",
+	    "/x: additional property not allowed");
+	val("{\"properties\":{\"a\":true},\"additionalProperties\":false}", "{\"a\":1}", NULL);
+	val("{\"additionalProperties\":false}", "{\"b\":1,\"a\":1}", "/a: additional property not allowed");
+	val("{\"additionalProperties\":{\"type\":\"string\"}}", "{\"x\":1}", "/x: expected type string, got integer");
+	val("{\"properties\":{\"a/b~\":{\"type\":\"string\"}}}", "{\"a/b~\":1}", "/a~1b~0: expected type string, got integer");
+	val("{\"additionalProperties\":false}", "{\"a\\tb\":1}", "/a\\u0009b: additional property not allowed");
+	val("{\"properties\":{\"a\":false}}", "{\"a\":1}", "/a: no value allowed here (schema false)");
+	val("false", "null", "(root): no value allowed here (schema false)");
+	val("true", "{\"anything\":[1,2]}", NULL);
+
+	/* items: the index in the pointer. */
+	val("{\"items\":{\"type\":\"integer\"}}", "[1,\"x\"]", "/1: expected type integer, got string");
+	val("{\"properties\":{\"l\":{\"items\":{\"items\":false}}}}", "{\"l\":[[],[3]]}",
+	    "/l/1/0: no value allowed here (schema false)");
+	val("{\"items\":{\"type\":\"integer\"}}", "{\"0\":\"x\"}", NULL); /* arrays only */
+
+	/* enum and const: deep equality, numbers by value, no type mixing. */
+	val("{\"enum\":[1,\"a\"]}", "2", "(root): value is not one of the schema's \"enum\" values");
+	val("{\"enum\":[1,\"a\"]}", "1.0", NULL);
+	val("{\"enum\":[[1]]}", "[1.0]", NULL);
+	val("{\"enum\":[{\"a\":1}]}", "{\"a\":1.0}", NULL);
+	val("{\"enum\":[{\"a\":1}]}", "{\"a\":1,\"b\":2}", "(root): value is not one of the schema's \"enum\" values");
+	val("{\"enum\":[false]}", "0", "(root): value is not one of the schema's \"enum\" values");
+	val("{\"enum\":[null]}", "0", "(root): value is not one of the schema's \"enum\" values");
+	val("{\"enum\":[]}", "null", "(root): value is not one of the schema's \"enum\" values");
+	val("{\"properties\":{\"k\":{\"const\":\"a\\u0000b\"}}}", "{\"k\":\"a\\u0000c\"}",
+	    "/k: value does not equal the schema's \"const\"");
+	val("{\"const\":\"a\\u0000b\"}", "\"a\\u0000b\"", NULL);
+	val("{\"const\":[1,[2]]}", "[1,[2.0]]", NULL);
+	val("{\"const\":[1,[2]]}", "[1,[2],3]", "(root): value does not equal the schema's \"const\"");
+
+	/* minLength / maxLength count code points, not bytes. */
+	val("{\"minLength\":2}", "\"\\ud83d\\ude00\"", "(root): string of 1 code point(s) is shorter than minLength 2");
+	val("{\"maxLength\":1}", "\"\\ud83d\\ude00\"", NULL);
+	val("{\"maxLength\":2}", "\"abc\"", "(root): string of 3 code point(s) is longer than maxLength 2");
+	val("{\"maxLength\":2.0}", "\"ab\"", NULL);
+	val("{\"minLength\":5}", "5", NULL); /* strings only */
+
+	/* minimum / maximum: exact, across integers and reals. */
+	val("{\"minimum\":5}", "3", "(root): 3 is less than minimum 5");
+	val("{\"minimum\":5}", "5.0", NULL);
+	val("{\"maximum\":7}", "7.5", "(root): 7.5 is greater than maximum 7");
+	val("{\"maximum\":0.1}", "0.2", "(root): 0.2 is greater than maximum 0.1");
+	val("{\"minimum\":9007199254740993}", "9007199254740992.0",
+	    "(root): 9007199254740992 is less than minimum 9007199254740993");
+	val("{\"maximum\":9007199254740992.0}", "9007199254740993",
+	    "(root): 9007199254740993 is greater than maximum 9007199254740992");
+	val("{\"maximum\":9223372036854775807}", "1e19", "(root): 1e+19 is greater than maximum 9223372036854775807");
+	val("{\"minimum\":-1e300}", "-9223372036854775808", NULL);
+	val("{\"minimum\":5}", "\"3\"", NULL); /* numbers only */
+
+	/* minItems / maxItems. */
+	val("{\"minItems\":2}", "[1]", "(root): array of 1 item(s) has fewer than minItems 2");
+	val("{\"maxItems\":1}", "[1,2]", "(root): array of 2 item(s) has more than maxItems 1");
+	val("{\"maxItems\":1e300}", "[1,2]", NULL);
+	val("{\"minItems\":1e300}", "[1,2]", "(root): array of 2 item(s) has fewer than minItems 1e+300");
+
+	/* Keywords apply in a fixed order: type, const, enum, then the rest. */
+	val("{\"type\":\"string\",\"enum\":[\"a\"]}", "1", "(root): expected type string, got integer");
+
+	/* validate refuses a schema that jschema_check refuses. */
+	val("{\"properties\":{\"a\":{\"pattern\":\"x\"}}}", "{}", "schema /properties/a: unsupported keyword \"pattern\"");
+	val("{\"items\":[true]}", "[]",
+	    "schema (root): unsupported form of \"items\": an array (draft 2019-09 and older; 2020-12 spells it "
+	    "\"prefixItems\", which is not supported)");
+	json_t *s = parse("{}");
+	is_int(jschema_validate(s, NULL, &err), -1, "validate refuses a NULL instance");
+	is_str(err.msg, "(root): no instance to validate", "  ... message");
+	json_decref(s);
+
+	/* Deep instances are walked only as deep as the schema goes. */
+	json_t *v = json_array();
+	for (int i = 0; i < 5000; i++) v = json_pack("[o]", v);
+	s = parse("{\"type\":\"array\",\"maxItems\":1}");
+	is_int(jschema_validate(s, v, &err), 0, "a 5000-level instance under a 1-level schema");
+	json_decref(s);
+	s = parse("{\"const\":[[[1]]]}");
+	is_int(jschema_validate(s, v, &err), -1, "... and compared by const only as deep as the const");
+	is_str(err.msg, "(root): value does not equal the schema's \"const\"", "  ... message");
+	json_decref(s);
+	json_decref(v);
+}
+
+int main(void)
+{
+	test_check();
+	test_validate();
+	return done_testing();
+}
