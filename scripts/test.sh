@@ -6,6 +6,7 @@
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
+"$top/scripts/install-test-deps.sh"
 status=0
 "$top/scripts/build.sh" "$top/build/check"
 ( cd "$top/build/check" && make -s -j"$(nproc)" check ) || status=1

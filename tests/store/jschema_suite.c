@@ -136,6 +136,14 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A short name for a suite copy in TAP lines. */
+static const char *root_tag(const char *root)
+{
+	if (strstr(root, "/build/npm/")) return "npm";
+	if (!strncmp(root, "/usr/share/json-schema-test-suite", 33)) return "debian";
+	return root;
+}
+
 static int run_root(const char *root)
 {
 	int drafts_run = 0;
@@ -143,12 +151,12 @@ static int run_root(const char *root)
 		char dir[4096];
 		snprintf(dir, sizeof dir, "%s/%s", root, drafts[d]);
 		if (!is_dir(dir)) continue;
-		drafts_run++;
+		if (!drafts_run++) diag("suite copy %s: %s", root_tag(root), root);
 		long cases = 0, passed = 0, skipped = 0;
 		for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
 			char path[4200], label[4300];
 			snprintf(path, sizeof path, "%s/%s.json", dir, keywords[k]);
-			snprintf(label, sizeof label, "%s/%s.json", dir, keywords[k]);
+			snprintf(label, sizeof label, "%s:%s/%s.json", root_tag(root), drafts[d], keywords[k]);
 			struct stat st;
 			if (stat(path, &st) != 0) {
 				skip("no such file in this draft", "%s", label);
@@ -156,7 +164,8 @@ static int run_root(const char *root)
 			}
 			run_file(path, label, &cases, &passed, &skipped);
 		}
-		diag("%s: %ld passed of %ld cases (%ld schemas skipped as unsupported)", dir, passed, cases, skipped);
+		diag("%s:%s: %ld passed of %ld cases (%ld schemas skipped as unsupported)", root_tag(root), drafts[d],
+		     passed, cases, skipped);
 		total_cases += cases;
 		total_passed += passed;
 		total_skipped += skipped;
