@@ -29,7 +29,6 @@ static const char *const keywords[] = {
 };
 static const char *const drafts[] = {"draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"};
 
-static long total_cases, total_passed, total_skipped;
 
 static bool member_in(const char *k, const char *const *set, size_t n)
 {
@@ -77,8 +76,59 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt)
 	return s ? s : dflt;
 }
 
-/* Run one test file; returns its TAP line's verdict. */
-static void run_file(const char *path, const char *label, long *d_cases, long *d_passed, long *d_skipped)
+struct counts {
+	long cases, passed, skipped;
+};
+
+/* Run the test groups of one file; returns how many things went wrong (a
+ * wrong verdict, a refusal for another reason than the subset, a schema
+ * outside the subset that passed). quiet: no diagnostics (the control). */
+static long run_groups(const json_t *groups, const char *label, struct counts *c, bool quiet)
+{
+	long bad = 0;
+	for (size_t g = 0; g < json_array_size(groups); g++) {
+		json_t *grp = json_array_get(groups, g), *schema = json_object_get(grp, "schema");
+		json_t *tests = json_object_get(grp, "tests");
+		const char *gdesc = str_or(grp, "description", "?");
+		struct world_err err = {0};
+		const char *outside = outside_subset(schema, 0);
+		if (jschema_check(schema, &err)) {
+			c->skipped++;
+			if (!outside || !strstr(err.msg, "unsupported")) {
+				bad++;
+				if (!quiet)
+					diag("%s: \"%s\": refused, but not for something outside the subset: %s", label,
+					     gdesc, err.msg);
+			} else if (!quiet)
+				diag("%s: skipped \"%s\" (%zu cases): %s", label, gdesc, json_array_size(tests), err.msg);
+			continue;
+		}
+		if (outside) {
+			bad++;
+			if (!quiet) diag("%s: \"%s\": schema uses %s, yet jschema_check accepted it", label, gdesc, outside);
+		}
+		for (size_t t = 0; t < json_array_size(tests); t++) {
+			json_t *tc = json_array_get(tests, t);
+			bool want = json_is_true(json_object_get(tc, "valid"));
+			int rc = jschema_validate(schema, json_object_get(tc, "data"), &err);
+			c->cases++;
+			if ((rc == 0) == want) c->passed++;
+			else {
+				bad++;
+				if (!quiet)
+					diag("%s: \"%s\" / \"%s\": expected %s, got %s%s", label, gdesc,
+					     str_or(tc, "description", "?"), want ? "valid" : "invalid",
+					     rc ? "invalid: " : "valid", rc ? err.msg : "");
+			}
+		}
+	}
+	return bad;
+}
+
+static struct counts total;
+
+/* One TAP line for one test file. */
+static void run_file(const char *path, const char *label, struct counts *draft)
 {
 	json_error_t je;
 	json_t *groups = json_load_file(path, JSON_ALLOW_NUL, &je);
@@ -87,47 +137,37 @@ static void run_file(const char *path, const char *label, long *d_cases, long *d
 		json_decref(groups);
 		return;
 	}
-	long cases = 0, passed = 0, skipped = 0, bad = 0;
-	for (size_t g = 0; g < json_array_size(groups); g++) {
-		json_t *grp = json_array_get(groups, g), *schema = json_object_get(grp, "schema");
-		json_t *tests = json_object_get(grp, "tests");
-		const char *gdesc = str_or(grp, "description", "?");
-		struct world_err err = {0};
-		const char *outside = outside_subset(schema, 0);
-		if (jschema_check(schema, &err)) {
-			skipped++;
-			if (!outside || !strstr(err.msg, "unsupported")) {
-				bad++;
-				diag("%s: \"%s\": refused, but not for something outside the subset: %s", label, gdesc,
-				     err.msg);
-			} else
-				diag("%s: skipped \"%s\" (%zu cases): %s", label, gdesc, json_array_size(tests), err.msg);
-			continue;
-		}
-		if (outside) {
-			bad++;
-			diag("%s: \"%s\": schema uses %s, yet jschema_check accepted it", label, gdesc, outside);
-		}
-		for (size_t t = 0; t < json_array_size(tests); t++) {
-			json_t *tc = json_array_get(tests, t);
-			bool want = json_is_true(json_object_get(tc, "valid"));
-			int rc = jschema_validate(schema, json_object_get(tc, "data"), &err);
-			cases++;
-			if ((rc == 0) == want) passed++;
-			else {
-				bad++;
-				diag("%s: \"%s\" / \"%s\": expected %s, got %s%s%s", label, gdesc,
-				     str_or(tc, "description", "?"), want ? "valid" : "invalid", rc ? "invalid: " : "valid",
-				     rc ? err.msg : "", "");
-			}
-		}
-	}
+	struct counts c = {0};
+	long bad = run_groups(groups, label, &c, false);
 	json_decref(groups);
-	ok(bad == 0, "%s: %ld/%ld cases passed, %ld schema(s) skipped as unsupported", label, passed, cases,
-	   skipped);
-	*d_cases += cases;
-	*d_passed += passed;
-	*d_skipped += skipped;
+	ok(bad == 0, "%s: %ld/%ld cases passed, %ld schema(s) skipped as unsupported", label, c.passed, c.cases,
+	   c.skipped);
+	draft->cases += c.cases;
+	draft->passed += c.passed;
+	draft->skipped += c.skipped;
+}
+
+/* Control: the comparison can fail. A group in the suite's format with one
+ * wrong expected verdict, one schema refused for a typing mistake (not for
+ * being outside the subset) and one correct case must count as 2 bad. */
+static void control(void)
+{
+	json_error_t je;
+	json_t *groups = json_loads(
+	    "[{\"description\":\"c\",\"schema\":{\"type\":\"integer\"},\"tests\":["
+	    "{\"description\":\"right\",\"data\":1,\"valid\":true},"
+	    "{\"description\":\"wrong\",\"data\":\"x\",\"valid\":true}]},"
+	    "{\"description\":\"typo\",\"schema\":{\"minLength\":-1},\"tests\":[]},"
+	    "{\"description\":\"outside\",\"schema\":{\"pattern\":\"x\"},\"tests\":[]}]",
+	    0, &je);
+	if (!groups) bail("control JSON: %s", je.text);
+	struct counts c = {0};
+	long bad = run_groups(groups, "control", &c, true);
+	ok(bad == 2 && c.cases == 2 && c.passed == 1 && c.skipped == 2,
+	   "control: a wrong verdict and a refusal for another reason are both caught (bad %ld, %ld/%ld, %ld "
+	   "skipped)",
+	   bad, c.passed, c.cases, c.skipped);
+	json_decref(groups);
 }
 
 static bool is_dir(const char *p)
@@ -152,7 +192,7 @@ static int run_root(const char *root)
 		snprintf(dir, sizeof dir, "%s/%s", root, drafts[d]);
 		if (!is_dir(dir)) continue;
 		if (!drafts_run++) diag("suite copy %s: %s", root_tag(root), root);
-		long cases = 0, passed = 0, skipped = 0;
+		struct counts dc = {0};
 		for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
 			char path[4200], label[4300];
 			snprintf(path, sizeof path, "%s/%s.json", dir, keywords[k]);
@@ -162,13 +202,13 @@ static int run_root(const char *root)
 				skip("no such file in this draft", "%s", label);
 				continue;
 			}
-			run_file(path, label, &cases, &passed, &skipped);
+			run_file(path, label, &dc);
 		}
 		diag("%s:%s: %ld passed of %ld cases (%ld schemas skipped as unsupported)", root_tag(root), drafts[d],
-		     passed, cases, skipped);
-		total_cases += cases;
-		total_passed += passed;
-		total_skipped += skipped;
+		     dc.passed, dc.cases, dc.skipped);
+		total.cases += dc.cases;
+		total.passed += dc.passed;
+		total.skipped += dc.skipped;
 	}
 	return drafts_run;
 }
@@ -183,6 +223,7 @@ int main(void)
 		snprintf(roots, sizeof roots, "%s/build/npm/node_modules/json-schema-test-suite/tests:"
 		         "/usr/share/json-schema-test-suite/tests", top ? top : ".");
 	}
+	control();
 	int found = 0;
 	for (char *save = NULL, *r = strtok_r(roots, ":", &save); r; r = strtok_r(NULL, ":", &save))
 		if (is_dir(r)) found += run_root(r);
@@ -191,7 +232,7 @@ int main(void)
 		     "official JSON Schema Test Suite");
 		return done_testing();
 	}
-	diag("json-schema-test-suite: %ld passed of %ld cases (%ld schemas skipped as unsupported)", total_passed,
-	     total_cases, total_skipped);
+	diag("json-schema-test-suite: %ld passed of %ld cases (%ld schemas skipped as unsupported)", total.passed,
+	     total.cases, total.skipped);
 	return done_testing();
 }

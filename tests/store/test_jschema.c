@@ -225,6 +225,11 @@ static void test_validate(void)
 	    "/k: value does not equal the schema's \"const\"");
 	val("{\"const\":\"a\\u0000b\"}", "\"a\\u0000b\"", NULL);
 	val("{\"const\":[1,[2]]}", "[1,[2.0]]", NULL);
+	val("{\"const\":9007199254740992}", "9007199254740992.0", NULL);
+	val("{\"const\":9007199254740992}", "9007199254740991.0", "(root): value does not equal the schema's \"const\"");
+	val("{\"const\":9007199254740993}", "9007199254740992.0", "(root): value does not equal the schema's \"const\"");
+	val("{\"const\":\"\\u03bc\"}", "\"\\u00b5\"", "(root): value does not equal the schema's \"const\"");
+	val("{\"const\":{\"a\":1,\"b\":[]}}", "{\"b\":[],\"a\":1}", NULL);
 	val("{\"const\":[1,[2]]}", "[1,[2],3]", "(root): value does not equal the schema's \"const\"");
 
 	/* minLength / maxLength count code points, not bytes. */
