@@ -5,7 +5,9 @@
  * suite's verdict from jschema_validate; every schema jschema_check refuses
  * must use something outside the subset (found by an independent walk here
  * and named "unsupported" in the message), and no schema that uses something
- * outside the subset may pass. One TAP line per file, then
+ * outside the subset may pass. A control first shows that this comparison
+ * catches a wrong verdict and a refusal for another reason. One TAP line
+ * per file, then
  *   # json-schema-test-suite: P passed of N cases (K schemas skipped as unsupported)
  *
  * Where the suite is: $JSON_SCHEMA_TEST_SUITE (directories holding draftN/,
