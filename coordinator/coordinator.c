@@ -5,6 +5,7 @@
 #include "broker/plan.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
+#include "store/jschema.h"
 #include "store/store.h"
 #include "supervisor/launcher.h"
 #include <errno.h>
@@ -599,7 +600,16 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 			goto out;
 		}
 	}
-	/* TODO(schema): validate args against inputSchema (store/jschema.h). */
+	/* The caller's arguments against the published input schema, before
+	 * anything runs (docs/publishing.md: the subset and its messages). */
+	json_t *schema = json_object_get(d, "inputSchema");
+	if (schema) {
+		struct world_err se;
+		if (jschema_validate(schema, args, &se) < 0) {
+			werr(err, WX_REFUSED, "arguments of %s do not match its input schema: %s", call->skill_id, se.msg);
+			goto out;
+		}
+	}
 	if (inflight_add(c, res->invocation_id, err) < 0) goto out;
 	inflight = 1;
 	const char *interp = json_string_value(json_object_get(d, "interpreter"));

@@ -263,9 +263,19 @@ static void test_pure(struct coordinator *c, const char *cred)
 	ok(rc < 0 && e.code == WX_REFUSED && strstr(e.msg, "not visible"), "invisible skill refused: %s", e.msg);
 	rc = call(c, cred, "t.nohandler", NULL, "{}", &r, &e);
 	ok(rc < 0 && e.code == WX_REFUSED && strstr(e.msg, "Test.Nobody"), "declared effect without handler refused: %s", e.msg);
+	rc = call(c, cred, "t.schema", NULL, "{\"path\":1}", &r, &e);
+	ok(rc < 0 && e.code == WX_REFUSED && strstr(e.msg, "/path") && strstr(e.msg, "string"),
+	   "arguments failing the input schema refused naming the pointer and rule: %s", e.msg);
+	rc = call(c, cred, "t.schema", NULL, "{}", &r, &e);
+	ok(rc < 0 && e.code == WX_REFUSED && strstr(e.msg, "path"), "missing required property refused: %s", e.msg);
+	rc = call(c, cred, "t.schema", NULL, "{\"path\":\"a\",\"x\":1}", &r, &e);
+	ok(rc < 0 && e.code == WX_REFUSED, "additional property refused: %s", e.msg);
 	rc = call(c, cred, "t.seen", "bad task id!", "{}", &r, &e);
 	ok(rc < 0 && e.code == WX_BAD_INPUT, "malformed task id refused");
 	is_int(log_len(), n0, "refusals before execution committed nothing");
+	rc = call(c, cred, "t.schema", NULL, "{\"path\":\"a\"}", &r, &e);
+	ok(rc == 0, "arguments matching the schema run: %s", rc ? e.msg : "ok");
+	if (rc == 0) coord_result_free(&r);
 }
 
 static const char DECL[] = "[{\"effect\":\"Test.Echo\",\"scope\":\"s\",\"cost\":1},"
@@ -491,6 +501,9 @@ int main(void)
 	test_session_expiry();
 
 	ctest_register(&T, "t.seen", ctest_seen_source, "[]", "null", NULL);
+	ctest_register(&T, "t.schema", ctest_seen_source, "[]", "null",
+	               "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"],"
+	               "\"additionalProperties\":false}");
 	ctest_register(&T, "t.hidden", ctest_seen_source, "[]", "{\"effect\":\"Test.Secret\",\"scope\":\"s\",\"cost\":0}", NULL);
 	ctest_register(&T, "t.nohandler", ctest_seen_source, "[{\"effect\":\"Test.Nobody\",\"scope\":\"s\",\"cost\":1}]", "null", NULL);
 	char *src;
