@@ -2,3 +2,12 @@
 # docs/broker.md).
 libworld_a_SOURCES += broker/handler.h broker/grants.c broker/grants.h broker/session.c broker/session.h \
 	broker/plan.c broker/plan.h broker/effect.c broker/effect.h broker/handlers.c
+
+# Effect handlers (broker/handler.h): the shared helpers and the workspace.
+libworld_a_SOURCES += broker/handler.c broker/workspace.c broker/workspace.h
+
+check_PROGRAMS += tests/broker/test_workspace
+TESTS += tests/broker/test_workspace
+tests_broker_test_workspace_SOURCES = tests/broker/test_workspace.c
+tests_broker_test_workspace_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_broker_test_workspace_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
