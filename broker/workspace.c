@@ -292,19 +292,42 @@ int workspace_open_file(const struct broker_handler_ctx *ctx, const char *path, 
 	if (lex) return refuse(why, whylen, "%s", lex);
 	int wt, r = workspace_open_worktree(ctx, 0, &wt, why, whylen, err);
 	if (r) return r;
-	/* O_NONBLOCK: a fifo opens at once (and is refused after fstat) instead
-	 * of waiting for a writer; O_NOCTTY: a tty never becomes ours. */
-	int f = ws_openat2(wt, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+	/* First an O_PATH open, which opens nothing (no device driver, no fifo
+	 * rendezvous): only a regular file is then opened for reading, and the
+	 * second open must reach the same inode. O_NONBLOCK: should a fifo be
+	 * swapped in between, it opens at once (and is refused after fstat)
+	 * instead of waiting for a writer; O_NOCTTY: a tty never becomes ours. */
+	int f = ws_openat2(wt, path, O_PATH | O_CLOEXEC, 0);
 	int e = errno;
+	struct stat pst, st;
+	if (f < 0) {
+		close(wt);
+		return resolve_errno(e, "workspace: open", path, why, whylen, err);
+	}
+	if (fstat(f, &pst) < 0) {
+		e = errno;
+		close(f);
+		close(wt);
+		return werr(err, WX_IO, "workspace: stat %.200s: %s", path, strerror(e));
+	}
+	close(f);
+	r = regular_one_link(&pst, why, whylen);
+	if (r) {
+		close(wt);
+		return r;
+	}
+	f = ws_openat2(wt, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+	e = errno;
 	close(wt);
 	if (f < 0) return resolve_errno(e, "workspace: open", path, why, whylen, err);
-	struct stat st;
 	if (fstat(f, &st) < 0) {
 		e = errno;
 		close(f);
 		return werr(err, WX_IO, "workspace: stat %.200s: %s", path, strerror(e));
 	}
 	r = regular_one_link(&st, why, whylen);
+	if (r == 0 && !(st.st_dev == pst.st_dev && st.st_ino == pst.st_ino))
+		r = refuse(why, whylen, "the file was replaced while being opened");
 	if (r == 0 && (unsigned long long)st.st_size > file_cap(ctx))
 		r = refuse(why, whylen, "file is %lld bytes, over the %zu-byte cap", (long long)st.st_size, file_cap(ctx));
 	if (r) {

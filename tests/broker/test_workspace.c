@@ -432,9 +432,8 @@ static void test_paths(void)
 		       slurp_is(W(json_string_value(json_object_get(pl, "path"))), INSIDE),
 		   "control: a C string API would truncate the NUL path to inside.txt and open it");
 		refused(call(workspace_read, pl, NULL), "NUL", "a path with NUL (JSON \\u0000)");
-		char *lp = malloc(5001);
+		char *lp = calloc(1, 5100);
 		if (!lp) bail("oom");
-		memset(lp, 0, 5001);
 		for (int i = 0; i < 2497; i++) memcpy(lp + 2 * i, "./", 2);
 		strcat(lp, "inside.txt");
 		ok(strlen(lp) == 5004, "the long path is 5004 bytes");
@@ -444,6 +443,7 @@ static void test_paths(void)
 		o = rd(lp);
 		is_str(content_of(o), INSIDE, "control: the same path shortened to 210 bytes reads inside.txt");
 		json_decref(o);
+		free(lp);
 		char comp[300];
 		memset(comp, 'c', 256);
 		comp[256] = '\0';
