@@ -2,7 +2,10 @@
  * §5.4). An effect a transition declares but no entry here handles is a
  * refusal before execution (coordinator/coordinator.c). */
 #include "broker/effect.h"
+#include "broker/workspace.h"
 
 const struct broker_handler_entry broker_handlers[] = {
+	{ "Workspace.Read", workspace_read },
+	{ "Workspace.Write", workspace_write },
 	{ NULL, NULL },
 };
