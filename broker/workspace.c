@@ -560,6 +560,14 @@ static int open_parent(int wt, const char *parent, int *out, char *why, size_t w
 					break;
 				}
 				nfd = openat(cur, buf + i, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				struct stat lst;
+				if (nfd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+				    fstatat(cur, buf + i, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode)) {
+					/* EEXIST above was a symlink to nothing: never
+					 * created through, never followed here. */
+					r = refuse(why, whylen, "a directory on the path is a symlink to nothing");
+					break;
+				}
 			}
 			if (nfd < 0) {
 				r = resolve_errno(errno, "workspace: open directory", buf, why, whylen, err);

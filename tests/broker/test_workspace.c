@@ -552,6 +552,9 @@ static void test_paths(void)
 		mklink("inside.txt", "lin");
 		refused(wr("lin", "x"), "symlink", "a symlink at the last component pointing inside (never followed)");
 		ok(slurp_is(W("inside.txt"), INSIDE), "... and its target is unchanged");
+		mklink("nowhere", "dangling");
+		refused(wr("dangling/x", "x"), "symlink to nothing", "a write under a dangling symlink inside");
+		ok(!exists(W("nowhere")), "... creates nothing at its target");
 		put(W("f"), "file\n");
 		refused(wr("f/x", "x"), "not a directory", "a write under a regular file");
 	}
