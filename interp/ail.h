@@ -255,11 +255,16 @@ int ail_json_string_literal(const char *s, size_t n, char **out, size_t *outlen,
                             char *why, size_t whylen);
 
 /* ---- std library ---- */
+/* One table (interp/std.c) serves the evaluator (module, name, arity, fn)
+ * and `ailang-lite builtins` (signature, effect), so the printed list cannot
+ * drift from what programs can call. */
 struct builtin {
-	const char *module;  /* std/json, std/string, std/list, ... */
+	const char *module;  /* prelude, std/json, std/string, std/list, ... */
 	const char *name;
 	int arity;           /* -1: variadic (none now) */
 	value *(*fn)(value **args, int line, int col);
+	const char *signature; /* AILANG type, e.g. "(string) -> Result[Json, string]" */
+	const char *effect;    /* effect row: "" = pure (every ailang-lite builtin) */
 };
 const struct builtin *ail_builtin_find(const char *module, const char *name);
 const struct builtin *ail_builtin_get(int id);

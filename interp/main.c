@@ -2,7 +2,7 @@
  *
  * Owns: the verbs `--version`, `check FILE [--json]`, `run [--quiet]
  * [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE` and
- * `test FILE`, reading sources and arguments with size limits, and the
+ * `test FILE`, `builtins [--json]`, reading sources and arguments with size limits, and the
  * exit codes: 0 ok, 1 compile / decode / runtime error (one `Error: CODE
  * at FILE:LINE:COL: message` line on stderr), 2 flag error. */
 #include "interp/ail.h"
@@ -19,6 +19,10 @@ static const char usage[] =
 	"       ailang-lite check [--json] FILE\n"
 	"       ailang-lite run [--quiet] [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE\n"
 	"       ailang-lite test FILE\n"
+	"       ailang-lite builtins [--json]\n"
+	"builtins lists every std function this interpreter implements, one per line\n"
+	"(MODULE NAME SIGNATURE); with --json one compact line\n"
+	"{\"count\":N,\"builtins\":[{\"name\",\"module\",\"signature\",\"effect\"}]} (effect \"\" = pure).\n"
 	"ailang-lite runs a documented subset of AILANG (docs/ailang-lite.md); it is not upstream AILANG.\n"
 	"exit codes: 0 ok, 1 compile/decode/runtime error, 2 flag error\n";
 
@@ -393,6 +397,60 @@ static int cmd_test(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
+/* ---------------- builtins ---------------- */
+
+/* The list comes from the evaluator's own table (ail_builtin_get), so it
+ * names exactly what a program can import and call. */
+static int cmd_builtins(int argc, char **argv)
+{
+	int json = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return flag_error("builtins: unknown flag '%s'", argv[i]);
+		else
+			return flag_error("builtins: unexpected argument '%s'", argv[i]);
+	}
+	struct buf b = {0};
+	int n = 0;
+	while (ail_builtin_get(n))
+		n++;
+	if (json) {
+		char num[64];
+		snprintf(num, sizeof num, "{\"count\":%d,\"builtins\":[", n);
+		buf_puts(&b, num);
+	}
+	for (int id = 0; id < n; id++) {
+		const struct builtin *bi = ail_builtin_get(id);
+		if (json) {
+			buf_puts(&b, id ? ",{\"name\":" : "{\"name\":");
+			ail_json_quote(&b, bi->name, strlen(bi->name));
+			buf_puts(&b, ",\"module\":");
+			ail_json_quote(&b, bi->module, strlen(bi->module));
+			buf_puts(&b, ",\"signature\":");
+			ail_json_quote(&b, bi->signature, strlen(bi->signature));
+			buf_puts(&b, ",\"effect\":");
+			ail_json_quote(&b, bi->effect, strlen(bi->effect));
+			buf_putc(&b, '}');
+		} else {
+			buf_puts(&b, bi->module);
+			buf_putc(&b, ' ');
+			buf_puts(&b, bi->name);
+			buf_putc(&b, ' ');
+			buf_puts(&b, bi->signature);
+			buf_putc(&b, '\n');
+		}
+	}
+	if (json)
+		buf_puts(&b, "]}\n");
+	if (fwrite(b.p, 1, b.len, stdout) != b.len) {
+		fprintf(stderr, "Error: RT_OUTPUT at builtins:1:1: cannot write the list to stdout: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	ail_heap_init();
@@ -418,6 +476,8 @@ int main(int argc, char **argv)
 		rc = cmd_run(argc - 2, argv + 2);
 	else if (strcmp(verb, "test") == 0)
 		rc = cmd_test(argc - 2, argv + 2);
+	else if (strcmp(verb, "builtins") == 0)
+		rc = cmd_builtins(argc - 2, argv + 2);
 	else
 		rc = flag_error("unknown command '%s'", verb);
 	if (fflush(stdout) != 0 && rc == 0)
