@@ -1,0 +1,16 @@
+# packages/: transition packages published with `world-publish transitions`
+# (packages/README.md): quickstart (tools.echo) and se-tools (the eight
+# coding tools and the example programs Ailang.Discover searches).
+EXTRA_DIST += packages/README.md \
+	packages/quickstart/transitions.json packages/quickstart/echo.ail \
+	packages/se-tools/transitions.json \
+	packages/se-tools/ailang-read.ail packages/se-tools/ailang-write.ail \
+	packages/se-tools/ailang-edit.ail packages/se-tools/ailang-check.ail \
+	packages/se-tools/ailang-run.ail packages/se-tools/builtins-search.ail \
+	packages/se-tools/examples-search.ail packages/se-tools/ailang-cli.ail \
+	packages/se-tools/examples
+
+# Tests: every source checks and passes its inline tests, plans obey
+# DESIGN §5.2/§5.4, refusals, manifests, examples.
+TESTS += tests/packages/packages.sh
+EXTRA_DIST += tests/packages/packages.sh tests/packages/packages.py

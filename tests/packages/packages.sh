@@ -1,0 +1,55 @@
+#!/bin/bash
+# packages/quickstart and packages/se-tools: every source passes
+# `ailang-lite check` and its inline tests (`ailang-lite test`); every
+# example program checks and carries its one-line comment; the JSON-level
+# checks of tests/packages/packages.py: each plan phase, run as a capsule
+# runs it, obeys the plan laws of DESIGN §5.2 with the §5.4 payload, refuses
+# unknown keys and unsafe paths with a lawful plan of no effect, the finish
+# phases reshape real tool-interpreter output, and both manifests follow
+# DESIGN §7 (with controls showing the checkers can fail).
+. "$top_srcdir/tests/tap.sh"
+A=$AILANG_LITE_DIRECT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$top_srcdir" || bail "cd $top_srcdir"
+
+sources=(packages/quickstart/echo.ail packages/se-tools/*.ail)
+is "${#sources[@]}" 9 "nine transition sources (echo and the eight tools)"
+for src in "${sources[@]}"; do
+  run_capture out err rc "$A" check "$src"
+  is "$rc" 0 "$src passes ailang-lite check"
+  [ "$rc" = 0 ] || diag "$err"
+  run_capture out err rc "$A" test "$src"
+  passed=$(printf '%s\n' "$out" | tail -n1 | sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p')
+  ok $(( rc == 0 && ${passed:-0} >= 1 ? 0 : 1 )) "$src passes its inline tests (${passed:-0})"
+  [ "$rc" = 0 ] || printf '%s\n' "$out" | grep -v '^PASS' | sed 's/^/# /'
+done
+# control: a failing row is reported as a failure
+sed 's/\\"op\\":\\"read\\",\\"path\\":\\"src\/a.ail\\"}}\],/\\"op\\":\\"read\\",\\"path\\":\\"src\/b.ail\\"}}],/' \
+  packages/se-tools/ailang-read.ail > "$work/broken.ail"
+run_capture out err rc "$A" test "$work/broken.ail"
+is "$rc" 1 "control: a tool whose test row is wrong fails ailang-lite test"
+
+examples=(packages/se-tools/examples/*.ail)
+ok $(( ${#examples[@]} >= 24 ? 0 : 1 )) "a few dozen examples (${#examples[@]})"
+bad=0 nocomment=0
+for ex in "${examples[@]}"; do
+  "$A" check "$ex" > /dev/null 2> "$work/err" || { bad=$((bad + 1)); diag "$ex: $(cat "$work/err")"; }
+  "$A" test "$ex" > "$work/out" 2>&1 || { bad=$((bad + 1)); diag "$ex: $(grep -v '^PASS' "$work/out")"; }
+  head -n1 "$ex" | grep -Eq '^-- [A-Za-z].{10,}' || { nocomment=$((nocomment + 1)); diag "$ex: no one-line comment"; }
+done
+is "$bad" 0 "every example passes ailang-lite check and its inline tests"
+is "$nocomment" 0 "every example starts with a one-line comment saying what it shows"
+printf 'export func main(input: string) -> string { nope }\n' > "$work/bad-example.ail"
+"$A" check "$work/bad-example.ail" > /dev/null 2>&1
+nok $? "control: an example with an undefined name fails the check"
+
+# the JSON-level checks
+python3 "$top_srcdir/tests/packages/packages.py" "$top_srcdir" "$A" "$work" > "$work/results" 2> "$work/py.err"
+ok $? "tests/packages/packages.py ran to the end"
+[ -s "$work/py.err" ] && sed 's/^/# /' "$work/py.err"
+while IFS=$'\t' read -r status name why; do
+  ok "$status" "$name"
+  [ "$status" = 0 ] || [ -z "$why" ] || diag "$why"
+done < "$work/results"
+done_testing
