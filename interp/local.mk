@@ -25,8 +25,8 @@ interp_ailang_lite_dyn_LDADD = -lm
 endif
 
 # Tests: the command line (echo transition) and the conformance folder.
-TESTS += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/builtins.sh
-EXTRA_DIST += tests/interp/builtins.sh
+TESTS += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/builtins.sh tests/interp/iface.sh
+EXTRA_DIST += tests/interp/builtins.sh tests/interp/iface.sh
 EXTRA_DIST += tests/interp/echo.sh tests/interp/conformance.sh tests/interp/conformance-lib.sh tests/interp/conformance
 TESTS += tests/interp/fuzz.sh tests/interp/robust.sh tests/interp/valgrind.sh
 EXTRA_DIST += tests/interp/robust.sh tests/interp/valgrind.sh tests/interp/fuzz.sh tests/interp/fuzz.dict tests/interp/fuzz-corpus interp/fuzz.c

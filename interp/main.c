@@ -2,7 +2,7 @@
  *
  * Owns: the verbs `--version`, `check FILE [--json]`, `run [--quiet]
  * [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE` and
- * `test FILE`, `builtins [--json]`, reading sources and arguments with size limits, and the
+ * `test FILE`, `builtins [--json]`, `iface FILE`, reading sources and arguments with size limits, and the
  * exit codes: 0 ok, 1 compile / decode / runtime error (one `Error: CODE
  * at FILE:LINE:COL: message` line on stderr), 2 flag error. */
 #include "interp/ail.h"
@@ -20,9 +20,12 @@ static const char usage[] =
 	"       ailang-lite run [--quiet] [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE\n"
 	"       ailang-lite test FILE\n"
 	"       ailang-lite builtins [--json]\n"
+	"       ailang-lite iface FILE\n"
 	"builtins lists every std function this interpreter implements, one per line\n"
 	"(MODULE NAME SIGNATURE); with --json one compact line\n"
 	"{\"count\":N,\"builtins\":[{\"name\",\"module\",\"signature\",\"effect\"}]} (effect \"\" = pure).\n"
+	"iface checks FILE like check, then prints its interface as one compact JSON line\n"
+	"{\"file\",\"module\",\"imports\":[...],\"exports\":[{\"name\",\"params\",\"arity\",\"pure\",\"tests\"}],\"constructors\":[{\"name\",\"arity\"}]}.\n"
 	"ailang-lite runs a documented subset of AILANG (docs/ailang-lite.md); it is not upstream AILANG.\n"
 	"exit codes: 0 ok, 1 compile/decode/runtime error, 2 flag error\n";
 
@@ -451,6 +454,77 @@ static int cmd_builtins(int argc, char **argv)
 	return 0;
 }
 
+/* ---------------- iface ---------------- */
+
+/* The module's interface: what another program (or an agent through the
+ * Ailang.CLI handler) can learn without running it. ailang-lite ignores
+ * types, so parameters are names only. */
+static int cmd_iface(int argc, char **argv)
+{
+	const char *file = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1])
+			return flag_error("iface: unknown flag '%s'", argv[i]);
+		if (file)
+			return flag_error("iface: more than one file ('%s')", argv[i]);
+		file = argv[i];
+	}
+	if (!file)
+		return flag_error("iface: missing FILE%s", "");
+	struct program *p = (struct program *)(void *)file;
+	if (protect(load_cb, &p) != 0)
+		return 1;
+	struct module *m = p->mod;
+	struct buf b = {0};
+	char num[64];
+	buf_puts(&b, "{\"file\":");
+	ail_json_quote(&b, file, strlen(file));
+	buf_puts(&b, ",\"module\":");
+	if (m->has_name)
+		ail_json_quote(&b, m->name, strlen(m->name));
+	else
+		buf_puts(&b, "null");
+	buf_puts(&b, ",\"imports\":[");
+	for (int i = 0; i < m->nimports; i++) {
+		if (i)
+			buf_putc(&b, ',');
+		ail_json_quote(&b, m->imports[i].path, strlen(m->imports[i].path));
+	}
+	buf_puts(&b, "],\"exports\":[");
+	int first = 1;
+	for (int i = 0; i < m->nfuncs; i++) {
+		struct func *fn = m->funcs[i];
+		if (!fn->exported)
+			continue;
+		buf_puts(&b, first ? "{\"name\":" : ",{\"name\":");
+		first = 0;
+		ail_json_quote(&b, fn->name, strlen(fn->name));
+		buf_puts(&b, ",\"params\":[");
+		for (int k = 0; k < fn->nparams; k++) {
+			if (k)
+				buf_putc(&b, ',');
+			ail_json_quote(&b, fn->params[k].name, strlen(fn->params[k].name));
+		}
+		snprintf(num, sizeof num, "],\"arity\":%d,\"pure\":%s,\"tests\":%d}", fn->nparams,
+		         fn->pure ? "true" : "false", fn->ntests);
+		buf_puts(&b, num);
+	}
+	buf_puts(&b, "],\"constructors\":[");
+	for (int i = 0; i < m->nctors; i++) {
+		buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		ail_json_quote(&b, m->ctors[i].name, strlen(m->ctors[i].name));
+		snprintf(num, sizeof num, ",\"arity\":%d}", m->ctors[i].arity);
+		buf_puts(&b, num);
+	}
+	buf_puts(&b, "]}\n");
+	if (fwrite(b.p, 1, b.len, stdout) != b.len) {
+		fprintf(stderr, "Error: RT_OUTPUT at %s:1:1: cannot write the interface to stdout: %s\n", file,
+		        strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	ail_heap_init();
@@ -478,6 +552,8 @@ int main(int argc, char **argv)
 		rc = cmd_test(argc - 2, argv + 2);
 	else if (strcmp(verb, "builtins") == 0)
 		rc = cmd_builtins(argc - 2, argv + 2);
+	else if (strcmp(verb, "iface") == 0)
+		rc = cmd_iface(argc - 2, argv + 2);
 	else
 		rc = flag_error("unknown command '%s'", verb);
 	if (fflush(stdout) != 0 && rc == 0)
