@@ -6,7 +6,8 @@
 # runs it, obeys the plan laws of DESIGN §5.2 with the §5.4 payload, refuses
 # unknown keys and unsafe paths with a lawful plan of no effect, the finish
 # phases reshape real tool-interpreter output, and both manifests follow
-# DESIGN §7 (with controls showing the checkers can fail).
+# DESIGN §7 (with controls showing the checkers can fail) and pass
+# `world-publish check`.
 . "$top_srcdir/tests/tap.sh"
 A=$AILANG_LITE_DIRECT
 work=$(mktemp -d)
@@ -43,6 +44,20 @@ is "$nocomment" 0 "every example starts with a one-line comment saying what it s
 printf 'export func main(input: string) -> string { nope }\n' > "$work/bad-example.ail"
 "$A" check "$work/bad-example.ail" > /dev/null 2>&1
 nok $? "control: an example with an undefined name fails the check"
+
+# both manifests pass everything publishing checks (world-publish check:
+# descriptors, ids, schemas, and each source in a source-check capsule
+# under the static interpreter), when world-publish is built
+WP=$top_builddir/cli/world-publish
+for m in packages/quickstart/transitions.json packages/se-tools/transitions.json; do
+  if [ -x "$WP" ]; then
+    run_capture out err rc "$WP" check --manifest "$m" --ailang-bin "$AILANG_LITE"
+    is "$rc" 0 "world-publish check accepts $m"
+    [ "$rc" = 0 ] || diag "$out $err"
+  else
+    skip "cli/world-publish is not built" "world-publish check accepts $m"
+  fi
+done
 
 # the JSON-level checks
 python3 "$top_srcdir/tests/packages/packages.py" "$top_srcdir" "$A" "$work" > "$work/results" 2> "$work/py.err"
