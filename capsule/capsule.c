@@ -33,6 +33,7 @@
 #include <elf.h>
 #include <grp.h>
 #include <linux/securebits.h>
+#include <linux/openat2.h>
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -495,6 +496,12 @@ struct child_plan {
 	struct capsule_ctx ctx;
 	int kept[CAPSULE_MAX_KEEP_FDS];
 	uint64_t ts[6];
+	/* The worktree (spec->worktree): its canonical path as the caller's fd
+	 * names it, and the identity the child must find there. */
+	bool has_worktree;
+	char worktree[PATH_MAX];
+	dev_t wt_dev;
+	ino_t wt_ino;
 };
 
 /* Report "capsule setup: STEP: strerror" on the setup pipe and exit. */
@@ -579,6 +586,10 @@ static int landlock_apply(const struct child_plan *c)
 		rules[n].path = *d;
 		rules[n++].access = CAPSULE_LL_DEV_ACCESS;
 	}
+	if (c->has_worktree && n < 8) {
+		rules[n].path = p->worktree_mount;
+		rules[n++].access = CAPSULE_LL_ROOT_ACCESS; /* read only, like the root */
+	}
 	for (const char *const *w = p->writable; w && *w && n < 8; w++) {
 		snprintf(rules[n].buf, sizeof rules[n].buf, "/%s", *w);
 		rules[n].path = rules[n].buf;
@@ -610,6 +621,52 @@ static int landlock_apply(const struct child_plan *c)
 	close(rs);
 	errno = e;
 	return rc < 0 ? -1 : 0;
+}
+
+/* The worktree, in the child, before anything is mounted over the old
+ * root's paths (the new root goes on /tmp). The caller's O_PATH fd names a mount of the
+ * caller's namespace, which the kernel will not bind into this one
+ * (open_tree and bind mounts require a mount of the caller's own
+ * namespace), so the directory is resolved again here, from its canonical
+ * path, refusing every symlink and magic link on the way, and must be the
+ * directory the caller opened (same device and inode; the caller holds its
+ * fd until setup is done, so the inode cannot be reused meanwhile). The
+ * mount is a detached, non-recursive clone of that fd, made read-only,
+ * nosuid, nodev and noexec before it is attached at worktree_mount. */
+static int open_worktree_tree(const struct child_plan *c)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, c->worktree, &how, sizeof how);
+	if (fd < 0) return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_dev != c->wt_dev || st.st_ino != c->wt_ino) {
+		close(fd);
+		errno = ESTALE; /* another directory is there now */
+		return -1;
+	}
+	int tree = (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return tree;
+}
+
+/* Attach the detached clone at worktree_mount (relative to the new root,
+ * the cwd), read-only, nosuid, nodev, noexec. Consumes tree. */
+static int mount_worktree(const struct child_plan *c, int tree)
+{
+	const char *at = c->p->worktree_mount + 1;
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	                                       MOUNT_ATTR_NOEXEC };
+	if (mkdir(at, 0755) < 0 || syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0 ||
+	    syscall(SYS_move_mount, tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		int e = errno;
+		close(tree);
+		errno = e;
+		return -1;
+	}
+	return close(tree);
 }
 
 static int dup_high(int fd)
@@ -652,6 +709,8 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	c->ts[0] = now_ns();
 	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
+	int wt_tree = -1;
+	if (c->has_worktree) CHECK((wt_tree = open_worktree_tree(c)) >= 0, "open worktree");
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
 	      "mount tmpfs root");
 	CHECK(chdir(c->mnt) == 0, "chdir new root");
@@ -671,6 +730,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(mkdir(".capsule-cache", 0700) == 0 || errno == EEXIST, "mkdir .capsule-cache");
 	CHECK(mount("capsule-cache", ".capsule-cache", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	            c->opts_cache) == 0, "mount tmpfs .capsule-cache");
+	if (c->has_worktree) CHECK(mount_worktree(c, wt_tree) == 0, "mount worktree");
 	for (const char *const *d = p->devices; d && *d; d++) {
 		const char *rel = *d + 1;
 		CHECK(mkdir("dev", 0755) == 0 || errno == EEXIST, "mkdir dev");
@@ -878,6 +938,36 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* The worktree, in the caller: open it without following a symlink at its
+ * last component, and record what the child must find (the canonical path
+ * of that fd, its device and inode). */
+static int open_worktree(struct child_plan *c, const char *dir, int *fd_out, struct world_err *err)
+{
+	if (!c->p->worktree_mount)
+		return werr(err, WX_USAGE, "capsule: profile %s mounts no worktree", c->p->name);
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return werr(err, e == ENOENT ? WX_NOT_FOUND : WX_BAD_INPUT, "capsule: worktree %s: %s", dir,
+		            e == ENOTDIR ? "not a directory (or a symlink, which is refused)" : strerror(e));
+	}
+	struct stat st;
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = fstat(fd, &st) < 0 ? -1 : readlink(link, c->worktree, sizeof c->worktree - 1);
+	if (n < 0 || (size_t)n >= sizeof c->worktree - 1 || c->worktree[0] != '/') {
+		int e = n < 0 ? errno : ENAMETOOLONG;
+		close(fd);
+		return werr(err, WX_SETUP, "capsule setup: worktree %s: canonical path: %s", dir, strerror(e));
+	}
+	c->worktree[n] = '\0';
+	c->wt_dev = st.st_dev;
+	c->wt_ino = st.st_ino;
+	c->has_worktree = true;
+	*fd_out = fd;
+	return 0;
+}
+
 /* The filter of each profile is built once per process (libseccomp is
  * deterministic; building costs about a millisecond). */
 static int bpf_for(const struct capsule_profile *p, const unsigned char **bpf, size_t *len,
@@ -993,6 +1083,12 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	c.prog.filter = (struct sock_filter *)bpf;
 	c.nocaps = cap_init();
 	if (!c.nocaps) return werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
+	/* Held until setup is done: the child requires this very directory. */
+	int wt_fd = -1;
+	if (spec->worktree && open_worktree(&c, spec->worktree, &wt_fd, err) < 0) {
+		cap_free(c.nocaps);
+		return -1;
+	}
 
 	cg_create(h, p, "memory");
 	cg_create(h, p, "pids");
@@ -1159,6 +1255,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	h->setup_fd = ep[0];
 	h->timing.ns[CAPSULE_T_HANDOVER] = now_ns() - t_mark;
 	cap_free(c.nocaps);
+	close_fd(&wt_fd);
 	return 0;
 
 fail_child:
@@ -1179,6 +1276,7 @@ fail:
 	cg_remove(h->cg_memory_dir);
 	cg_remove(h->cg_pids_dir);
 	cap_free(c.nocaps);
+	close_fd(&wt_fd);
 	h->pid = -1;
 	return -1;
 }

@@ -88,6 +88,15 @@ struct capsule_spec {
 	 * the direct exec; its return value is the capsule's exit status. */
 	capsule_inside_fn inside;
 	void *inside_arg;
+	/* A host directory mounted read-only at profile->worktree_mount (only
+	 * for a profile that has one), or NULL. capsule_start opens it in the
+	 * caller (O_PATH|O_DIRECTORY|O_NOFOLLOW: a symlink is refused) and holds
+	 * that fd until setup is done; the child resolves the fd's canonical path
+	 * in its own mount namespace without following any symlink, requires the
+	 * same directory (device and inode) and mounts that, so a directory
+	 * swapped in meanwhile is refused (WX_SETUP), never mounted. The mount is
+	 * not recursive: mounts below the directory are not visible. */
+	const char *worktree;
 };
 
 enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2 };

@@ -209,10 +209,10 @@ const struct capsule_profile capsule_profiles[] = {
 	},
 	{
 		.name = "tool-run",
-		.purpose = "an interpreter tool run with caller-given argv (e.g. BIN test FILE); "
-		           "adds /dev/null, /dev/zero, /dev/urandom",
+		.purpose = "an interpreter tool run with caller-given argv (e.g. BIN check work/x.ail); "
+		           "the caller's worktree read-only at /work; adds /dev/null, /dev/zero, /dev/urandom",
 		.namespaces = ALL_NS, .argv = NULL, .staged = staged_transition,
-		.devices = tool_devices, .hostname = "capsule",
+		.devices = tool_devices, .worktree_mount = "/work", .hostname = "capsule",
 		.limits = { .wall_ms = 20000, .rlim_as = 1024 * MiB, .rlim_data = 512 * MiB,
 		            .rlim_cpu_s = 21, .rlim_fsize = 16 * MiB, .rlim_nofile = 64,
 		            .rlim_nproc = 64, .rlim_stack = 8 * MiB, .cg_memory = 256 * MiB,
@@ -479,6 +479,11 @@ static json_t *profile_json(const struct capsule_profile *p)
 	for (const char *const *d = p->devices; d && *d; d++)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
 			"options", "host device node, nosuid,noexec"));
+	if (p->worktree_mount)
+		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:s}", "path", p->worktree_mount, "type", "bind",
+			"source", "the caller's worktree (optional): opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted "
+			"parent, re-resolved in the capsule without symlinks and required to be the same directory",
+			"options", "ro,nosuid,nodev,noexec, not recursive (mounts below it are not visible)"));
 	json_object_set_new(o, "mounts", mounts);
 	json_t *staged = json_array();
 	for (const char *const *s = p->staged; s && *s; s++) json_array_append_new(staged, json_string(*s));
@@ -512,10 +517,13 @@ static json_t *profile_json(const struct capsule_profile *p)
 	json_t *ll = json_object();
 	json_object_set_new(ll, "applied", json_boolean(p->landlock));
 	json_object_set_new(ll, "handled", json_string("every fs right of the running ABI; tcp bind+connect (ABI>=4); scope abstract-unix+signal (ABI>=6)"));
-	json_object_set_new(ll, "rules", json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]",
+	json_t *llr = json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]",
 		"path", "/", "access", "read_file,read_dir",
 		"path", "/.capsule-cache", "access", "read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate",
-		"path", "(each listed device)", "access", "read_file,write_file"));
+		"path", "(each listed device)", "access", "read_file,write_file");
+	if (p->worktree_mount)
+		json_array_append_new(llr, json_pack("{s:s,s:s}", "path", p->worktree_mount, "access", "read_file,read_dir"));
+	json_object_set_new(ll, "rules", llr);
 	json_object_set_new(o, "landlock", ll);
 
 	json_t *sc = json_object();
@@ -570,6 +578,10 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 		        "(rewritable in place only)\n", *w);
 	for (const char *const *d = p->devices; d && *d; d++)
 		fprintf(out, "  %-16s bind of the host device node, nosuid,noexec\n", *d);
+	if (p->worktree_mount)
+		fprintf(out, "  %-16s bind of the caller's worktree (optional), ro,nosuid,nodev,noexec, not recursive;\n"
+		        "                   opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted parent, re-resolved in the\n"
+		        "                   capsule without symlinks and required to be the same directory\n", p->worktree_mount);
 	fprintf(out, "  staged:");
 	for (const char *const *s = p->staged; s && *s; s++) fprintf(out, " %s", *s);
 	fprintf(out, "\n  old root detached; no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");
@@ -591,8 +603,9 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	fprintf(out, "\n\n[landlock] %s\n  handled: every fs right of the running ABI; tcp bind+connect (ABI>=4); "
 	        "scope abstract-unix+signal (ABI>=6)\n  /                read_file,read_dir\n"
 	        "  /.capsule-cache  read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate\n"
-	        "  devices          read_file,write_file\n  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n",
-	        p->landlock ? "applied where the kernel has it" : "not applied");
+	        "  devices          read_file,write_file\n%s  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n",
+	        p->landlock ? "applied where the kernel has it" : "not applied",
+	        p->worktree_mount ? "  worktree         read_file,read_dir\n" : "");
 	fprintf(out, "\n[seccomp] x86_64 only; x32 numbers and i386 kill the process\n"
 	        "  default: user-notif -> supervisor kills the capsule (call never returns), reports \"syscall denied: NAME\";\n"
 	        "           numbers unknown to libseccomp -> ENOSYS (newer runtimes fall back)\n");

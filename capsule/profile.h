@@ -88,6 +88,11 @@ struct capsule_profile {
 	 * bytes count against the root tmpfs size. NULL = none. */
 	const char *const *writable;
 	const char *const *devices;      /* host device nodes bind-mounted read-only, or NULL */
+	/* Where a caller-given host directory (the episode's worktree,
+	 * capsule_spec.worktree) is mounted read-only inside the root
+	 * (ro,nosuid,nodev,noexec; landlock: read only), e.g. "/work"; NULL =
+	 * this profile takes none. */
+	const char *worktree_mount;
 	const char *hostname;
 	struct capsule_limits limits;
 	const struct capsule_syscall *syscalls; /* terminated by name NULL */
@@ -102,7 +107,7 @@ struct capsule_profile {
  * connect (ABI >= 4), abstract-unix-socket and signal scoping (ABI >= 6).
  * Granted: read on "/" (the staged files), read+write+create+remove on
  * "/.capsule-cache", read+write on each listed device, read+write+truncate
- * on each writable staged file. Never granted:
+ * on each writable staged file, read on the worktree mount. Never granted:
  * execute (the pinned interpreter is a memfd, outside any filesystem
  * landlock governs), make_char/block/fifo/sock/sym, refer, any TCP port. */
 #define CAPSULE_LL_FS_EXECUTE     (1ULL << 0)

@@ -3,12 +3,12 @@
  * `profile list` and `profile show` (profiles as data for reviewers).
  * `run` and `check` go through supervisor/supervisor.h (admission,
  * deadlines, caps, error classes and the frame protocol are the
- * supervisor's, the same as `worldd invoke` / `worldd source check`); only
- * `run --profile` with a profile the supervisor does not run takes the
- * direct path of capsule/run.h. */
+ * supervisor's, the same as `worldd invoke` / `worldd source check`);
+ * `run --profile tool-run` is a supervisor tool run (sup_run_tool). */
 #include "cli/verbs.h"
 #include "store/file.h"
-#include "capsule/run.h"
+#include "capsule/profile.h"
+#include "supervisor/agent.h"
 #include "supervisor/supervisor.h"
 #include <errno.h>
 #include <jansson.h>
@@ -38,7 +38,7 @@
 	" 18  the capsule broke the frame protocol (docs/protocol.md)\n"
 
 struct run_flags {
-	const char *bin, *ref, *source, *input, *input_file, *profile;
+	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree;
 	unsigned long long timeout_ms;
 	int summary;
 };
@@ -55,6 +55,7 @@ static int parse_flags(const char *verb, int argc, char **argv, struct run_flags
 		else if (allow_input && strcmp(a, "--input") == 0) slot = &f->input;
 		else if (allow_input && strcmp(a, "--input-file") == 0) slot = &f->input_file;
 		else if (allow_input && strcmp(a, "--profile") == 0) slot = &f->profile;
+		else if (allow_input && strcmp(a, "--worktree") == 0) slot = &f->worktree;
 		else if (strcmp(a, "--summary") == 0) { f->summary = 1; continue; }
 		else if (strcmp(a, "--timeout-ms") == 0) {
 			if (i + 1 >= argc) return worldd_usage(verb, "--timeout-ms needs a value");
@@ -101,50 +102,96 @@ static void print_summary(const char *verb, struct supervisor *s, const struct s
 	        sup_profile_name(res->profile), ref ? ref : "?", res->layers, res->elapsed_ms);
 }
 
-/* Profiles other than `transition` (tool-run, or source-check given to
- * `run`): the supervisor's API runs a pure call only under the transition
- * profile (enum sup_profile has no tool-run), so these keep this small
- * direct path over capsule/run.h. Its outcomes and exit codes follow the
- * supervisor's: stdout or stderr over its cap fails the run (exit 12). */
-static int run_direct(const struct run_flags *f, const struct capsule_profile *p, const char *src, size_t src_len,
-                      const char *input)
+/* First non-empty line of s (may be NULL), at most cap-1 bytes. */
+static void first_line(const char *s, char *out, size_t cap)
 {
-	static const char *const transition_argv[] = {
-		"ailang", "run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
-		"host/capsule/main.ail", NULL,
-	};
+	out[0] = 0;
+	if (!s) return;
+	while (*s == '\n' || *s == '\r' || *s == ' ') s++;
+	size_t l = strcspn(s, "\r\n");
+	if (l >= cap) l = cap - 1;
+	memcpy(out, s, l);
+	out[l] = 0;
+}
+
+/* --profile tool-run: the same call as a tool run through the supervisor
+ * (sup_run_tool: admission, deadline, caps; the interpreter is the
+ * capsule's first process, its exit status the kernel's), with --worktree
+ * mounted read-only at /work. Outcomes map to the same exit codes as the
+ * transition path; the output rule (DESIGN §2) is applied here. */
+static int run_tool(const struct run_flags *f, const char *src, size_t src_len, const char *input, size_t in_len)
+{
 	struct world_err err = { 0, "" };
-	/* The same input rule as the supervisor's (sup_run_pure): an object. */
 	json_error_t je;
-	json_t *v = json_loads(input, JSON_REJECT_DUPLICATES, &je);
+	json_t *v = json_loadb(input, in_len, JSON_REJECT_DUPLICATES, &je);
 	int obj = json_is_object(v);
 	json_decref(v);
 	if (!v) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text), &err));
 	if (!obj) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: not a JSON object"), &err));
-	int memfd = -1;
-	char ref[80];
-	if (capsule_pin_interpreter(f->bin, f->ref, &memfd, ref, &err) < 0) return worldd_fail("run", &err);
-	struct capsule_run_req req = {
-		.profile = p, .interp_fd = memfd, .source = src, .source_len = src_len,
-		.input_json = input, .argv = p->argv ? NULL : transition_argv, .wall_ms = f->timeout_ms,
-	};
-	struct capsule_run_result res;
-	int rc = capsule_run(&req, &res, &err);
-	close(memfd);
-	if (rc < 0) return worldd_fail("run", &err);
-	if (f->summary)
-		fprintf(stderr, "worldd run: capsule profile %s; interpreter %s; %s; %.0f ms\n", p->name, ref,
-		        res.summary, (double)res.elapsed_us / 1000.0);
-	if (capsule_run_classify(&res, &req, "transition", &err) != 0 ||
-	    capsule_output_check(res.out, &res.out_len, p->limits.output_cap, &err) < 0) {
-		capsule_run_result_free(&res);
+	json_t *lit = json_stringn(input, in_len);
+	char *args_json = lit ? json_dumps(lit, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	json_decref(lit);
+	if (!args_json) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: cannot be encoded as args.json"), &err));
+	struct sup_limits lim;
+	sup_limits_default(&lim);
+	if (f->timeout_ms) lim.tool_ms = (unsigned)f->timeout_ms;
+	struct launcher *l = launcher_capsule_new(f->bin, f->ref, &err);
+	struct supervisor *s = l ? sup_new(&lim, l, &err) : NULL;
+	if (!s) {
+		free(args_json);
 		return worldd_fail("run", &err);
 	}
-	fwrite(res.out, 1, res.out_len, stdout);
-	fputc('\n', stdout);
-	capsule_run_result_free(&res);
-	if (fflush(stdout) != 0) return WX_IO;
-	return WX_OK;
+	struct launch_file files[2] = {
+		{ "host/capsule/main.ail", src, src_len },
+		{ "args.json", args_json, strlen(args_json) },
+	};
+	struct sup_tool_req req = { .args = sup_interp_run_args, .files = files, .nfiles = 2, .worktree = f->worktree };
+	struct sup_tool_result res;
+	int rc = sup_run_tool(s, &req, &res, &err);
+	free(args_json);
+	if (f->summary && res.layers[0]) {
+		const char *ref = launcher_capsule_ref(sup_launcher(s));
+		fprintf(stderr, "worldd run: capsule profile tool-run; interpreter %s; %s; %ld ms\n", ref ? ref : "?",
+		        res.layers, res.elapsed_ms);
+	}
+	sup_free(s);
+	if (rc < 0) return worldd_fail("run", &err);
+	char line[300];
+	first_line(res.stderr_text, line, sizeof line);
+	if (strncmp(res.limit, "syscall denied: ", 16) == 0) werr(&err, WX_DENIED_SYSCALL, "%s", res.detail);
+	else if (strcmp(res.limit, "deadline") == 0) werr(&err, WX_DEADLINE, "%s", res.detail);
+	else if (strcmp(res.limit, "stdout cap") == 0 || strcmp(res.limit, "stderr cap") == 0)
+		werr(&err, WX_OUTPUT_CAP, "%s", res.detail);
+	else if (res.signal)
+		werr(&err, WX_INTERP, "interpreter killed by signal %d (%s)%s%s%s%s in the tool run%s%s", res.signal,
+		     strsignal(res.signal), res.limit[0] ? " (" : "", res.limit, res.limit[0] ? " limit" : "",
+		     res.limit[0] ? ")" : "", line[0] ? ": " : "", line);
+	else if (res.exit_code != 0)
+		werr(&err, WX_INTERP, "interpreter exited with status %d in the tool run%s%s%s%s%s", res.exit_code,
+		     res.limit[0] ? " (" : "", res.limit[0] ? res.limit : "", res.limit[0] ? " limit)" : "",
+		     line[0] ? ": " : "", line);
+	if (err.code) {
+		sup_tool_result_free(&res);
+		return worldd_fail("run", &err);
+	}
+	/* DESIGN §2: strip exactly one trailing newline; at most 1 MiB; an object. */
+	size_t len = res.stdout_len;
+	if (len > 0 && res.stdout_text[len - 1] == '\n') res.stdout_text[--len] = '\0';
+	if (len > lim.output_max)
+		werr(&err, WX_OUTPUT_CAP, "transition output is %zu bytes, over the %zu-byte cap", len, lim.output_max);
+	else if (!(v = json_loadb(res.stdout_text, len, JSON_REJECT_DUPLICATES, NULL)) || !json_is_object(v))
+		werr(&err, WX_NOT_OBJECT, "transition output is not a JSON object");
+	json_decref(v);
+	int code = WX_OK;
+	if (err.code) {
+		code = worldd_fail("run", &err);
+	} else {
+		fwrite(res.stdout_text, 1, len, stdout);
+		fputc('\n', stdout);
+		if (fflush(stdout) != 0) code = WX_IO;
+	}
+	sup_tool_result_free(&res);
+	return code;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -155,6 +202,10 @@ static int cmd_run(int argc, char **argv)
 	struct world_err err = { 0, "" };
 	const struct capsule_profile *p = capsule_profile_find(f.profile ? f.profile : "transition");
 	if (!p) return worldd_usage("run", "profile '%s' unknown (see worldd profile list)", f.profile);
+	if (strcmp(p->name, "source-check") == 0)
+		return worldd_usage("run", "profile source-check runs only source checks (worldd check)");
+	if (f.worktree && strcmp(p->name, "tool-run") != 0)
+		return worldd_usage("run", "--worktree needs --profile tool-run");
 	struct sup_limits defaults;
 	sup_limits_default(&defaults);
 	char *src = NULL, *input = NULL;
@@ -174,8 +225,8 @@ static int cmd_run(int argc, char **argv)
 			return worldd_fail("run", (werr(&err, WX_FAIL, "out of memory"), &err));
 		}
 	}
-	if (strcmp(p->name, "transition") != 0) {
-		rc = run_direct(&f, p, src, src_len, input);
+	if (strcmp(p->name, "tool-run") == 0) {
+		rc = run_tool(&f, src, src_len, input, in_len);
 		free(src);
 		free(input);
 		return rc;
@@ -202,18 +253,6 @@ static int cmd_run(int argc, char **argv)
 	sup_result_free(&res);
 	sup_free(s);
 	return code;
-}
-
-/* First non-empty line of s (may be NULL), at most cap-1 bytes. */
-static void first_line(const char *s, char *out, size_t cap)
-{
-	out[0] = 0;
-	if (!s) return;
-	while (*s == '\n' || *s == '\r' || *s == ' ') s++;
-	size_t l = strcspn(s, "\r\n");
-	if (l >= cap) l = cap - 1;
-	memcpy(out, s, l);
-	out[l] = 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -306,7 +345,8 @@ static int cmd_profile_show(int argc, char **argv)
 const struct worldd_verb capsule_verbs[] = {
 	{ "run", "run one pure transition in a capsule; print its output object",
 	  "usage: worldd run --ailang-bin BIN --source FILE (--input JSON | --input-file F)\n"
-	  "                  [--profile NAME] [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
+	  "                  [--profile transition|tool-run] [--worktree DIR] [--timeout-ms N]\n"
+	  "                  [--ailang-ref sha256:HEX] [--summary]\n\n"
 	  "Runs one pure call through the supervisor, exactly as `worldd invoke` does: pins BIN\n"
 	  "(sha256 into a sealed memfd; with --ailang-ref a mismatch runs nothing), stages FILE\n"
 	  "as host/capsule/main.ail and the input (a JSON object) as args.json (one JSON string\n"
@@ -318,10 +358,12 @@ const struct worldd_verb capsule_verbs[] = {
 	  "--timeout-ms overrides the pure-run deadline (4000 ms; the whole-call deadline,\n"
 	  "20000 ms, is raised to it when shorter). --summary prints the layers applied (uid\n"
 	  "map, cgroups, landlock) on stderr.\n"
-	  "--profile NAME (see worldd profile show NAME) other than transition, e.g. tool-run,\n"
-	  "runs the same argv directly in a capsule of that profile (not through the\n"
-	  "supervisor, whose API runs only transition and source-check capsules), with the\n"
-	  "profile's wall time and the same caps and exit codes.\n"
+	  "--profile tool-run runs the same argv as a supervisor tool run (sup_run_tool): the\n"
+	  "interpreter is the capsule's first process, under the same admission and caps,\n"
+	  "with the tool-run profile's 20000 ms wall time (or --timeout-ms) and the same exit\n"
+	  "codes; --worktree DIR (tool-run only) mounts DIR read-only (ro,nosuid,nodev,noexec)\n"
+	  "at /work inside the capsule (a symlink is refused). --profile source-check is\n"
+	  "refused (usage): that profile runs only `worldd check`.\n"
 	  "Changed from earlier releases: the input must be a JSON object (exit 3), and stderr\n"
 	  "over its 8 MiB cap fails the run (exit 12) instead of being dropped.\n\n"
 	  EXIT_CODES_HELP,

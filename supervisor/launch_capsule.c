@@ -111,8 +111,19 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 	struct capl *c = l->ctx;
 	const struct capsule_profile *p = profile_of(spec->profile);
 	if (!p) return werr(err, WX_SETUP, "capsule launcher: no profile %s", sup_profile_name(spec->profile));
-	struct capsule_file files[4];
-	if (spec->nfiles > 4) return werr(err, WX_USAGE, "capsule launcher: too many staged files");
+	struct capsule_file files[8];
+	if (spec->nfiles > 8) return werr(err, WX_USAGE, "capsule launcher: too many staged files");
+	/* Without an agent the interpreter is the capsule's first process. */
+	const char *argv[32];
+	if (!spec->inside) {
+		size_t n = 0;
+		argv[n++] = "ailang";
+		for (size_t i = 0; spec->argv && spec->argv[i]; i++) {
+			if (n >= 31) return werr(err, WX_USAGE, "capsule launcher: more than 30 interpreter arguments");
+			argv[n++] = spec->argv[i];
+		}
+		argv[n] = NULL;
+	}
 	for (size_t i = 0; i < spec->nfiles; i++)
 		files[i] = (struct capsule_file){ spec->files[i].name, spec->files[i].data, spec->files[i].len };
 	struct capl_run *r = calloc(1, sizeof *r);
@@ -124,14 +135,15 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		.interp_fd = c->memfd,
 		.files = files,
 		.nfiles = spec->nfiles,
-		.argv = NULL,
+		.argv = spec->inside ? NULL : argv,
 		.stdin_fd = spec->stdin_fd,
 		.stdout_fd = spec->stdout_fd,
 		.stderr_fd = spec->stderr_fd,
-		.keep_fds = spec->keep_fds,
-		.nkeep = 2,
-		.inside = capl_inside,
-		.inside_arg = &t,
+		.keep_fds = spec->inside ? spec->keep_fds : NULL,
+		.nkeep = spec->inside ? 2 : 0,
+		.inside = spec->inside ? capl_inside : NULL,
+		.inside_arg = spec->inside ? &t : NULL,
+		.worktree = spec->worktree,
 	};
 	pthread_mutex_lock(&start_mu);
 	int rc = capsule_start(&cs, &r->h, err);
@@ -179,12 +191,15 @@ static int capl_finish(struct launcher *l, struct launched *c, struct launch_rep
 		snprintf(rep->detail, sizeof rep->detail, "%s", cr.setup_error);
 	} else if (cr.denied[0]) {
 		rep->denied_syscall = 1;
+		snprintf(rep->denied, sizeof rep->denied, "%s", cr.denied);
 		snprintf(rep->detail, sizeof rep->detail, "syscall denied: %s; capsule killed", cr.denied);
 	} else if (cr.memory_limit_hit) {
 		snprintf(rep->detail, sizeof rep->detail, "the capsule reached its cgroup memory limit");
 	} else if (cr.pids_limit_hit) {
 		snprintf(rep->detail, sizeof rep->detail, "the capsule reached its cgroup pids limit");
 	}
+	rep->memory_limit_hit = cr.memory_limit_hit;
+	rep->pids_limit_hit = cr.pids_limit_hit;
 	free(r);
 	c->impl = NULL;
 	c->pidfd = c->watch_fd = -1; /* closed by capsule_finish */
@@ -208,6 +223,9 @@ static int capl_describe(struct launcher *l, enum sup_profile sp, int fd, struct
 	        "  root          tmpfs %llu KiB, read-only; staged:",
 	        p->name, p->purpose, c->ref, (unsigned long long)(lim->root_size >> 10));
 	for (const char *const *s = p->staged; s && *s; s++) dprintf(fd, " %s", *s);
+	if (p->worktree_mount)
+		dprintf(fd, "\n  worktree      %s: the caller's directory, read-only bind (ro,nosuid,nodev,noexec)",
+		        p->worktree_mount);
 	dprintf(fd,
 	        "\n  cache         /.capsule-cache tmpfs %llu KiB rw,noexec\n"
 	        "  rlimits       as %llu MiB, data %llu MiB, cpu %llu s, fsize %llu MiB, nofile %llu, nproc %llu\n"

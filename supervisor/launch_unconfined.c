@@ -156,6 +156,9 @@ static int stage_root(struct unconfined_run *r, const struct launch_spec *spec, 
 		snprintf(p, sizeof p, "%s/%s", r->root, f->name);
 		if (mkdirs(p) < 0 || write_file(p, f->data, f->len) < 0) goto fail;
 	}
+	/* No mount here: the worktree is a symlink (the double confines nothing). */
+	snprintf(p, sizeof p, "%s/work", r->root);
+	if (spec->worktree && symlink(spec->worktree, p) < 0) goto fail;
 	return 0;
 fail:;
 	int saved = errno;
@@ -175,6 +178,7 @@ static int child_fds(const struct launch_spec *spec)
 			return -1;
 		}
 	}
+	if (!spec->inside) return syscall(SYS_close_range, 3, ~0U, 0) < 0 ? -1 : 0; /* no protocol fds */
 	int keep_lo = spec->keep_fds[0] < spec->keep_fds[1] ? spec->keep_fds[0] : spec->keep_fds[1];
 	int keep_hi = spec->keep_fds[0] < spec->keep_fds[1] ? spec->keep_fds[1] : spec->keep_fds[0];
 	if (keep_lo < 3) return -1;
@@ -219,6 +223,17 @@ static int unconfined_start(struct launcher *l, const struct launch_spec *spec, 
 		struct unconfined_exec ue = { u->interp, r->root, "", "" };
 		snprintf(ue.env_sandbox, sizeof ue.env_sandbox, "AILANG_FS_SANDBOX=%s", r->root);
 		snprintf(ue.env_cache, sizeof ue.env_cache, "AILANG_CACHE_DIR=%s/.capsule-cache", r->root);
+		if (!spec->inside) {
+			/* A tool run: the interpreter itself, argv as given. */
+			const char *argv[32];
+			size_t n = 0;
+			argv[n++] = u->interp;
+			for (size_t i = 0; spec->argv && spec->argv[i] && n < 31; i++) argv[n++] = spec->argv[i];
+			argv[n] = NULL;
+			const char *envp[] = { ue.env_sandbox, "AILANG_RELAX_MODULES=1", ue.env_cache, NULL };
+			execve(u->interp, (char *const *)argv, (char *const *)envp);
+			_exit(127);
+		}
 		struct launch_exec ex = { unconfined_spawn, spec->keep_fds[0], spec->keep_fds[1], &ue };
 		_exit(spec->inside(spec->arg, &ex) & 0xff);
 	}

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include "store/error.h"
 
-enum sup_profile { SUP_PROFILE_TRANSITION = 0, SUP_PROFILE_SOURCE_CHECK = 1 };
+enum sup_profile { SUP_PROFILE_TRANSITION = 0, SUP_PROFILE_SOURCE_CHECK = 1, SUP_PROFILE_TOOL_RUN = 2 };
 const char *sup_profile_name(enum sup_profile p);
 
 /* Given to the code that runs inside the capsule. */
@@ -48,6 +48,14 @@ struct launch_spec {
 	/* Runs in the confined child; its return value is the exit status. */
 	int (*inside)(void *arg, const struct launch_exec *ex);
 	void *arg;
+	/* When inside is NULL: the pinned interpreter itself is the capsule's
+	 * first process, exec'd with these args (its argv after argv[0],
+	 * NULL-terminated, at most 30), and no protocol fds are kept; its wait
+	 * status is the report's status (the kernel's word, not the capsule's). */
+	const char *const *argv;
+	/* A host directory mounted read-only inside the root at the profile's
+	 * worktree mount (capsule.h, capsule_spec.worktree), or NULL. */
+	const char *worktree;
 };
 
 struct launched {
@@ -62,6 +70,9 @@ struct launch_report {
 	int setup_failed;       /* a setup step failed before exec */
 	int denied_syscall;     /* the seccomp filter stopped a call */
 	char detail[512];       /* the setup error or the denied syscall, one line */
+	char denied[96];        /* the denied syscall's name ("keyctl", "ioctl(TIOCSTI)"), or "" */
+	int memory_limit_hit;   /* the cgroup memory limit was reached */
+	int pids_limit_hit;     /* the cgroup pids limit refused a fork */
 	char layers[512];       /* what confinement was applied (uid map, cgroups, landlock) */
 };
 

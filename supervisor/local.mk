@@ -23,6 +23,15 @@ tests_supervisor_test_load_SOURCES = tests/supervisor/test_load.c tests/supervis
 tests_supervisor_test_load_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_test_load_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/test_frame tests/supervisor/test_supervisor tests/supervisor/test_load
+# Tool runs (sup_run_tool) with a static stub tool interpreter.
+check_PROGRAMS += tests/supervisor/tool-stub tests/supervisor/test_tool
+tests_supervisor_tool_stub_SOURCES = tests/supervisor/tool_stub.c
+tests_supervisor_tool_stub_CFLAGS = -std=gnu11 -Wall -Wextra
+tests_supervisor_tool_stub_LDFLAGS = -static
+tests_supervisor_test_tool_SOURCES = tests/supervisor/test_tool.c tests/supervisor/suptest.h
+tests_supervisor_test_tool_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_tool_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/test_tool
 TESTS += tests/supervisor/invoke.sh
 EXTRA_DIST += tests/supervisor/invoke.sh
 

@@ -20,7 +20,7 @@
 
 const char *sup_profile_name(enum sup_profile p)
 {
-	return p == SUP_PROFILE_SOURCE_CHECK ? "source-check" : "transition";
+	return p == SUP_PROFILE_SOURCE_CHECK ? "source-check" : p == SUP_PROFILE_TOOL_RUN ? "tool-run" : "transition";
 }
 
 void sup_limits_default(struct sup_limits *lim)
@@ -35,6 +35,7 @@ void sup_limits_default(struct sup_limits *lim)
 	lim->output_max = 1u << 20;
 	lim->payload_max = 1u << 20;
 	lim->capacity = 8;
+	lim->tool_ms = 20000;
 }
 
 struct supervisor {
@@ -119,8 +120,8 @@ void sup_result_free(struct sup_result *r)
 
 /* ---- one call ---------------------------------------------------------- */
 
-enum mode { M_PURE, M_EFFECTFUL, M_CHECK };
-enum state { ST_PLAN, ST_RUN, ST_CHECK, ST_FINISH, ST_DONE };
+enum mode { M_PURE, M_EFFECTFUL, M_CHECK, M_TOOL };
+enum state { ST_PLAN, ST_RUN, ST_CHECK, ST_FINISH, ST_DONE, ST_TOOL };
 enum tag { T_TO = 1, T_FROM, T_OUT, T_ERR, T_PID, T_TIMER, T_WATCH };
 
 struct capbuf {
@@ -128,6 +129,7 @@ struct capbuf {
 	size_t len, max;
 	int fd, eof;
 	const char *name;
+	int over;      /* killed: more than max bytes arrived */
 };
 
 struct run {
@@ -147,6 +149,7 @@ struct run {
 	struct capbuf out, errb;
 	char *wbuf;
 	size_t wlen, woff;
+	int wbuf_borrowed;     /* tool run: wbuf is the caller's stdin bytes */
 	int to_registered;
 	struct frame_reader fr;
 	uint64_t t0, phase_end, inv_end;
@@ -229,6 +232,11 @@ static int flush_to(struct run *r)
 		if (n < 0) {
 			if (errno == EINTR) continue;
 			if (errno == EAGAIN) break;
+			/* A tool may exit without reading all its stdin. */
+			if (r->mode == M_TOOL && errno == EPIPE) {
+				r->woff = r->wlen;
+				break;
+			}
 			return fail(r, WX_PROTOCOL, "capsule stopped reading its protocol pipe during the %s phase (%s)",
 			            r->phase, strerror(errno));
 		}
@@ -243,9 +251,10 @@ static int flush_to(struct run *r)
 	} else if (!want) {
 		if (r->to_registered) epoll_ctl(r->ep, EPOLL_CTL_DEL, r->to_fd, NULL);
 		r->to_registered = 0;
-		frame_buf_free(r->wbuf);
+		if (!r->wbuf_borrowed) frame_buf_free(r->wbuf);
 		r->wbuf = NULL;
 		r->wlen = r->woff = 0;
+		if (r->mode == M_TOOL) close_to(r); /* all of stdin written: end of stream */
 	}
 	return 0;
 }
@@ -453,6 +462,8 @@ static int handle_frame(struct run *r, json_t *f)
 		break;
 	case ST_DONE:
 		return fail(r, WX_PROTOCOL, "capsule sent a \"%.32s\" frame after its final message", type);
+	case ST_TOOL:
+		break; /* a tool run has no protocol */
 	}
 	return fail(r, WX_PROTOCOL, "capsule sent a \"%.32s\" frame while the supervisor waited for %s",
 	            type, expected(r));
@@ -532,8 +543,10 @@ static int on_capture(struct run *r, struct capbuf *b)
 			return 0;
 		}
 		if (b->len + (size_t)n > b->max) {
-			b->p[b->len] = '\0'; /* keep what fits; drop the excess byte */
+			b->len = b->max; /* keep what fits; drop the excess byte */
+			b->p[b->len] = '\0';
 			b->eof = 1;
+			b->over = 1;
 			if (r->ep >= 0) epoll_ctl(r->ep, EPOLL_CTL_DEL, b->fd, NULL);
 			return fail(r, WX_OUTPUT_CAP, "capsule %s exceeded %zu bytes; capsule killed", b->name, b->max);
 		}
@@ -548,6 +561,8 @@ static int on_timer(struct run *r)
 	if (read(r->tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
 		return fail(r, WX_FAIL, "supervisor: reading timerfd: %s", strerror(errno));
 	uint64_t t = now_ns();
+	if (r->mode == M_TOOL && t >= r->phase_end)
+		return fail(r, WX_DEADLINE, "tool run deadline (%u ms) passed; capsule killed", r->phase_ms);
 	if (t >= r->inv_end)
 		return fail(r, WX_DEADLINE, "whole-invocation deadline (%u ms) passed during the %s phase; capsule killed",
 		            r->lim->invocation_ms, r->phase);
@@ -571,7 +586,9 @@ static int epoll_add(struct run *r, int fd, uint32_t tag)
 static int loop(struct run *r)
 {
 	while (!r->failed) {
-		if (r->state == ST_DONE && r->from_eof && r->exited && r->out.eof && r->errb.eof) return 0;
+		if ((r->state == ST_DONE || r->state == ST_TOOL) && r->from_eof && r->exited && r->out.eof &&
+		    r->errb.eof)
+			return 0;
 		struct epoll_event evs[8];
 		int n = epoll_wait(r->ep, evs, 8, -1);
 		if (n < 0) {
@@ -728,8 +745,8 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	r.res = res;
 	r.err = err;
 	r.ep = r.tfd = r.to_fd = r.from_fd = r.pidfd = -1;
-	r.out = (struct capbuf){ NULL, 0, lim->stdout_max, -1, 0, "stdout" };
-	r.errb = (struct capbuf){ NULL, 0, lim->stderr_max, -1, 0, "stderr" };
+	r.out = (struct capbuf){ NULL, 0, lim->stdout_max, -1, 0, "stdout", 0 };
+	r.errb = (struct capbuf){ NULL, 0, lim->stderr_max, -1, 0, "stderr", 0 };
 	frame_reader_init(&r.fr, FRAME_MAX);
 	r.t0 = now_ns();
 	r.inv_end = r.t0 + (uint64_t)lim->invocation_ms * 1000000u;
@@ -837,7 +854,7 @@ out:
 			}
 		}
 	}
-	if (r.wbuf) frame_buf_free(r.wbuf);
+	if (r.wbuf && !r.wbuf_borrowed) frame_buf_free(r.wbuf);
 	frame_reader_free(&r.fr);
 	int all[] = { to[0], to[1], from[0], from[1], o[0], o[1], e[0], e[1], in[0], in[1],
 	              r.to_fd, r.from_fd, r.out.fd, r.errb.fd, r.tfd, r.ep };
@@ -881,4 +898,182 @@ int sup_check_source(struct supervisor *s, const char *source, size_t source_len
                      struct world_err *err)
 {
 	return invoke(s, M_CHECK, source, source_len, NULL, 0, NULL, NULL, res, err);
+}
+
+/* ---- tool runs ----------------------------------------------------------- */
+
+void sup_tool_result_free(struct sup_tool_result *r)
+{
+	if (!r) return;
+	free(r->stdout_text);
+	free(r->stderr_text);
+	memset(r, 0, sizeof *r);
+}
+
+/* What the supervisor itself saw end the run early, or NULL. */
+static void tool_limit(const struct run *r, const struct launch_report *rep, int code, struct sup_tool_result *res)
+{
+	res->limit[0] = '\0';
+	if (rep->denied_syscall) snprintf(res->limit, sizeof res->limit, "syscall denied: %s", rep->denied);
+	else if (r->failed && code == WX_DEADLINE) snprintf(res->limit, sizeof res->limit, "deadline");
+	else if (r->out.over) snprintf(res->limit, sizeof res->limit, "stdout cap");
+	else if (r->errb.over) snprintf(res->limit, sizeof res->limit, "stderr cap");
+	else if (rep->memory_limit_hit) snprintf(res->limit, sizeof res->limit, "memory");
+	else if (rep->pids_limit_hit) snprintf(res->limit, sizeof res->limit, "pids");
+	else if (WIFSIGNALED(rep->status) && WTERMSIG(rep->status) == SIGXCPU) snprintf(res->limit, sizeof res->limit, "cpu");
+}
+
+int sup_run_tool(struct supervisor *s, const struct sup_tool_req *req, struct sup_tool_result *res,
+                 struct world_err *err)
+{
+	memset(res, 0, sizeof *res);
+	struct world_err scratch_err;
+	if (!err) err = &scratch_err;
+	const struct sup_limits *lim = &s->lim;
+	if (!req || !req->args || !req->args[0]) return werr(err, WX_USAGE, "tool run: no interpreter arguments");
+	size_t nargs = 0;
+	while (req->args[nargs]) nargs++;
+	if (nargs > 30) return werr(err, WX_USAGE, "tool run: %zu interpreter arguments, at most 30", nargs);
+	if (req->nfiles > 8 || (req->nfiles && !req->files))
+		return werr(err, WX_USAGE, "tool run: at most 8 staged files");
+	if (req->stdin_len > lim->payload_max)
+		return werr(err, WX_BAD_INPUT, "tool run: stdin is %zu bytes, over the %zu-byte cap", req->stdin_len,
+		            lim->payload_max);
+	if (req->stdin_len && !req->stdin_data) return werr(err, WX_USAGE, "tool run: stdin length without data");
+	unsigned wall = req->wall_ms ? req->wall_ms : lim->tool_ms;
+	size_t out_max = req->stdout_max && req->stdout_max < lim->stdout_max ? req->stdout_max : lim->stdout_max;
+	size_t err_max = req->stderr_max && req->stderr_max < lim->stderr_max ? req->stderr_max : lim->stderr_max;
+
+	if (admit(s, err) < 0) return -1;
+
+	struct world_err rerr = { 0, "" }; /* the run's own error; the caller's only on -1 */
+	struct run r;
+	memset(&r, 0, sizeof r);
+	r.s = s;
+	r.lim = lim;
+	r.mode = M_TOOL;
+	r.state = ST_TOOL;
+	r.err = &rerr;
+	r.ep = r.tfd = r.to_fd = r.from_fd = r.pidfd = -1;
+	r.from_eof = 1; /* no protocol */
+	r.out = (struct capbuf){ NULL, 0, out_max, -1, 0, "stdout", 0 };
+	r.errb = (struct capbuf){ NULL, 0, err_max, -1, 0, "stderr", 0 };
+	frame_reader_init(&r.fr, FRAME_MAX);
+	r.t0 = now_ns();
+	r.inv_end = UINT64_MAX; /* one deadline: the tool run's own (start_phase) */
+
+	int o[2] = { -1, -1 }, e[2] = { -1, -1 }, in[2] = { -1, -1 };
+	struct launched cap = { -1, -1, -1, NULL };
+	int launched = 0, started_failed = 0;
+	struct launch_report rep;
+	memset(&rep, 0, sizeof rep);
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0) {
+		fail(&r, WX_FAIL, "supervisor: pipe2: %s", strerror(errno));
+		goto out;
+	}
+	r.ep = epoll_create1(EPOLL_CLOEXEC);
+	r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (r.ep < 0 || r.tfd < 0) {
+		fail(&r, WX_FAIL, "supervisor: epoll/timerfd: %s", strerror(errno));
+		goto out;
+	}
+	struct launch_spec spec = {
+		.profile = SUP_PROFILE_TOOL_RUN,
+		.files = req->files,
+		.nfiles = req->nfiles,
+		.stdin_fd = in[0],
+		.stdout_fd = o[1],
+		.stderr_fd = e[1],
+		.keep_fds = { -1, -1 },
+		.inside = NULL,
+		.arg = NULL,
+		.argv = req->args,
+		.worktree = req->worktree,
+	};
+	if (s->launcher->start(s->launcher, &spec, &cap, &rerr) < 0) {
+		r.failed = 1;
+		started_failed = 1;
+		goto out;
+	}
+	launched = 1;
+	r.pidfd = cap.pidfd;
+	r.cap = &cap;
+	close(o[1]); close(e[1]); close(in[0]);
+	o[1] = e[1] = in[0] = -1;
+	r.out.fd = o[0];
+	r.errb.fd = e[0];
+	r.to_fd = in[1];
+	o[0] = e[0] = in[1] = -1;
+	int fds[] = { r.to_fd, r.out.fd, r.errb.fd };
+	for (size_t i = 0; i < 3; i++)
+		if (fcntl(fds[i], F_SETFL, O_NONBLOCK) < 0) {
+			fail(&r, WX_FAIL, "supervisor: fcntl O_NONBLOCK: %s", strerror(errno));
+			goto out;
+		}
+	if (epoll_add(&r, r.out.fd, T_OUT) < 0 || epoll_add(&r, r.errb.fd, T_ERR) < 0 ||
+	    epoll_add(&r, r.pidfd, T_PID) < 0 || epoll_add(&r, r.tfd, T_TIMER) < 0 ||
+	    (cap.watch_fd >= 0 && epoll_add(&r, cap.watch_fd, T_WATCH) < 0))
+		goto out;
+	if (start_phase(&r, "tool run", wall) < 0) goto out;
+	if (req->stdin_len) {
+		r.wbuf = (char *)req->stdin_data;
+		r.wbuf_borrowed = 1;
+		r.wlen = req->stdin_len;
+		r.woff = 0;
+		if (flush_to(&r) < 0) goto out;
+	} else {
+		close_to(&r); /* stdin at end of stream */
+	}
+	loop(&r);
+
+out:
+	if (launched) {
+		if (r.failed || !r.exited) s->launcher->kill(s->launcher, &cap);
+		struct world_err ferr;
+		if (s->launcher->finish(s->launcher, &cap, &rep, &ferr) < 0 && !r.failed) {
+			r.failed = 1;
+			rerr = ferr;
+		}
+		drain(&r, &r.out);
+		drain(&r, &r.errb);
+	}
+	int all[] = { o[0], o[1], e[0], e[1], in[0], in[1], r.to_fd, r.out.fd, r.errb.fd, r.tfd, r.ep };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (all[i] >= 0) close(all[i]);
+	frame_reader_free(&r.fr);
+	release(s);
+	memcpy(res->layers, rep.layers, sizeof res->layers);
+	res->elapsed_ms = (long)((now_ns() - r.t0) / 1000000u);
+	res->stdout_text = r.out.p ? r.out.p : strdup("");
+	res->stdout_len = r.out.len;
+	res->stderr_text = r.errb.p ? r.errb.p : strdup("");
+	res->stderr_len = r.errb.len;
+	if (!res->stdout_text || !res->stderr_text) {
+		sup_tool_result_free(res);
+		return werr(err, WX_FAIL, "supervisor: out of memory");
+	}
+	if (started_failed || !launched) {
+		*err = rerr;
+		return -1;
+	}
+	if (rep.setup_failed) {
+		werr(err, WX_SETUP, "%s", rep.detail);
+		return -1;
+	}
+	if (WIFEXITED(rep.status)) {
+		res->exit_code = WEXITSTATUS(rep.status);
+	} else {
+		res->exit_code = -1;
+		res->signal = WIFSIGNALED(rep.status) ? WTERMSIG(rep.status) : 0;
+	}
+	tool_limit(&r, &rep, rerr.code, res);
+	if (r.failed && !res->limit[0]) {
+		/* Not a limit of the run: the supervisor itself failed. */
+		*err = rerr;
+		return -1;
+	}
+	if (res->limit[0])
+		snprintf(res->detail, sizeof res->detail, "%.290s", rep.denied_syscall ? rep.detail : r.failed ? rerr.msg
+		         : rep.detail[0] ? rep.detail : res->limit);
+	return 0;
 }

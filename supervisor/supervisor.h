@@ -27,6 +27,7 @@ struct sup_limits {
 	size_t output_max;                              /* output object: 1 MiB */
 	size_t payload_max;                             /* args, plan: 1 MiB */
 	unsigned capacity;                              /* capsules alive at once: 8 */
+	unsigned tool_ms;                               /* a tool run's default wall time: 20000 */
 };
 void sup_limits_default(struct sup_limits *lim);
 
@@ -85,4 +86,44 @@ int sup_run_effectful(struct supervisor *s, const char *source, size_t source_le
  * the diagnostics in the message) when it refused, or another error. */
 int sup_check_source(struct supervisor *s, const char *source, size_t source_len,
                      struct sup_result *res, struct world_err *err);
+
+/* ---- tool runs (profile tool-run) ----------------------------------------
+ * The tool interpreter itself is the capsule's first process (no agent, no
+ * frames): exit code and signal are its wait status as the kernel reports
+ * it, and `limit` is what the supervisor saw (its timer, its capture caps,
+ * the seccomp listener, the cgroup events), so nothing the program prints
+ * can forge either. Admission (capacity) applies as for every capsule. */
+struct sup_tool_req {
+	const char *const *args;          /* the interpreter's argv after argv[0], NULL-terminated, 1..30 */
+	const struct launch_file *files;  /* staged in the root (e.g. args.json), at most 8; may be NULL */
+	size_t nfiles;
+	const char *worktree;             /* host directory mounted read-only at /work, or NULL */
+	const void *stdin_data;           /* the interpreter's stdin, then end of stream; may be NULL */
+	size_t stdin_len;                 /* <= payload_max */
+	unsigned wall_ms;                 /* deadline; 0 = limits.tool_ms */
+	size_t stdout_max, stderr_max;    /* capture caps; 0 (or more than the limits') = limits' */
+};
+
+struct sup_tool_result {
+	int exit_code;         /* exit status, or -1 when a signal ended it */
+	int signal;            /* the terminating signal, or 0 */
+	char *stdout_text;     /* NUL-terminated, at most stdout_max bytes (kept up to a cap kill) */
+	size_t stdout_len;
+	char *stderr_text;
+	size_t stderr_len;
+	/* "" when no limit was hit, else one of "deadline", "stdout cap",
+	 * "stderr cap", "memory", "pids", "cpu", "syscall denied: NAME". */
+	char limit[128];
+	char detail[300];      /* one line saying how, when limit is set */
+	long elapsed_ms;
+	char layers[512];      /* confinement applied, as the launcher reports it */
+};
+void sup_tool_result_free(struct sup_tool_result *r);
+
+/* One tool run. Returns 0 when the capsule ran and ended (normally, by a
+ * signal, or killed at a limit: see res->limit), -1 with err when it did
+ * not run: WX_CAPACITY (not admitted), WX_BAD_INPUT / WX_USAGE (request),
+ * WX_NOT_FOUND / WX_BAD_INPUT (worktree), WX_SETUP, or WX_FAIL. */
+int sup_run_tool(struct supervisor *s, const struct sup_tool_req *req, struct sup_tool_result *res,
+                 struct world_err *err);
 #endif

@@ -39,9 +39,9 @@ run spin --timeout-ms 700;  is "$rc" 11 "CPU spin: deadline exit 11"; like "$err
 run sleep --timeout-ms 500; is "$rc" 11 "sleeping forever: deadline exit 11"
 run flood;    is "$rc" 12 "stdout flood: output cap exit 12"; like "$err" "interpreter stdout exceeded 8388608 bytes" "flood message"
 # stderr over its 8 MiB cap fails the run, as it does for worldd invoke (one
-# path: the supervisor); so does the direct path kept for --profile tool-run
+# path: the supervisor); so does --profile tool-run (a supervisor tool run)
 run errflood; is "$rc" 12 "stderr flood: output cap exit 12"; like "$err" "capsule stderr exceeded 8388608 bytes; capsule killed" "stderr flood message"
-run errflood --profile tool-run; is "$rc" 12 "stderr flood, tool-run profile: exit 12"; like "$err" "stderr over its 8388608-byte cap" "tool-run stderr flood message"
+run errflood --profile tool-run; is "$rc" 12 "stderr flood, tool-run profile: exit 12"; like "$err" "capsule stderr exceeded 8388608 bytes; capsule killed" "tool-run stderr flood message (the supervisor's)"
 run echo --profile tool-run; is "$rc" 0 "tool-run profile: echo runs"; is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "tool-run profile: output"
 run big;      is "$rc" 12 "2 MiB output object: exit 12"; like "$err" "over the 1048576-byte cap" "output cap message"
 run membomb;  is "$rc" 14 "memory bomb: killed (exit 14)"; like "$err" "killed by signal|memory" "memory bomb reported"
