@@ -499,6 +499,7 @@ struct child_plan {
 	/* The worktree (spec->worktree): its canonical path as the caller's fd
 	 * names it, and the identity the child must find there. */
 	bool has_worktree;
+	int wt_tree;            /* as root: the caller's detached clone of the worktree, or -1 */
 	char worktree[PATH_MAX];
 	dev_t wt_dev;
 	ino_t wt_ino;
@@ -623,7 +624,8 @@ static int landlock_apply(const struct child_plan *c)
 	return rc < 0 ? -1 : 0;
 }
 
-/* The worktree, in the child, before anything is mounted over the old
+/* The worktree, in the child, unprivileged (as root the caller already
+ * cloned it: open_worktree), before anything is mounted over the old
  * root's paths (the new root goes on /tmp). The caller's O_PATH fd names a mount of the
  * caller's namespace, which the kernel will not bind into this one
  * (open_tree and bind mounts require a mount of the caller's own
@@ -709,8 +711,8 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	c->ts[0] = now_ns();
 	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
-	int wt_tree = -1;
-	if (c->has_worktree) CHECK((wt_tree = open_worktree_tree(c)) >= 0, "open worktree");
+	int wt_tree = c->wt_tree;
+	if (c->has_worktree && wt_tree < 0) CHECK((wt_tree = open_worktree_tree(c)) >= 0, "open worktree");
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
 	      "mount tmpfs root");
 	CHECK(chdir(c->mnt) == 0, "chdir new root");
@@ -964,6 +966,28 @@ static int open_worktree(struct child_plan *c, const char *dir, int *fd_out, str
 	c->wt_dev = st.st_dev;
 	c->wt_ino = st.st_ino;
 	c->has_worktree = true;
+	c->wt_tree = -1;
+	/* As root, clone the mount right here from this very fd (a detached
+	 * tree the child attaches): nothing is resolved again, and the path to
+	 * the worktree need not be searchable by the capsule's user. */
+	if (c->root_mode) {
+		int tree = (int)syscall(SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (tree < 0) {
+			int e = errno;
+			close(fd);
+			return werr(err, WX_SETUP, "capsule setup: worktree %s: open_tree: %s", dir, strerror(e));
+		}
+		close(fd);
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+		                                       MOUNT_ATTR_NOEXEC };
+		if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+			int e = errno;
+			close(tree);
+			return werr(err, WX_SETUP, "capsule setup: worktree %s: mount_setattr: %s", dir, strerror(e));
+		}
+		fd = tree;
+		c->wt_tree = tree;
+	}
 	*fd_out = fd;
 	return 0;
 }

@@ -88,14 +88,20 @@ struct capsule_spec {
 	 * the direct exec; its return value is the capsule's exit status. */
 	capsule_inside_fn inside;
 	void *inside_arg;
-	/* A host directory mounted read-only at profile->worktree_mount (only
-	 * for a profile that has one), or NULL. capsule_start opens it in the
-	 * caller (O_PATH|O_DIRECTORY|O_NOFOLLOW: a symlink is refused) and holds
-	 * that fd until setup is done; the child resolves the fd's canonical path
-	 * in its own mount namespace without following any symlink, requires the
-	 * same directory (device and inode) and mounts that, so a directory
-	 * swapped in meanwhile is refused (WX_SETUP), never mounted. The mount is
-	 * not recursive: mounts below the directory are not visible. */
+	/* A host directory mounted read-only (ro,nosuid,nodev,noexec) at
+	 * profile->worktree_mount (only for a profile that has one), or NULL.
+	 * capsule_start opens it in the caller (O_PATH|O_DIRECTORY|O_NOFOLLOW: a
+	 * symlink is refused). As root the caller clones the mount from that fd
+	 * (open_tree OPEN_TREE_CLONE, mount_setattr) and the child attaches the
+	 * detached tree (move_mount): nothing is resolved twice. Unprivileged
+	 * (no right to clone mounts of the caller's namespace, and the kernel
+	 * binds nothing across namespaces) the caller holds its fd until setup
+	 * is done and the child resolves the fd's canonical path in its own
+	 * mount namespace without following any symlink, requires the same
+	 * directory (device and inode) and clones that, so a directory swapped
+	 * in meanwhile is refused (WX_SETUP), never mounted. Not recursive:
+	 * mounts below the directory are not visible. As root the capsule user
+	 * is not the files' owner: only what "others" may read is readable. */
 	const char *worktree;
 };
 

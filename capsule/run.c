@@ -239,16 +239,3 @@ int capsule_run_classify(const struct capsule_run_result *res, const struct caps
 	}
 	return 0;
 }
-
-int capsule_output_check(char *out, size_t *len, size_t cap, struct world_err *err)
-{
-	if (*len > 0 && out[*len - 1] == '\n') out[--*len] = 0;
-	if (*len > cap)
-		return werr(err, WX_OUTPUT_CAP, "transition output is %zu bytes, over the %zu-byte cap", *len, cap);
-	json_error_t je;
-	json_t *v = json_loadb(out, *len, JSON_REJECT_DUPLICATES, &je);
-	bool obj = v && json_is_object(v);
-	json_decref(v);
-	if (!obj) return werr(err, WX_NOT_OBJECT, "transition output is not a JSON object");
-	return 0;
-}

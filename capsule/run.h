@@ -3,11 +3,10 @@
  * Owns: the I/O loop around capsule.h for a single run (stdin empty,
  * stdout/stderr captured under their caps, the deadline, denial
  * notifications) and the classification of how a run ended into the
- * project's exit codes, including the DESIGN §2 output rule (strip one
- * trailing newline, at most 1 MiB, a JSON object). Only `worldd run
- * --profile NAME` for a profile the supervisor's API does not run
- * (tool-run) and the capsule tests use it: every transition run and source
- * check goes through supervisor/supervisor.h. */
+ * project's exit codes. Only the
+ * capsule tests use it, to exercise capsule.h without the supervisor: every
+ * product run (transition, source check, tool run) goes through
+ * supervisor/supervisor.h. */
 #ifndef WORLD_CAPSULE_RUN_H
 #define WORLD_CAPSULE_RUN_H
 #include "capsule/capsule.h"
@@ -47,8 +46,4 @@ void capsule_run_result_free(struct capsule_run_result *res);
 int capsule_run_classify(const struct capsule_run_result *res, const struct capsule_run_req *req,
                          const char *what, struct world_err *err);
 
-/* DESIGN §2 output rule on a successful run: strips one trailing '\n' in
- * place, checks the size cap and that it is a JSON object. Returns 0 or -1
- * with WX_OUTPUT_CAP / WX_NOT_OBJECT. */
-int capsule_output_check(char *out, size_t *len, size_t cap, struct world_err *err);
 #endif
