@@ -482,7 +482,8 @@ static json_t *profile_json(const struct capsule_profile *p)
 	if (p->worktree_mount)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:s}", "path", p->worktree_mount, "type", "bind",
 			"source", "the caller's worktree (optional): opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted "
-			"parent, re-resolved in the capsule without symlinks and required to be the same directory",
+			"parent; as root cloned from that fd (open_tree, mount_setattr) and attached by the child (move_mount); "
+			"unprivileged re-resolved in the capsule without symlinks and required to be the same inode",
 			"options", "ro,nosuid,nodev,noexec, not recursive (mounts below it are not visible)"));
 	json_object_set_new(o, "mounts", mounts);
 	json_t *staged = json_array();
@@ -580,8 +581,9 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 		fprintf(out, "  %-16s bind of the host device node, nosuid,noexec\n", *d);
 	if (p->worktree_mount)
 		fprintf(out, "  %-16s bind of the caller's worktree (optional), ro,nosuid,nodev,noexec, not recursive;\n"
-		        "                   opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted parent, re-resolved in the\n"
-		        "                   capsule without symlinks and required to be the same directory\n", p->worktree_mount);
+		        "                   opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted parent; as root cloned from\n"
+		        "                   that fd (open_tree) and attached by the child, unprivileged re-resolved in the\n"
+		        "                   capsule without symlinks and required to be the same inode\n", p->worktree_mount);
 	fprintf(out, "  staged:");
 	for (const char *const *s = p->staged; s && *s; s++) fprintf(out, " %s", *s);
 	fprintf(out, "\n  old root detached; no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");

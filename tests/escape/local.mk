@@ -5,6 +5,6 @@ check_PROGRAMS += tests/escape/probe
 tests_escape_probe_SOURCES = tests/escape/probe.c
 tests_escape_probe_CFLAGS = -std=gnu11 -Wall -Wextra
 tests_escape_probe_LDFLAGS = -static
-ESCAPE_TESTS = tests/escape/controls.sh tests/escape/confined.sh tests/escape/posture.sh
+ESCAPE_TESTS = tests/escape/controls.sh tests/escape/confined.sh tests/escape/posture.sh tests/escape/worktree.sh
 TESTS += $(ESCAPE_TESTS)
 EXTRA_DIST += $(ESCAPE_TESTS) tests/escape/lib.sh tests/escape/judge.py tests/escape/unconfined-run.sh
