@@ -1054,11 +1054,11 @@ out:
 	}
 	if (started_failed || !launched) {
 		*err = rerr;
-		return -1;
+		goto failed;
 	}
 	if (rep.setup_failed) {
 		werr(err, WX_SETUP, "%s", rep.detail);
-		return -1;
+		goto failed;
 	}
 	if (WIFEXITED(rep.status)) {
 		res->exit_code = WEXITSTATUS(rep.status);
@@ -1070,10 +1070,17 @@ out:
 	if (r.failed && !res->limit[0]) {
 		/* Not a limit of the run: the supervisor itself failed. */
 		*err = rerr;
-		return -1;
+		goto failed;
 	}
 	if (res->limit[0])
 		snprintf(res->detail, sizeof res->detail, "%.290s", rep.denied_syscall ? rep.detail : r.failed ? rerr.msg
 		         : rep.detail[0] ? rep.detail : res->limit);
 	return 0;
+failed:
+	/* Nothing to free on -1; layers and elapsed_ms stay for a summary. */
+	free(res->stdout_text);
+	free(res->stderr_text);
+	res->stdout_text = res->stderr_text = NULL;
+	res->stdout_len = res->stderr_len = 0;
+	return -1;
 }

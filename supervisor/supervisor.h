@@ -123,7 +123,8 @@ void sup_tool_result_free(struct sup_tool_result *r);
 /* One tool run. Returns 0 when the capsule ran and ended (normally, by a
  * signal, or killed at a limit: see res->limit), -1 with err when it did
  * not run: WX_CAPACITY (not admitted), WX_BAD_INPUT / WX_USAGE (request),
- * WX_NOT_FOUND / WX_BAD_INPUT (worktree), WX_SETUP, or WX_FAIL. */
+ * WX_NOT_FOUND / WX_BAD_INPUT (worktree), WX_SETUP, or WX_FAIL; then res
+ * holds no allocation (its layers and elapsed_ms may be set). */
 int sup_run_tool(struct supervisor *s, const struct sup_tool_req *req, struct sup_tool_result *res,
                  struct world_err *err);
 #endif
