@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/packages/packages.py TOP AILANG WORK: the JSON-level checks of
+"""tests/packages/packages.py TOP AILANG WORK [WORLDD STATIC_AILANG]: the JSON-level checks of
 tests/packages/packages.sh over packages/quickstart and packages/se-tools.
 
 Every transition is run the way a capsule runs it (`AILANG run --quiet
@@ -7,8 +7,11 @@ Every transition is run the way a capsule runs it (`AILANG run --quiet
 AILANG_RELAX_MODULES); the plans it prints are held to the laws of DESIGN
 §5.2 and the payloads of §5.4, the refusals to the refusal shape, the
 finish phases to their documented outputs, and the manifests to DESIGN §7
-and the schema subset. Prints one line per assertion: `0<TAB>name` (pass)
-or `1<TAB>name<TAB>why` (fail); the shell side turns them into TAP."""
+and the schema subset. With WORLDD, every tool also runs in a real capsule
+(`worldd invoke`, the transition profile; effects answered by the test
+broker). Prints one line per assertion: `0<TAB>name` (pass),
+`1<TAB>name<TAB>why` (fail) or `2<TAB>name<TAB>why` (skip); the shell side
+turns them into TAP."""
 import json
 import os
 import re
@@ -16,12 +19,18 @@ import subprocess
 import sys
 
 TOP, AILANG, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+WORLDD = sys.argv[4] if len(sys.argv) > 5 else None
+STATIC = sys.argv[5] if len(sys.argv) > 5 else None
 SE = os.path.join(TOP, "packages", "se-tools")
 N = [0]
 
 
 def report(ok, name, why=""):
     print("%d\t%s\t%s" % (0 if ok else 1, name, why.replace("\n", " ")[:400]), flush=True)
+
+
+def skip(name, why):
+    print("2\t%s\t%s" % (name, why), flush=True)
 
 
 def run(src, text):
@@ -397,3 +406,54 @@ report(out == {"ok": False, "refused": "no such file"}, "ailang-check finish pas
 out, why = fin("ailang-check", {"path": "x.ail"}, "failed", None)
 report(out is not None and out.get("ok") is False and out.get("status") == "failed",
        "ailang-check finish reports a failed effect", why or json.dumps(out))
+
+# ---- in a real capsule: worldd invoke (transition profile, the static
+# interpreter, source staged as host/capsule/main.ail, the contract's
+# environment); effects are answered by the test broker, which echoes the
+# payload, so only the plans and the phases' plumbing are compared here ----
+def invoke(src, args, effectful):
+    cmd = [WORLDD, "invoke", "--ailang-bin", STATIC, "--source", src, "--input",
+           json.dumps(args, separators=(",", ":"))]
+    if effectful:
+        cmd += ["--effectful", "--test-broker"]
+    p = subprocess.run(cmd, cwd=WORK, capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+if WORLDD is None:
+    skip("tools run in capsules", "no worldd given")
+else:
+    rc, out, err = invoke(echo, {"a": 1}, False)
+    if rc == 10:
+        skip("tools run in capsules", "capsule setup failed here: " + err.strip())
+    else:
+        report(rc == 0 and out.strip() == '{"echo":{"a":1}}', "in a capsule: tools.echo returns {\"echo\": ARGS}",
+               "rc=%d out=%s err=%s" % (rc, out, err))
+        for tool in TOOLS:
+            d = by_id[tool]
+            src = os.path.join(TOP, d["transitionFnFile"])
+            args = GOOD[tool][0]
+            rc, out, err = invoke(src, args, True)
+            try:
+                got = json.loads(out)
+            except ValueError:
+                got = None
+            direct, _ = call(src, {"phase": "plan", "args": args})
+            ok = rc == 0 and isinstance(got, dict) and got.get("plan") == direct and \
+                plan_violation(got["plan"], d["declaredEffects"]) is None and \
+                got.get("finished") is FINISH.get(tool, False)
+            report(ok, "in a capsule: %s plans its effect as in a direct run, finish phase %s" %
+                   (tool, "ran" if FINISH.get(tool) else "not called"), "rc=%d out=%s err=%s" % (rc, out[:300], err))
+            if FINISH.get(tool) and ok:
+                o = got.get("output")
+                report(isinstance(o, dict) and o.get("ok") is False and "world" not in o,
+                       "in a capsule: %s finish answers an output it cannot read with ok:false" % tool, json.dumps(o))
+            rc, out, err = invoke(src, dict(args, unexpected=1), True)
+            try:
+                got = json.loads(out)
+            except ValueError:
+                got = None
+            report(rc == 0 and isinstance(got, dict) and refusal_violation(got.get("plan")) is None and
+                   got.get("finished") is False,
+                   "in a capsule: %s refuses an unknown key with a plan of no effect" % tool,
+                   "rc=%d out=%s err=%s" % (rc, out[:300], err))
