@@ -14,3 +14,13 @@ EXTRA_DIST += packages/README.md \
 # DESIGN §5.2/§5.4, refusals, manifests, examples.
 TESTS += tests/packages/packages.sh
 EXTRA_DIST += tests/packages/packages.sh tests/packages/packages.py
+
+# The tools called through `worldd call` on a real worktree: a fixture
+# registers a manifest's descriptors through the store API and mints a
+# session (publishing has its own tests).
+check_PROGRAMS += tests/packages/packages-fixture
+tests_packages_packages_fixture_SOURCES = tests/packages/fixture.c tests/coordinator/ctest.h
+tests_packages_packages_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_packages_packages_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/packages/calls.sh
+EXTRA_DIST += tests/packages/calls.sh
