@@ -33,4 +33,14 @@ for ((i = 0; i < ${#all[@]}; i += step)); do
   ok $? "$x: valgrind reports nothing"
   [ "$rc" = 99 ] && sed 's/^/# /' "$work/err" | head -20
 done
+# the listing commands: builtins (both forms) and iface
+for words in "builtins --json" "builtins" "iface $top_srcdir/packages/se-tools/ailang-check.ail"; do
+  # shellcheck disable=SC2086
+  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    "$A" $words > /dev/null 2> "$work/err"
+  rc=$?
+  [ "$rc" != 99 ] && ! grep -q '^==[0-9]*==' "$work/err"
+  ok $? "ailang-lite ${words%% /*}: valgrind reports nothing"
+  [ "$rc" = 99 ] && sed 's/^/# /' "$work/err" | head -20
+done
 done_testing
