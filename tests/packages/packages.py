@@ -368,7 +368,7 @@ handler_out = {"ok": True, "stdout": p.stdout.decode().rstrip("\n")}
 for q in ("json", "STRING", "", "Option[", "no-such-builtin"):
     out, why = fin("builtins-search", {"query": q} if q else {}, "ok", handler_out)
     want = [b for b in blist["builtins"] if q.lower() in (b["name"] + "\0" + b["module"] + "\0" + b["signature"]).lower()]
-    report(out == {"ok": True, "query": q.lower(), "count": len(want), "builtins": want},
+    report(out == {"ok": True, "query": q, "count": len(want), "builtins": want},
            "builtins-search finish keeps the builtins matching %s (%d of %d)" % (json.dumps(q), len(want), blist["count"]),
            why or json.dumps(out)[:300])
 out, why = fin("builtins-search", {}, "denied", None)
