@@ -503,6 +503,8 @@ struct child_plan {
 	char worktree[PATH_MAX];
 	dev_t wt_dev;
 	ino_t wt_ino;
+	uid_t wt_uid;           /* the worktree's owner, mapped to the capsule user (as root) */
+	gid_t wt_gid;
 };
 
 /* Report "capsule setup: STEP: strerror" on the setup pipe and exit. */
@@ -965,6 +967,8 @@ static int open_worktree(struct child_plan *c, const char *dir, int *fd_out, str
 	c->worktree[n] = '\0';
 	c->wt_dev = st.st_dev;
 	c->wt_ino = st.st_ino;
+	c->wt_uid = st.st_uid;
+	c->wt_gid = st.st_gid;
 	c->has_worktree = true;
 	c->wt_tree = -1;
 	/* As root, clone the mount right here from this very fd (a detached
@@ -990,6 +994,64 @@ static int open_worktree(struct child_plan *c, const char *dir, int *fd_out, str
 	}
 	*fd_out = fd;
 	return 0;
+}
+
+/* As root the capsule's user (host id base + pid) owns nothing in the
+ * worktree, which the workspace keeps 0700: the detached clone is
+ * idmapped (MOUNT_ATTR_IDMAP) through a user namespace that maps the
+ * worktree's owner (uid and gid) to the capsule's host id, so the capsule
+ * reads the worktree as its owner would, through a read-only mount (no
+ * chmod, chown or write can reach the files). Files of other owners keep
+ * their "others" permissions. Best effort: a filesystem without idmapped
+ * mounts leaves the plain clone, and capsule_describe says so. The user
+ * namespace comes from a helper sharing our memory (clone CLONE_VM, a
+ * static stack; capsule_start runs one at a time) that only waits to be
+ * killed once its namespace is open. */
+static char idmap_stack[16384] __attribute__((aligned(16)));
+static int idmap_helper(void *arg)
+{
+	(void)arg;
+	for (;;) pause();
+	return 0;
+}
+
+static void worktree_idmap(struct child_plan *c, struct capsule_handle *h)
+{
+	pid_t pid = clone(idmap_helper, idmap_stack + sizeof idmap_stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD, NULL);
+	if (pid < 0) {
+		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (clone: %s)", strerror(errno));
+		return;
+	}
+	char path[64], map[64];
+	int fd = -1;
+	const char *step = "uid_map";
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)c->wt_uid, h->host_id);
+	if (write_file(path, map) == 0) {
+		step = "gid_map";
+		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)c->wt_gid, h->host_id);
+		if (write_file(path, map) == 0) {
+			step = "open the user namespace";
+			snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	int e = errno;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+	if (fd < 0) {
+		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (%s: %s)", step, strerror(e));
+		return;
+	}
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)fd };
+	if (syscall(SYS_mount_setattr, c->wt_tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (mount_setattr: %s); others' permissions apply",
+		         strerror(errno));
+	else
+		snprintf(h->wt_note, sizeof h->wt_note, "idmapped: owner %u:%u reads as the capsule user",
+		         (unsigned)c->wt_uid, (unsigned)c->wt_gid);
+	close(fd);
 }
 
 /* The filter of each profile is built once per process (libseccomp is
@@ -1192,6 +1254,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	close_fd(&cgfd);
 	h->host_id = c.root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
 	if (write_id_maps(h->pid, c.root_mode, h->host_id, err) < 0) goto fail_child;
+	/* Before 'G': the child attaches the worktree only after it. */
+	if (c.has_worktree && c.wt_tree >= 0) worktree_idmap(&c, h);
 	/* The go channel is a socket written with MSG_NOSIGNAL: if the child
 	 * already failed (it exits right after reporting), sending gives EPIPE
 	 * rather than killing the caller, and its report is read below. */
@@ -1442,8 +1506,9 @@ void capsule_describe(const struct capsule_handle *h, char *buf, size_t len)
 		snprintf(ids, sizeof ids, "root mode: capsule uid/gid %d -> host %u", CAPSULE_INSIDE_ID, h->host_id);
 	else
 		snprintf(ids, sizeof ids, "unprivileged: capsule uid/gid %d -> host %u (own)", CAPSULE_INSIDE_ID, h->host_id);
-	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener",
+	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
 	         ids, h->shared_netns ? "shared empty namespace" : "own empty namespace", kind[h->cg_memory], kind[h->cg_pids],
 	         h->cg_note[0] ? " (" : "", h->cg_note, h->cg_note[0] ? "; rlimits remain)" : "",
-	         h->landlock_abi ? "ABI " : "unavailable", h->landlock_abi);
+	         h->landlock_abi ? "ABI " : "unavailable", h->landlock_abi, h->wt_note[0] ? "; worktree: " : "",
+	         h->wt_note);
 }

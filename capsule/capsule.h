@@ -100,8 +100,10 @@ struct capsule_spec {
 	 * mount namespace without following any symlink, requires the same
 	 * directory (device and inode) and clones that, so a directory swapped
 	 * in meanwhile is refused (WX_SETUP), never mounted. Not recursive:
-	 * mounts below the directory are not visible. As root the capsule user
-	 * is not the files' owner: only what "others" may read is readable. */
+	 * mounts below the directory are not visible. As root the clone is also
+	 * idmapped: the worktree's owner reads as the capsule user (best effort:
+	 * wt_note says whether it was); unprivileged the capsule user is the
+	 * caller itself. */
 	const char *worktree;
 };
 
@@ -130,6 +132,7 @@ struct capsule_handle {
 	enum capsule_cg_kind cg_memory, cg_pids;
 	char cg_memory_dir[256], cg_pids_dir[256];
 	char cg_note[256];        /* why cgroups are not used, when they are not */
+	char wt_note[160];        /* how the worktree is mounted (idmapped or not), when there is one */
 	bool killed;              /* capsule_kill was called */
 	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
 	bool reaped;

@@ -294,6 +294,46 @@ static void worktree(struct supervisor *s, const char *who)
 	free(o);
 }
 
+/* The workspace keeps a worktree 0700: as root the capsule user (a host id
+ * of its own) reads it through the idmapped clone. */
+static void private_worktree(struct supervisor *s)
+{
+	if (geteuid() != 0) {
+		skip("not root", "a 0700 worktree with a 0600 file is readable (idmapped mount)");
+		return;
+	}
+	char dir[400], f[420];
+	snprintf(dir, sizeof dir, "%s/private", T);
+	snprintf(f, sizeof f, "%s/p.txt", dir);
+	if (mkdir(dir, 0700) < 0) bail("mkdir private");
+	put(f, "private\n");
+	if (chmod(f, 0600) < 0) bail("chmod");
+	struct sup_tool_result res;
+	struct world_err err;
+	struct opts o = { .worktree = dir };
+	int rc = tool(s, &o, &res, &err, "cat", "/work/p.txt", NULL, NULL);
+	ok(rc == 0 && strcmp(res.stdout_text, "private\n") == 0, "a 0700 worktree's 0600 file is readable (%s%s)",
+	   rc == 0 ? res.stdout_text : err.msg, rc == 0 ? "" : "");
+	ok(strstr(res.layers, "worktree: idmapped") != NULL, "the layers say the worktree is idmapped: %s", res.layers);
+	sup_tool_result_free(&res);
+	rc = tool(s, &o, &res, &err, "write", "/work/p.txt", NULL, NULL);
+	ok(rc == 0 && strcmp(res.stdout_text, "error: EROFS\n") == 0, "... and still not writable (%s)",
+	   rc == 0 ? res.stdout_text : err.msg);
+	sup_tool_result_free(&res);
+	/* Control: the capsule user as such has no right to it. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(0x70000001, 0x70000001, 0x70000001) < 0 ||
+		    setresuid(0x70000001, 0x70000001, 0x70000001) < 0)
+			_exit(100);
+		int fd = open(f, O_RDONLY);
+		_exit(fd < 0 && errno == EACCES ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "control: a capsule host id cannot open that file directly (EACCES)");
+}
+
 static void worktree_refusals(struct supervisor *s)
 {
 	char link[400], nope[400];
@@ -439,6 +479,7 @@ int main(void)
 	basics(s);
 	limits(s);
 	worktree(s, "root");
+	private_worktree(s);
 	worktree_refusals(s);
 	swap_race(s);
 	sup_free(s);
