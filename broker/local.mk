@@ -11,3 +11,11 @@ TESTS += tests/broker/test_workspace
 tests_broker_test_workspace_SOURCES = tests/broker/test_workspace.c
 tests_broker_test_workspace_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_broker_test_workspace_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+
+# The Ailang.* handlers (tool runs through the supervisor, docs/broker.md).
+libworld_a_SOURCES += broker/ailang_tools.c broker/ailang_tools.h
+check_PROGRAMS += tests/broker/test_ailang_tools
+TESTS += tests/broker/test_ailang_tools
+tests_broker_test_ailang_tools_SOURCES = tests/broker/test_ailang_tools.c
+tests_broker_test_ailang_tools_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_broker_test_ailang_tools_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread

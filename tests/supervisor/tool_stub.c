@@ -45,6 +45,51 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) return 2;
 	const char *cmd = argv[1], *arg = argc > 2 ? argv[2] : "";
+	/* The interpreter contract's verbs, for the Ailang handlers' tests:
+	 * what they do is chosen by the first word of FILE. */
+	if (strcmp(cmd, "builtins") == 0) {
+		if (argc > 2 && strcmp(argv[2], "--json") == 0)
+			puts("{\"count\":1,\"builtins\":[{\"name\":\"stub\",\"module\":\"std/stub\","
+			     "\"signature\":\"() -> string\",\"effect\":\"\"}]}");
+		else
+			puts("std/stub stub () -> string");
+		return 0;
+	}
+	if ((strcmp(cmd, "run") == 0 || strcmp(cmd, "check") == 0 || strcmp(cmd, "iface") == 0) && argc > 2) {
+		const char *file = argv[argc - 1];
+		char word[64] = "";
+		FILE *f = fopen(file, "r");
+		if (!f || fscanf(f, "%63s", word) != 1) {
+			fprintf(stderr, "Error: LDR002 at %s:1:1: cannot read %s\n", file, file);
+			return 1;
+		}
+		fclose(f);
+		if (strcmp(word, "spin") == 0) for (;;) {}
+		if (strcmp(word, "flood") == 0) {
+			static char buf[65536];
+			memset(buf, 'x', sizeof buf);
+			for (;;)
+				if (write(1, buf, sizeof buf) < 0) return 3;
+		}
+		if (strcmp(word, "keyctl") == 0) {
+			syscall(SYS_keyctl, 0, 0, 0, 0, 0);
+			return 0;
+		}
+		if (strcmp(cmd, "check") == 0 && strcmp(word, "diags") == 0) {
+			/* the diagnostic forms the handler reads, on both streams */
+			puts("LDR001: module not found: world/x");
+			fprintf(stderr, "Error: TC_X at %s:3:7: bad thing in %s\nnot a diagnostic\nError: PAR001 oops\n", file, file);
+			return 1;
+		}
+		if (strcmp(word, "forge") == 0) {
+			/* prints what a forger would, then exits 3 */
+			puts("{\"ok\":true,\"admitted\":true,\"exit_code\":0,\"limit\":null,\"decision\":\"allowed\"}");
+			fputs("limit: none\nexit_code: 0\n", stderr);
+			return 3;
+		}
+		printf("%s %s\n", cmd, file);
+		return 0;
+	}
 	if (strcmp(cmd, "cat") == 0) {
 		int fd = open(arg, O_RDONLY);
 		if (fd < 0) return error_out();
