@@ -1,8 +1,15 @@
 # cli/: worldd (operator verbs). Verb tables live in cli/verbs_<component>.c.
 bin_PROGRAMS += cli/worldd
 cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsule.c \
-	cli/verbs_supervisor.c cli/verbs_call.c cli/flags.c cli/flags.h
+	cli/verbs_supervisor.c cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
+	cli/attended.c cli/attended.h
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh
 EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh
+
+# world-publish: the publisher's program (DESIGN §7, docs/publishing.md).
+bin_PROGRAMS += cli/world-publish
+cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h
+cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+cli_world_publish_LDADD = libworld.a $(WORLD_DEP_LIBS)

@@ -1,0 +1,148 @@
+/* cli/verbs_epoch.c: the worldd verbs of the epoch registry (see
+ * cli/verbs.h, coordinator/registry.h): `epoch bootstrap` (archive the
+ * interpreter and nominate its release as epoch 1 of a store, as
+ * `worldd serve` does at start) and `epoch show`. */
+#include "cli/verbs.h"
+#include "coordinator/registry.h"
+#include "store/canon.h"
+#include "store/store.h"
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct epoch_opts {
+	const char *store, *bin;
+	int json;
+};
+
+static int epoch_opts(const char *verb, int argc, char **argv, struct epoch_opts *o, int show)
+{
+	memset(o, 0, sizeof *o);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (show && strcmp(a, "--json") == 0) { o->json = 1; continue; }
+		if (i + 1 >= argc) return worldd_usage(verb, "unknown flag or missing value: %s", a);
+		const char *v = argv[++i];
+		if (strcmp(a, "--store") == 0) o->store = v;
+		else if (!show && strcmp(a, "--ailang-bin") == 0) o->bin = v;
+		else return worldd_usage(verb, "unknown flag %s", a);
+	}
+	if (!o->store) return worldd_usage(verb, "--store DB is required");
+	if (!show && !o->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
+	return 0;
+}
+
+static int bootstrap_run(int argc, char **argv)
+{
+	const char *verb = "epoch bootstrap";
+	struct epoch_opts o;
+	int u = epoch_opts(verb, argc, argv, &o, 0);
+	if (u) return u;
+	struct world_err err = { 0, "" };
+	struct world_store *st;
+	if (world_store_open(o.store, WORLD_STORE_WRITER, &st, &err) < 0) return worldd_fail(verb, &err);
+	struct world_interp wi;
+	long long epoch = 0;
+	int created = 0;
+	int rc = world_archive_interpreter(st, o.bin, &wi, &err);
+	if (rc == 0) rc = registry_epoch_bootstrap(st, wi.version, &epoch, &created, &err);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &err);
+	if (created)
+		printf("bootstrapped world/epoch-registry/v1: epoch %lld = interpreter release \"%s\" (interpreter %s)\n",
+		       epoch, wi.version, wi.ref);
+	else
+		printf("world/epoch-registry/v1 already nominates interpreter release \"%s\" as epoch %lld; unchanged "
+		       "(interpreter %s)\n",
+		       wi.version, epoch, wi.ref);
+	return WX_OK;
+}
+
+static int show_run(int argc, char **argv)
+{
+	const char *verb = "epoch show";
+	struct epoch_opts o;
+	int u = epoch_opts(verb, argc, argv, &o, 1);
+	if (u) return u;
+	struct world_err err = { 0, "" };
+	struct world_store *st;
+	if (world_store_open(o.store, WORLD_STORE_READER, &st, &err) < 0) return worldd_fail(verb, &err);
+	char head[WORLD_REF_SIZE];
+	long long rev = 0;
+	struct world_object obj = { 0 };
+	json_t *payload = NULL;
+	int code = WX_OK;
+	if (world_registry_head_get(st, REGISTRY_EPOCHS, head, &rev, &err) < 0) {
+		if (err.code == WX_NOT_FOUND)
+			werr(&err, WX_NOT_FOUND, "%s: no epoch registry in this store (worldd epoch bootstrap --store %s "
+			     "--ailang-bin BIN writes it)", o.store, o.store);
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (world_object_get(st, head, &obj, &err) < 0) { code = worldd_fail(verb, &err); goto out; }
+	payload = world_json_parse((const char *)obj.payload, obj.len, &err);
+	json_t *epochs = payload ? json_object_get(payload, "epochs") : NULL;
+	if (!json_is_array(epochs) || strcmp(obj.semantic_id, REGISTRY_EPOCHS) != 0) {
+		if (!err.msg[0]) werr(&err, WX_INTEGRITY, "epoch registry head %s: not a %s object", head, REGISTRY_EPOCHS);
+		else werr_prefix(&err, "epoch registry head %s", head);
+		if (err.code != WX_INTEGRITY) err.code = WX_INTEGRITY;
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (o.json) {
+		json_t *all = json_pack("{s:O, s:s, s:I}", "epochs", epochs, "head", head, "revision", (json_int_t)rev);
+		size_t n;
+		char *text = all ? world_canon_json(all, &n, &err) : NULL;
+		json_decref(all);
+		if (!text) { code = worldd_fail(verb, &err); goto out; }
+		printf("%s\n", text);
+		free(text);
+	} else {
+		printf("world/epoch-registry/v1 revision %lld (head %s)\n", rev, head);
+		size_t i;
+		json_t *e;
+		json_array_foreach(epochs, i, e)
+			printf("  epoch %lld: interpreter release \"%s\"\n",
+			       (long long)json_integer_value(json_object_get(e, "epoch")),
+			       json_string_value(json_object_get(e, "release")) ? json_string_value(json_object_get(e, "release"))
+			                                                         : "?");
+	}
+out:
+	json_decref(payload);
+	if (obj.payload || obj.semantic_id) world_object_free(&obj);
+	world_store_close(st);
+	return code;
+}
+
+const struct worldd_verb epoch_verbs[] = {
+	{ "epoch bootstrap", "archive an interpreter and nominate its release as epoch 1 of a store",
+	  "usage: worldd epoch bootstrap --store DB --ailang-bin BIN\n\n"
+	  "Archives BIN next to the store (DB.artifacts/, as worldd serve does at start; the store is\n"
+	  "created when absent) and, when the store has no world/epoch-registry/v1 yet, writes one\n"
+	  "nominating BIN's release string (first line of BIN --version) as semantics epoch 1. A store\n"
+	  "already bound to this release is left unchanged; one bound to another release is refused.\n"
+	  "world-publish transitions derives the epoch of every descriptor from this registry.\n\n"
+	  "exit codes:\n"
+	  "  0  bootstrapped, or already nominating this release\n"
+	  "  2  usage\n"
+	  "  4  interpreter not found\n"
+	  "  5  the store is locked by another writer (the daemon)\n"
+	  "  8  the store is bound to another interpreter release\n"
+	  " 14  BIN --version failed or printed no release string\n",
+	  bootstrap_run },
+	{ "epoch show", "print the epoch registry of a store",
+	  "usage: worldd epoch show --store DB [--json]\n\n"
+	  "Prints the store's world/epoch-registry/v1 head: its revision and ref, then one line per\n"
+	  "epoch (\"  epoch N: interpreter release \\\"R\\\"\"). --json prints\n"
+	  "{\"epochs\":[{\"epoch\":N,\"release\":R},...],\"head\":REF,\"revision\":N} (canonical JSON).\n"
+	  "Read only: works while the daemon runs.\n\n"
+	  "exit codes:\n"
+	  "  0  ok\n"
+	  "  2  usage\n"
+	  "  4  store absent, or no epoch registry in it\n"
+	  "  6  not a store / unknown schema version\n"
+	  "  7  the registry object is damaged\n",
+	  show_run },
+	{ NULL, NULL, NULL, NULL },
+};

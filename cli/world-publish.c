@@ -1,0 +1,1053 @@
+/* cli/world-publish.c: the publisher's command line (DESIGN §7,
+ * docs/publishing.md).
+ *
+ *   world-publish transitions --store DB --manifest FILE
+ *                 (--ailang-bin BIN | --interpreter-ref sha256:...) [--live]
+ *   world-publish check --manifest FILE --ailang-bin BIN [--store DB]
+ *
+ * Owns: reading a manifest of transition descriptors, every check a
+ * descriptor passes before it is published (keys, id, MCP tool name,
+ * schemas, source text, a bounded source check in a `source-check` capsule,
+ * `main` taking one argument, the semantics epoch), and the one write:
+ * sources + the next world/transition-registry/v1 object + a
+ * compare-and-swap of its head, in one transaction, under single-writer
+ * authority and an attended confirmation (cli/attended.h). The stored
+ * formats are coordinator/registry.h's.
+ *
+ * Order of `transitions` (why): --live is refused first; the store is
+ * opened as the writer before anything else (a running daemon is reported
+ * before anyone types a phrase); the manifest, the interpreter, the epoch
+ * and every source are checked with reads only; then the attended step;
+ * then the comparison with the current head, so an identical republish
+ * writes nothing at all, not even the interpreter archive. */
+#include "cli/attended.h"
+#include "coordinator/registry.h"
+#include "store/canon.h"
+#include "store/error.h"
+#include "store/file.h"
+#include "store/jschema.h"
+#include "store/ref.h"
+#include "store/store.h"
+#include "supervisor/supervisor.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_MAX ((size_t)64 << 20) /* bytes of the manifest file */
+#define SOURCE_MAX ((size_t)1 << 20)    /* bytes of one transition source */
+#define SCHEMA_MAX ((size_t)256 << 10)  /* bytes of one canonical schema (DESIGN §10) */
+#define ENTRIES_MAX 1024                /* descriptors per manifest (DESIGN §10) */
+#define ID_MAX 128
+#define TOOL_NAME_MAX 64
+#define TITLE_MAX 1024
+#define DESCRIPTION_MAX ((size_t)64 << 10)
+#define EFFECTS_MAX 64
+#define EFFECT_NAME_MAX 128
+#define SCOPE_MAX 256
+#define CAS_ATTEMPTS 3
+#define SOURCE_ID "world/transition-source/v1"
+#define PROVENANCE "world-publish"
+
+static const char *const entry_keys[] = {
+	"id", "title", "description", "transitionFnFile", "transitionFn", "inputSchema",
+	"outputSchema", "access", "declaredEffects", "semanticsEpoch", NULL,
+};
+
+/* Appended to a copy of each source for the second bounded check: it only
+ * type-checks when the module defines `main` taking exactly one argument. */
+static const char main_probe[] =
+	"\n-- world-publish: main must take one argument\n"
+	"func world_publish_probe_main__(input: string) -> string { main(input) }\n";
+
+struct entry {
+	int index;              /* 1-based position in the manifest */
+	const json_t *m;        /* the manifest object (borrowed from the root) */
+	const char *id;         /* set once the id is valid */
+	const char *file;       /* transitionFnFile, or NULL */
+	char *source;           /* canonical source (file or stored object) */
+	size_t source_len;
+	char fn[WORLD_REF_SIZE];
+	json_t *input, *output; /* owned */
+	json_t *access;         /* owned: null or {cost,effect,scope} */
+	json_t *effects;        /* owned: array */
+	const char *title, *description;
+	long long epoch;        /* given semanticsEpoch, or 0 */
+	char tool[TOOL_NAME_MAX * 2 + 8];
+	struct world_err err;   /* code 0 while the entry is fine */
+};
+
+struct manifest {
+	json_t *root;
+	struct entry *e;
+	size_t n;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *prog_verb = "world-publish";
+
+static int fail(const struct world_err *err)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s\n", prog_verb, err->msg[0] ? err->msg : "failed");
+	return err->code ? err->code : WX_FAIL;
+}
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: usage: ", prog_verb);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see world-publish --help)\n");
+	va_end(ap);
+	return WX_USAGE;
+}
+
+/* s quoted for a one-line message: printable ASCII and UTF-8 as is, other
+ * bytes as \xNN, long strings cut with "...". */
+static const char *quote(const char *s, char *out, size_t n)
+{
+	size_t k = 0;
+	out[k++] = '"';
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (k + 8 >= n || (size_t)(p - (const unsigned char *)s) >= 160) {
+			k += (size_t)snprintf(out + k, n - k, "...");
+			break;
+		}
+		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\') k += (size_t)snprintf(out + k, n - k, "\\x%02x", *p);
+		else out[k++] = (char)*p;
+	}
+	if (k + 2 > n) k = n - 2;
+	out[k++] = '"';
+	out[k] = 0;
+	return out;
+}
+
+/* "entry "ID"" once the id is known, else "entry #N". */
+static const char *ename(const struct entry *e, char *out, size_t n)
+{
+	if (e->id) {
+		char q[400];
+		snprintf(out, n, "entry %s", quote(e->id, q, sizeof q));
+	} else {
+		snprintf(out, n, "entry #%d", e->index);
+	}
+	return out;
+}
+
+static int entry_fail(struct entry *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int entry_fail(struct entry *e, int code, const char *fmt, ...)
+{
+	char name[512], msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	werr(&e->err, code, "%s: %s", ename(e, name, sizeof name), msg);
+	return -1;
+}
+
+/* An error from a callee, prefixed with the entry and what was being done. */
+static int entry_fail_err(struct entry *e, const struct world_err *cause, const char *what)
+{
+	return entry_fail(e, cause->code ? cause->code : WX_FAIL, "%s: %s", what, cause->msg);
+}
+
+/* ---------------------------------------------------------------- ids */
+
+/* DESIGN §7: 1-128 bytes of [a-z0-9_./-], in non-empty segments separated
+ * by '.' or '/'. */
+static int id_check(const char *id, char *why, size_t n)
+{
+	size_t len = strlen(id);
+	if (len == 0 || len > ID_MAX) {
+		snprintf(why, n, "is %zu bytes; an id is 1-%d bytes", len, ID_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)id[i];
+		int sep = c == '.' || c == '/';
+		if (!sep && !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '_' && c != '-') {
+			snprintf(why, n, "byte %zu (0x%02x) is not one of [a-z0-9_./-]", i + 1, c);
+			return -1;
+		}
+		if (sep && (i == 0 || i + 1 == len || id[i + 1] == '.' || id[i + 1] == '/')) {
+			snprintf(why, n, "has an empty segment at byte %zu (segments are separated by one '.' or '/')",
+			         i + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* MCP tool name: '_' -> "_u", '.' -> "_d", '/' -> "_s" (tools.echo ->
+ * tools_decho); at most 64 bytes. */
+static size_t tool_name(const char *id, char *out, size_t n)
+{
+	size_t k = 0;
+	for (const char *p = id; *p; p++) {
+		const char *rep = *p == '_' ? "_u" : *p == '.' ? "_d" : *p == '/' ? "_s" : NULL;
+		if (rep) {
+			if (k + 2 < n) { out[k] = rep[0]; out[k + 1] = rep[1]; }
+			k += 2;
+		} else {
+			if (k + 1 < n) out[k] = *p;
+			k++;
+		}
+	}
+	out[k < n ? k : n - 1] = 0;
+	return k;
+}
+
+/* ---------------------------------------------------------------- fields */
+
+static int text_field(struct entry *e, const char *key, size_t max, const char **out)
+{
+	*out = "";
+	const json_t *v = json_object_get(e->m, key);
+	if (!v) return 0;
+	if (!json_is_string(v)) return entry_fail(e, WX_BAD_INPUT, "%s is not a string", key);
+	if (json_string_length(v) > max)
+		return entry_fail(e, WX_BAD_INPUT, "%s is %zu bytes; at most %zu", key, json_string_length(v), max);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return entry_fail(e, WX_BAD_INPUT, "%s contains a NUL character", key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int name_ok(const char *s, size_t max, int scope)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > max) return 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (scope) {
+			if (*p <= 0x20 || *p >= 0x7f) return 0;
+		} else if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		             *p == '_' || *p == '.' || *p == '-')) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* {effect, scope, cost} -> a new canonical object; what names it. */
+static json_t *requirement(struct entry *e, const json_t *v, const char *what)
+{
+	if (!json_is_object(v)) {
+		entry_fail(e, WX_BAD_INPUT, "%s is not an object {effect,scope,cost}", what);
+		return NULL;
+	}
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)v, k, x) {
+		if (strcmp(k, "effect") && strcmp(k, "scope") && strcmp(k, "cost")) {
+			char q[400];
+			entry_fail(e, WX_BAD_INPUT, "%s: unknown key %s (known: effect, scope, cost)", what,
+			           quote(k, q, sizeof q));
+			return NULL;
+		}
+	}
+	const json_t *ef = json_object_get(v, "effect"), *sc = json_object_get(v, "scope"),
+	             *co = json_object_get(v, "cost");
+	if (!json_is_string(ef) || !name_ok(json_string_value(ef), EFFECT_NAME_MAX, 0)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: effect must be 1-%d bytes of [A-Za-z0-9_.-]", what, EFFECT_NAME_MAX);
+		return NULL;
+	}
+	if (!json_is_string(sc) || !name_ok(json_string_value(sc), SCOPE_MAX, 1)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: scope must be 1-%d bytes of printable ASCII without spaces", what,
+		           SCOPE_MAX);
+		return NULL;
+	}
+	if (!json_is_integer(co) || json_integer_value(co) < 0 || json_integer_value(co) > (1LL << 53)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: cost must be an integer 0..2^53", what);
+		return NULL;
+	}
+	return json_pack("{s:I, s:s, s:s}", "cost", (json_int_t)json_integer_value(co), "effect",
+	                 json_string_value(ef), "scope", json_string_value(sc));
+}
+
+static json_t *schema_field(struct entry *e, const char *key)
+{
+	const json_t *v = json_object_get(e->m, key);
+	if (!v) return json_pack("{s:s}", "type", "object"); /* documented default */
+	if (!json_is_object(v)) {
+		entry_fail(e, WX_BAD_INPUT, "%s is not a JSON object", key);
+		return NULL;
+	}
+	struct world_err err = { 0, "" };
+	size_t len;
+	char *canon = world_canon_json(v, &len, &err);
+	if (!canon) {
+		entry_fail_err(e, &err, key);
+		return NULL;
+	}
+	free(canon);
+	if (len > SCHEMA_MAX) {
+		entry_fail(e, WX_BAD_INPUT, "%s is %zu bytes canonicalised; at most %zu", key, len, SCHEMA_MAX);
+		return NULL;
+	}
+	if (jschema_check(v, &err) < 0) {
+		entry_fail_err(e, &err, key);
+		return NULL;
+	}
+	return json_deep_copy(v);
+}
+
+/* Everything about one entry that needs neither a store nor a capsule. */
+static int validate_entry(struct entry *e)
+{
+	char q[400], why[200];
+	if (!json_is_object(e->m)) return entry_fail(e, WX_BAD_INPUT, "is not a JSON object");
+	const json_t *idv = json_object_get(e->m, "id");
+	if (!idv) return entry_fail(e, WX_BAD_INPUT, "id is required");
+	if (!json_is_string(idv)) return entry_fail(e, WX_BAD_INPUT, "id is not a string");
+	const char *id = json_string_value(idv);
+	if (strlen(id) != json_string_length(idv)) return entry_fail(e, WX_BAD_INPUT, "id contains a NUL character");
+	if (id_check(id, why, sizeof why) < 0) return entry_fail(e, WX_BAD_INPUT, "id %s %s", quote(id, q, sizeof q), why);
+	e->id = id;
+	size_t tl = tool_name(id, e->tool, sizeof e->tool);
+	if (tl > TOOL_NAME_MAX)
+		return entry_fail(e, WX_BAD_INPUT, "MCP tool name %s is %zu bytes after escaping; at most %d",
+		                  quote(e->tool, q, sizeof q), tl, TOOL_NAME_MAX);
+	const char *k;
+	json_t *x;
+	json_object_foreach((json_t *)e->m, k, x) {
+		int known = 0;
+		for (size_t i = 0; entry_keys[i]; i++)
+			if (strcmp(k, entry_keys[i]) == 0) known = 1;
+		if (!known) return entry_fail(e, WX_BAD_INPUT, "unknown key %s", quote(k, q, sizeof q));
+	}
+	if (text_field(e, "title", TITLE_MAX, &e->title) < 0) return -1;
+	if (text_field(e, "description", DESCRIPTION_MAX, &e->description) < 0) return -1;
+
+	const json_t *ff = json_object_get(e->m, "transitionFnFile"), *fr = json_object_get(e->m, "transitionFn");
+	if (ff && fr) return entry_fail(e, WX_BAD_INPUT, "give exactly one of transitionFnFile and transitionFn");
+	if (!ff && !fr)
+		return entry_fail(e, WX_BAD_INPUT,
+		                  "a source is required: transitionFnFile (a source file) or transitionFn (a stored "
+		                  "source's ref)");
+	if (fr) {
+		struct world_err err = { 0, "" };
+		if (!json_is_string(fr)) return entry_fail(e, WX_BAD_INPUT, "transitionFn is not a string");
+		if (world_ref_parse(json_string_value(fr), "transitionFn", NULL, &err) < 0)
+			return entry_fail(e, WX_BAD_INPUT, "%s", err.msg);
+		snprintf(e->fn, sizeof e->fn, "%s", json_string_value(fr));
+	} else {
+		if (!json_is_string(ff) || !json_string_length(ff))
+			return entry_fail(e, WX_BAD_INPUT, "transitionFnFile is not a non-empty string");
+		e->file = json_string_value(ff);
+		char what[600];
+		snprintf(what, sizeof what, "transitionFnFile %s", quote(e->file, q, sizeof q));
+		struct world_err err = { 0, "" };
+		char *raw;
+		size_t len;
+		if (world_read_file(e->file, SOURCE_MAX, &raw, &len, &err) < 0) return entry_fail_err(e, &err, what);
+		e->source = world_canon_source(raw, len, &e->source_len, &err);
+		free(raw);
+		if (!e->source) return entry_fail_err(e, &err, what);
+		if (world_hash_ref(e->source, e->source_len, e->fn, &err) < 0) return entry_fail_err(e, &err, what);
+	}
+	if (!(e->input = schema_field(e, "inputSchema"))) return -1;
+	if (!(e->output = schema_field(e, "outputSchema"))) return -1;
+
+	const json_t *ac = json_object_get(e->m, "access");
+	if (!ac || json_is_null(ac)) e->access = json_null();
+	else if (!(e->access = requirement(e, ac, "access"))) return -1;
+
+	const json_t *de = json_object_get(e->m, "declaredEffects");
+	e->effects = json_array();
+	if (!e->effects) return entry_fail(e, WX_FAIL, "out of memory");
+	if (de) {
+		if (!json_is_array(de)) return entry_fail(e, WX_BAD_INPUT, "declaredEffects is not an array");
+		if (json_array_size(de) > EFFECTS_MAX)
+			return entry_fail(e, WX_BAD_INPUT, "declaredEffects has %zu entries; at most %d", json_array_size(de),
+			                  EFFECTS_MAX);
+		size_t i;
+		json_t *r;
+		json_array_foreach(de, i, r) {
+			char what[64];
+			snprintf(what, sizeof what, "declaredEffects[%zu]", i);
+			json_t *c = requirement(e, r, what);
+			if (!c) return -1;
+			json_array_append_new(e->effects, c);
+		}
+	}
+	const json_t *ep = json_object_get(e->m, "semanticsEpoch");
+	if (ep) {
+		if (!json_is_integer(ep) || json_integer_value(ep) < 1)
+			return entry_fail(e, WX_BAD_INPUT, "semanticsEpoch must be an integer >= 1");
+		e->epoch = json_integer_value(ep);
+	}
+	return 0;
+}
+
+static void manifest_free(struct manifest *mf)
+{
+	for (size_t i = 0; mf->e && i < mf->n; i++) {
+		struct entry *e = &mf->e[i];
+		free(e->source);
+		json_decref(e->input);
+		json_decref(e->output);
+		json_decref(e->access);
+		json_decref(e->effects);
+	}
+	free(mf->e);
+	json_decref(mf->root);
+	memset(mf, 0, sizeof *mf);
+}
+
+/* Reads and validates the manifest; per-entry refusals are left in each
+ * entry's err (the manifest as a whole failing returns -1). */
+static int manifest_load(const char *path, struct manifest *mf, struct world_err *err)
+{
+	memset(mf, 0, sizeof *mf);
+	char *text;
+	size_t len;
+	char q[400];
+	if (world_read_file(path, MANIFEST_MAX, &text, &len, err) < 0) return werr_prefix(err, "manifest");
+	mf->root = world_json_parse(text, len, err);
+	free(text);
+	if (!mf->root) return werr_prefix(err, "manifest %s", quote(path, q, sizeof q));
+	if (!json_is_array(mf->root))
+		return werr(err, WX_BAD_INPUT, "manifest %s: not a JSON array of descriptors", quote(path, q, sizeof q));
+	mf->n = json_array_size(mf->root);
+	if (mf->n == 0) return werr(err, WX_BAD_INPUT, "manifest %s: holds no descriptors", quote(path, q, sizeof q));
+	if (mf->n > ENTRIES_MAX)
+		return werr(err, WX_BAD_INPUT, "manifest %s: %zu descriptors; at most %d", quote(path, q, sizeof q), mf->n,
+		            ENTRIES_MAX);
+	mf->e = calloc(mf->n, sizeof *mf->e);
+	if (!mf->e) return werr(err, WX_FAIL, "manifest: out of memory");
+	for (size_t i = 0; i < mf->n; i++) {
+		mf->e[i].index = (int)i + 1;
+		mf->e[i].m = json_array_get(mf->root, i);
+		validate_entry(&mf->e[i]);
+	}
+	for (size_t i = 0; i < mf->n; i++) {
+		if (!mf->e[i].id) continue;
+		for (size_t j = 0; j < i; j++)
+			if (mf->e[j].id && strcmp(mf->e[i].id, mf->e[j].id) == 0) {
+				if (!mf->e[i].err.code)
+					entry_fail(&mf->e[i], WX_BAD_INPUT, "duplicate id (also entry #%d)", mf->e[j].index);
+				break;
+			}
+	}
+	return 0;
+}
+
+/* A transitionFn entry: the stored object must be a transition source in
+ * canonical form. */
+static int resolve_stored(struct world_store *st, struct entry *e)
+{
+	struct world_object o;
+	struct world_err err = { 0, "" };
+	if (world_object_get(st, e->fn, &o, &err) < 0) {
+		if (err.code == WX_NOT_FOUND)
+			return entry_fail(e, WX_NOT_FOUND,
+			                  "transitionFn %s is not stored in this store; publish the source with "
+			                  "transitionFnFile first",
+			                  e->fn);
+		return entry_fail_err(e, &err, "transitionFn");
+	}
+	int rc = 0;
+	if (strcmp(o.semantic_id, SOURCE_ID) != 0) {
+		rc = entry_fail(e, WX_BAD_INPUT, "transitionFn %s is a %s object, not %s", e->fn, o.semantic_id, SOURCE_ID);
+	} else {
+		size_t cl;
+		char *c = world_canon_source((const char *)o.payload, o.len, &cl, &err);
+		if (!c || cl != o.len || memcmp(c, o.payload, cl) != 0)
+			rc = entry_fail(e, WX_BAD_INPUT, "transitionFn %s: the stored source is not canonical", e->fn);
+		free(c);
+		if (rc == 0) {
+			e->source = (char *)o.payload;
+			e->source_len = o.len;
+			o.payload = NULL;
+		}
+	}
+	world_object_free(&o);
+	return rc;
+}
+
+/* `export func main(` (or `export pure func main(`) at the start of a line:
+ * the interpreter contract has no way to ask which names a module exports,
+ * and the probe check below proves only that `main` exists with one
+ * parameter. */
+static int exports_main(const char *src)
+{
+	regex_t re;
+	if (regcomp(&re, "^[ \t]*(@[A-Za-z_]+\\([^)]*\\)[ \t]*)*export[ \t]+(pure[ \t]+)?func[ \t]+main[ \t]*\\(",
+	            REG_EXTENDED | REG_NOSUB | REG_NEWLINE) != 0)
+		return 0;
+	int found = regexec(&re, src, 0, NULL, 0) == 0;
+	regfree(&re);
+	return found;
+}
+
+/* The bounded source checks of one entry, in source-check capsules. */
+static int check_entry(struct supervisor *s, struct entry *e)
+{
+	struct sup_result res;
+	struct world_err err = { 0, "" };
+	int rc = sup_check_source(s, e->source, e->source_len, &res, &err);
+	sup_result_free(&res);
+	if (rc < 0) return entry_fail_err(e, &err, "source check");
+	size_t plen = e->source_len + sizeof main_probe;
+	char *probe = malloc(plen);
+	if (!probe) return entry_fail(e, WX_FAIL, "out of memory");
+	memcpy(probe, e->source, e->source_len);
+	memcpy(probe + e->source_len, main_probe, sizeof main_probe);
+	rc = sup_check_source(s, probe, plen - 1, &res, &err);
+	sup_result_free(&res);
+	free(probe);
+	if (rc < 0 && err.code == WX_CHECK_REFUSED) {
+		const char *why = strstr(err.msg, "): ");
+		return entry_fail(e, WX_CHECK_REFUSED, "the source does not define main taking one argument%s%s",
+		                  why ? " (interpreter: " : "", why ? why + 3 : "");
+	}
+	if (rc < 0) return entry_fail_err(e, &err, "source check (main probe)");
+	if (!exports_main(e->source))
+		return entry_fail(e, WX_CHECK_REFUSED, "the source does not export main (no `export func main(` line)");
+	return 0;
+}
+
+static struct supervisor *make_supervisor(const char *bin, const char *ref, struct world_err *err)
+{
+	struct sup_limits lim;
+	sup_limits_default(&lim);
+	struct launcher *l = launcher_capsule_new(bin, ref, err);
+	if (!l) return NULL;
+	return sup_new(&lim, l, err);
+}
+
+/* ---------------------------------------------------------------- registry */
+
+static json_t *descriptor(const struct entry *e, const char *interp, long long epoch)
+{
+	return json_pack("{s:O, s:O, s:s, s:s, s:O, s:s, s:O, s:I, s:s, s:s}", "access", e->access, "declaredEffects",
+	                 e->effects, "description", e->description, "id", e->id, "inputSchema", e->input,
+	                 "interpreter", interp, "outputSchema", e->output, "semanticsEpoch", (json_int_t)epoch, "title",
+	                 e->title, "transitionFn", e->fn);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	return strcmp(json_string_value(json_object_get(x, "id")), json_string_value(json_object_get(y, "id")));
+}
+
+/* current's transitions with every id of descs replaced, sorted by id. */
+static json_t *merged(const json_t *current, const json_t *descs)
+{
+	size_t nc = current ? json_array_size(json_object_get(current, "transitions")) : 0, nd = json_array_size(descs);
+	json_t **all = calloc(nc + nd + 1, sizeof *all);
+	if (!all) return NULL;
+	size_t k = 0, i;
+	json_t *d;
+	json_array_foreach(descs, i, d) all[k++] = d;
+	if (current) {
+		json_array_foreach(json_object_get(current, "transitions"), i, d) {
+			const char *id = json_string_value(json_object_get(d, "id"));
+			int replaced = 0;
+			for (size_t j = 0; j < nd && id; j++)
+				if (strcmp(id, json_string_value(json_object_get(json_array_get(descs, j), "id"))) == 0)
+					replaced = 1;
+			if (!replaced && id) all[k++] = d;
+		}
+	}
+	qsort(all, k, sizeof *all, by_id);
+	json_t *out = json_array();
+	for (size_t j = 0; out && j < k; j++) json_array_append(out, all[j]);
+	free(all);
+	return out;
+}
+
+/* Canonical bytes of v equal those of w (NULL = absent). */
+static int same_json(const json_t *v, const json_t *w)
+{
+	if (!v || !w) return !v && !w;
+	size_t a, b;
+	char *x = world_canon_json(v, &a, NULL), *y = world_canon_json(w, &b, NULL);
+	int same = x && y && a == b && memcmp(x, y, a) == 0;
+	free(x);
+	free(y);
+	return same;
+}
+
+/* TEST HOOK (WORLD_PUBLISH_TEST_RIVAL, docs/publishing.md): play another
+ * writer that moves the head between the checks and the swap. "same-id"
+ * republishes the first descriptor with another title; "moving" adds a
+ * descriptor under a fresh id on every attempt. */
+static int test_rival(struct world_store *st, const json_t *descs, int attempt, struct world_err *err)
+{
+	const char *mode = getenv("WORLD_PUBLISH_TEST_RIVAL");
+	if (!mode || !*mode) return 0;
+	json_t *cur = NULL;
+	long long rev;
+	char head[WORLD_REF_SIZE];
+	if (registry_load(st, &cur, &rev, head, err) < 0) return -1;
+	json_t *d = json_deep_copy(json_array_get(descs, 0));
+	if (strcmp(mode, "same-id") == 0) {
+		if (attempt > 0) { json_decref(d); json_decref(cur); return 0; }
+		json_object_set_new(d, "title", json_string("a rival publisher's title"));
+	} else {
+		char id[64];
+		snprintf(id, sizeof id, "zz.rival.%d", attempt + 1);
+		json_object_set_new(d, "id", json_string(id));
+	}
+	json_t *one = json_array();
+	json_array_append_new(one, d);
+	json_t *list = merged(cur, one);
+	json_decref(one);
+	json_t *payload = json_pack("{s:o, s:I, s:o}", "parent", *head ? json_string(head) : json_null(), "revision",
+	                            (json_int_t)(rev + 1), "transitions", list);
+	json_decref(cur);
+	char ref[WORLD_REF_SIZE];
+	int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, "world-publish test rival", payload, ref, err);
+	json_decref(payload);
+	if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_TRANSITIONS, *head ? head : NULL, ref, NULL, err);
+	return rc;
+}
+
+/* The head moved from base to cur: refuse when the other writer set one of
+ * our ids to bytes other than ours (a lost update otherwise). */
+static int same_id_conflict(const json_t *base, const json_t *cur, long long cur_rev, const json_t *descs,
+                            struct world_err *err)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(descs, i, d) {
+		const char *id = json_string_value(json_object_get(d, "id"));
+		const json_t *b = base ? registry_find(base, id) : NULL, *c = cur ? registry_find(cur, id) : NULL;
+		if (!same_json(b, c) && c && !same_json(c, d))
+			return werr(err, WX_CONFLICT,
+			            "both this publish and the registry's revision %lld set \"%s\" with different bytes; "
+			            "nothing was written \xe2\x80\x94 republish the winner's descriptor, or remove the entry",
+			            cur_rev, id);
+	}
+	return 0;
+}
+
+/* Every source the new registry names is stored as a transition source
+ * (re-hashed on read) and every interpreter is archived. */
+static int reverify(struct world_store *st, const json_t *list, struct world_err *err)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(list, i, d) {
+		const char *id = json_string_value(json_object_get(d, "id"));
+		const char *fn = json_string_value(json_object_get(d, "transitionFn"));
+		const char *in = json_string_value(json_object_get(d, "interpreter"));
+		struct world_object o;
+		if (!fn || world_object_get(st, fn, &o, err) < 0) return werr_prefix(err, "re-verify \"%s\"", id);
+		int ok = strcmp(o.semantic_id, SOURCE_ID) == 0;
+		world_object_free(&o);
+		if (!ok) return werr(err, WX_INTEGRITY, "re-verify \"%s\": transitionFn %s is not a %s", id, fn, SOURCE_ID);
+		struct world_interp wi;
+		if (!in || world_interp_get(st, in, &wi, err) < 0) return werr_prefix(err, "re-verify \"%s\"", id);
+	}
+	return 0;
+}
+
+enum outcome { PUBLISHED, UNCHANGED };
+
+/* Compare with the head, then (unless unchanged) store the sources, re-verify,
+ * write the next registry object and swap the head: one transaction per
+ * attempt; a head that moved is re-read up to CAS_ATTEMPTS times. */
+static int publish(struct world_store *st, const struct manifest *mf, const json_t *descs, const json_t *base,
+                   const char *base_head, long long base_rev, long long *rev_out, char head_out[WORLD_REF_SIZE],
+                   enum outcome *oc, struct world_err *err)
+{
+	json_t *basecopy = base ? json_incref((json_t *)base) : NULL;
+	char bhead[WORLD_REF_SIZE];
+	snprintf(bhead, sizeof bhead, "%s", base_head);
+	long long brev = base_rev;
+	for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+		json_t *list = merged(basecopy, descs);
+		if (!list) { json_decref(basecopy); return werr(err, WX_FAIL, "publish: out of memory"); }
+		if (basecopy && same_json(list, json_object_get(basecopy, "transitions"))) {
+			json_decref(list);
+			json_decref(basecopy);
+			*oc = UNCHANGED;
+			*rev_out = brev;
+			snprintf(head_out, WORLD_REF_SIZE, "%s", bhead);
+			return 0;
+		}
+		if (test_rival(st, descs, attempt, err) < 0) { json_decref(list); json_decref(basecopy); return -1; }
+		if (world_store_begin(st, err) < 0) { json_decref(list); json_decref(basecopy); return -1; }
+		json_t *cur = NULL;
+		long long crev = 0;
+		char chead[WORLD_REF_SIZE];
+		if (registry_load(st, &cur, &crev, chead, err) < 0) goto fail;
+		if (strcmp(chead, bhead) != 0) {
+			/* another writer won: never clobber its same-id bytes; merge
+			 * over its revision otherwise */
+			world_store_rollback(st);
+			json_decref(list);
+			int c = same_id_conflict(basecopy, cur, crev, descs, err);
+			json_decref(basecopy);
+			if (c < 0) { json_decref(cur); return -1; }
+			basecopy = cur;
+			snprintf(bhead, sizeof bhead, "%s", chead);
+			brev = crev;
+			continue;
+		}
+		json_decref(cur);
+		cur = NULL;
+		for (size_t i = 0; i < mf->n; i++) {
+			const struct entry *e = &mf->e[i];
+			if (!e->file) continue;
+			char ref[WORLD_REF_SIZE];
+			if (world_object_put(st, SOURCE_ID, PROVENANCE, e->source, e->source_len, ref, NULL, err) < 0) goto fail;
+			if (strcmp(ref, e->fn) != 0) {
+				werr(err, WX_INTEGRITY, "store source of \"%s\": stored as %s, checked as %s", e->id, ref, e->fn);
+				goto fail;
+			}
+		}
+		if (reverify(st, list, err) < 0) goto fail;
+		json_t *payload = json_pack("{s:o, s:I, s:O}", "parent", *bhead ? json_string(bhead) : json_null(),
+		                            "revision", (json_int_t)(brev + 1), "transitions", list);
+		if (!payload) { werr(err, WX_FAIL, "publish: out of memory"); goto fail; }
+		char ref[WORLD_REF_SIZE];
+		long long nrev = 0;
+		int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, PROVENANCE, payload, ref, err);
+		json_decref(payload);
+		if (rc < 0) goto fail;
+		if (world_registry_head_cas(st, REGISTRY_TRANSITIONS, *bhead ? bhead : NULL, ref, &nrev, err) < 0) goto fail;
+		if (nrev != brev + 1) {
+			werr(err, WX_INTEGRITY, "publish: head revision %lld, payload says %lld", nrev, brev + 1);
+			goto fail;
+		}
+		if (world_store_commit(st, err) < 0) goto fail;
+		json_decref(list);
+		json_decref(basecopy);
+		*oc = PUBLISHED;
+		*rev_out = nrev;
+		snprintf(head_out, WORLD_REF_SIZE, "%s", ref);
+		return 0;
+	fail:
+		world_store_rollback(st);
+		json_decref(cur);
+		json_decref(list);
+		json_decref(basecopy);
+		if (err->code == WX_CONFLICT)
+			return werr(err, WX_CONFLICT, "the registry head kept moving during publish; re-run the command");
+		return -1;
+	}
+	json_decref(basecopy);
+	return werr(err, WX_CONFLICT, "the registry head kept moving during publish; re-run the command");
+}
+
+/* ---------------------------------------------------------------- verbs */
+
+struct opts {
+	const char *store, *manifest, *bin, *iref;
+	int live;
+};
+
+static int parse_opts(int argc, char **argv, struct opts *o, int transitions)
+{
+	memset(o, 0, sizeof *o);
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (transitions && strcmp(a, "--live") == 0) { o->live = 1; continue; }
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) return usage("unknown flag or missing value: %s", a);
+		i++;
+		if (strcmp(a, "--store") == 0) o->store = v;
+		else if (strcmp(a, "--manifest") == 0) o->manifest = v;
+		else if (strcmp(a, "--ailang-bin") == 0) o->bin = v;
+		else if (transitions && strcmp(a, "--interpreter-ref") == 0) o->iref = v;
+		else return usage("unknown flag %s", a);
+	}
+	return 0;
+}
+
+/* Print every refused entry (one line each); returns the first one's code. */
+static int report_entries(const struct manifest *mf, int all_lines)
+{
+	int code = 0;
+	size_t refused = 0;
+	for (size_t i = 0; i < mf->n; i++) {
+		const struct entry *e = &mf->e[i];
+		if (e->err.code) {
+			if (!code) code = e->err.code;
+			refused++;
+			if (all_lines) printf("refused %s\n", e->err.msg);
+			else fprintf(stderr, "%s: %s\n", prog_verb, e->err.msg);
+		} else if (all_lines) {
+			char name[512];
+			printf("ok %s: would publish as MCP tool %s (transitionFn %s)\n", ename(e, name, sizeof name), e->tool,
+			       e->fn);
+		}
+	}
+	if (refused && !all_lines)
+		fprintf(stderr, "%s: %zu of %zu descriptor(s) refused; nothing was written\n", prog_verb, refused, mf->n);
+	return code;
+}
+
+static int hash_file(const char *path, char ref[WORLD_REF_SIZE], struct world_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "interpreter %s: %s", path, strerror(errno));
+	unsigned char d[WORLD_DIGEST_LEN];
+	int rc = world_sha256_fd(fd, path, d, NULL, err);
+	close(fd);
+	if (rc < 0) return -1;
+	world_ref_format(d, ref);
+	return 0;
+}
+
+static int derive_epoch(struct world_store *st, const char *release, const char *store_path, long long *epoch,
+                        struct world_err *err)
+{
+	if (registry_epoch_for(st, release, epoch, err) == 0) return 0;
+	if (err->code == WX_NOT_FOUND)
+		return werr(err, WX_NOT_FOUND,
+		            "interpreter release \"%s\" is nominated by no epoch in world/epoch-registry/v1 (never "
+		            "defaulted); bootstrap it first: worldd epoch bootstrap --store %s --ailang-bin BIN",
+		            release, store_path);
+	if (err->code == WX_CONFLICT)
+		return werr(err, WX_CONFLICT,
+		            "interpreter release \"%s\" is nominated by more than one epoch in world/epoch-registry/v1; "
+		            "refusing to choose",
+		            release);
+	return -1;
+}
+
+static int transitions_run(int argc, char **argv)
+{
+	prog_verb = "world-publish transitions";
+	struct opts o;
+	int u = parse_opts(argc, argv, &o, 1);
+	if (u) return u;
+	if (o.live) {
+		struct attended_stop stop;
+		attended_stop_set(&stop, "mode", "transitions-is-read-only",
+		                  "transitions writes a LOCAL registry revision, never a public one; --live is refused "
+		                  "rather than ignored");
+		return attended_report(stderr, &stop);
+	}
+	if (!o.store) return usage("--store DB is required");
+	if (!o.manifest) return usage("--manifest FILE is required");
+	if (!!o.bin == !!o.iref) return usage("give exactly one of --ailang-bin BIN and --interpreter-ref sha256:...");
+
+	struct world_err err = { 0, "" };
+	struct stat sb;
+	if (stat(o.store, &sb) < 0) {
+		werr(&err, errno == ENOENT ? WX_NOT_FOUND : WX_IO,
+		     "store %s: %s (create and bootstrap it with worldd epoch bootstrap --store %s --ailang-bin BIN)",
+		     o.store, strerror(errno), o.store);
+		return fail(&err);
+	}
+	struct world_store *st = NULL;
+	if (world_store_open(o.store, WORLD_STORE_WRITER, &st, &err) < 0) {
+		if (err.code == WX_LOCKED) {
+			char m[sizeof err.msg];
+			snprintf(m, sizeof m, "%s", err.msg);
+			werr(&err, WX_LOCKED,
+			     "%s \xe2\x80\x94 the transition registry is written under single-writer authority; stop the "
+			     "daemon first",
+			     m);
+		}
+		return fail(&err);
+	}
+	int code = WX_OK;
+	struct manifest mf;
+	struct supervisor *sup = NULL;
+	json_t *descs = NULL, *cur = NULL;
+	if (manifest_load(o.manifest, &mf, &err) < 0) { code = fail(&err); goto out; }
+	for (size_t i = 0; i < mf.n; i++)
+		if (!mf.e[i].err.code && !mf.e[i].file) resolve_stored(st, &mf.e[i]);
+	if ((code = report_entries(&mf, 0))) goto out;
+
+	/* the interpreter, by reads only: archived already, or archived after
+	 * the attended step */
+	char iref[WORLD_REF_SIZE];
+	struct world_interp wi;
+	int archived = 0;
+	if (o.iref) {
+		if (world_ref_parse(o.iref, "--interpreter-ref", NULL, &err) < 0) { code = fail(&err); goto out; }
+		snprintf(iref, sizeof iref, "%s", o.iref);
+	} else if (hash_file(o.bin, iref, &err) < 0) {
+		code = fail(&err);
+		goto out;
+	}
+	if (world_interp_get(st, iref, &wi, &err) == 0) {
+		archived = 1;
+	} else if (err.code != WX_NOT_FOUND || o.iref) {
+		if (err.code == WX_NOT_FOUND)
+			werr(&err, WX_NOT_FOUND, "interpreter %s is not archived next to the store; give --ailang-bin BIN to "
+			     "archive it", iref);
+		code = fail(&err);
+		goto out;
+	}
+	long long epoch = 0;
+	if (archived) {
+		if (derive_epoch(st, wi.version, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+	} else {
+		char r[WORLD_REF_SIZE];
+		long long rv;
+		if (world_registry_head_get(st, REGISTRY_EPOCHS, r, &rv, &err) < 0) {
+			if (err.code == WX_NOT_FOUND)
+				werr(&err, WX_NOT_FOUND,
+				     "this store has no world/epoch-registry/v1 (never defaulted); bootstrap it first: worldd "
+				     "epoch bootstrap --store %s --ailang-bin BIN",
+				     o.store);
+			code = fail(&err);
+			goto out;
+		}
+	}
+	if (!(sup = make_supervisor(archived ? wi.path : o.bin, iref, &err))) { code = fail(&err); goto out; }
+	for (size_t i = 0; i < mf.n; i++) check_entry(sup, &mf.e[i]);
+	sup_free(sup);
+	sup = NULL;
+	if ((code = report_entries(&mf, 0))) goto out;
+
+	/* the attended step: nothing above wrote anything */
+	{
+		char intro[8400], phrase[4400];
+		snprintf(intro, sizeof intro,
+		         "Type exactly, to write a LOCAL transition-registry revision (%zu descriptor(s) from %s):", mf.n,
+		         o.manifest);
+		snprintf(phrase, sizeof phrase, "publish %zu transitions to %s", mf.n, o.store);
+		struct attended_stop stop;
+		if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
+			code = attended_report(stderr, &stop);
+			goto out;
+		}
+	}
+	if (!archived) {
+		if (world_archive_interpreter(st, o.bin, &wi, &err) < 0) { code = fail(&err); goto out; }
+		if (strcmp(wi.ref, iref) != 0) {
+			werr(&err, WX_HASH_MISMATCH, "interpreter %s changed while publishing (%s checked, %s archived)", o.bin,
+			     iref, wi.ref);
+			code = fail(&err);
+			goto out;
+		}
+		if (derive_epoch(st, wi.version, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+	}
+	int derived = 0;
+	descs = json_array();
+	for (size_t i = 0; i < mf.n; i++) {
+		struct entry *e = &mf.e[i];
+		if (!e->epoch) derived = 1;
+		else if (e->epoch != epoch)
+			entry_fail(e, WX_CONFLICT,
+			           "semanticsEpoch %lld does not nominate interpreter release \"%s\" (world/epoch-registry/v1 "
+			           "gives epoch %lld)",
+			           e->epoch, wi.version, epoch);
+		if (!e->err.code) json_array_append_new(descs, descriptor(e, iref, epoch));
+	}
+	if ((code = report_entries(&mf, 0))) goto out;
+
+	long long rev = 0;
+	char head[WORLD_REF_SIZE];
+	if (registry_load(st, &cur, &rev, head, &err) < 0) { code = fail(&err); goto out; }
+	enum outcome oc;
+	long long nrev;
+	char nhead[WORLD_REF_SIZE];
+	if (publish(st, &mf, descs, cur, head, rev, &nrev, nhead, &oc, &err) < 0) { code = fail(&err); goto out; }
+	if (derived)
+		printf("semantics epoch %lld derived from world/epoch-registry/v1 for interpreter release \"%s\"\n", epoch,
+		       wi.version);
+	if (oc == UNCHANGED)
+		printf("transition registry UNCHANGED at revision %lld (head %s); nothing written\n", nrev, nhead);
+	else
+		printf("published transition registry revision %lld (head %s); the daemon's A2A card will list these "
+		       "skills on its next read\n",
+		       nrev, nhead);
+out:
+	json_decref(descs);
+	json_decref(cur);
+	if (sup) sup_free(sup);
+	if (mf.e || mf.root) manifest_free(&mf);
+	world_store_close(st);
+	return code;
+}
+
+static int check_run(int argc, char **argv)
+{
+	prog_verb = "world-publish check";
+	struct opts o;
+	int u = parse_opts(argc, argv, &o, 0);
+	if (u) return u;
+	if (!o.manifest) return usage("--manifest FILE is required");
+	if (!o.bin) return usage("--ailang-bin BIN is required");
+	struct world_err err = { 0, "" };
+	struct world_store *st = NULL;
+	if (o.store && world_store_open(o.store, WORLD_STORE_READER, &st, &err) < 0) return fail(&err);
+	struct manifest mf;
+	int code = WX_OK;
+	struct supervisor *sup = NULL;
+	if (manifest_load(o.manifest, &mf, &err) < 0) { code = fail(&err); goto out; }
+	for (size_t i = 0; i < mf.n; i++) {
+		struct entry *e = &mf.e[i];
+		if (e->err.code || e->file) continue;
+		if (st) resolve_stored(st, e);
+		else entry_fail(e, WX_NOT_FOUND, "transitionFn %s cannot be resolved without --store DB", e->fn);
+	}
+	if (!(sup = make_supervisor(o.bin, NULL, &err))) { code = fail(&err); goto out; }
+	size_t ok = 0;
+	for (size_t i = 0; i < mf.n; i++)
+		if (!mf.e[i].err.code && check_entry(sup, &mf.e[i]) == 0) ok++;
+	code = report_entries(&mf, 1);
+	printf("%zu of %zu descriptor(s) would publish\n", ok, mf.n);
+out:
+	if (sup) sup_free(sup);
+	if (mf.e || mf.root) manifest_free(&mf);
+	if (st) world_store_close(st);
+	return code;
+}
+
+static const char help[] =
+	"usage: world-publish transitions --store DB --manifest FILE\n"
+	"                     (--ailang-bin BIN | --interpreter-ref sha256:HEX) [--live]\n"
+	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n\n"
+	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
+	"checks each source under the pinned interpreter in a source-check capsule (empty scratch\n"
+	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"
+	"for a typed confirmation at the controlling terminal, then writes the sources and the next\n"
+	"world/transition-registry/v1 revision (compare-and-swap of its head) in one transaction.\n"
+	"An identical republish writes nothing. The daemon must be stopped (writer lock); --live is\n"
+	"refused. --ailang-bin archives BIN next to the store (if not yet); --interpreter-ref names\n"
+	"an interpreter already archived there. The semantics epoch is derived from\n"
+	"world/epoch-registry/v1 (worldd epoch bootstrap), never defaulted.\n\n"
+	"check: every check but the store write and the attended step; one line per descriptor\n"
+	"(\"ok ...\" or \"refused ...\"); exit 0 only when every descriptor would publish. --store DB\n"
+	"(read only) resolves transitionFn refs.\n\n"
+	"exit codes:\n"
+	"  0  published, unchanged, or (check) every descriptor would publish\n"
+	"  2  usage\n"
+	"  3  bad input: manifest, descriptor field, id, tool name, schema, source text\n"
+	"  4  not found: store, manifest, source file, stored source, archived interpreter, epoch\n"
+	"  5  the store is locked by another writer (the daemon)\n"
+	"  8  conflict: same-id conflict, head kept moving, ambiguous epoch, semanticsEpoch mismatch\n"
+	" 19  the source check refused the source (or it lacks main taking one argument)\n"
+	" 20  attended step refused (STOP fence=... line on stderr)\n"
+	"  other codes as in worldd --help (capsule setup, I/O, integrity)\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(help, stderr);
+		return WX_USAGE;
+	}
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(help, stdout);
+			return WX_OK;
+		}
+	if (strcmp(argv[1], "transitions") == 0) return transitions_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "check") == 0) return check_run(argc - 2, argv + 2);
+	fprintf(stderr, "world-publish: unknown verb '%s' (see world-publish --help)\n", argv[1]);
+	return WX_USAGE;
+}
