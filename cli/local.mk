@@ -13,3 +13,5 @@ bin_PROGRAMS += cli/world-publish
 cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h
 cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_world_publish_LDADD = libworld.a $(WORLD_DEP_LIBS)
+TESTS += tests/publish/publish.sh
+EXTRA_DIST += tests/publish/publish.sh tests/publish/pty.py

@@ -518,8 +518,8 @@ static int check_entry(struct supervisor *s, struct entry *e)
 	free(probe);
 	if (rc < 0 && err.code == WX_CHECK_REFUSED) {
 		const char *why = strstr(err.msg, "): ");
-		return entry_fail(e, WX_CHECK_REFUSED, "the source does not define main taking one argument%s%s",
-		                  why ? " (interpreter: " : "", why ? why + 3 : "");
+		return entry_fail(e, WX_CHECK_REFUSED, "the source does not define main taking one argument%s%s%s",
+		                  why ? " (interpreter: " : "", why ? why + 3 : "", why ? ")" : "");
 	}
 	if (rc < 0) return entry_fail_err(e, &err, "source check (main probe)");
 	if (!exports_main(e->source))

@@ -1,0 +1,295 @@
+#!/bin/bash
+# world-publish transitions / check and worldd epoch bootstrap / show
+# (DESIGN §7, docs/publishing.md). Every outcome and refusal line is
+# asserted exactly; every refusal leaves the database file byte-identical;
+# the typed confirmation goes through a pseudo-terminal (tests/publish/pty.py)
+# with CI removed from that child's environment only.
+. "$top_srcdir/tests/tap.sh"
+WP="$top_builddir/cli/world-publish"
+STUB="$top_builddir/tests/supervisor/stub-interp"
+PTY="$top_srcdir/tests/publish/pty.py"
+T=$(mktemp -d /tmp/world-publish.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || bail "cd $T"
+DB="$T/w.db"
+SQL=${SQLITE3_SHELL:-}
+
+# ---- fixtures (DESIGN §2's echo; paths relative to the current directory)
+mkdir -p src
+cat > src/echo.ail <<'AIL'
+module echo
+export func main(input: string) -> string { "{\"echo\":${input}}" }
+AIL
+cat > src/echo2.ail <<'AIL'
+module echo
+-- second revision: a changed source
+export func main(input: string) -> string { "{\"echo2\":${input}}" }
+AIL
+cat > src/echo3.ail <<'AIL'
+module echo
+export func main(input: string) -> string { "{\"echo3\":${input}}" }
+AIL
+printf 'module bad\nimport world/secrets (get)\nexport func main(input: string) -> string { input }\n' > src/world-import.ail
+printf 'module nomain\nexport func helper(input: string) -> string { input }\n' > src/nomain.ail
+printf 'module two\nexport func main(a: string, b: string) -> string { a }\n' > src/twoargs.ail
+printf 'module hidden\nfunc main(input: string) -> string { input }\n' > src/unexported.ail
+printf 'module u\n-- caf\xc3\n export func main(input: string) -> string { input }\n' > src/badutf8.ail
+mkdir -p src/dir.ail
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' 'x' > src/big.ail
+
+desc() { # desc ID FILE [extra JSON members]
+  printf '{"id":"%s","title":"Echo","description":"echoes its input","transitionFnFile":"%s","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"access":null,"declaredEffects":[]%s}' "$1" "$2" "${3:+,$3}"
+}
+manifest() { # manifest FILE DESC...
+  local f=$1; shift
+  local IFS=,
+  printf '[%s]\n' "$*" > "$f"
+}
+manifest m1.json "$(desc tools.echo src/echo.ail)"
+manifest m2.json "$(desc tools.echo src/echo2.ail)"
+manifest m3.json "$(desc tools.echo src/echo3.ail)"
+
+dbsum() { cat "$DB" "$DB-wal" 2>/dev/null | sha256sum | cut -d' ' -f1; }
+head_of() { "$SQL" -readonly "$DB" "SELECT ref || ' ' || revision FROM heads WHERE name = 'world/transition-registry/v1'"; }
+# publish_tty ANSWER MANIFEST [world-publish flags...]: through the pty, CI unset
+publish_tty() {
+  local answer=$1 m=$2; shift 2
+  env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out "$T/o" --err "$T/e" --tty "$T/t" --answer "$answer" -- \
+    "$WP" transitions --store "$DB" --manifest "$m" --ailang-bin "$AILANG_LITE" "$@"
+  rc=$?; out=$(cat "$T/o"); err=$(cat "$T/e"); tty=$(cat "$T/t")
+}
+phrase() { echo "publish $1 transitions to $DB"; }
+prompt() { printf 'Type exactly, to write a LOCAL transition-registry revision (%s descriptor(s) from %s):\n  publish %s transitions to %s\n> ' "$1" "$2" "$1" "$DB"; }
+
+# ---- worldd epoch bootstrap / show
+run_capture out err rc env -u CI -u GITHUB_ACTIONS "$WP" transitions --store "$DB" --manifest m1.json --ailang-bin "$AILANG_LITE"
+is "$rc" 4 "publishing to a store that does not exist: exit 4"
+is "$err" "world-publish transitions: store $DB: No such file or directory (create and bootstrap it with worldd epoch bootstrap --store $DB --ailang-bin BIN)" "... says how to create it"
+[ ! -e "$DB" ]; ok $? "... and creates nothing"
+
+run_capture out err rc "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$AILANG_LITE"
+is "$rc" 0 "epoch bootstrap: exit 0"
+REL=$("$AILANG_LITE" --version | head -n1)
+IREF=$("$WORLDD" hash < "$AILANG_LITE")
+is "$out" "bootstrapped world/epoch-registry/v1: epoch 1 = interpreter release \"$REL\" (interpreter $IREF)" "epoch bootstrap: its line"
+run_capture out err rc "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$AILANG_LITE"
+is "$out" "world/epoch-registry/v1 already nominates interpreter release \"$REL\" as epoch 1; unchanged (interpreter $IREF)" "a second bootstrap: unchanged"
+run_capture out err rc "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$STUB"
+is "$rc" 8 "bootstrap with another release on the same store: exit 8"
+is "$err" "worldd epoch bootstrap: store is bound to interpreter release \"$REL\" (epoch 1); refusing release \"STUB-interp v0.0.1 (test double, not AILANG)\"" "... names both releases"
+run_capture out err rc "$WORLDD" epoch show --store "$DB"
+like "$out" "^world/epoch-registry/v1 revision 1 \(head sha256:[0-9a-f]{64}\)" "epoch show: the head"
+is "$(printf '%s' "$out" | sed -n 2p)" "  epoch 1: interpreter release \"$REL\"" "epoch show: one line per epoch"
+EH=$(printf '%s' "$out" | sed -n 1p | grep -Eo 'sha256:[0-9a-f]{64}')
+run_capture out err rc "$WORLDD" epoch show --store "$DB" --json
+is "$out" "{\"epochs\":[{\"epoch\":1,\"release\":\"$REL\"}],\"head\":\"$EH\",\"revision\":1}" "epoch show --json"
+run_capture out err rc "$WORLDD" epoch show --store "$T/none.db"
+is "$rc" 4 "epoch show on a missing store: exit 4"
+
+# ---- first publish -> revision 1
+publish_tty "$(phrase 1)" m1.json
+is "$rc" 0 "first publish: exit 0"
+is "$tty" "$(prompt 1 m1.json)$(phrase 1)" "the prompt on the terminal, exactly"
+is "$(printf '%s' "$out" | sed -n 1p)" "semantics epoch 1 derived from world/epoch-registry/v1 for interpreter release \"$REL\"" "the epoch line"
+like "$(printf '%s' "$out" | sed -n 2p)" "^published transition registry revision 1 \(head sha256:[0-9a-f]{64}\); the daemon's A2A card will list these skills on its next read$" "published revision 1"
+H1=$(printf '%s' "$out" | sed -n 2p | grep -Eo 'sha256:[0-9a-f]{64}')
+"$WORLDD" object get --store "$DB" "$H1" --payload > reg1.json
+SRC1=$("$WORLDD" hash < src/echo.ail)
+is "$(cat reg1.json)" "{\"parent\":null,\"revision\":1,\"transitions\":[{\"access\":null,\"declaredEffects\":[],\"description\":\"echoes its input\",\"id\":\"tools.echo\",\"inputSchema\":{\"type\":\"object\"},\"interpreter\":\"$IREF\",\"outputSchema\":{\"type\":\"object\"},\"semanticsEpoch\":1,\"title\":\"Echo\",\"transitionFn\":\"$SRC1\"}]}" "revision 1's payload: the format of coordinator/registry.h"
+run_capture o e r "$WORLDD" object get --store "$DB" "$SRC1"
+like "$o" '"semanticId":"world/transition-source/v1"' "the source is stored as world/transition-source/v1"
+
+# ---- identical republish -> UNCHANGED, not one byte written
+before=$(dbsum)
+publish_tty "$(phrase 1)" m1.json
+is "$rc" 0 "identical republish: exit 0"
+is "$(printf '%s' "$out" | sed -n 2p)" "transition registry UNCHANGED at revision 1 (head $H1); nothing written" "UNCHANGED line"
+is "$(dbsum)" "$before" "the database file is byte-identical after the identical republish"
+
+# ---- changed source -> revision 2 with the right parent
+publish_tty "$(phrase 1)" m2.json
+is "$rc" 0 "changed source: exit 0"
+like "$(printf '%s' "$out" | sed -n 2p)" "^published transition registry revision 2 \(head sha256:[0-9a-f]{64}\);" "published revision 2"
+H2=$(printf '%s' "$out" | sed -n 2p | grep -Eo 'sha256:[0-9a-f]{64}')
+"$WORLDD" object get --store "$DB" "$H2" --payload > reg2.json
+like "$(cat reg2.json)" "^\{\"parent\":\"$H1\",\"revision\":2," "revision 2's parent is revision 1's head"
+like "$(cat reg2.json)" "\"transitionFn\":\"$("$WORLDD" hash < src/echo2.ail)\"" "... and it names the new source"
+
+# ---- the attended fences (m3 would write revision 3: see the control below)
+SRC3=$("$WORLDD" hash < src/echo3.ail)
+before=$(dbsum)
+run_capture out err rc env CI=true "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$rc" 20 "CI set: exit 20"
+is "$err" "$(printf 'STOP fence=ci reason=ci\n  CI is set; this step is never run in CI (unset it only if a human is at this terminal)')" "CI set: the STOP line and its detail"
+env -u CI GITHUB_ACTIONS=true python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$?:$(head -n1 e)" "20:STOP fence=ci reason=github_actions" "GITHUB_ACTIONS set, even at a terminal: STOP fence=ci"
+is "$(cat t)" "" "... and nothing is prompted"
+run_capture out err rc bash -c "echo '$(phrase 1)' | env -u CI -u GITHUB_ACTIONS setsid -w '$WP' transitions --store '$DB' --manifest m3.json --ailang-bin '$AILANG_LITE'"
+is "$rc" 20 "no controlling terminal (setsid), phrase piped in: exit 20"
+is "$(printf '%s' "$err" | sed -n 1p)" "STOP fence=tty reason=no-controlling-terminal" "... STOP fence=tty reason=no-controlling-terminal"
+like "$(printf '%s' "$err" | sed -n 2p)" "^  opening /dev/tty failed: .*; there is no controlling terminal here \(an agent harness, setsid, cron or CI\)\. fix: run it yourself from a terminal window \(an IDE terminal pane works\); an agent cannot run this step$" "... the detail ends with the fix"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --stdin null --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$?:$(head -n1 e)" "20:STOP fence=tty reason=stdin-is-not-the-controlling-terminal" "stdin /dev/null with a terminal present: refused"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --stdin pipe --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$?:$(head -n1 e)" "20:STOP fence=tty reason=stdin-not-a-terminal" "the phrase piped on stdin with a terminal present: refused"
+is "$(cat t)" "" "... and nothing is prompted"
+publish_tty "publish 1 transition to $DB" m3.json
+is "$rc" 20 "wrong phrase: exit 20"
+is "$err" "$(printf 'STOP fence=confirmation reason=mismatch\n  the typed line is not the required confirmation phrase; nothing was written (type it exactly as printed)')" "wrong phrase: STOP fence=confirmation reason=mismatch"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --eof --out o --err e --tty t -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$?" 20 "EOF at the prompt: exit 20"
+is "$(cat e)" "$(printf 'STOP fence=confirmation reason=eof\n  the terminal closed before a confirmation line was typed; nothing was written')" "EOF: STOP fence=confirmation reason=eof"
+publish_tty "$(phrase 1)" m3.json --live
+is "$rc:$err" "20:$(printf 'STOP fence=mode reason=transitions-is-read-only\n  transitions writes a LOCAL registry revision, never a public one; --live is refused rather than ignored')" "--live: refused, even with the right phrase"
+is "$tty" "" "... before any prompt"
+# the daemon holds the writer lock: refused before anything is prompted
+env -u CI -u GITHUB_ACTIONS flock "$DB.writer.lock" python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
+is "$?" 5 "writer lock held (the daemon): exit 5"
+is "$(cat e)" "world-publish transitions: store $DB: another process already holds writer authority for this database ($DB.writer.lock) — the transition registry is written under single-writer authority; stop the daemon first" "... the reference's text"
+is "$(cat t)" "" "... checked before the prompt"
+is "$(dbsum)" "$before" "every refused attended step left the database byte-identical"
+run_capture o e r "$WORLDD" object get --store "$DB" "$SRC3"
+is "$r" 4 "... and the source was not stored"
+# control: the same publish, attended, writes revision 3
+publish_tty "$(phrase 1)" m3.json
+is "$rc" 0 "control: the same publish at a terminal with the phrase succeeds"
+like "$out" "published transition registry revision 3 " "... revision 3"
+
+# ---- a head moved by another writer between the checks and the swap
+cat > src/echo4.ail <<'AIL'
+module echo
+export func main(input: string) -> string { "{\"echo4\":${input}}" }
+AIL
+manifest m4.json "$(desc tools.echo src/echo4.ail)"
+SRC4=$("$WORLDD" hash < src/echo4.ail)
+WORLD_PUBLISH_TEST_RIVAL=same-id publish_tty "$(phrase 1)" m4.json
+is "$rc" 8 "same-id conflict: exit 8"
+is "$err" "world-publish transitions: both this publish and the registry's revision 4 set \"tools.echo\" with different bytes; nothing was written — republish the winner's descriptor, or remove the entry" "same-id conflict: the message"
+run_capture o e r "$WORLDD" object get --store "$DB" "$SRC4"
+is "$r" 4 "... the source was not stored"
+if [ -n "$SQL" ]; then
+  like "$(head_of)" " 4$" "... the head is the rival's revision 4"
+  "$WORLDD" object get --store "$DB" "$(head_of | cut -d' ' -f1)" --payload > rival.json
+  like "$(cat rival.json)" '"title":"a rival publisher.s title"' "... which kept its bytes"
+else
+  skip "no sqlite3 shell" "the head is the rival's"; skip "no sqlite3 shell" "the rival kept its bytes"
+fi
+WORLD_PUBLISH_TEST_RIVAL=moving publish_tty "$(phrase 1)" m4.json
+is "$rc:$err" "8:world-publish transitions: the registry head kept moving during publish; re-run the command" "a head that kept moving: exit 8 and the message"
+run_capture o e r "$WORLDD" object get --store "$DB" "$SRC4"
+is "$r" 4 "... the source was not stored"
+[ -n "$SQL" ] && { like "$(head_of)" " 7$" "... the head is the rivals' (revision 7)"; } || skip "no sqlite3 shell" "the rivals' head"
+# control: without a rival the same publish lands on top of the rivals' revision
+publish_tty "$(phrase 1)" m4.json
+is "$rc" 0 "control: without the rival the same publish succeeds"
+like "$out" "published transition registry revision 8 " "... as revision 8, over the rivals' revision 7"
+"$WORLDD" object get --store "$DB" "$(printf '%s' "$out" | sed -n 2p | grep -Eo 'sha256:[0-9a-f]{64}')" --payload > reg8.json
+like "$(cat reg8.json)" '"id":"zz.rival.3"' "... keeping the other writer's descriptors"
+
+# ---- sources that must never be stored (checked before any prompt)
+refuse() { # refuse NAME WANT_RC WANT_ERR_LINE MANIFEST: through transitions, nothing written
+  local name=$1 want_rc=$2 want=$3 m=$4
+  local b
+  b=$(dbsum)
+  run_capture out err rc env -u CI -u GITHUB_ACTIONS "$WP" transitions --store "$DB" --manifest "$m" --ailang-bin "$AILANG_LITE"
+  is "$rc" "$want_rc" "$name: exit $want_rc"
+  is "$(printf '%s' "$err" | sed -n 1p)" "$want" "$name: the message"
+  is "$(dbsum)" "$b" "$name: the database is byte-identical"
+}
+manifest bad.json "$(desc tools.bad src/world-import.ail)"
+refuse "a world/* import" 19 'world-publish transitions: entry "tools.bad": source check: source check refused (interpreter exit 1): Error: LDR001 at host/capsule/main.ail:2:8: LDR001: module not found: world/secrets' bad.json
+is "$(printf '%s' "$err" | sed -n 2p)" "world-publish transitions: 1 of 1 descriptor(s) refused; nothing was written" "... and says nothing was written"
+run_capture o e r "$WORLDD" object get --store "$DB" "$("$WORLDD" hash < src/world-import.ail)"
+is "$r" 4 "... the refused source is not stored"
+manifest bad.json "$(desc tools.nomain src/nomain.ail)"
+refuse "a module without main" 19 "world-publish transitions: entry \"tools.nomain\": the source does not define main taking one argument (interpreter: Error: TC_UNDEFINED_001 at host/capsule/main.ail:5:60: undefined name 'main')" bad.json
+manifest bad.json "$(desc tools.two src/twoargs.ail)"
+refuse "main taking two arguments" 19 "world-publish transitions: entry \"tools.two\": the source does not define main taking one argument (interpreter: Error: TC_ARITY_001 at host/capsule/main.ail:5:60: function 'main' takes 2 arguments, called with 1)" bad.json
+manifest bad.json "$(desc tools.hidden src/unexported.ail)"
+refuse "main not exported" 19 'world-publish transitions: entry "tools.hidden": the source does not export main (no `export func main(` line)' bad.json
+
+# ---- descriptor checks (world-publish check: no store, no attended step)
+chk() { # chk NAME WANT_LINE MANIFEST: one refused entry
+  run_capture out err rc "$WP" check --manifest "$3" --ailang-bin "$AILANG_LITE"
+  nok "$rc" "$1: check exits non-zero"
+  is "$(printf '%s' "$out" | grep '^refused')" "$2" "$1: the line"
+}
+manifest bad.json "$(desc Tools.Echo src/echo.ail)"
+chk "upper-case id" 'refused entry #1: id "Tools.Echo" byte 1 (0x54) is not one of [a-z0-9_./-]' bad.json
+manifest bad.json "$(desc 'tools echo' src/echo.ail)"
+chk "a space in the id" 'refused entry #1: id "tools echo" byte 6 (0x20) is not one of [a-z0-9_./-]' bad.json
+manifest bad.json "$(desc tools..echo src/echo.ail)"
+chk "an empty segment" 'refused entry #1: id "tools..echo" has an empty segment at byte 6 (segments are separated by one '"'.'"' or '"'/'"')' bad.json
+LONG=$(printf 'a%.0s' $(seq 129))
+manifest bad.json "$(desc "$LONG" src/echo.ail)"
+chk "an id over 128 bytes" "refused entry #1: id \"$LONG\" is 129 bytes; an id is 1-128 bytes" bad.json
+LONG=$(printf 'a%.0s' $(seq 64))
+manifest ok64.json "$(desc "$LONG" src/echo.ail)"
+run_capture out err rc "$WP" check --manifest ok64.json --ailang-bin "$AILANG_LITE"
+is "$rc" 0 "control: a 64-byte tool name would publish"
+manifest bad.json "$(desc "${LONG}a" src/echo.ail)"
+chk "a 65-byte id: its tool name is over 64 bytes" "refused entry \"${LONG}a\": MCP tool name \"${LONG}a\" is 65 bytes after escaping; at most 64" bad.json
+TOOLY=$(printf 'a_%.0s' $(seq 21))aa
+manifest bad.json "$(desc "$TOOLY" src/echo.ail)"
+chk "a tool name over 64 bytes after escaping" "refused entry \"$TOOLY\": MCP tool name \"$(printf 'a_u%.0s' $(seq 21))aa\" is 65 bytes after escaping; at most 64" bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail)" "$(desc tools.echo src/echo2.ail)"
+chk "duplicate ids" 'refused entry "tools.echo": duplicate id (also entry #1)' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail '"inputSchema":[]' | sed 's/"inputSchema":{"type":"object"},//')"
+chk "a schema that is not an object" 'refused entry "tools.echo": inputSchema is not a JSON object' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"outputSchema":{"type":"object"}/"outputSchema":{"type":"object","patternProperties":{"^a":{}}}/')"
+run_capture out err rc "$WP" check --manifest bad.json --ailang-bin "$AILANG_LITE"
+nok "$rc" "a schema with an unsupported keyword: refused"
+like "$out" '^refused entry "tools.echo": outputSchema: .*patternProperties' "... naming the keyword"
+python3 - <<'PY'
+import json
+d = {"id": "tools.echo", "transitionFnFile": "src/echo.ail", "inputSchema": {"description": "x" * (256 * 1024)}}
+json.dump([d], open("bigschema.json", "w"))
+d["inputSchema"] = {"description": "x" * (256 * 1024 - 18)}
+json.dump([d], open("maxschema.json", "w"))
+PY
+chk "a schema over 256 KiB" 'refused entry "tools.echo": inputSchema is 262162 bytes canonicalised; at most 262144' bigschema.json
+run_capture out err rc "$WP" check --manifest maxschema.json --ailang-bin "$AILANG_LITE"
+is "$rc" 0 "control: a schema of exactly 256 KiB would publish"
+manifest bad.json "$(desc tools.echo src/echo.ail '"titel":"x"')"
+chk "an unknown key" 'refused entry "tools.echo": unknown key "titel"' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace.Read","scope":"worktree","cost":0,"budget":1}' | sed 's/"access":null,//')"
+chk "an unknown key in access" 'refused entry "tools.echo": access: unknown key "budget" (known: effect, scope, cost)' bad.json
+manifest bad.json "$(desc tools.echo src/nope.ail)"
+chk "a missing source file" 'refused entry "tools.echo": transitionFnFile "src/nope.ail": open src/nope.ail: No such file or directory' bad.json
+manifest bad.json "$(desc tools.echo src/dir.ail)"
+chk "a directory as source" 'refused entry "tools.echo": transitionFnFile "src/dir.ail": src/dir.ail is not a regular file' bad.json
+manifest bad.json "$(desc tools.echo src/big.ail)"
+chk "a source over the 1 MiB cap" 'refused entry "tools.echo": transitionFnFile "src/big.ail": src/big.ail is 1048577 bytes, over the 1048576-byte cap' bad.json
+manifest bad.json "$(desc tools.echo src/badutf8.ail)"
+chk "invalid UTF-8 in a source" 'refused entry "tools.echo": transitionFnFile "src/badutf8.ail": transition source: byte 15: invalid UTF-8' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/,"transitionFnFile":"src\/echo.ail"//')"
+chk "no source at all" 'refused entry "tools.echo": a source is required: transitionFnFile (a source file) or transitionFn (a stored source'"'"'s ref)' bad.json
+python3 - <<'PY'
+import json
+d = {"id": "", "transitionFnFile": "src/echo.ail"}
+json.dump([dict(d, id="t%d" % i) for i in range(1025)], open("many.json", "w"))
+json.dump([dict(d, id="t%d" % i) for i in range(1024)], open("max.json", "w"))
+PY
+run_capture out err rc "$WP" check --manifest many.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" '3:world-publish check: manifest "many.json": 1025 descriptors; at most 1024' "more than 1024 entries: refused as a whole"
+b=$(dbsum)
+run_capture out err rc env -u CI "$WP" transitions --store "$DB" --manifest many.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err:$(dbsum)" "3:world-publish transitions: manifest \"many.json\": 1025 descriptors; at most 1024:$b" "... by transitions too, nothing written"
+
+# ---- world-publish check: one line per entry, exit 0 only when all pass
+manifest mixed.json "$(desc tools.echo src/echo.ail)" "$(desc tools.bad src/world-import.ail)" "$(desc tools.nomain src/nomain.ail)"
+run_capture out err rc "$WP" check --manifest mixed.json --ailang-bin "$AILANG_LITE"
+is "$rc" 19 "check with one good and two bad entries: exit 19"
+is "$(printf '%s' "$out" | wc -l)" 3 "... one line per entry plus the count"
+is "$(printf '%s' "$out" | sed -n 1p)" "ok entry \"tools.echo\": would publish as MCP tool tools_decho (transitionFn $SRC1)" "... the good entry"
+like "$(printf '%s' "$out" | sed -n 2p)" '^refused entry "tools.bad": source check: .*LDR001' "... the world/* import"
+is "$(printf '%s' "$out" | sed -n 4p)" "1 of 3 descriptor(s) would publish" "... and the count"
+run_capture out err rc "$WP" check --manifest m1.json --ailang-bin "$AILANG_LITE"
+is "$rc" 0 "check of a good manifest: exit 0"
+manifest ref.json "{\"id\":\"tools.ref\",\"transitionFn\":\"$SRC1\"}"
+run_capture out err rc "$WP" check --manifest ref.json --ailang-bin "$AILANG_LITE"
+is "$rc:$out" "4:refused entry \"tools.ref\": transitionFn $SRC1 cannot be resolved without --store DB
+0 of 1 descriptor(s) would publish" "check: a transitionFn ref needs --store"
+run_capture out err rc "$WP" check --manifest ref.json --ailang-bin "$AILANG_LITE" --store "$DB"
+is "$rc" 0 "check --store resolves a stored transitionFn (read only)"
+done_testing
