@@ -5,6 +5,8 @@
 # fails when the committed page differs.
 set -e
 WORLDD=$1 AILANG_LITE=$2
+# world-publish is built beside worldd (cli/); a third argument overrides it.
+WORLD_PUBLISH=${3:-$(dirname "$WORLDD")/world-publish}
 cat <<'HEAD'
 # Operations
 
@@ -54,6 +56,14 @@ while IFS= read -r verb; do
   "$WORLDD" $verb --help
   echo '```'
 done
+echo
+echo "## world-publish"
+echo
+echo "docs/publishing.md describes the manifest, every check and every outcome line."
+echo
+echo '```'
+"$WORLD_PUBLISH" --help
+echo '```'
 echo
 echo "## ailang-lite"
 echo
