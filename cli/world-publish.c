@@ -25,16 +25,7 @@
 #include "store/canon.h"
 #include "store/error.h"
 #include "store/file.h"
-#if __has_include("store/jschema.h")
 #include "store/jschema.h"
-#else /* TEMPORARY until store/jschema.h lands on main */
-static int jschema_check(const json_t *schema, struct world_err *err)
-{
-	(void)schema;
-	(void)err;
-	return 0;
-}
-#endif
 #include "store/ref.h"
 #include "store/store.h"
 #include "supervisor/supervisor.h"

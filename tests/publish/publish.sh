@@ -237,9 +237,12 @@ chk "duplicate ids" 'refused entry "tools.echo": duplicate id (also entry #1)' b
 manifest bad.json "$(desc tools.echo src/echo.ail '"inputSchema":[]' | sed 's/"inputSchema":{"type":"object"},//')"
 chk "a schema that is not an object" 'refused entry "tools.echo": inputSchema is not a JSON object' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"outputSchema":{"type":"object"}/"outputSchema":{"type":"object","patternProperties":{"^a":{}}}/')"
-run_capture out err rc "$WP" check --manifest bad.json --ailang-bin "$AILANG_LITE"
-nok "$rc" "a schema with an unsupported keyword: refused"
-like "$out" '^refused entry "tools.echo": outputSchema: .*patternProperties' "... naming the keyword"
+chk "a schema with an unsupported keyword" 'refused entry "tools.echo": outputSchema: schema (root): unsupported keyword "patternProperties"' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"inputSchema":{"type":"object"}/"inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"^a"}}}/')"
+chk "an unsupported keyword deep in a schema" 'refused entry "tools.echo": inputSchema: schema /properties/p: unsupported keyword "pattern"' bad.json
+b=$(dbsum)
+run_capture out err rc env -u CI "$WP" transitions --store "$DB" --manifest bad.json --ailang-bin "$AILANG_LITE"
+is "$rc:$(dbsum)" "3:$b" "... refused by transitions too (exit 3), nothing written"
 python3 - <<'PY'
 import json
 d = {"id": "tools.echo", "transitionFnFile": "src/echo.ail", "inputSchema": {"description": "x" * (256 * 1024)}}
