@@ -2,13 +2,13 @@
 """tests/publish/pty.py: run a command with a pseudo-terminal as its
 controlling terminal and answer its attended prompt there.
 
-usage: pty.py --out F --err F --tty F [--stdin tty|null|pipe]
+usage: pty.py --out F --err F --tty F [--stdin tty|null|pipe] [--after S]
               [--answer TEXT | --eof | --no-answer] -- CMD ARGS...
 
 The child is a new session whose controlling terminal is the pty slave
 (TIOCSCTTY); stdin is the slave (tty), /dev/null (null) or an empty pipe
 carrying the answer (pipe); stdout and stderr go to the files. When the
-terminal shows a line ending in "> ", TEXT + newline is typed (or ^D for
+terminal output ends with S (default "> "), TEXT + newline is typed (or ^D for
 --eof). Everything written to the terminal goes to --tty. Exits with the
 child's exit status. The waits are hang guards (120 s), never assertions."""
 import argparse
@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--err", required=True)
     ap.add_argument("--tty", required=True)
     ap.add_argument("--stdin", default="tty", choices=["tty", "null", "pipe"])
+    ap.add_argument("--after", default="> ", help="answer once the terminal output ends with this")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--answer")
     g.add_argument("--eof", action="store_true")
@@ -85,11 +86,13 @@ def main():
         if not chunk:
             break
         seen += chunk
-        if not answered and seen.endswith(b"> "):
+        if not answered and seen.endswith(a.after.encode()):
             answered = True
             os.write(master, b"\x04" if a.eof else ((a.answer or "") + "\n").encode())
     with open(a.tty, "wb") as f:
         f.write(seen.replace(b"\r\n", b"\n"))
+    if status is None and time.monotonic() >= deadline:
+        os.kill(pid, 9)  # the hang guard ran out: never leave the child behind
     if status is None:
         _, status = os.waitpid(pid, 0)
     os.close(master)
