@@ -295,4 +295,24 @@ is "$rc:$out" "4:refused entry \"tools.ref\": transitionFn $SRC1 cannot be resol
 0 of 1 descriptor(s) would publish" "check: a transitionFn ref needs --store"
 run_capture out err rc "$WP" check --manifest ref.json --ailang-bin "$AILANG_LITE" --store "$DB"
 is "$rc" 0 "check --store resolves a stored transitionFn (read only)"
+
+# ---- the packages of this repository (paths relative to the repository root)
+for pkg in quickstart se-tools; do
+  if [ -f "$top_srcdir/packages/$pkg/transitions.json" ]; then
+    run_capture out err rc bash -c "cd '$top_srcdir' && '$WP' check --manifest packages/$pkg/transitions.json --ailang-bin '$AILANG_LITE'"
+    is "$rc" 0 "packages/$pkg: every descriptor would publish"
+  else
+    skip "packages/$pkg absent" "packages/$pkg would publish"
+  fi
+done
+if [ -f "$top_srcdir/packages/quickstart/transitions.json" ]; then
+  DB="$T/q.db"
+  "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$AILANG_LITE" > /dev/null
+  (cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out "$T/o" --err "$T/e" --tty "$T/t" --answer "$(phrase 1)" -- \
+    "$WP" transitions --store "$DB" --manifest packages/quickstart/transitions.json --ailang-bin "$AILANG_LITE")
+  is "$?" 0 "packages/quickstart publishes into a fresh store"
+  like "$(cat "$T/o")" "^published transition registry revision 1 " "... as revision 1"
+else
+  skip "packages/quickstart absent" "quickstart publishes"; skip "packages/quickstart absent" "... as revision 1"
+fi
 done_testing
