@@ -823,6 +823,20 @@ static int derive_epoch(struct world_store *st, const char *release, const char 
 	return -1;
 }
 
+/* A descriptor's semanticsEpoch must be the derived one; reports refusals. */
+static int check_epochs(struct manifest *mf, long long epoch, const char *release)
+{
+	for (size_t i = 0; i < mf->n; i++) {
+		struct entry *e = &mf->e[i];
+		if (e->epoch && e->epoch != epoch)
+			entry_fail(e, WX_CONFLICT,
+			           "semanticsEpoch %lld does not nominate interpreter release \"%s\" (world/epoch-registry/v1 "
+			           "gives epoch %lld)",
+			           e->epoch, release, epoch);
+	}
+	return report_entries(mf, 0);
+}
+
 static int transitions_run(int argc, char **argv)
 {
 	prog_verb = "world-publish transitions";
@@ -906,6 +920,7 @@ static int transitions_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (archived && (code = check_epochs(&mf, epoch, wi.version))) goto out;
 	if (!(sup = make_supervisor(archived ? wi.path : o.bin, iref, &err))) { code = fail(&err); goto out; }
 	for (size_t i = 0; i < mf.n; i++) check_entry(sup, &mf.e[i]);
 	sup_free(sup);
@@ -935,19 +950,13 @@ static int transitions_run(int argc, char **argv)
 		}
 		if (derive_epoch(st, wi.version, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
 	}
+	if ((code = check_epochs(&mf, epoch, wi.version))) goto out;
 	int derived = 0;
 	descs = json_array();
 	for (size_t i = 0; i < mf.n; i++) {
-		struct entry *e = &mf.e[i];
-		if (!e->epoch) derived = 1;
-		else if (e->epoch != epoch)
-			entry_fail(e, WX_CONFLICT,
-			           "semanticsEpoch %lld does not nominate interpreter release \"%s\" (world/epoch-registry/v1 "
-			           "gives epoch %lld)",
-			           e->epoch, wi.version, epoch);
-		if (!e->err.code) json_array_append_new(descs, descriptor(e, iref, epoch));
+		if (!mf.e[i].epoch) derived = 1;
+		json_array_append_new(descs, descriptor(&mf.e[i], iref, epoch));
 	}
-	if ((code = report_entries(&mf, 0))) goto out;
 
 	long long rev = 0;
 	char head[WORLD_REF_SIZE];

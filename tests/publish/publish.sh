@@ -296,6 +296,54 @@ is "$rc:$out" "4:refused entry \"tools.ref\": transitionFn $SRC1 cannot be resol
 run_capture out err rc "$WP" check --manifest ref.json --ailang-bin "$AILANG_LITE" --store "$DB"
 is "$rc" 0 "check --store resolves a stored transitionFn (read only)"
 
+# ---- the semantics epoch: derived, never defaulted
+manifest ep2.json "$(desc tools.echo src/echo4.ail '"semanticsEpoch":2')"
+refuse "semanticsEpoch 2 against epoch 1" 8 "world-publish transitions: entry \"tools.echo\": semanticsEpoch 2 does not nominate interpreter release \"$REL\" (world/epoch-registry/v1 gives epoch 1)" ep2.json
+manifest ep1.json "$(desc tools.echo src/echo4.ail '"semanticsEpoch":1')"
+publish_tty "$(phrase 1)" ep1.json
+H8=$("$SQL" -readonly "$DB" "SELECT ref FROM heads WHERE name = 'world/transition-registry/v1'" 2>/dev/null)
+is "$rc:$out" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written" "semanticsEpoch 1 given: accepted, no epoch line (nothing was derived)"
+publish_tty "$(phrase 1)" m4.json --interpreter-ref "$IREF"
+is "$rc" 2 "--ailang-bin and --interpreter-ref together: usage"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m4.json --interpreter-ref "$IREF"
+is "$?:$(sed -n 2p o)" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written" "--interpreter-ref of the archived interpreter"
+run_capture out err rc "$WP" transitions --store "$DB" --manifest m4.json --interpreter-ref sha256:0000000000000000000000000000000000000000000000000000000000000000
+is "$rc:$err" "4:world-publish transitions: interpreter sha256:0000000000000000000000000000000000000000000000000000000000000000 is not archived next to the store; give --ailang-bin BIN to archive it" "--interpreter-ref of an interpreter not archived: refused"
+
+NOEP="$T/noep.db"
+"$WORLDD" archive --store "$NOEP" --ailang-bin "$AILANG_LITE" > /dev/null
+b=$(cat "$NOEP" "$NOEP-wal" 2>/dev/null | sha256sum)
+run_capture out err rc env -u CI "$WP" transitions --store "$NOEP" --manifest m1.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "4:world-publish transitions: interpreter release \"$REL\" is nominated by no epoch in world/epoch-registry/v1 (never defaulted); bootstrap it first: worldd epoch bootstrap --store $NOEP --ailang-bin BIN" "no epoch registry (interpreter archived): refused, never defaulted"
+is "$(cat "$NOEP" "$NOEP-wal" 2>/dev/null | sha256sum)" "$b" "... nothing written"
+NOEP2="$T/noep2.db"
+printf x | "$WORLDD" object put --store "$NOEP2" --semantic-id test/x > /dev/null
+run_capture out err rc env -u CI "$WP" transitions --store "$NOEP2" --manifest m1.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "4:world-publish transitions: this store has no world/epoch-registry/v1 (never defaulted); bootstrap it first: worldd epoch bootstrap --store $NOEP2 --ailang-bin BIN" "no epoch registry (interpreter not archived): refused before archiving"
+[ ! -e "$NOEP2.artifacts/interpreters" ]; ok $? "... and the interpreter was not archived"
+if [ -n "$SQL" ]; then
+  AMB="$T/amb.db"
+  "$WORLDD" archive --store "$AMB" --ailang-bin "$AILANG_LITE" > /dev/null
+  R=$(printf '{"epochs":[{"epoch":1,"release":"%s"},{"epoch":2,"release":"%s"}]}' "$REL" "$REL" | "$WORLDD" object put --store "$AMB" --semantic-id world/epoch-registry/v1)
+  "$SQL" "$AMB" "INSERT INTO heads(name, ref, revision, updated_at) VALUES ('world/epoch-registry/v1', '$R', 1, 0)"
+  run_capture out err rc env -u CI "$WP" transitions --store "$AMB" --manifest m1.json --ailang-bin "$AILANG_LITE"
+  is "$rc:$err" "8:world-publish transitions: interpreter release \"$REL\" is nominated by more than one epoch in world/epoch-registry/v1; refusing to choose" "an ambiguous epoch: refused"
+else
+  skip "no sqlite3 shell" "an ambiguous epoch: refused"
+fi
+
+# ---- an interpreter not archived yet (same release, other bytes): archived
+# after the attended step, and named by the new descriptors
+cp "$AILANG_LITE" "$T/ailang-copy" && printf 'x' >> "$T/ailang-copy"
+IREF2=$("$WORLDD" hash < "$T/ailang-copy")
+manifest m5.json "$(desc tools.echo5 src/echo.ail)"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m5.json --ailang-bin "$T/ailang-copy"
+is "$?" 0 "a new interpreter of the same release: published"
+[ -x "$DB.artifacts/interpreters/sha256/${IREF2#sha256:}/ailang" ]; ok $? "... and archived next to the store"
+"$WORLDD" object get --store "$DB" "$(sed -n 2p o | grep -Eo 'sha256:[0-9a-f]{64}')" --payload > reg9.json
+like "$(cat reg9.json)" "\"id\":\"tools.echo5\",\"inputSchema\":\{\"type\":\"object\"\},\"interpreter\":\"$IREF2\"" "... the new descriptor names it"
+like "$(cat reg9.json)" "\"id\":\"tools.echo\",\"inputSchema\":\{\"type\":\"object\"\},\"interpreter\":\"$IREF\"" "... the others keep theirs"
+
 # ---- the packages of this repository (paths relative to the repository root)
 for pkg in quickstart se-tools; do
   if [ -f "$top_srcdir/packages/$pkg/transitions.json" ]; then
