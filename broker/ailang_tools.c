@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_ERRORS 100            /* diagnostics kept by Ailang.Check */
@@ -19,6 +20,7 @@
 #define EXAMPLES_LINES_PER_FILE 5
 #define EXAMPLES_LINE_MAX 200     /* bytes of a matching line shown */
 #define QUERY_MAX 256
+#define EXAMPLES_TOTAL_MAX ((size_t)16 << 20) /* bytes read by one search */
 
 /* ---- payload checks -------------------------------------------------------- */
 
@@ -555,10 +557,22 @@ static int examples_search(const struct broker_handler_ctx *ctx, const json_t *p
 	snprintf(ql, sizeof ql, "%s", q);
 	lower(ql);
 	json_t *results = json_array();
+	/* The handler's wall cap and a total read budget bound the search. */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	size_t total = 0;
+	int late = 0;
 	for (size_t i = 0; i < nn && results && json_array_size(results) < EXAMPLES_MAX_RESULTS; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >= (long)wall_of(ctx)) {
+			late = 1;
+			break;
+		}
+		if (total >= EXAMPLES_TOTAL_MAX) break;
 		size_t len = 0;
 		char *body = read_example(dfd, names[i], &len);
 		if (!body) continue;
+		total += len;
 		char nl[300];
 		snprintf(nl, sizeof nl, "%s", names[i]);
 		lower(nl);
@@ -596,6 +610,10 @@ static int examples_search(const struct broker_handler_ctx *ctx, const json_t *p
 	close(dfd);
 	for (size_t i = 0; i < nn; i++) free(names[i]);
 	free(names);
+	if (late) {
+		json_decref(results);
+		return werr(err, WX_DEADLINE, "%s: examples search passed the %u ms deadline", E, wall_of(ctx));
+	}
 	json_t *doc = results ? json_pack("{s:s,s:I,s:o}", "query", q, "count", (json_int_t)json_array_size(results),
 	                                  "examples", results)
 	                      : NULL;

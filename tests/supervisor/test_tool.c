@@ -355,8 +355,8 @@ static void worktree_refusals(struct supervisor *s)
 
 /* A thread swaps WT/../swap between a directory (f = "A") and a symlink to
  * OTHER (f = "S") with RENAME_EXCHANGE while runs mount it. */
-static atomic_int swapping;
-static char SWAP[400], SWAP_ALT[400];
+static atomic_int swapping, swaps;
+static char SWAP[400], SWAP_ALT[400], UDIR[300];
 static void *swapper(void *p)
 {
 	(void)p;
@@ -366,6 +366,7 @@ static void *swapper(void *p)
 			diag("swapper: renameat2: %s", strerror(errno));
 			break;
 		}
+		atomic_fetch_add(&swaps, 1);
 		/* Irregular windows (1..8 ms) where either is in place. */
 		struct timespec ts = { 0, 1000000L * (1 + rand_r(&seed) % 8) };
 		nanosleep(&ts, NULL);
@@ -373,45 +374,60 @@ static void *swapper(void *p)
 	return NULL;
 }
 
-static void swap_race(struct supervisor *s)
+/* n runs while the swapper exchanges SWAP (a directory, f = "A") with
+ * SWAP_ALT (a symlink to OTHER, f = "S"). saw_other: the control, a
+ * path-following read during the swap reaches OTHER. */
+struct swap_counts {
+	int saw_other, mounted, refused, leaked, in_child;
+};
+
+static struct swap_counts swap_runs(struct supervisor *s, const char *base, int n)
 {
+	struct swap_counts k = { 0, 0, 0, 0, 0 };
 	char p[500];
-	snprintf(SWAP, sizeof SWAP, "%s/swap", T);
-	snprintf(SWAP_ALT, sizeof SWAP_ALT, "%s/swap-alt", T);
-	if (mkdir(SWAP, 0755) < 0 || symlink(OTHER, SWAP_ALT) < 0) bail("swap setup");
+	snprintf(SWAP, sizeof SWAP, "%s/swap", base);
+	snprintf(SWAP_ALT, sizeof SWAP_ALT, "%s/swap-alt", base);
+	if (mkdir(SWAP, 0755) < 0 || symlink(OTHER, SWAP_ALT) < 0) bail("swap setup: %s", strerror(errno));
 	snprintf(p, sizeof p, "%s/f", SWAP);
 	put(p, "A\n");
 	atomic_store(&swapping, 1);
 	pthread_t th;
 	pthread_create(&th, NULL, swapper, NULL);
-	/* Control: a path-following read does see the other directory. */
-	int saw_other = 0;
-	for (int i = 0; i < 200000 && !saw_other; i++) {
+	for (int i = 0; i < 200000 && !k.saw_other; i++) {
 		int fd = open(p, O_RDONLY);
 		char c = 0;
 		if (fd >= 0) {
-			if (read(fd, &c, 1) == 1 && c == 'S') saw_other = 1;
+			if (read(fd, &c, 1) == 1 && c == 'S') k.saw_other = 1;
 			close(fd);
 		}
 	}
-	ok(saw_other, "control: during the swap, opening swap/f by path reaches the other directory");
-	int mounted = 0, refused = 0, leaked = 0, in_child = 0;
-	for (int i = 0; i < 40; i++) {
+	for (int i = 0; i < n; i++) {
 		int rc;
+		/* A refused run returns at once: let the swapper move on first. */
+		int c0 = atomic_load(&swaps);
+		for (int w = 0; w < 5000 && atomic_load(&swaps) == c0; w++) {
+			struct timespec ts = { 0, 200000 };
+			nanosleep(&ts, NULL);
+		}
 		char *o = run_out(s, SWAP, "cat", "/work/f", &rc);
-		if (rc == 0 && strcmp(o, "A") == 0) mounted++;
-		else if (rc == 0 && strcmp(o, "S") == 0) leaked++;
-		else refused++;
-		if (rc < 0 && strstr(o, "open worktree")) in_child++; /* caught by the child's re-check */
-		if (rc < 0 && !strstr(o, "symlink")) diag("refused: %s", o);
+		if (rc == 0 && strcmp(o, "A") == 0) k.mounted++;
+		else if (rc == 0 && strcmp(o, "S") == 0) k.leaked++;
+		else k.refused++;
+		if (rc < 0 && strstr(o, "open worktree")) k.in_child++; /* caught by the capsule's re-check */
 		free(o);
 	}
-	diag("swap: %d mounted the directory, %d refused (%d of them by the capsule's identity re-check)", mounted,
-	     refused, in_child);
 	atomic_store(&swapping, 0);
 	pthread_join(th, NULL);
-	is_int(leaked, 0, "40 runs during the swap: the symlinked directory was never mounted (%d mounted, %d refused)",
-	       mounted, refused);
+	return k;
+}
+
+static void swap_race(struct supervisor *s)
+{
+	struct swap_counts k = swap_runs(s, T, 40);
+	ok(k.saw_other, "control: during the swap, opening swap/f by path reaches the other directory");
+	diag("swap: %d mounted the directory, %d refused", k.mounted, k.refused);
+	is_int(k.leaked, 0, "40 runs during the swap: the symlinked directory was never mounted (%d mounted, %d refused)",
+	       k.mounted, k.refused);
 }
 
 static void controls(void)
@@ -440,6 +456,8 @@ static void unprivileged(void)
 	}
 	int pfd[2];
 	if (pipe(pfd) < 0) bail("pipe");
+	snprintf(UDIR, sizeof UDIR, "%s/unpriv", T);
+	if (mkdir(UDIR, 0755) < 0 || chown(UDIR, 65534, 65534) < 0) bail("unpriv dir");
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -454,7 +472,10 @@ static void unprivileged(void)
 		char *a = run_out(s, WT, "cat", "/work/hello.txt", NULL);
 		char *b = run_out(s, WT, "write", "/work/x", NULL);
 		char *c = run_out(s, WT, "cat", SECRET, NULL);
-		dprintf(pfd[1], "%s|%s|%s", a, b, c);
+		/* The unprivileged path re-resolves the worktree in the capsule:
+		 * race it (the swap directory belongs to this user). */
+		struct swap_counts k = swap_runs(s, UDIR, 40);
+		dprintf(pfd[1], "%s|%s|%s|%d %d %d %d %d", a, b, c, k.saw_other, k.leaked, k.mounted, k.refused, k.in_child);
 		sup_free(s);
 		_exit(0);
 	}
@@ -466,8 +487,18 @@ static void unprivileged(void)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "unprivileged child ran (status %d)", st);
+	char *counts = strrchr(buf, '|');
+	int saw = 0, leaked = -1, mounted = 0, refusedn = 0, in_child = 0;
+	if (counts) {
+		*counts++ = '\0';
+		if (sscanf(counts, "%d %d %d %d %d", &saw, &leaked, &mounted, &refusedn, &in_child) != 5) leaked = -1;
+	}
 	is_str(buf, "hello worktree|error: EROFS|error: ENOENT",
 	       "unprivileged: worktree readable, not writable, host file invisible");
+	ok(saw, "unprivileged control: a path-following read during the swap reaches the other directory");
+	diag("unprivileged swap: %d mounted, %d refused, %d of them by the capsule's identity re-check", mounted,
+	     refusedn, in_child);
+	is_int(leaked, 0, "unprivileged: 40 runs during the swap never mounted the symlinked directory");
 }
 
 int main(void)
