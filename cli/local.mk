@@ -19,5 +19,5 @@ check_PROGRAMS += tests/publish/attended_probe
 tests_publish_attended_probe_SOURCES = tests/publish/attended_probe.c cli/attended.c cli/attended.h
 tests_publish_attended_probe_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_publish_attended_probe_LDADD = libworld.a $(WORLD_DEP_LIBS)
-TESTS += tests/publish/attended.sh
-EXTRA_DIST += tests/publish/attended.sh
+TESTS += tests/publish/attended.sh tests/publish/unprivileged.sh
+EXTRA_DIST += tests/publish/attended.sh tests/publish/unprivileged.sh
