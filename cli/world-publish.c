@@ -81,6 +81,7 @@ struct entry {
 	long long epoch;        /* given semanticsEpoch, or 0 */
 	char tool[TOOL_NAME_MAX * 2 + 8];
 	struct world_err err;   /* code 0 while the entry is fine */
+	int checked;            /* the capsule checks ran on this entry's source */
 };
 
 struct manifest {
@@ -518,6 +519,31 @@ static int check_entry(struct supervisor *s, struct entry *e)
 	return 0;
 }
 
+/* check_entry, once per distinct source: an entry whose source (same ref)
+ * was checked already takes that verdict, so a manifest naming one source
+ * many times costs two capsule runs, not two per entry. */
+static int check_all(struct supervisor *s, struct manifest *mf)
+{
+	int ok = 0;
+	for (size_t i = 0; i < mf->n; i++) {
+		struct entry *e = &mf->e[i];
+		if (e->err.code) continue;
+		const struct entry *same = NULL;
+		for (size_t j = 0; j < i && !same; j++)
+			if (mf->e[j].checked && strcmp(mf->e[j].fn, e->fn) == 0) same = &mf->e[j];
+		if (!same) {
+			e->checked = 1;
+			if (check_entry(s, e) == 0) ok++;
+		} else if (same->err.code) {
+			const char *why = strstr(same->err.msg, ": ");
+			entry_fail(e, same->err.code, "%s", why ? why + 2 : same->err.msg);
+		} else {
+			ok++;
+		}
+	}
+	return ok;
+}
+
 static struct supervisor *make_supervisor(const char *bin, const char *ref, struct world_err *err)
 {
 	struct sup_limits lim;
@@ -658,6 +684,23 @@ static int reverify(struct world_store *st, const json_t *list, struct world_err
 
 enum outcome { PUBLISHED, UNCHANGED };
 
+static int too_many(size_t n, long long rev, struct world_err *err)
+{
+	return werr(err, WX_BAD_INPUT,
+	            "the registry would hold %zu descriptors (revision %lld plus this manifest's new ids); at most %d; "
+	            "nothing was written",
+	            n, rev, ENTRIES_MAX);
+}
+
+/* How many descriptors the next revision would hold over current. */
+static size_t merged_count(const json_t *current, const struct manifest *mf)
+{
+	size_t n = current ? json_array_size(json_object_get(current, "transitions")) : 0;
+	for (size_t i = 0; i < mf->n; i++)
+		if (!current || !registry_find(current, mf->e[i].id)) n++;
+	return n;
+}
+
 /* Compare with the head, then (unless unchanged) store the sources, re-verify,
  * write the next registry object and swap the head: one transaction per
  * attempt; a head that moved is re-read up to CAS_ATTEMPTS times. */
@@ -672,6 +715,12 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 	for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
 		json_t *list = merged(basecopy, descs);
 		if (!list) { json_decref(basecopy); return werr(err, WX_FAIL, "publish: out of memory"); }
+		if (json_array_size(list) > ENTRIES_MAX) {
+			size_t n = json_array_size(list);
+			json_decref(list);
+			json_decref(basecopy);
+			return too_many(n, brev, err);
+		}
 		if (basecopy && same_json(list, json_object_get(basecopy, "transitions"))) {
 			json_decref(list);
 			json_decref(basecopy);
@@ -922,10 +971,21 @@ static int transitions_run(int argc, char **argv)
 	}
 	if (archived && (code = check_epochs(&mf, epoch, wi.version))) goto out;
 	if (!(sup = make_supervisor(archived ? wi.path : o.bin, iref, &err))) { code = fail(&err); goto out; }
-	for (size_t i = 0; i < mf.n; i++) check_entry(sup, &mf.e[i]);
+	check_all(sup, &mf);
 	sup_free(sup);
 	sup = NULL;
 	if ((code = report_entries(&mf, 0))) goto out;
+
+	/* the registry as a whole stays within the manifest limit */
+	{
+		json_t *now = NULL;
+		long long nrv = 0;
+		char nh[WORLD_REF_SIZE];
+		if (registry_load(st, &now, &nrv, nh, &err) < 0) { code = fail(&err); goto out; }
+		size_t total = merged_count(now, &mf);
+		json_decref(now);
+		if (total > ENTRIES_MAX) { too_many(total, nrv, &err); code = fail(&err); goto out; }
+	}
 
 	/* the attended step: nothing above wrote anything */
 	{
@@ -1005,9 +1065,7 @@ static int check_run(int argc, char **argv)
 		else entry_fail(e, WX_NOT_FOUND, "transitionFn %s cannot be resolved without --store DB", e->fn);
 	}
 	if (!(sup = make_supervisor(o.bin, NULL, &err))) { code = fail(&err); goto out; }
-	size_t ok = 0;
-	for (size_t i = 0; i < mf.n; i++)
-		if (!mf.e[i].err.code && check_entry(sup, &mf.e[i]) == 0) ok++;
+	size_t ok = (size_t)check_all(sup, &mf);
 	code = report_entries(&mf, 1);
 	printf("%zu of %zu descriptor(s) would publish\n", ok, mf.n);
 out:

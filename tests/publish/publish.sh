@@ -279,6 +279,22 @@ b=$(dbsum)
 run_capture out err rc env -u CI "$WP" transitions --store "$DB" --manifest many.json --ailang-bin "$AILANG_LITE"
 is "$rc:$err:$(dbsum)" "3:world-publish transitions: manifest \"many.json\": 1025 descriptors; at most 1024:$b" "... by transitions too, nothing written"
 
+run_capture out err rc "$WP" check --manifest max.json --ailang-bin "$AILANG_LITE"
+is "$rc:$(printf '%s' "$out" | tail -n1)" "0:1024 of 1024 descriptor(s) would publish" "control: 1024 entries are allowed (one source, checked once)"
+# the registry as a whole: at most 1024 descriptors
+FULL="$T/full.db"
+"$WORLDD" epoch bootstrap --store "$FULL" --ailang-bin "$AILANG_LITE" > /dev/null
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "publish 1024 transitions to $FULL" -- "$WP" transitions --store "$FULL" --manifest max.json --ailang-bin "$AILANG_LITE"
+is "$?:$(sed -n 2p o | grep -o "^published transition registry revision [0-9]*")" "0:published transition registry revision 1" "1024 descriptors published"
+manifest one-more.json "$(desc t1024 src/echo.ail)"
+b=$(cat "$FULL" "$FULL-wal" 2>/dev/null | sha256sum)
+run_capture out err rc env -u CI "$WP" transitions --store "$FULL" --manifest one-more.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "3:world-publish transitions: the registry would hold 1025 descriptors (revision 1 plus this manifest's new ids); at most 1024; nothing was written" "a 1025th descriptor in the registry: refused before the prompt"
+is "$(cat "$FULL" "$FULL-wal" 2>/dev/null | sha256sum)" "$b" "... nothing written"
+manifest replace.json "$(desc t7 src/echo2.ail)"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "publish 1 transitions to $FULL" -- "$WP" transitions --store "$FULL" --manifest replace.json --ailang-bin "$AILANG_LITE"
+is "$?:$(sed -n 2p o | grep -o "^published transition registry revision [0-9]*")" "0:published transition registry revision 2" "control: replacing one of the 1024 is fine"
+
 # ---- world-publish check: one line per entry, exit 0 only when all pass
 manifest mixed.json "$(desc tools.echo src/echo.ail)" "$(desc tools.bad src/world-import.ail)" "$(desc tools.nomain src/nomain.ail)"
 run_capture out err rc "$WP" check --manifest mixed.json --ailang-bin "$AILANG_LITE"
