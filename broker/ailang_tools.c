@@ -89,7 +89,13 @@ static char *map_paths(const char *text, const char *path)
 	}
 	size_t o = 0;
 	for (size_t i = 0; i < tlen;) {
-		if (text[i] == '/' && strncmp(text + i + 1, cap, clen) == 0) {
+		/* Only at a word start: "network/P" is not the capsule path. */
+		char prev = i ? text[i - 1] : ' ';
+		int start = !((prev >= 'a' && prev <= 'z') || (prev >= 'A' && prev <= 'Z') || (prev >= '0' && prev <= '9') ||
+		              prev == '_' || prev == '-' || prev == '.' || prev == '/');
+		if (!start) {
+			out[o++] = text[i++];
+		} else if (text[i] == '/' && strncmp(text + i + 1, cap, clen) == 0) {
 			memcpy(out + o, path, plen);
 			o += plen;
 			i += clen + 1;

@@ -343,7 +343,7 @@ static void forced(const struct broker_handler_ctx *c)
 	rc = call(ailang_check, c, "{\"op\":\"ai_check\",\"path\":\"diags.ail\"}", &o, &err);
 	json_t *r = report(o);
 	json_t *errs = json_object_get(json_object_get(r, "check"), "errors");
-	ok(rc == 0 && json_array_size(errs) == 3, "three diagnostics of three forms on both streams (%s)",
+	ok(rc == 0 && json_array_size(errs) == 4, "four diagnostics of three forms on both streams (%s)",
 	   sget(o, "stdout"));
 	is_str(sget(json_array_get(errs, 0), "code"), "LDR001", "form CODE: MESSAGE (stdout)");
 	is_str(sget(json_array_get(errs, 0), "message"), "module not found: world/x", "... its message");
@@ -351,6 +351,8 @@ static void forced(const struct broker_handler_ctx *c)
 	is_str(sget(json_array_get(errs, 1), "file"), "diags.ail", "... its file mapped back");
 	is_str(sget(json_array_get(errs, 1), "message"), "bad thing in diags.ail", "... capsule paths in the message mapped");
 	is_str(sget(json_array_get(errs, 2), "code"), "PAR001", "form Error: CODE MESSAGE");
+	is_str(sget(json_array_get(errs, 3), "file"), "diags.ail", "an absolute capsule path (/work/P) mapped back");
+	is_str(sget(json_array_get(errs, 3), "message"), "see network/diags.ail", "... but not inside another word");
 	json_decref(r);
 	json_decref(o);
 

@@ -78,7 +78,8 @@ int main(int argc, char **argv)
 		if (strcmp(cmd, "check") == 0 && strcmp(word, "diags") == 0) {
 			/* the diagnostic forms the handler reads, on both streams */
 			puts("LDR001: module not found: world/x");
-			fprintf(stderr, "Error: TC_X at %s:3:7: bad thing in %s\nnot a diagnostic\nError: PAR001 oops\n", file, file);
+			fprintf(stderr, "Error: TC_X at %s:3:7: bad thing in %s\nnot a diagnostic\nError: PAR001 oops\n"
+			        "Error: TC_Y at /%s:4:1: see network/diags.ail\n", file, file, file);
 			return 1;
 		}
 		if (strcmp(word, "forge") == 0) {
