@@ -44,6 +44,15 @@ sz=$(stat -c %s "$b")
 ok $([ "$sz" -gt 0 ] && [ $((sz % 8)) -eq 0 ] && echo 0 || echo 1) "bpf: a whole number of 8-byte instructions ($sz bytes)"
 "$WORLDD" profile show transition --format bpf | cmp -s - "$b"; ok $? "bpf export is deterministic (diffable)"
 rm -f "$b"
+# tool-run lists its worktree mount (read-only) and its landlock rule
+out=$("$WORLDD" profile show tool-run)
+like "$out" '/work +bind of the caller.s worktree \(optional\), ro,nosuid,nodev,noexec' "tool-run text: the /work mount, read-only"
+like "$out" 'worktree +read_file,read_dir' "tool-run text: landlock grants read only on the worktree"
+wt=$("$WORLDD" profile show tool-run --format json | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print([m["options"] for m in d["mounts"] if m["path"] == "/work"][0].split(",")[0])')
+is "$wt" ro "tool-run json: the /work mount is ro"
+out=$("$WORLDD" profile show transition)
+unlike "$out" '/work' "transition: no worktree mount"
 run_capture out err rc "$WORLDD" profile show nope
 is "$rc" 4 "unknown profile: exit 4"
 run_capture out err rc "$WORLDD" profile show transition --format yaml
