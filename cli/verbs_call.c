@@ -4,6 +4,7 @@
  * outcome). Argument parsing only: the work is in coordinator/ and broker/. */
 #include "broker/grants.h"
 #include "broker/session.h"
+#include "cli/attended.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/coordinator.h"
@@ -154,6 +155,77 @@ done:
 	world_store_close(st);
 	free(args);
 	return rc;
+}
+
+/* ---- session mint ---- */
+
+static const char mint_help[] =
+    "usage: worldd session mint --store DB --episode EP --grant EFFECT=SCOPE:BUDGET [--grant ...] [--ttl S]\n"
+    "\n"
+    "Mints a session credential for episode EP (^[a-z0-9][a-z0-9-]{0,63}$) with the\n"
+    "grants given (each split at the first '=' and the last ':'; budget 0..2^53).\n"
+    "Attended: refused with CI or GITHUB_ACTIONS set, without a controlling\n"
+    "terminal, or when standard input is not that terminal; asks on the terminal\n"
+    "  Confirm mint for episode EP (N grant(s), expiry +Ss) with a session credential? [y/N]\n"
+    "and proceeds only on y or yes. Prints the credential (64 lowercase hex) once,\n"
+    "on stdout; the store keeps only its sha256. On stderr: the session id and expiry.\n"
+    "A refused attended step prints `STOP fence=NAME[ reason=R]` and one detail line.\n"
+    "\n"
+    "  --ttl S   lifetime in seconds (default 3600, at most 31536000); the session\n"
+    "            is live while now < expires_at\n"
+    "\n"
+    "exit codes: 0 minted, 2 usage (bad episode, grant or ttl), 5 store locked,\n"
+    "  9 I/O, 20 attended step refused (nothing written)\n";
+
+static int verb_session_mint(int argc, char **argv)
+{
+	const char *verb = "session mint";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--episode", .has_value = 1 },
+		                   { .name = "--grant", .has_value = 1, .multi = 1 }, { .name = "--ttl", .has_value = 1 },
+		                   { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (!f[1].value) return worldd_usage(verb, "--episode EP is required");
+	if (!f[2].nvalues) return worldd_usage(verb, "at least one --grant EFFECT=SCOPE:BUDGET is required");
+	if (!broker_episode_valid(f[1].value))
+		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[1].value);
+	long long ttl = 3600;
+	if (f[3].value) {
+		char *end;
+		errno = 0;
+		ttl = strtoll(f[3].value, &end, 10);
+		if (!*f[3].value || *end || errno || ttl < 1 || ttl > BROKER_TTL_MAX)
+			return worldd_usage(verb, "--ttl '%s' must be 1 to %lld seconds", f[3].value, BROKER_TTL_MAX);
+	}
+	struct broker_grant g[WORLDD_FLAG_MAX_VALUES];
+	struct world_err e;
+	for (int i = 0; i < f[2].nvalues; i++)
+		if (broker_grant_parse(f[2].values[i], &g[i], &e) < 0) return worldd_usage(verb, "%s", e.msg);
+	/* Check the writer lock before asking: a question we then cannot act on
+	 * wastes the operator's attention. */
+	struct world_store *st;
+	if (world_store_open(f[0].value, WORLD_STORE_WRITER, &st, &e) < 0) return worldd_fail(verb, &e);
+	char question[256];
+	snprintf(question, sizeof question,
+	         "Confirm mint for episode %s (%d grant(s), expiry +%llds) with a session credential? [y/N] ", f[1].value,
+	         f[2].nvalues, ttl);
+	struct attended_stop stop;
+	if (attended_confirm_yes(question, &stop) < 0) {
+		world_store_close(st);
+		return attended_report(stderr, &stop);
+	}
+	char cred[BROKER_CREDENTIAL_LEN + 1], id[65];
+	long long exp;
+	rc = broker_session_mint(st, f[1].value, g, (size_t)f[2].nvalues, ttl, cred, id, &exp, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	printf("%s\n", cred);
+	explicit_bzero(cred, sizeof cred);
+	fprintf(stderr, "worldd session mint: session %s for episode %s, expires_at %lld (+%llds)\n", id, f[1].value, exp,
+	        ttl);
+	return flush_stdout(verb);
 }
 
 /* ---- session list / revoke ---- */
@@ -320,6 +392,7 @@ static int verb_journal(int argc, char **argv)
 
 const struct worldd_verb broker_verbs[] = {
 	{ "call", "one invocation of a published transition, committed to the log", call_help, verb_call },
+	{ "session mint", "mint a session credential for an episode (attended)", mint_help, verb_session_mint },
 	{ "session list", "list sessions (ids, episodes, grants, expiry)", list_help, verb_session_list },
 	{ "session revoke", "delete a session or every session of an episode", revoke_help, verb_session_revoke },
 	{ "journal", "list journal intents without an outcome (indeterminate)", journal_help, verb_journal },
