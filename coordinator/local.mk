@@ -12,8 +12,8 @@ check_PROGRAMS += tests/coordinator/ctest-fixture
 tests_coordinator_ctest_fixture_SOURCES = tests/coordinator/fixture.c tests/coordinator/ctest.h
 tests_coordinator_ctest_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_coordinator_ctest_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/coordinator/call.sh tests/coordinator/mint.sh
-EXTRA_DIST += tests/coordinator/call.sh tests/coordinator/mint.sh
+TESTS += tests/coordinator/call.sh tests/coordinator/mint.sh tests/coordinator/crash.sh
+EXTRA_DIST += tests/coordinator/call.sh tests/coordinator/mint.sh tests/coordinator/crash.sh
 
 # The coordinator benchmark (run by `make bench`, see bench/local.mk).
 noinst_PROGRAMS += bench/coordinator_bench
