@@ -1,7 +1,7 @@
 #!/bin/bash
 # The packages called through `worldd call` on a real worktree: tools.echo,
 # then every se-tools tool (read, write, edit, check of a good and a bad
-# file, run, both searches, one CLI op) under a session holding a grant for
+# file, run, both searches, two CLI ops) under a session holding a grant for
 # each effect. Each committed call is checked in the store: the next log
 # entry, whose invocation record names the skill, whose stored output is the
 # printed output byte for byte, and whose plan and effect records are the
@@ -127,7 +127,8 @@ ok $? "control: entry $entries is there"
 # ---- Ailang.* tools ----
 call ailang-check '{"path":"src/good.ail"}'
 if [ "$rc" = 21 ] && printf '%s' "$err" | grep -q 'which no handler here serves'; then
-  for t in "ailang-check (good file)" "ailang-check (bad file)" ailang-run builtins-search examples-search ailang-cli; do
+  for t in "ailang-check (good file)" "ailang-check (bad file)" ailang-run builtins-search examples-search \
+           "ailang-cli iface" "ailang-cli version"; do
     skip "no Ailang.* handler in this build" "$t through worldd call"
   done
 else
@@ -156,6 +157,12 @@ print(all("json" in (b["name"]+b["module"]+b["signature"]).lower() for b in d["b
   is "$rc:$(jget ok)" "0:true" "examples-search: ok"
   like "$(jget stdout)" 'list-patterns' "examples-search pattern: finds list-patterns.ail"
   committed examples-search
+
+  call ailang-cli '{"op":"iface","path":"src/good.ail"}'
+  is "$rc:$(jget exit_code)" "0:0" "ailang-cli iface: exit 0"
+  is "$(jget stdout | python3 -c 'import json,sys; d=json.load(sys.stdin); print([(e["name"], e["arity"]) for e in d["exports"]])')" \
+    "[('main', 1)]" "... the interface names main taking one argument"
+  committed ailang-cli
 
   call ailang-cli '{"op":"version"}'
   is "$rc:$(jget exit_code)" "0:0" "ailang-cli version: exit 0"
