@@ -1,7 +1,8 @@
 # coordinator/: one invocation = input -> capsule -> broker -> one committed
 # log entry (coordinator.h), and reading the registries (registry.h).
 libworld_a_SOURCES += coordinator/registry.c coordinator/registry.h \
-	coordinator/coordinator.c coordinator/coordinator.h
+	coordinator/coordinator.c coordinator/coordinator.h \
+	coordinator/provenance.c coordinator/provenance.h coordinator/replay.c coordinator/replay.h
 
 check_PROGRAMS += tests/coordinator/test_coordinator
 tests_coordinator_test_coordinator_SOURCES = tests/coordinator/test_coordinator.c tests/coordinator/ctest.h
@@ -21,3 +22,12 @@ bench_coordinator_bench_SOURCES = bench/coordinator_bench.c tests/coordinator/ct
 bench_coordinator_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 bench_coordinator_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/coordinator_bench.sh
+
+# Provenance walks and replay (provenance.h, replay.h): a fixture store of
+# every kind of committed call, and the CLI tests over it.
+check_PROGRAMS += tests/coordinator/prov-fixture
+tests_coordinator_prov_fixture_SOURCES = tests/coordinator/prov_fixture.c tests/coordinator/ctest.h
+tests_coordinator_prov_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_coordinator_prov_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/coordinator/prov.sh
+EXTRA_DIST += tests/coordinator/prov.sh

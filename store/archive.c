@@ -294,3 +294,45 @@ int world_interp_get(struct world_store *st, const char *ref, struct world_inter
 		return werr(err, WX_IO, "interpreter %s: store path too long", ref);
 	return 0;
 }
+
+int world_interp_verify(struct world_store *st, const char *ref, int *what, struct world_err *err)
+{
+	int w;
+	if (!what) what = &w;
+	*what = WORLD_INTERP_FILE;
+	struct world_interp wi;
+	if (world_interp_get(st, ref, &wi, err) < 0) return -1;
+	int fd = open(wi.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return werr(err, errno == ENOENT ? WX_INTEGRITY : WX_IO, "interpreter %s: archived file %s: %s", ref, wi.path,
+		            strerror(errno));
+	unsigned char d[WORLD_DIGEST_LEN];
+	uint64_t n = 0;
+	int rc = world_sha256_fd(fd, wi.path, d, &n, err);
+	close(fd);
+	if (rc < 0) return -1;
+	char got[WORLD_REF_SIZE];
+	world_ref_format(d, got);
+	if (strcmp(got, ref) != 0)
+		return werr(err, WX_INTEGRITY, "interpreter %s: archived file %s hashes to %s", ref, wi.path, got);
+	if (n != wi.size)
+		return werr(err, WX_INTEGRITY, "interpreter %s: archived file is %llu bytes, the store recorded %llu", ref,
+		            (unsigned long long)n, (unsigned long long)wi.size);
+	*what = WORLD_INTERP_MANIFEST;
+	char dir[4096], manifest[4200], version[256];
+	if (interp_dir(st, ref, dir, sizeof dir) < 0) return werr(err, WX_IO, "interpreter %s: store path too long", ref);
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
+	unsigned char *buf;
+	size_t mn;
+	if (read_file(manifest, &buf, &mn, 1 << 16, err) < 0) {
+		if (err && err->code == WX_NOT_FOUND) err->code = WX_INTEGRITY;
+		return -1;
+	}
+	int canon = world_canon_is_canonical((const char *)buf, mn);
+	free(buf);
+	if (!canon || read_manifest(manifest, ref, n, version, sizeof version) < 0 || strcmp(version, wi.version) != 0)
+		return werr(err, WX_INTEGRITY,
+		            "interpreter %s: %s is not the canonical {hash,size,version} of the archived file (%llu bytes, "
+		            "release \"%s\")", ref, manifest, (unsigned long long)n, wi.version);
+	return 0;
+}

@@ -1223,3 +1223,29 @@ int world_log_find_record(struct world_store *st, const char *record_ref, long l
 	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "log find", err);
 	return 0;
 }
+
+int world_log_find_ref(struct world_store *st, const char *ref, long long *index, const char **what,
+                       struct world_err *err)
+{
+	static const struct { const char *sql, *what; } q[] = {
+		{ "SELECT entry_index FROM log_entries WHERE entry_hash = ? LIMIT 1", "entry" },
+		{ "SELECT entry_index FROM log_entries WHERE transition_ref = ? ORDER BY entry_index LIMIT 1", "record" },
+		{ "SELECT revision FROM worlds WHERE ref = ? LIMIT 1", "world" },
+		{ "SELECT revision FROM worlds WHERE state_root = ? ORDER BY revision LIMIT 1", "output" },
+	};
+	if (world_ref_parse(ref, "ref", NULL, err) < 0) return -1;
+	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+		sqlite3_stmt *s;
+		if (ws_prep(st, q[i].sql, &s, err) < 0) return -1;
+		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		if (rc == SQLITE_ROW) {
+			if (what) *what = q[i].what;
+			return 0;
+		}
+		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log find", err);
+	}
+	return werr(err, WX_NOT_FOUND, "%s: no log entry, invocation record, world or output of that ref", ref);
+}

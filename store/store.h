@@ -191,6 +191,12 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
                        struct world_err *err);
 /* The index of the log entry whose transitionRef is record_ref (WX_NOT_FOUND). */
 int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err);
+/* The index of the log entry a ref names: its entryHash, its transitionRef
+ * (invocation record), the ref of its world, or its world's stateRoot (the
+ * invocation output), tried in that order; *what (may be NULL) gets
+ * "entry", "record", "world" or "output". WX_NOT_FOUND when none. */
+int world_log_find_ref(struct world_store *st, const char *ref, long long *index, const char **what,
+                       struct world_err *err);
 
 /* ---- sessions (§8) ---- */
 /* Stores sha256(credential) only, with the episode, grants (canonicalised
@@ -234,4 +240,13 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 /* Looks up an archived interpreter by ref (no re-hash: the runner hashes the
  * bytes it executes). WX_NOT_FOUND when unknown. Works in READER mode. */
 int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err);
+/* Re-verifies an archived interpreter: the file's sha256 is ref and its
+ * size the recorded one (*what = WORLD_INTERP_FILE on failure), and
+ * manifest.json beside it is the canonical {hash,size,version} of that file
+ * and the recorded release (*what = WORLD_INTERP_MANIFEST). A damaged or
+ * missing file is WX_INTEGRITY; an unknown ref WX_NOT_FOUND. Works in READER
+ * mode; reads only. */
+#define WORLD_INTERP_FILE 1
+#define WORLD_INTERP_MANIFEST 2
+int world_interp_verify(struct world_store *st, const char *ref, int *what, struct world_err *err);
 #endif

@@ -1,0 +1,94 @@
+/* tests/coordinator/prov_fixture.c: `prov-fixture DIR` makes DIR/world.db
+ * for the provenance tests (tests/coordinator/prov.sh): ailang-lite
+ * archived, epoch 1, and six committed invocations of episode ep1, in this
+ * order (entry index = position):
+ *   1 t.seen     pure
+ *   2 t.echo     effectful, effect ok, finish phase
+ *   3 t.refuse   the plan refuses (no effect)
+ *   4 t.denied   the broker denies the effect, finish phase
+ *   5 t.failing  the handler fails, finish phase
+ *   6 t.direct   effect ok, no finish (the handler output is the output)
+ * Effects go to test handlers (replay never calls one). Prints nothing. */
+#include "tests/coordinator/ctest.h"
+#include "broker/effect.h"
+
+void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry *table);
+
+static int h_echo(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **out, struct world_err *err)
+{
+	(void)ctx; (void)err;
+	*out = json_pack("{s:b,s:O}", "ok", 1, "payload", payload);
+	return 0;
+}
+static int h_fail(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **out, struct world_err *err)
+{
+	(void)ctx; (void)payload; (void)out;
+	return werr(err, WX_IO, "test handler: disk on fire");
+}
+static const struct broker_handler_entry handlers[] = {
+	{ "Test.Echo", h_echo }, { "Test.Fail", h_fail }, { NULL, NULL },
+};
+
+#define DECL "[{\"effect\":\"Test.Echo\",\"scope\":\"s\",\"cost\":1},{\"effect\":\"Test.Fail\",\"scope\":\"s\",\"cost\":1}," \
+	     "{\"effect\":\"Test.Echo\",\"scope\":\"t\",\"cost\":1}]"
+#define PLAN(effects, finish, result) \
+	"{\"plan\":\"world/effect-plan/v1\",\"effects\":[" effects "],\"finish\":" finish ",\"result\":" result "}"
+#define EFF(effect, scope, payload) \
+	"{\"id\":\"e1\",\"effect\":\"" effect "\",\"scope\":\"" scope "\",\"cost\":1,\"payload\":" payload "}"
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: prov-fixture DIR\n");
+		return 2;
+	}
+	struct ctest t = { 0 };
+	snprintf(t.dir, sizeof t.dir, "%s", argv[1]);
+	snprintf(t.db, sizeof t.db, "%s/world.db", t.dir);
+	struct world_err e;
+	if (world_store_open(t.db, WORLD_STORE_WRITER, &t.st, &e) < 0) ctest_die("open", &e);
+	if (world_archive_interpreter(t.st, getenv("AILANG_LITE"), &t.interp, &e) < 0) ctest_die("archive", &e);
+	long long epoch;
+	int created;
+	if (registry_epoch_bootstrap(t.st, t.interp.version, &epoch, &created, &e) < 0) ctest_die("epoch", &e);
+	ctest_register(&t, "t.seen", ctest_seen_source, "[]", "null", NULL);
+	static const struct { const char *id, *plan; } plans[] = {
+		{ "t.echo", PLAN(EFF("Test.Echo", "s", "{\"n\":7}"), "true", "null") },
+		{ "t.refuse", PLAN("", "false", "{\"ok\":false,\"refused\":\"no\"}") },
+		{ "t.denied", PLAN(EFF("Test.Echo", "t", "{}"), "true", "null") },
+		{ "t.failing", PLAN(EFF("Test.Fail", "s", "{}"), "true", "null") },
+		{ "t.direct", PLAN(EFF("Test.Echo", "s", "{\"m\":\"caf\\u00e9\"}"), "false", "null") },
+	};
+	for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+		char *src = ctest_plan_source(plans[i].plan);
+		ctest_register(&t, plans[i].id, src, DECL, "null", NULL);
+		free(src);
+	}
+	const char *const grants[] = { "Test.Echo=s:5", "Test.Fail=s:5", NULL };
+	char cred[65];
+	ctest_session(&t, "ep1", grants, 3600, cred);
+	struct coord_config cfg = { .store = t.st, .written_by = "test/prov-fixture" };
+	sup_limits_default(&cfg.limits);
+	struct coordinator *c = coord_new(&cfg, &e);
+	if (!c) ctest_die("coord_new", &e);
+	coord_set_handlers(c, handlers);
+	struct coord_session *s;
+	if (coord_session_open(c, cred, &s, &e) < 0) ctest_die("session", &e);
+	static const char *const calls[][3] = {
+		{ "t.seen", "p1", "{\"b\":[1,2],\"a\":\"x\"}" }, { "t.echo", "e1", "{\"k\":2}" },
+		{ "t.refuse", "r1", "{}" }, { "t.denied", "d1", "{}" }, { "t.failing", "f1", "{}" },
+		{ "t.direct", "o1", "{\"z\":true}" },
+	};
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		struct coord_call cl = { .session = s, .channel = "cli", .skill_id = calls[i][0], .task_id = calls[i][1],
+			                 .args = calls[i][2], .args_len = strlen(calls[i][2]) };
+		struct coord_result r;
+		if (coord_call(c, &cl, &r, &e) < 0) ctest_die(calls[i][0], &e);
+		if (r.entry_index != (long long)i + 1) ctest_die("unexpected entry index", NULL);
+		coord_result_free(&r);
+	}
+	coord_session_free(s);
+	coord_free(c);
+	world_store_close(t.st);
+	return 0;
+}
