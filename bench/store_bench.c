@@ -1,6 +1,6 @@
 /* bench/store_bench.c: store figures (printed, never a test).
  *   1. durable commits/s over N single-entry commits (default 10,000): each
- *      commit = record + output objects, log entry, world and head, one
+ *      commit = output, input and record objects, log entry, world and head, one
  *      transaction with synchronous=FULL; the same with synchronous=OFF
  *      beside it, and the ratio;
  *   2. integrity-scan throughput over a store of M entries (default
@@ -8,6 +8,7 @@
  * usage: store_bench DIR [N [M]] */
 #include "store/scan.h"
 #include "store/store.h"
+#include "tests/store/sfix.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,11 @@ static void die(const char *what, const struct world_err *err)
 }
 
 /* Appends n entries, committing every `batch` entries. Returns seconds. */
-static double fill(struct world_store *st, long long n, long long batch)
+static double fill(struct world_store *st, const char *dir, long long n, long long batch)
 {
 	struct world_err err = {0};
+	struct sfix f = { 0 };
+	if (sfix_init(st, dir, &f, &err) < 0) die("fixture", &err);
 	long long last;
 	char prev[WORLD_REF_SIZE], head[WORLD_REF_SIZE] = "";
 	if (world_log_last(st, &last, prev, &err) < 0) die("log last", &err);
@@ -39,15 +42,13 @@ static double fill(struct world_store *st, long long n, long long batch)
 	for (long long i = 0; i < n; i++) {
 		if (i % batch == 0 && world_store_begin(st, &err) < 0) die("begin", &err);
 		long long idx = last + 1 + i;
-		char out[160], rec[400];
+		char out[160];
 		char rout[WORLD_REF_SIZE], rrec[WORLD_REF_SIZE];
 		int on = snprintf(out, sizeof out, "{\"answer\":%lld,\"text\":\"benchmark output payload of a typical size\"}", idx);
 		if (world_object_put(st, "world/invocation-output/v1", "bench", out, (size_t)on, rout, NULL, &err) < 0)
 			die("put output", &err);
-		int rn = snprintf(rec, sizeof rec, "{\"invocationId\":\"mcp:bench:%lld\",\"output\":\"%s\"}", idx, rout);
-		if (world_object_put(st, "world/invocation-record/v1", "bench", rec, (size_t)rn, rrec, NULL, &err) < 0)
-			die("put record", &err);
-		struct world_log_append a = { idx, 1, rrec, rrec, prev, "store_bench", rrec, rout, head };
+		if (sfix_record(st, &f, rout, 1, "bench", rrec, &err) < 0) die("put record", &err);
+		struct world_log_append a = { idx, 1, f.src, f.interp, prev, "store_bench", rrec, rout, head };
 		struct world_log_result r;
 		if (world_log_append(st, &a, &r, &err) < 0) die("log append", &err);
 		strcpy(prev, r.entry_hash);
@@ -65,7 +66,7 @@ static double commits(const char *dir, const char *name, int mode, long long n)
 	struct world_store *st;
 	struct world_err err = {0};
 	if (world_store_open(db, mode, &st, &err) < 0) die("open", &err);
-	double s = fill(st, n, 1);
+	double s = fill(st, dir, n, 1);
 	world_store_close(st);
 	return n / s;
 }
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 
 	double durable = commits(dir, "durable.db", WORLD_STORE_WRITER, n);
 	double nosync = commits(dir, "nosync.db", WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, n);
-	printf("commits: %lld single-entry commits (2 objects + entry + world + head each)\n", n);
+	printf("commits: %lld single-entry commits (3 objects + entry + world + head each)\n", n);
 	printf("  durable (WAL, synchronous=FULL): %10.0f commits/s\n", durable);
 	printf("  not durable (synchronous=OFF):   %10.0f commits/s   (%.1fx the durable rate; the difference is fsync)\n",
 	       nosync, nosync / durable);
@@ -92,11 +93,11 @@ int main(int argc, char **argv)
 	struct world_store *st;
 	struct world_err err = {0};
 	if (world_store_open(db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &st, &err) < 0) die("open", &err);
-	double fs = fill(st, m, 1000);
+	double fs = fill(st, dir, m, 1000);
 	world_store_close(st);
 	printf("scan store: %lld entries written in batches of 1000 in %.1f s\n", m, fs);
 	if (world_store_open(db, WORLD_STORE_READER, &st, &err) < 0) die("open reader", &err);
-	struct world_scan_opts o = { 0, 0, 0, NULL };
+	struct world_scan_opts o = { .effect_record_check = NULL };
 	struct world_scan_result r;
 	double t0 = now_s();
 	if (world_scan(st, &o, stdout, &r, &err) < 0) die("scan", &err);
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
 	       r.world_rows, r.holes ? "HOLES FOUND" : "clean", (unsigned long long)r.bytes_hashed, s);
 	printf("  %10.0f rows/s   %8.1f MB/s hashed (entries, worlds and the payloads they name)\n", rows / s,
 	       (double)r.bytes_hashed / 1e6 / s);
-	struct world_scan_opts so = { WORLD_SCAN_START_ROWS, WORLD_SCAN_START_SECONDS, 0, NULL };
+	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
 	t0 = now_s();
 	FILE *devnull = fopen("/dev/null", "w");
 	if (world_scan(st, &so, devnull, &r, &err) < 0) die("scan", &err);

@@ -5,6 +5,7 @@
 #include "cli/verbs.h"
 #include "store/canon.h"
 #include "store/ref.h"
+#include "broker/effect.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include <errno.h>
@@ -363,12 +364,14 @@ static int v_scan(int argc, char **argv)
 	const char *V = "scan";
 	struct flag flags[] = { { "--store", 1, NULL },           { "--rows", 1, NULL },
 	                        { "--seconds", 1, NULL },         { "--resume-log-index", 1, NULL },
-	                        { "--resume-world-ref", 1, NULL }, { NULL, 0, NULL } };
+	                        { "--resume-world-ref", 1, NULL }, { "--objects", 0, NULL },
+	                        { "--resume-object-ref", 1, NULL }, { NULL, 0, NULL } };
 	const char *pos[1];
 	int npos;
 	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
-	struct world_scan_opts o = { 0, 0, 0, NULL };
+	/* the effect record law is the broker's; the scan applies it */
+	struct world_scan_opts o = { .effect_record_check = broker_record_check };
 	if (flags[1].value && (rc = parse_ll(V, "--rows", flags[1].value, 1, &o.max_rows))) return rc;
 	if (flags[2].value) {
 		char *end;
@@ -382,6 +385,12 @@ static int v_scan(int argc, char **argv)
 	if (flags[4].value) {
 		if (world_ref_parse(flags[4].value, "--resume-world-ref", NULL, &err) < 0) return worldd_fail(V, &err);
 		o.resume_world_ref = flags[4].value;
+	}
+	o.objects = flags[5].value != NULL;
+	if (flags[6].value) {
+		if (!o.objects) return worldd_usage(V, "--resume-object-ref needs --objects");
+		if (world_ref_parse(flags[6].value, "--resume-object-ref", NULL, &err) < 0) return worldd_fail(V, &err);
+		o.resume_object_ref = flags[6].value;
 	}
 	struct world_store *st;
 	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
@@ -469,14 +478,22 @@ const struct worldd_verb store_verbs[] = {
 	  "exit codes: 0 ok, 2 usage, 4 no world yet, 6 unknown schema, 7 integrity hole, 9 I/O\n",
 	  v_world_head },
 	{ "scan", "integrity scan: recompute hashes and the chain",
-	  "usage: worldd scan --store DB [--rows N] [--seconds S]\n"
-	  "                   [--resume-log-index N --resume-world-ref R]\n"
-	  "  Recomputes every log entry's hash, the chain, every world and the payloads they name.\n"
+	  "usage: worldd scan --store DB [--rows N] [--seconds S] [--objects]\n"
+	  "                   [--resume-log-index N --resume-world-ref R [--resume-object-ref R]]\n"
+	  "  Recomputes every log entry's hash, the chain, every world, and for each entry\n"
+	  "  everything the committed call depends on: its invocation record (kind, and its\n"
+	  "  transitionFn, interpreter, semanticsEpoch = the header), input, plan, output, effect\n"
+	  "  records (under their law) with their requests and results, the transition source,\n"
+	  "  the archived interpreter file and manifest.json, and the journal rows naming them.\n"
+	  "  --objects also recomputes every object in the store (orphans included).\n"
 	  "  Prints nothing when clean and complete; otherwise the lines\n"
 	  "    integrity_hole table=log_entries index=N field=F\n"
+	  "    integrity_hole table=objects|artifacts|journal index=N field=F ref=R\n"
 	  "    integrity_hole table=worlds ref=R field=F\n"
+	  "    integrity_hole table=objects ref=R field=payload   (--objects)\n"
 	  "    integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R\n"
-	  "  A later scan continues from the printed cursors.\n"
+	  "      [object_rows=N resume_object_ref=R]   (--objects)\n"
+	  "  A later scan continues from the printed cursors (docs/store.md lists the fields).\n"
 	  "exit codes: 0 ok (no hole found; complete or not), 2 usage, 3 bad cursor, 4 no store,\n"
 	  "            6 unknown schema,\n"
 	  "            7 at least one integrity hole, 9 I/O\n",

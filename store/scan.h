@@ -1,24 +1,37 @@
-/* store/scan.h: the integrity scan (DESIGN §6.5).
+/* store/scan.h: the integrity scan (DESIGN §6.5, docs/store.md).
  *
- * Owns: walking log_entries (by index) then worlds (by ref) within a row and
- * time budget, recomputing every hash on the way: each entry's entryHash from
- * its canonical JSON, its columns against that JSON, the chain (index =
- * previous + 1, prevEntryHash = previous entryHash), the payload hash of the
- * invocation record it names (transitionRef); each world's ref from its
- * payload, its columns, its logHead against the entry of its revision, and the
- * payload hash of its stateRoot. It prints exactly these lines and nothing on
- * a clean complete scan:
+ * Owns: walking log_entries (by index) then worlds (by ref), and with
+ * `objects` every object (by ref), within a row and time budget,
+ * recomputing every hash on the way. For each entry: its entryHash from its
+ * canonical JSON, its columns against that JSON, the chain (index =
+ * previous + 1, prevEntryHash = previous entryHash), and everything the
+ * committed call depends on: the invocation record it names (transitionRef:
+ * payload hash, kind world/invocation-record/v1|v2, transitionFn,
+ * interpreter and semanticsEpoch = the header), the record's input, plan,
+ * output, effect records (kind, hash, and their law when the caller gives
+ * effect_record_check) with their requests and results, the transition
+ * source, the archived interpreter file (hash) and its manifest.json, and the
+ * journal's committed outcome naming the record. For each world: its ref
+ * from its payload, its columns, its logHead against the entry of its
+ * revision, and the payload hash of its stateRoot. It prints exactly these
+ * lines and nothing on a clean complete scan:
  *   integrity_hole table=log_entries index=N field=F
+ *   integrity_hole table=objects index=N field=F ref=R      (a dependency of entry N)
+ *   integrity_hole table=artifacts index=N field=F ref=R    (interpreter file / manifest)
+ *   integrity_hole table=journal index=N field=F ref=R      (the invocation's outcome)
  *   integrity_hole table=worlds ref=R field=F
+ *   integrity_hole table=objects ref=R field=payload        (objects pass)
  *   integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R
+ *     [object_rows=N resume_object_ref=R]                   (objects pass only)
  * A later scan resumes from the printed cursors (resume_log_index is the next
- * entry to check; resume_world_ref the next world ref, all zeros = from the
- * first). It never repairs anything. */
+ * entry to check; resume_world_ref / resume_object_ref the next ref, all
+ * zeros = from the first). It never repairs anything. */
 #ifndef WORLD_STORE_SCAN_H
 #define WORLD_STORE_SCAN_H
 #include <stdint.h>
 #include <stdio.h>
 #include "store/store.h"
+#include <jansson.h>
 
 #define WORLD_SCAN_START_ROWS 20000   /* daemon start-up budget */
 #define WORLD_SCAN_START_SECONDS 2.0
@@ -29,12 +42,19 @@ struct world_scan_opts {
 	double max_seconds;        /* 0 = no time limit */
 	long long resume_log_index;/* 0 or 1 = from the first entry */
 	const char *resume_world_ref; /* NULL = from the first world */
+	int objects;               /* also recompute every object (orphans included) */
+	const char *resume_object_ref; /* NULL = from the first object */
+	/* The effect record law (broker/effect.h broker_record_check), given by
+	 * the caller because the law is the broker's; NULL = kind and hash only. */
+	int (*effect_record_check)(const json_t *record, struct world_err *err);
 };
 struct world_scan_result {
 	long long log_rows, world_rows, holes;
 	int complete;
 	long long resume_log_index;
 	char resume_world_ref[WORLD_REF_SIZE];
+	long long object_rows;
+	char resume_object_ref[WORLD_REF_SIZE];
 	uint64_t bytes_hashed;
 };
 /* Lines go to out (may be NULL). Returns 0 when the scan ran (holes or not;

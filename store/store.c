@@ -631,6 +631,47 @@ static int world_json(long long revision, const char *state_root, const char *lo
 	                state_root);
 }
 
+/* The entry's transitionRef must be an invocation record (DESIGN §6.3)
+ * whose transitionFn, interpreter and semanticsEpoch are the header's and
+ * whose output is the stateRoot: the store refuses a log entry that does not
+ * say what it ran. */
+static int record_matches(struct world_store *st, const struct world_log_append *a, struct world_err *err)
+{
+	struct world_object o;
+	if (world_object_get(st, a->transition_ref, &o, err) < 0) return werr_prefix(err, "log append: transitionRef");
+	int rc = -1;
+	json_t *r = NULL;
+	if (strcmp(o.semantic_id, "world/invocation-record/v1") != 0 && strcmp(o.semantic_id, "world/invocation-record/v2") != 0) {
+		werr(err, WX_BAD_INPUT, "log append: transitionRef %s is a %s, not an invocation record "
+		     "(world/invocation-record/v1 or v2)", a->transition_ref, o.semantic_id);
+		goto out;
+	}
+	r = world_json_parse((const char *)o.payload, o.len, err);
+	if (!r) { werr_prefix(err, "log append: invocation record %s", a->transition_ref); goto out; }
+	const char *fn = json_string_value(json_object_get(r, "transitionFn"));
+	const char *in = json_string_value(json_object_get(r, "interpreter"));
+	const char *out = json_string_value(json_object_get(r, "output"));
+	json_t *ep = json_object_get(r, "semanticsEpoch");
+	if (!fn || strcmp(fn, a->transition_fn) != 0)
+		werr(err, WX_BAD_INPUT, "log append: invocation record %s names transitionFn %s, the entry %s", a->transition_ref,
+		     fn ? fn : "(none)", a->transition_fn);
+	else if (!in || strcmp(in, a->interpreter) != 0)
+		werr(err, WX_BAD_INPUT, "log append: invocation record %s names interpreter %s, the entry %s", a->transition_ref,
+		     in ? in : "(none)", a->interpreter);
+	else if (!json_is_integer(ep) || json_integer_value(ep) != a->semantics_epoch)
+		werr(err, WX_BAD_INPUT, "log append: invocation record %s names semanticsEpoch %lld, the entry %lld",
+		     a->transition_ref, (long long)json_integer_value(ep), a->semantics_epoch);
+	else if (!out || strcmp(out, a->state_root) != 0)
+		werr(err, WX_BAD_INPUT, "log append: invocation record %s names output %s, not the stateRoot %s",
+		     a->transition_ref, out ? out : "(none)", a->state_root);
+	else
+		rc = 0;
+out:
+	json_decref(r);
+	world_object_free(&o);
+	return rc;
+}
+
 static int log_append_body(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
                            struct world_err *err)
 {
@@ -659,6 +700,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	have = world_object_exists(st, a->state_root, err);
 	if (have < 0) return -1;
 	if (!have) return werr(err, WX_NOT_FOUND, "log append: stateRoot %s: object not stored", a->state_root);
+	if (record_matches(st, a, err) < 0) return -1;
 
 	size_t n;
 	char *c = entry_json(a->entry_index, a->semantics_epoch, a->transition_fn, a->interpreter, prev, a->written_by,

@@ -67,17 +67,29 @@ run_capture out err rc "$W" object put --store "$DB" --semantic-id "bad id" < /d
 is "$rc" 3 "bad semantic id: exit 3"
 is "$("$SQLITE3_SHELL" "$DB" "SELECT count(*) FROM objects")" "$before" "bad input wrote no object"
 
-# log
-run_capture out err rc "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$src"
+# log: an entry names an invocation record agreeing with its header
+interp=$("$W" archive --store "$DB" --ailang-bin "$AILANG_LITE" | cut -d' ' -f1)
+input=$(printf '{}' | "$W" object put --store "$DB" --semantic-id world/invocation-input/v1)
+rec=$(printf '{"episodeId":"e","input":"%s","interpreter":"%s","invocationId":"cli:e:t","output":"%s","semanticsEpoch":1,"skillId":"s","transitionFn":"%s"}' \
+  "$input" "$interp" "$ref" "$src" | "$W" object put --store "$DB" --semantic-id world/invocation-record/v1)
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$interp"
+is "$rc" 3 "log append of a transitionRef that is no invocation record: exit 3"
+like "$err" "transitionRef $ref is a world/invocation-output/v1, not an invocation record" "... named"
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp" --epoch 2
+is "$rc" 3 "log append whose header disagrees with the record: exit 3"
+like "$err" "names semanticsEpoch 1, the entry 2" "... named"
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$input" --transition-fn "$src" --interpreter "$interp"
+is "$rc" 3 "log append whose stateRoot is not the record's output: exit 3"
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp"
 is "$rc" 0 "log append 1"
 like "$out" "^entry 1 sha256:[0-9a-f]{64} world sha256:[0-9a-f]{64}$" "log append prints entry and world"
-for i in 2 3 4 5; do "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$src" >/dev/null; done
-run_capture out err rc "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$src" --index 9
+for i in 2 3 4 5; do "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp" >/dev/null; done
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp" --index 9
 is "$rc" 8 "index gap refused with exit 8"
 like "$err" "entryIndex 9 does not follow the log head 5" "gap named"
-run_capture out err rc "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$src" --prev "$ref"
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp" --prev "$ref"
 is "$rc" 8 "wrong prevEntryHash refused with exit 8"
-run_capture out err rc "$W" log append --store "$DB" --transition-ref "$ref" --state-root "$ref" --transition-fn "$src" --interpreter "$src" --expect-world "$ref"
+run_capture out err rc "$W" log append --store "$DB" --transition-ref "$rec" --state-root "$ref" --transition-fn "$src" --interpreter "$interp" --expect-world "$ref"
 is "$rc" 8 "stale head refused with exit 8"
 is "$("$SQLITE3_SHELL" "$DB" "SELECT count(*) FROM log_entries")" 5 "refused appends wrote nothing"
 run_capture out err rc "$W" log get --store "$DB" 3
@@ -134,6 +146,7 @@ if [ -n "$SQLITE3_SHELL" ]; then
   run_capture out err rc "$W" scan --store "$DB"
   is "$out" "integrity_hole table=worlds ref=$wref field=revision" "corrupted world reported"
   "$SQLITE3_SHELL" "$DB" "UPDATE objects SET payload = CAST('{\"x\":2}' AS BLOB) WHERE ref = '$ref'"
+  "$SQLITE3_SHELL" "$DB" "UPDATE objects SET payload = CAST('{\"r\":2}' AS BLOB) WHERE ref = '$rec'"
   run_capture out err rc "$W" object get --store "$DB" "$ref"
   is "$rc" 7 "read of a corrupted object fails with exit 7"
   like "$err" "object $ref: integrity hole: stored payload hashes to sha256:" "object read names the hole"

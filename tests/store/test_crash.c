@@ -5,6 +5,7 @@
  * the next integrity scan must be clean and complete. */
 #include "store/scan.h"
 #include "store/store.h"
+#include "tests/store/sfix.h"
 #include "tests/tap.h"
 #include <errno.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 static char dir[256], db[300];
+static struct sfix F; /* made by the parent before the first writer (sfix.h) */
 
 /* The committing child: one invocation-like group per commit. */
 static void writer(int fd)
@@ -37,17 +39,13 @@ static void writer(int fd)
 		if (world_store_begin(st, &err) < 0) goto fail;
 		if (world_log_last(st, &last, last_hash, &err) < 0) goto fail;
 		if (world_head_get(st, &head, &err) == 0) strcpy(head_ref, head.ref);
-		char in[128], outp[128], rec[256];
-		char rin[WORLD_REF_SIZE], rout[WORLD_REF_SIZE], rrec[WORLD_REF_SIZE];
-		snprintf(in, sizeof in, "{\"n\":%lld,\"pid\":%ld}", last + 1, (long)getpid());
-		snprintf(outp, sizeof outp, "{\"out\":%lld}", last + 1);
-		if (world_object_put(st, "world/invocation-input/v1", "crash", in, strlen(in), rin, NULL, &err) < 0 ||
-		    world_object_put(st, "world/invocation-output/v1", "crash", outp, strlen(outp), rout, NULL, &err) < 0)
+		char outp[128];
+		char rout[WORLD_REF_SIZE], rrec[WORLD_REF_SIZE];
+		snprintf(outp, sizeof outp, "{\"out\":%lld,\"pid\":%ld}", last + 1, (long)getpid());
+		if (world_object_put(st, "world/invocation-output/v1", "crash", outp, strlen(outp), rout, NULL, &err) < 0)
 			goto fail;
-		snprintf(rec, sizeof rec, "{\"input\":\"%s\",\"output\":\"%s\"}", rin, rout);
-		if (world_object_put(st, "world/invocation-record/v1", "crash", rec, strlen(rec), rrec, NULL, &err) < 0)
-			goto fail;
-		struct world_log_append a = { last + 1, 1, rrec, rrec, last_hash, "crash-test", rrec, rout, head_ref };
+		if (sfix_record(st, &F, rout, 1, "crash", rrec, &err) < 0) goto fail;
+		struct world_log_append a = { last + 1, 1, F.src, F.interp, last_hash, "crash-test", rrec, rout, head_ref };
 		if (world_log_append(st, &a, NULL, &err) < 0) goto fail;
 		if (world_store_commit(st, &err) < 0) goto fail;
 		char ack[32];
@@ -69,6 +67,13 @@ int main(void)
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	long long acked = 0;
 	int bad_writers = 0;
+	{
+		struct world_store *st;
+		struct world_err err = { 0 };
+		if (world_store_open(db, WORLD_STORE_WRITER, &st, &err) < 0 || sfix_init(st, dir, &F, &err) < 0)
+			bail("fixture: %s", err.msg);
+		world_store_close(st);
+	}
 	for (int k = 0; k < kills; k++) {
 		int p[2];
 		if (pipe(p) < 0) bail("pipe: %s", strerror(errno));
@@ -145,7 +150,7 @@ int main(void)
 	   "selected head matches the last entry");
 	char buf[4096] = "";
 	FILE *f = fmemopen(buf, sizeof buf, "w");
-	struct world_scan_opts so = { 0, 0, 0, NULL };
+	struct world_scan_opts so = { 0 };
 	struct world_scan_result sr;
 	ok(world_scan(st, &so, f, &sr, &err) == 0 && sr.complete && sr.holes == 0, "next scan is clean and complete");
 	fclose(f);

@@ -5,6 +5,7 @@
 #include "store/canon.h"
 #include "store/scan.h"
 #include "store/store.h"
+#include "tests/store/sfix.h"
 #include "tests/tap.h"
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 static char dir[256], db[300];
+static struct sfix F; /* source, archived interpreter, records (sfix.h) */
 
 static struct world_store *open_w(void)
 {
@@ -45,7 +47,7 @@ static void put(struct world_store *st, const char *sid, const char *payload, ch
 static int append(struct world_store *st, long long idx, const char *prev, const char *tref, const char *root,
                   const char *expect, struct world_log_result *r, struct world_err *err)
 {
-	struct world_log_append a = { idx, 1, tref, tref, prev, "test", tref, root, expect };
+	struct world_log_append a = { idx, 1, F.src, F.interp, prev, "test", tref, root, expect };
 	return world_log_append(st, &a, r, err);
 }
 
@@ -98,10 +100,33 @@ int main(void)
 	is_str(r3, want, "empty payload ref");
 
 	/* log and worlds */
-	char rec[WORLD_REF_SIZE], out[WORLD_REF_SIZE];
-	put(st, "world/invocation-record/v1", "{\"r\":1}", rec);
+	char rec[WORLD_REF_SIZE], out[WORLD_REF_SIZE], bogus[WORLD_REF_SIZE];
+	if (sfix_init(st, dir, &F, &err) < 0) bail("fixture: %s", err.msg);
 	put(st, "world/invocation-output/v1", "{\"o\":1}", out);
+	if (sfix_record(st, &F, out, 1, "t", rec, &err) < 0) bail("record: %s", err.msg);
 	struct world_log_result l1, l2, lx;
+	/* the store refuses an entry that does not name an invocation record
+	 * agreeing with its header and stateRoot */
+	put(st, "world/invocation-record/v0", "{\"r\":1}", bogus);
+	ok(append(st, 1, NULL, bogus, out, NULL, &l1, &err) < 0 && err.code == WX_BAD_INPUT &&
+	   strstr(err.msg, "not an invocation record"), "a transitionRef that is no invocation record is refused (%s)", err.msg);
+	ok(append(st, 1, NULL, out, out, NULL, &l1, &err) < 0 && err.code == WX_BAD_INPUT,
+	   "an output as transitionRef is refused (%s)", err.msg);
+	{
+		struct world_log_append x = { 1, 2, F.src, F.interp, NULL, "test", rec, out, NULL };
+		ok(world_log_append(st, &x, &l1, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, "semanticsEpoch"),
+		   "a header whose semanticsEpoch differs from the record's is refused (%s)", err.msg);
+		struct world_log_append y = { 1, 1, F.interp, F.interp, NULL, "test", rec, out, NULL };
+		ok(world_log_append(st, &y, &l1, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, "transitionFn"),
+		   "a header whose transitionFn differs is refused (%s)", err.msg);
+		struct world_log_append z = { 1, 1, F.src, F.src, NULL, "test", rec, out, NULL };
+		ok(world_log_append(st, &z, &l1, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, "interpreter"),
+		   "a header whose interpreter differs is refused (%s)", err.msg);
+		struct world_log_append v = { 1, 1, F.src, F.interp, NULL, "test", rec, rec, NULL };
+		ok(world_log_append(st, &v, &l1, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, "stateRoot"),
+		   "a stateRoot that is not the record's output is refused (%s)", err.msg);
+		is_int(count(st, "log_entries"), 0, "refused entries wrote nothing");
+	}
 	ok(append(st, 1, NULL, rec, out, NULL, &l1, &err) == 0, "first entry appended (%s)", err.msg);
 	struct world_world w;
 	ok(world_head_get(st, &w, &err) == 0 && strcmp(w.ref, l1.world_ref) == 0 && w.revision == 1 &&
@@ -128,7 +153,7 @@ int main(void)
 	snprintf(hashed, sizeof hashed,
 	         "{\"entryIndex\":2,\"interpreter\":\"%s\",\"prevEntryHash\":\"%s\",\"semanticsEpoch\":1,"
 	         "\"transitionFn\":\"%s\",\"transitionRef\":\"%s\",\"writtenBy\":\"test\"}",
-	         rec, l1.entry_hash, rec, rec);
+	         F.interp, l1.entry_hash, F.src, rec);
 	world_hash_ref(hashed, strlen(hashed), want, NULL);
 	is_str(e.entry_hash, want, "entryHash = sha256 of the canonical seven fields");
 	ok(strstr(e.json, "\"entryHash\":\"") != NULL && world_canon_is_canonical(e.json, e.json_len),
@@ -145,8 +170,9 @@ int main(void)
 	char a[WORLD_REF_SIZE], b[WORLD_REF_SIZE];
 	put(st, "world/invocation-input/v1", "{\"in\":3}", a);
 	put(st, "world/invocation-output/v1", "{\"out\":3}", b);
-	ok(append(st, 3, l2.entry_hash, a, b, l2.world_ref, &lx, &err) == 0, "append inside a group");
-	ok(append(st, 5, lx.entry_hash, a, b, lx.world_ref, NULL, &err) < 0, "a failed write inside the group");
+	if (sfix_record(st, &F, b, 1, "g", r3, &err) < 0) bail("record: %s", err.msg);
+	ok(append(st, 3, l2.entry_hash, r3, b, l2.world_ref, &lx, &err) == 0, "append inside a group (%s)", err.msg);
+	ok(append(st, 5, lx.entry_hash, r3, b, lx.world_ref, NULL, &err) < 0, "a failed write inside the group");
 	ok(world_object_exists(st, a, &err) == 1, "the group keeps its earlier writes after a failed one");
 	world_store_rollback(st);
 	is_int(count(st, "objects"), before, "rollback: no object of the group kept");
@@ -155,13 +181,16 @@ int main(void)
 	ok(world_store_begin(st, &err) == 0, "begin again");
 	put(st, "world/invocation-input/v1", "{\"in\":3}", a);
 	put(st, "world/invocation-output/v1", "{\"out\":3}", b);
-	ok(append(st, 3, l2.entry_hash, a, b, l2.world_ref, &lx, &err) == 0 && world_store_commit(st, &err) == 0,
+	if (sfix_record(st, &F, b, 1, "g", r3, &err) < 0) bail("record: %s", err.msg);
+	ok(append(st, 3, l2.entry_hash, r3, b, l2.world_ref, &lx, &err) == 0 && world_store_commit(st, &err) == 0,
 	   "group committed");
 	ok(world_head_get(st, &w, &err) == 0 && w.revision == 3, "head moved to revision 3");
 
 	/* a writtenBy that needs escaping round-trips and verifies */
 	{
-		struct world_log_append q = { 4, 2, rec, rec, lx.entry_hash, "agent \"q\" \\ caf\xc3\xa9", rec, out, lx.world_ref };
+		char r4[WORLD_REF_SIZE];
+		if (sfix_record(st, &F, out, 2, "q", r4, &err) < 0) bail("record: %s", err.msg);
+		struct world_log_append q = { 4, 2, F.src, F.interp, lx.entry_hash, "agent \"q\" \\ caf\xc3\xa9", r4, out, lx.world_ref };
 		ok(world_log_append(st, &q, &lx, &err) == 0, "entry with an escaped writtenBy (%s)", err.msg);
 		ok(world_log_get(st, 4, &e, &err) == 0 && strcmp(e.written_by, "agent \"q\" \\ caf\xc3\xa9") == 0 &&
 		   strstr(e.json, "\"writtenBy\":\"agent \\\"q\\\" \\\\ caf\xc3\xa9\"") != NULL,
@@ -251,7 +280,7 @@ int main(void)
 	/* the scan: clean, then in budgeted steps with resume */
 	char buf[4096] = "";
 	FILE *f = fmemopen(buf, sizeof buf, "w");
-	struct world_scan_opts so = { 0, 0, 0, NULL };
+	struct world_scan_opts so = { 0 };
 	struct world_scan_result sr;
 	ok(world_scan(st, &so, f, &sr, &err) == 0 && sr.complete && sr.holes == 0 && sr.log_rows == 4 &&
 	   sr.world_rows == 4, "clean complete scan");
@@ -263,7 +292,7 @@ int main(void)
 	do {
 		buf[0] = 0;
 		f = fmemopen(buf, sizeof buf, "w");
-		struct world_scan_opts s2 = { 2, 0, li, cursor[0] ? cursor : NULL };
+		struct world_scan_opts s2 = { .max_rows = 2, .resume_log_index = li, .resume_world_ref = cursor[0] ? cursor : NULL };
 		if (world_scan(st, &s2, f, &sr, &err) < 0) bail("scan: %s", err.msg);
 		fclose(f);
 		total_log += sr.log_rows;

@@ -1,0 +1,52 @@
+/* tests/store/sfix.h: well-formed committed calls for store-level tests and
+ * benchmarks. The store refuses a log entry whose transitionRef is not an
+ * invocation record agreeing with the entry header, and the scan walks
+ * everything an entry depends on, so a fixture writes one transition source,
+ * one archived interpreter (a shell script answering --version) and, per
+ * entry, an input, an output and an invocation record v1 whose output is the
+ * entry's stateRoot. Journal rows are the coordinator's and are not written
+ * here (the scan accepts their absence, not their disagreement). */
+#ifndef WORLD_TESTS_SFIX_H
+#define WORLD_TESTS_SFIX_H
+#include "store/store.h"
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct sfix {
+	char src[WORLD_REF_SIZE], interp[WORLD_REF_SIZE];
+	long long n;
+};
+
+/* dir: a scratch directory for the interpreter script. */
+static inline int sfix_init(struct world_store *st, const char *dir, struct sfix *f, struct world_err *err)
+{
+	char bin[4200];
+	snprintf(bin, sizeof bin, "%s/sfix-ailang", dir);
+	FILE *b = fopen(bin, "w");
+	if (!b) return werr(err, WX_IO, "sfix: cannot write %s", bin);
+	fprintf(b, "#!/bin/sh\necho 'AILANG-sfix v0'\n");
+	if (fclose(b) != 0 || chmod(bin, 0755) < 0) return werr(err, WX_IO, "sfix: cannot write %s", bin);
+	struct world_interp wi;
+	if (world_archive_interpreter(st, bin, &wi, err) < 0) return -1;
+	snprintf(f->interp, sizeof f->interp, "%s", wi.ref);
+	static const char src[] = "module sfix\nexport func main(input: string) -> string {\n  input\n}\n";
+	return world_object_put(st, "world/transition-source/v1", "sfix", src, strlen(src), f->src, NULL, err);
+}
+
+/* An input and an invocation record v1 of epoch naming output root (a
+ * stored object); the record's ref into rec. tag makes the call unique. */
+static inline int sfix_record(struct world_store *st, struct sfix *f, const char *root, long long epoch,
+                              const char *tag, char rec[WORLD_REF_SIZE], struct world_err *err)
+{
+	char in[WORLD_REF_SIZE], body[1024], ip[128];
+	long long n = ++f->n;
+	int il = snprintf(ip, sizeof ip, "{\"n\":%lld}", n);
+	if (world_object_put(st, "world/invocation-input/v1", "sfix", ip, (size_t)il, in, NULL, err) < 0) return -1;
+	int bl = snprintf(body, sizeof body,
+	                  "{\"episodeId\":\"sfix\",\"input\":\"%s\",\"interpreter\":\"%s\",\"invocationId\":\"cli:sfix:%s%lld\","
+	                  "\"output\":\"%s\",\"semanticsEpoch\":%lld,\"skillId\":\"sfix\",\"transitionFn\":\"%s\"}",
+	                  in, f->interp, tag, n, root, epoch, f->src);
+	return world_object_put(st, "world/invocation-record/v1", "sfix", body, (size_t)bl, rec, NULL, err);
+}
+#endif
