@@ -157,6 +157,28 @@ static int pragma_text(struct world_store *st, const char *sql, char *out, size_
 	return 0;
 }
 
+/* Reopen st->path read-only as an immutable file (URI form, path escaped). */
+static int reopen_immutable(struct world_store *st, struct world_err *err)
+{
+	sqlite3_close(st->db);
+	st->db = NULL;
+	size_t n = strlen(st->path);
+	char *uri = malloc(n * 3 + 32);
+	if (!uri) return werr(err, WX_FAIL, "store %s: out of memory", st->path);
+	char *o = uri + sprintf(uri, "file:");
+	for (const unsigned char *c = (const unsigned char *)st->path; *c; c++) {
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c > 0x7e) o += sprintf(o, "%%%02X", *c);
+		else *o++ = (char)*c;
+	}
+	strcpy(o, "?immutable=1");
+	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
+		return werr(err, WX_IO, "store %s: open read-only copy: %s", st->path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+	sqlite3_extended_result_codes(st->db, 0);
+	return 0;
+}
+
 int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err)
 {
 	*out = NULL;
@@ -209,7 +231,16 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 	/* Read the version before anything can write: an unknown version is
 	 * refused with the file left byte-identical. */
 	int v = 0;
-	if (read_user_version(st, &v, err) < 0) goto fail;
+	if (read_user_version(st, &v, err) < 0) {
+		/* A read-only copy of a WAL store (a directory we cannot write, no
+		 * -shm beside it): SQLite cannot set up its shared memory, so the
+		 * reader opens the file as immutable -- no writer can be changing
+		 * a file in a directory nobody may create the -shm in. */
+		int ec = sqlite3_errcode(st->db);
+		if (st->writer || (ec != SQLITE_READONLY && ec != SQLITE_CANTOPEN) || reopen_immutable(st, err) < 0 ||
+		    read_user_version(st, &v, err) < 0)
+			goto fail;
+	}
 	if (v != 0 && v != WORLD_STORE_SCHEMA_VERSION) {
 		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows %d); store left untouched",
 		     path, v, WORLD_STORE_SCHEMA_VERSION);

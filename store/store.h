@@ -42,7 +42,9 @@ struct sqlite3;
 
 enum world_store_mode {
 	WORLD_STORE_WRITER = 1,   /* take the writer lock; create the store if absent */
-	WORLD_STORE_READER = 2,   /* read only, no lock; the store must exist */
+	WORLD_STORE_READER = 2,   /* read only, no lock; the store must exist. A read-only
+	                           * copy (no -shm beside it and none can be created) is
+	                           * opened as an immutable file. */
 };
 /* Bench/bulk-load only: synchronous=OFF (NOT durable). Or'ed into mode. */
 #define WORLD_STORE_NOSYNC 0x100
