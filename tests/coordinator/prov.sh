@@ -238,4 +238,36 @@ is "$rc.$out" "0." "$what: the walk of the log does not reach it (control)"
 run_capture out err rc "$W" scan --store "$D" --objects
 is "$rc" 7 "$what: scan --objects exits 7"
 is "$out" "integrity_hole table=objects ref=sha256:$(printf 'f%.0s' $(seq 64)) field=payload" "$what: scan --objects reports it"
+# ---- the quick start's packages through worldd call (docs/provenance.md) ----
+PFIX=$top_builddir/tests/packages/packages-fixture
+if [ -x "$PFIX" ]; then
+  P=$T/pkg; ws=$P/ws; mkdir -p "$ws/ep1"
+  cred=$("$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" \
+         Workspace.Read=worktree:100 Workspace.Write=worktree:100) || bail "packages-fixture (se-tools)"
+  "$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/quickstart/transitions.json" Workspace.Read=worktree:100 >/dev/null ||
+    bail "packages-fixture (quickstart)"
+  PDB=$P/world.db
+  "$W" call --store "$PDB" --session "$cred" --task hello tools.echo --json '{"message":"hello"}' > "$P/echo.json" 2>/dev/null
+  ok $? "worldd call tools.echo"
+  "$W" call --store "$PDB" --session "$cred" --workspace-root "$ws" --task w1 ailang-write \
+    --json '{"path":"notes.txt","content":"hi\n"}' > "$P/write.json" 2>/dev/null
+  ok $? "worldd call ailang-write (Workspace.Write into the worktree)"
+  run_capture out err rc sh -c "'$W' why --store '$PDB' - < '$P/echo.json'"
+  is "$rc.$(printf '%s' "$out" | tail -1)" "0.all 11 link(s) verified" "why of the tools.echo result: every link verified"
+  run_capture out err rc sh -c "'$W' why --store '$PDB' - < '$P/write.json'"
+  is "$rc.$(printf '%s' "$out" | tail -1)" "0.all 16 link(s) verified" "why of the ailang-write result: every link verified"
+  wt_before=$(stat -c '%s %Y %i' "$ws/ep1/notes.txt"; sha "$ws/ep1/notes.txt"); ls_before=$(ls -la "$ws/ep1")
+  pdb_sha=$(sha "$PDB")
+  run_capture out err rc "$W" replay --store "$PDB" --all
+  is "$rc.$(printf '%s' "$out" | tail -1)" "0.replayed 2, diverged 0" "both replay identical"
+  is "$(stat -c '%s %Y %i' "$ws/ep1/notes.txt"; sha "$ws/ep1/notes.txt")" "$wt_before" "replay did not touch the worktree file"
+  is "$(ls -la "$ws/ep1")" "$ls_before" "... nor the worktree"
+  is "$(sha "$PDB")" "$pdb_sha" "... nor the store"
+  rm "$ws/ep1/notes.txt"
+  run_capture out err rc "$W" replay --store "$PDB" 2
+  is "$rc" 0 "with the file gone the replay is still identical: the effect is answered from its record"
+  ok "$([ ! -e "$ws/ep1/notes.txt" ]; echo $?)" "... and the file is not re-created"
+else
+  for i in $(seq 10); do skip "no packages-fixture" "quick start packages $i"; done
+fi
 done_testing
