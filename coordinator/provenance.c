@@ -297,8 +297,8 @@ static const char *record_status(const json_t *r)
 
 /* One effect of a v2 record: its record, request, result and journal.
  * Appends {id,status,record} to wblock (the world block it implies). */
-static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, const char *ref, const json_t *pe,
-                        json_t *wblock)
+static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, const char *ref, const json_t *plan,
+                        const json_t *pe, json_t *wblock)
 {
 	char name[48];
 	struct world_object o;
@@ -310,6 +310,28 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 	const char *id = jstr(pe, "id");
 	if (broker_record_check(r, &e) < 0) {
 		add(w, 0, name, ref, "%s", e.msg);
+		goto done;
+	}
+	if (!plan) {
+		/* the plan link is broken already: check what stands on its own */
+		const char *st2 = record_status(r);
+		add(w, 1, name, ref, "%s %s cost %lld, %s; the record law holds (the plan is unreadable: not compared with it)",
+		    jstr(r, "effect"), jstr(r, "scope"), (long long)json_integer_value(json_object_get(r, "cost")), st2);
+		json_array_append_new(wblock, json_pack("{s:s,s:s,s:s}", "id", "", "status", st2, "record", ref));
+		const char *rq2 = jstr(r, "requestRef"), *rs2 = jstr(r, "resultRef");
+		json_t *ig;
+		snprintf(name, sizeof name, "effects[%zu].request", i);
+		if (rq2 && get_obj(st, w, name, rq2, "world/effect-request/v1", NULL, &o, &ig) == 0) {
+			add(w, 1, name, rq2, "a canonical request (the plan is unreadable: not compared with it)");
+			json_decref(ig);
+			world_object_free(&o);
+		}
+		snprintf(name, sizeof name, "effects[%zu].result", i);
+		if (rs2 && get_obj(st, w, name, rs2, "world/effect-result/v1", NULL, &o, &ig) == 0) {
+			add(w, json_is_object(ig), name, rs2, json_is_object(ig) ? "the handler's output, a JSON object" : "not a JSON object");
+			json_decref(ig);
+			world_object_free(&o);
+		}
 		goto done;
 	}
 	if (!pe) {
@@ -406,14 +428,21 @@ static void walk_plan(struct world_store *st, struct prov_walk *w, const json_t 
 	world_object_free(&o);
 }
 
-static void walk_output(struct world_store *st, struct prov_walk *w, const json_t *rec, int v2, json_t *wblock,
-                        const char *result, size_t result_len)
+static void walk_output(struct world_store *st, struct prov_walk *w, const json_t *rec, int v2, int plan_ok,
+                        json_t *wblock, const char *result, size_t result_len)
 {
 	struct world_object o;
 	json_t *out;
 	const char *ref = jstr(rec, "output");
 	if (get_obj(st, w, "output", ref, "world/invocation-output/v1", NULL, &o, &out) < 0) return;
 	json_t *have = json_object_get(out, "world");
+	if (v2 && !plan_ok) {
+		/* the effect ids come from the plan: take the output's own */
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(wblock, "effects"), i, e)
+			json_object_set(e, "id", json_object_get(json_array_get(json_object_get(have, "effects"), i), "id"));
+	}
 	if (!json_is_object(out)) add(w, 0, "output", ref, "not a JSON object");
 	else if (!v2 && have) add(w, 0, "output", ref, "a pure output carries a world block");
 	else if (v2 && !json_equal(have, wblock)) add(w, 0, "output", ref, "its world block is not the one the plan and the effect records give");
@@ -514,11 +543,11 @@ int prov_walk(struct world_store *st, long long index, const char *result, size_
 		size_t i;
 		json_t *er;
 		json_array_foreach(json_object_get(rec, "effects"), i, er)
-			walk_effect(st, w, i, json_string_value(er), json_array_get(json_object_get(plan, "effects"), i), effs);
+			walk_effect(st, w, i, json_string_value(er), plan, json_array_get(json_object_get(plan, "effects"), i), effs);
 		json_object_set_new(wblock, "plan", json_string(jstr(rec, "plan")));
 	}
 	json_object_set_new(wblock, "effects", effs);
-	walk_output(st, w, rec, v2, wblock, result, result_len);
+	walk_output(st, w, rec, v2, plan != NULL, wblock, result, result_len);
 
 	if (get_obj(st, w, "source", le.transition_fn, "world/transition-source/v1", NULL, &o, NULL) == 0) {
 		size_t n;

@@ -31,10 +31,20 @@ CI (`.ci/run`) runs exactly `./scripts/test.sh` with `CI=true`.
 - `worldd scan` prints nothing when the scan is clean and complete; otherwise
   one line per finding, exactly:
   `integrity_hole table=log_entries index=N field=F`,
-  `integrity_hole table=worlds ref=R field=F`, and, when the row or time
-  budget ran out,
+  `integrity_hole table=objects|artifacts|journal index=N field=F ref=R`
+  (a dependency of entry N),
+  `integrity_hole table=worlds ref=R field=F`,
+  `integrity_hole table=objects ref=R field=payload` (`--objects`), and, when
+  the row or time budget ran out,
   `integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R`
-  (docs/store.md has the fields).
+  (with `--objects` followed by ` object_rows=N resume_object_ref=R`;
+  docs/store.md has the fields).
+- `worldd why` prints `entry N ID record REF`, one line per link
+  (`✓` or `✗`, name, ref, detail) and last `all N link(s) verified` or
+  `K of N link(s) BROKEN`; `worldd replay` prints per entry
+  `entry N ID identical` or
+  `entry N ID diverged at stage S, byte offset O: DETAIL`, and with `--all`
+  last `replayed N, diverged K` (docs/provenance.md).
 - Every error is one line on stderr, `worldd VERB: what failed: on what`,
   and the exit code tells its class (table below).
 - `worldd object put` and `worldd hash` print one `sha256:<64 hex>` line;
