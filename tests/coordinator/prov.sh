@@ -238,6 +238,27 @@ is "$rc.$out" "0." "$what: the walk of the log does not reach it (control)"
 run_capture out err rc "$W" scan --store "$D" --objects
 is "$rc" 7 "$what: scan --objects exits 7"
 is "$out" "integrity_hole table=objects ref=sha256:$(printf 'f%.0s' $(seq 64)) field=payload" "$what: scan --objects reports it"
+# ---- a consistent forgery: the walk cannot see it, replay can ----
+mkdir "$T/forge"
+"$top_builddir/tests/coordinator/prov-fixture" "$T/forge" --forge || bail "prov-fixture --forge"
+FD=$T/forge/world.db
+run_capture out err rc "$W" why --store "$FD" 7
+is "$rc" 0 "a forged entry whose every hash is right walks clean (what a walk cannot prove)"
+o7=$(recf "$FD" 7 output)
+# (0-based offset of the f of "forged": the re-run has "phase" there)
+off=$(q "$FD" "SELECT instr(CAST(payload AS TEXT), '\"forged\"') FROM objects WHERE ref = '$o7'")
+run_capture out err rc "$W" replay --store "$FD" 7
+is "$rc" 7 "replay of the forgery: exit 7"
+like "$out" "^entry 7 cli:ep1:e1 diverged at stage finish, byte offset $off: " "... diverged at stage finish, at the forged member"
+
+# ---- the progress line on a terminal ----
+if command -v script >/dev/null; then
+  run_capture out err rc script -qec "'$W' replay --store '$DB' --all >/dev/null" /dev/null
+  like "$out" "replay: entry 6 of 6" "replay --all shows a progress line when stderr is a terminal"
+else
+  skip "no script(1)" "replay --all shows a progress line on a terminal"
+fi
+
 # ---- the quick start's packages through worldd call (docs/provenance.md) ----
 PFIX=$top_builddir/tests/packages/packages-fixture
 if [ -x "$PFIX" ]; then

@@ -8,7 +8,12 @@
  *   4 t.denied   the broker denies the effect, finish phase
  *   5 t.failing  the handler fails, finish phase
  *   6 t.direct   effect ok, no finish (the handler output is the output)
- * Effects go to test handlers (replay never calls one). Prints nothing. */
+ * Effects go to test handlers (replay never calls one). Prints nothing.
+ * `prov-fixture DIR --forge` then appends entry 7: a CONSISTENT forgery of
+ * entry 2 -- a new output (its finish part altered, its world block intact),
+ * a new record naming it, the journal's committed outcome and the log entry,
+ * every hash right -- which a walk cannot tell from a real call and replay
+ * catches at stage finish (docs/provenance.md). */
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
 
@@ -36,10 +41,50 @@ static const struct broker_handler_entry handlers[] = {
 #define EFF(effect, scope, payload) \
 	"{\"id\":\"e1\",\"effect\":\"" effect "\",\"scope\":\"" scope "\",\"cost\":1,\"payload\":" payload "}"
 
+static json_t *get_json(struct ctest *t, const char *ref)
+{
+	struct world_object o;
+	struct world_err e;
+	if (world_object_get(t->st, ref, &o, &e) < 0) ctest_die("forge: get", &e);
+	json_t *j = world_json_parse((const char *)o.payload, o.len, &e);
+	world_object_free(&o);
+	if (!j) ctest_die("forge: parse", &e);
+	return j;
+}
+
+static void forge(struct ctest *t)
+{
+	struct world_err e;
+	struct world_log_entry le;
+	if (world_log_get(t->st, 2, &le, &e) < 0) ctest_die("forge: entry 2", &e);
+	json_t *rec = get_json(t, le.transition_ref);
+	json_t *out = get_json(t, json_string_value(json_object_get(rec, "output")));
+	json_object_set_new(json_object_get(out, "finished"), "forged", json_true());
+	char oref[WORLD_REF_SIZE], rref[WORLD_REF_SIZE];
+	if (world_object_put_json(t->st, "world/invocation-output/v1", "forge", out, oref, &e) < 0) ctest_die("forge: output", &e);
+	json_object_set_new(rec, "output", json_string(oref));
+	if (world_object_put_json(t->st, "world/invocation-record/v2", "forge", rec, rref, &e) < 0) ctest_die("forge: record", &e);
+	struct world_journal_intent in = { .kind = "invocation", .subject = json_string_value(json_object_get(rec, "invocationId")),
+		                           .episode = "ep1", .ref = json_string_value(json_object_get(rec, "input")) };
+	long long id, idx;
+	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
+	if (world_journal_intent(t->st, &in, &id, &e) < 0 || world_journal_outcome(t->st, id, "committed", rref, &e) < 0 ||
+	    world_log_next(t->st, &idx, prev, world, &e) < 0)
+		ctest_die("forge: journal", &e);
+	struct world_log_append a = { .entry_index = idx, .semantics_epoch = le.semantics_epoch, .transition_fn = le.transition_fn,
+		                      .interpreter = le.interpreter, .prev_entry_hash = prev, .written_by = "forger",
+		                      .transition_ref = rref, .state_root = oref, .expected_world = world };
+	struct world_log_result lr;
+	if (world_log_append(t->st, &a, &lr, &e) < 0) ctest_die("forge: append", &e);
+	world_log_entry_free(&le);
+	json_decref(rec);
+	json_decref(out);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: prov-fixture DIR\n");
+	if (argc != 2 && !(argc == 3 && strcmp(argv[2], "--forge") == 0)) {
+		fprintf(stderr, "usage: prov-fixture DIR [--forge]\n");
 		return 2;
 	}
 	struct ctest t = { 0 };
@@ -89,6 +134,7 @@ int main(int argc, char **argv)
 	}
 	coord_session_free(s);
 	coord_free(c);
+	if (argc == 3 && strcmp(argv[2], "--forge") == 0) forge(&t);
 	world_store_close(t.st);
 	return 0;
 }
