@@ -2,7 +2,7 @@
 bin_PROGRAMS += cli/worldd
 cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsule.c \
 	cli/verbs_supervisor.c cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
-	cli/attended.c cli/attended.h cli/verbs_prov.c
+	cli/attended.c cli/attended.h cli/verbs_prov.c cli/verbs_daemon.c
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const struct worldd_verb *const verb_tables[] = {
-	store_verbs, capsule_verbs, supervisor_verbs, broker_verbs, epoch_verbs, prov_verbs,
+	store_verbs, capsule_verbs, supervisor_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs,
 };
 
 int worldd_fail(const char *verb, const struct world_err *err)

@@ -1,0 +1,394 @@
+/* daemon/a2a.c: the A2A projection (DESIGN §8.1): the agent card at
+ * GET /.well-known/agent.json (the reference's card) and
+ * /.well-known/agent-card.json (the same plus the A2A 1.0
+ * supportedInterfaces the npm @a2a-js/sdk client selects its transport
+ * from), and JSON-RPC at POST /a2a/ in three dialects:
+ *   reference  tasks/send   parts [{"type":"data","data":{..}}], state "completed"
+ *   A2A 0.3    message/send parts [{"kind":"data","data":{..}}], state "completed"
+ *   A2A 1.0    SendMessage  parts [{"data":{..}}], state "TASK_STATE_COMPLETED", result {"task":{..}}
+ * plus tasks/get (reference and 0.3) and GetTask (1.0). The skill is
+ * metadata.skill_id (of the params, or of the message), or the only skill
+ * the session sees. The task id is params.id (tasks/send), else
+ * message.taskId, else message.messageId; a task id already committed in
+ * the episode answers the committed result (the coordinator re-verifies
+ * it), nothing re-runs. A call that fails after it was admitted is a task
+ * in state failed whose status message names the error class; a refusal
+ * before execution is a JSON-RPC error. tasks/get answers from a bounded
+ * in-memory table of this run's tasks. */
+#include "daemon/route.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TASKS_MAX 4096
+
+enum dialect { D_REF, D_V03, D_V1 };
+
+struct task {
+	char *key;          /* episode "\n" task id */
+	enum dialect dia;
+	int failed;
+	char *context;
+	char *text;         /* failed: "CLASS: message" */
+	json_t *output;     /* completed: the output object */
+	char invocation_id[256], world_ref[WORLD_REF_SIZE];
+	long long entry_index;
+};
+
+struct tasks {
+	struct task slot[TASKS_MAX];
+	size_t next;
+};
+
+static void task_clear(struct task *t)
+{
+	free(t->key);
+	free(t->context);
+	free(t->text);
+	json_decref(t->output);
+	memset(t, 0, sizeof *t);
+}
+
+void a2a_tasks_free(struct dctx *d)
+{
+	struct tasks *ts = d->tasks;
+	if (!ts) return;
+	for (size_t i = 0; i < TASKS_MAX; i++) task_clear(&ts->slot[i]);
+	free(ts);
+	d->tasks = NULL;
+}
+
+static char *task_key(const char *episode, const char *task)
+{
+	size_t n = strlen(episode) + strlen(task) + 2;
+	char *k = malloc(n);
+	if (k) snprintf(k, n, "%s\n%s", episode, task);
+	return k;
+}
+
+/* Remembers t (moves its contents) for tasks/get; replaces an older copy. */
+static void tasks_put(struct dctx *d, struct task *t)
+{
+	pthread_mutex_lock(&d->tasks_mu);
+	if (!d->tasks) d->tasks = calloc(1, sizeof(struct tasks));
+	struct tasks *ts = d->tasks;
+	if (!ts) { pthread_mutex_unlock(&d->tasks_mu); task_clear(t); return; }
+	struct task *slot = NULL;
+	for (size_t i = 0; i < TASKS_MAX; i++)
+		if (ts->slot[i].key && strcmp(ts->slot[i].key, t->key) == 0) { slot = &ts->slot[i]; break; }
+	if (!slot) { slot = &ts->slot[ts->next]; ts->next = (ts->next + 1) % TASKS_MAX; }
+	task_clear(slot);
+	*slot = *t;
+	memset(t, 0, sizeof *t);
+	pthread_mutex_unlock(&d->tasks_mu);
+}
+
+/* ---- wire forms ---- */
+
+static json_t *part(enum dialect dia, const char *kind, json_t *value)
+{
+	switch (dia) {
+	case D_REF: return json_pack("{s:s,s:o}", "type", kind, kind, value);
+	case D_V03: return json_pack("{s:s,s:o}", "kind", kind, kind, value);
+	default: return json_pack("{s:o}", kind, value);
+	}
+}
+
+static json_t *task_json(const struct task *t, const char *task_id)
+{
+	enum dialect dia = t->dia;
+	json_t *status;
+	if (t->failed) {
+		json_t *msg = dia == D_V1 ? json_pack("{s:s,s:s,s:[o]}", "messageId", "status", "role", "ROLE_AGENT", "parts",
+		                                      part(dia, "text", json_string(t->text)))
+		            : dia == D_V03 ? json_pack("{s:s,s:s,s:s,s:[o]}", "kind", "message", "messageId", "status", "role",
+		                                       "agent", "parts", part(dia, "text", json_string(t->text)))
+		                           : json_pack("{s:s,s:[o]}", "role", "agent", "parts", part(dia, "text", json_string(t->text)));
+		status = json_pack("{s:s,s:o}", "state", dia == D_V1 ? "TASK_STATE_FAILED" : "failed", "message", msg);
+	} else {
+		status = json_pack("{s:s}", "state", dia == D_V1 ? "TASK_STATE_COMPLETED" : "completed");
+	}
+	json_t *v = json_pack("{s:s,s:o}", "id", task_id, "status", status);
+	if (dia != D_REF) json_object_set_new(v, "contextId", json_string(t->context ? t->context : ""));
+	if (dia == D_V03) json_object_set_new(v, "kind", json_string("task"));
+	if (!t->failed) {
+		json_t *art = json_pack("{s:[o]}", "parts", part(dia, "data", json_incref(t->output)));
+		if (dia != D_REF) {
+			json_object_set_new(art, "artifactId", json_string("output"));
+			json_object_set_new(art, "name", json_string("output"));
+		}
+		json_object_set_new(v, "artifacts", json_pack("[o]", art));
+		json_object_set_new(v, "metadata", json_pack("{s:s,s:s,s:I}", "invocation_id", t->invocation_id, "world_ref",
+		                                             t->world_ref, "entry_index", (json_int_t)t->entry_index));
+	} else {
+		json_object_set_new(v, "metadata", json_object());
+	}
+	return v;
+}
+
+static json_t *rpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
+	                 "message", msg);
+}
+
+/* ---- the card ---- */
+
+void a2a_card(struct dreq *rq, struct dresp *r, int v1)
+{
+	struct coord_session *s = NULL;
+	int present = 0;
+	if (dauth(rq, r, 0, 1, &s, &present) < 0) return;
+	json_t *skills = json_array();
+	if (s) {
+		json_t *vis = NULL;
+		struct world_err err = { 0, "" };
+		if (coord_visible(rq->d->coord, s, &vis, &err) < 0) {
+			coord_session_free(s);
+			json_decref(skills);
+			dresp_internal(rq, r, "visible transitions", &err);
+			return;
+		}
+		size_t i;
+		json_t *dsc;
+		json_array_foreach(vis, i, dsc) {
+			const char *id = json_string_value(json_object_get(dsc, "id"));
+			const char *title = json_string_value(json_object_get(dsc, "title"));
+			const char *desc = json_string_value(json_object_get(dsc, "description"));
+			if (!id) continue;
+			json_array_append_new(skills, json_pack("{s:s,s:s,s:s,s:[],s:[]}", "id", id, "name", title && *title ? title : id,
+			                                        "description", desc ? desc : "", "tags", "examples"));
+		}
+		json_decref(vis);
+		coord_session_free(s);
+	}
+	char url[400];
+	snprintf(url, sizeof url, "%s/a2a/", rq->d->base_url);
+	json_t *card = json_pack("{s:s,s:s,s:s,s:s,s:{s:b,s:b,s:b},s:[s],s:[s],s:o}", "name", "worldd", "description",
+	                         "World: published AILANG transitions as skills; every call commits one log entry",
+	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 0, "pushNotifications", 0,
+	                         "stateTransitionHistory", 0, "defaultInputModes", "application/json", "defaultOutputModes",
+	                         "application/json", "skills", skills);
+	if (v1) {
+		json_object_set_new(card, "supportedInterfaces",
+		                    json_pack("[{s:s,s:s,s:s}]", "url", url, "protocolBinding", "JSONRPC", "protocolVersion", "1.0"));
+	}
+	dresp_json(r, 200, card);
+}
+
+/* ---- calls ---- */
+
+static int task_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+	return n >= 1 && n <= 128 &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+static const char *skill_of(const json_t *params, const json_t *message)
+{
+	const json_t *v = json_object_get(json_object_get(params, "metadata"), "skill_id");
+	if (!json_is_string(v)) v = json_object_get(json_object_get(message, "metadata"), "skill_id");
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* The arguments: the message's only part, a data part holding an object or
+ * a text part holding a JSON object. NULL + why. */
+static json_t *args_of(const json_t *message, const char **why)
+{
+	const json_t *parts = json_object_get(message, "parts");
+	if (!json_is_array(parts) || json_array_size(parts) != 1) {
+		*why = "message.parts must hold exactly one part (a data part with the arguments object)";
+		return NULL;
+	}
+	const json_t *p = json_array_get(parts, 0);
+	const json_t *data = json_object_get(p, "data");
+	if (data) {
+		if (!json_is_object(data)) { *why = "the data part's data must be a JSON object (the arguments)"; return NULL; }
+		return json_incref((json_t *)data);
+	}
+	const json_t *text = json_object_get(p, "text");
+	if (json_is_string(text)) {
+		json_t *v = json_loads(json_string_value(text), JSON_REJECT_DUPLICATES, NULL);
+		if (json_is_object(v)) return v;
+		json_decref(v);
+		*why = "a text part must hold a JSON object (the arguments)";
+		return NULL;
+	}
+	*why = "message.parts[0] must be a data part";
+	return NULL;
+}
+
+static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+{
+	json_t *message = json_object_get(params, "message");
+	if (!json_is_object(message)) return rpc_error(id, -32602, "params.message must be an object");
+	const char *task = NULL;
+	if (dia == D_REF) {
+		json_t *jt = json_object_get(params, "id");
+		if (!json_is_string(jt)) return rpc_error(id, -32602, "tasks/send needs params.id (the task id)");
+		task = json_string_value(jt);
+	} else {
+		json_t *jt = json_object_get(message, "taskId");
+		if (!json_is_string(jt) || !*json_string_value(jt)) jt = json_object_get(message, "messageId");
+		if (json_is_string(jt) && *json_string_value(jt)) task = json_string_value(jt);
+	}
+	if (task && !task_id_ok(task))
+		return rpc_error(id, -32602, "task id \"%.140s\" must be 1-128 characters of [A-Za-z0-9._-]", task);
+	const char *why = NULL;
+	json_t *args = args_of(message, &why);
+	if (!args) return rpc_error(id, -32602, "%s", why);
+	const char *skill = skill_of(params, message);
+	json_t *vis = NULL;
+	if (!skill) {
+		struct world_err err = { 0, "" };
+		if (coord_visible(rq->d->coord, s, &vis, &err) < 0) {
+			json_decref(args);
+			dlog("error route=/a2a/: visible transitions: %s", err.msg);
+			return rpc_error(id, -32603, "Internal: internal store failure");
+		}
+		if (json_array_size(vis) != 1) {
+			json_decref(args);
+			json_decref(vis);
+			return rpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)",
+			                 json_array_size(vis));
+		}
+		skill = json_string_value(json_object_get(json_array_get(vis, 0), "id"));
+	}
+	char *text = json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17));
+	json_decref(args);
+	if (!text || !skill) { free(text); json_decref(vis); return rpc_error(id, -32603, "Internal: internal store failure"); }
+	struct coord_call call = { .session = s, .channel = "a2a", .skill_id = skill, .task_id = task, .args = text,
+	                           .args_len = strlen(text) };
+	struct coord_result res;
+	memset(&res, 0, sizeof res);
+	struct world_err err = { 0, "" };
+	int rc = coord_call(rq->d->coord, &call, &res, &err);
+	free(text);
+	snprintf(rq->note, sizeof rq->note, "%s skill=%.64s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage", skill);
+	json_decref(vis);
+	struct task t;
+	memset(&t, 0, sizeof t);
+	t.dia = dia;
+	json_t *ctx = json_object_get(message, "contextId");
+	t.context = strdup(json_is_string(ctx) && *json_string_value(ctx) ? json_string_value(ctx) : s->episode);
+	char tid[160];
+	if (rc < 0) {
+		const char *k = coord_error_class(err.code);
+		if (err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) {
+			task_clear(&t);
+			return rpc_error(id, -32602, "%s", err.msg);
+		}
+		char msg[1200];
+		if (strcmp(k, "Internal") == 0) {
+			dlog("error route=/a2a/ skill=%.128s: %s", skill, err.msg);
+			snprintf(msg, sizeof msg, "%s: internal store failure", k);
+		} else snprintf(msg, sizeof msg, "%s: %s", k, err.msg);
+		t.failed = 1;
+		t.text = strdup(msg);
+		snprintf(tid, sizeof tid, "%s", task ? task : "unassigned");
+	} else {
+		snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", res.invocation_id);
+		const char *c1 = strchr(res.invocation_id, ':');
+		const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		snprintf(tid, sizeof tid, "%s", c2 ? c2 + 1 : (task ? task : ""));
+		t.output = json_loadb(res.output, res.output_len, 0, NULL);
+		snprintf(t.invocation_id, sizeof t.invocation_id, "%s", res.invocation_id);
+		snprintf(t.world_ref, sizeof t.world_ref, "%s", res.world_ref);
+		t.entry_index = res.entry_index;
+		coord_result_free(&res);
+		if (!json_is_object(t.output)) {
+			task_clear(&t);
+			dlog("error route=/a2a/: committed output is not a JSON object");
+			return rpc_error(id, -32603, "Internal: internal store failure");
+		}
+	}
+	json_t *tj = task_json(&t, tid);
+	if (!t.failed || task) {
+		t.key = task_key(s->episode, tid);
+		if (t.key) tasks_put(rq->d, &t);
+	}
+	task_clear(&t);
+	json_t *result = dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj;
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect want)
+{
+	json_t *jt = json_object_get(params, "id");
+	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+		return rpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
+	const char *task = json_string_value(jt);
+	char *key = task_key(s->episode, task);
+	if (!key) return rpc_error(id, -32603, "Internal: internal store failure");
+	json_t *tj = NULL;
+	pthread_mutex_lock(&rq->d->tasks_mu);
+	struct tasks *ts = rq->d->tasks;
+	for (size_t i = 0; ts && i < TASKS_MAX; i++)
+		if (ts->slot[i].key && strcmp(ts->slot[i].key, key) == 0) {
+			struct task view = ts->slot[i];
+			if (want == D_V1) view.dia = D_V1;
+			else if (view.dia == D_V1) view.dia = D_V03;
+			tj = task_json(&view, task);
+			break;
+		}
+	pthread_mutex_unlock(&rq->d->tasks_mu);
+	free(key);
+	if (!tj) return rpc_error(id, -32001, "task not found: \"%s\" (tasks/get knows the tasks of this daemon run)", task);
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", tj);
+}
+
+void a2a_handle(struct dreq *rq, struct dresp *r)
+{
+	struct coord_session *s = NULL;
+	if (dauth(rq, r, 0, 0, &s, NULL) < 0) return;
+	const char *ct = dreq_header(rq, "Content-Type");
+	size_t n = ct ? strcspn(ct, ";") : 0;
+	while (n && (ct[n - 1] == ' ')) n--;
+	if (!ct || n != 16 || strncasecmp(ct, "application/json", 16) != 0) {
+		dresp_error(r, "BadRequest", "Content-Type must be application/json");
+		r->status = 415;
+		coord_session_free(s);
+		return;
+	}
+	json_error_t je;
+	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	json_t *out = NULL;
+	if (!msg) out = rpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
+	else if (!json_is_object(msg)) out = rpc_error(NULL, -32600, "invalid request: one JSON-RPC request object (no batches on /a2a/)");
+	else {
+		json_t *id = json_object_get(msg, "id");
+		json_t *m = json_object_get(msg, "method");
+		json_t *jv = json_object_get(msg, "jsonrpc");
+		json_t *params = json_object_get(msg, "params");
+		if (!json_is_string(jv) || strcmp(json_string_value(jv), "2.0") != 0 || !json_is_string(m) ||
+		    (id && !json_is_string(id) && !json_is_integer(id)))
+			out = rpc_error(json_is_string(id) || json_is_integer(id) ? id : NULL, -32600,
+			                "invalid request: expected {\"jsonrpc\":\"2.0\",\"id\",\"method\",\"params\"}");
+		else if (!id) out = NULL; /* a notification: nothing to answer */
+		else if (!json_is_object(params)) out = rpc_error(id, -32602, "params must be an object");
+		else {
+			const char *mn = json_string_value(m);
+			snprintf(rq->note, sizeof rq->note, "%.100s", mn);
+			if (strcmp(mn, "tasks/send") == 0) out = send(rq, s, id, params, D_REF);
+			else if (strcmp(mn, "message/send") == 0) out = send(rq, s, id, params, D_V03);
+			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1);
+			else if (strcmp(mn, "tasks/get") == 0) out = get(rq, s, id, params, D_V03);
+			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
+			else out = rpc_error(id, -32601, "method not found: %.200s (this agent answers tasks/send, message/send, SendMessage, tasks/get, GetTask)", mn);
+		}
+	}
+	json_decref(msg);
+	coord_session_free(s);
+	if (!out) { r->status = 202; return; }
+	json_t *e = json_object_get(out, "error");
+	int code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
+	dresp_json(r, code == -32700 || code == -32600 ? 400 : 200, out);
+}

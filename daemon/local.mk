@@ -1,0 +1,9 @@
+# daemon/: `worldd serve` -- the HTTP server, the read routes, the MCP and
+# A2A projections over the coordinator (docs/daemon.md).
+libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c
+
+# Tests: the fixture sets up sessions and registries through the store API.
+check_PROGRAMS += tests/daemon/fixture
+tests_daemon_fixture_SOURCES = tests/daemon/fixture.c
+tests_daemon_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_daemon_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS)

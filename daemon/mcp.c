@@ -1,0 +1,331 @@
+/* daemon/mcp.c: MCP Streamable HTTP at POST /mcp/ (DESIGN §8.1), stateless.
+ *
+ * Check order: body size (the server, 413) -> credential (401) ->
+ * Content-Type application/json (415) -> Accept lists application/json and
+ * text/event-stream (406) -> MCP-Protocol-Version supported (400; absent =
+ * 2025-03-26) -> JSON (400, -32700) -> JSON-RPC shape (400, -32600).
+ * Batches only under 2025-03-26. Notifications and responses: 202, empty.
+ * Answers: text/event-stream `event: message\ndata: JSON\n\n`, or plain
+ * JSON when the Accept header gives application/json a higher q.
+ *
+ * tools/call of a published transition goes to coord_call; a failure of
+ * the call is a tool result with isError:true whose text names the error
+ * class and message (never an untyped -32603). */
+#include "daemon/route.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
+#define LEGACY_VERSION "2025-03-26"
+
+struct mcp {
+	struct dreq *rq;
+	struct coord_session *sess;
+	const char *version;
+	json_t *visible; /* lazily loaded descriptors */
+	int internal;    /* a host failure happened (already logged) */
+};
+
+static int supported(const char *v)
+{
+	for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+		if (strcmp(v, versions[i]) == 0) return 1;
+	return 0;
+}
+
+/* The q value the Accept header gives this exact media type (-1: not
+ * listed or q=0). Parameters other than q are ignored. */
+static double accept_q(const char *accept, const char *type)
+{
+	double best = -1;
+	size_t tl = strlen(type);
+	const char *p = accept;
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',') p++;
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *semi = memchr(p, ';', n);
+		size_t mt = semi ? (size_t)(semi - p) : n;
+		while (mt && (p[mt - 1] == ' ' || p[mt - 1] == '\t')) mt--;
+		if (mt == tl && strncasecmp(p, type, tl) == 0) {
+			double q = 1;
+			for (const char *s = semi; s && s < p + n; s = memchr(s + 1, ';', (size_t)(p + n - s - 1))) {
+				const char *a = s + 1;
+				while (*a == ' ') a++;
+				if ((a[0] == 'q' || a[0] == 'Q') && a[1] == '=') q = strtod(a + 2, NULL);
+				if (s + 1 >= p + n) break;
+			}
+			if (q > 0 && q > best) best = q;
+		}
+		p = end;
+	}
+	return best;
+}
+
+static int ctype_is_json(const char *ct)
+{
+	if (!ct) return 0;
+	while (*ct == ' ') ct++;
+	size_t n = strcspn(ct, ";");
+	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t')) n--;
+	return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+static json_t *rpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
+	                 "message", msg);
+}
+
+static json_t *rpc_result(json_t *id, json_t *result)
+{
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+static int load_visible(struct mcp *m)
+{
+	if (m->visible) return 0;
+	struct world_err err = { 0, "" };
+	if (coord_visible(m->rq->d->coord, m->sess, &m->visible, &err) < 0) {
+		char msg[1100];
+		snprintf(msg, sizeof msg, "visible transitions: %s", err.msg);
+		dlog("error route=/mcp/: %s", msg);
+		m->internal = 1;
+		m->visible = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* inputSchema / outputSchema as MCP wants them: an object schema. */
+static json_t *object_schema(const json_t *s)
+{
+	if (json_is_object(s) && json_is_string(json_object_get(s, "type")) &&
+	    strcmp(json_string_value(json_object_get(s, "type")), "object") == 0)
+		return json_deep_copy(s);
+	if (json_is_object(s) && !json_object_get(s, "type")) {
+		json_t *c = json_deep_copy(s);
+		json_object_set_new(c, "type", json_string("object"));
+		return c;
+	}
+	return NULL;
+}
+
+static json_t *tools_list(struct mcp *m, json_t *id)
+{
+	if (load_visible(m) < 0) return rpc_error(id, -32603, "Internal: internal store failure");
+	json_t *tools = json_array();
+	size_t i;
+	json_t *dsc;
+	json_array_foreach(m->visible, i, dsc) {
+		const char *tid = json_string_value(json_object_get(dsc, "id"));
+		char name[65];
+		if (!tid || dtool_name(tid, name) < 0) {
+			dlog("tools/list: transition \"%.128s\" skipped: its MCP name is over 64 bytes", tid ? tid : "?");
+			continue;
+		}
+		json_t *in = object_schema(json_object_get(dsc, "inputSchema"));
+		json_t *t = json_pack("{s:s,s:s,s:s,s:o}", "name", name, "title",
+		                      json_string_value(json_object_get(dsc, "title")) ? json_string_value(json_object_get(dsc, "title")) : tid,
+		                      "description",
+		                      json_string_value(json_object_get(dsc, "description")) ? json_string_value(json_object_get(dsc, "description")) : "",
+		                      "inputSchema", in ? in : json_pack("{s:s}", "type", "object"));
+		json_t *out = object_schema(json_object_get(dsc, "outputSchema"));
+		if (out) json_object_set_new(t, "outputSchema", out);
+		json_array_append_new(tools, t);
+	}
+	return rpc_result(id, json_pack("{s:o}", "tools", tools));
+}
+
+static json_t *tool_error(const char *klass, const char *msg, int code)
+{
+	char text[1200];
+	snprintf(text, sizeof text, "%s: %s", klass, msg);
+	return json_pack("{s:[{s:s,s:s}],s:b,s:{s:{s:s,s:s,s:i}}}", "content", "type", "text", "text", text, "isError", 1,
+	                 "_meta", "world/error", "class", klass, "message", msg, "exit_code", code);
+}
+
+static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
+{
+	json_t *jname = json_object_get(params, "name");
+	if (!json_is_string(jname)) return rpc_error(id, -32602, "tools/call needs params.name (a string)");
+	const char *name = json_string_value(jname);
+	json_t *args = json_object_get(params, "arguments");
+	if (args && !json_is_object(args) && !json_is_null(args))
+		return rpc_error(id, -32602, "tools/call: params.arguments must be an object");
+	if (load_visible(m) < 0) return rpc_error(id, -32603, "Internal: internal store failure");
+	const char *skill = NULL;
+	size_t i;
+	json_t *dsc;
+	json_array_foreach(m->visible, i, dsc) {
+		const char *tid = json_string_value(json_object_get(dsc, "id"));
+		char esc[65];
+		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; break; }
+	}
+	if (!skill) return rpc_error(id, -32602, "unknown tool \"%.200s\"", name);
+	char *text = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17)) : strdup("{}");
+	if (!text) return rpc_error(id, -32603, "Internal: internal store failure");
+	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = NULL,
+	                           .args = text, .args_len = strlen(text) };
+	struct coord_result res;
+	memset(&res, 0, sizeof res);
+	struct world_err err = { 0, "" };
+	int rc = coord_call(m->rq->d->coord, &call, &res, &err);
+	free(text);
+	if (rc < 0) {
+		const char *k = coord_error_class(err.code);
+		snprintf(m->rq->note, sizeof m->rq->note, "tools/call error=%s", k);
+		if (strcmp(k, "Internal") == 0) {
+			dlog("error route=/mcp/ tool=%.128s: %s", skill, err.msg);
+			return rpc_result(id, tool_error(k, "internal store failure", err.code));
+		}
+		return rpc_result(id, tool_error(k, err.msg, err.code));
+	}
+	snprintf(m->rq->invocation_id, sizeof m->rq->invocation_id, "%s", res.invocation_id);
+	json_error_t je;
+	json_t *out = json_loadb(res.output, res.output_len, 0, &je);
+	json_t *result = NULL;
+	if (!json_is_object(out)) {
+		dlog("error route=/mcp/ invocation_id=%s: committed output is not a JSON object", res.invocation_id);
+		json_decref(out);
+		result = tool_error("Internal", "internal store failure", WX_INTEGRITY);
+	} else {
+		result = json_pack("{s:[{s:s,s:s%}],s:o,s:b,s:{s:{s:s,s:s,s:I,s:b}}}", "content", "type", "text", "text",
+		                   res.output, res.output_len, "structuredContent", out, "isError", 0, "_meta",
+		                   "world/invocation", "invocation_id", res.invocation_id, "world_ref", res.world_ref,
+		                   "entry_index", (json_int_t)res.entry_index, "replayed", res.replayed);
+	}
+	coord_result_free(&res);
+	return rpc_result(id, result);
+}
+
+/* One JSON-RPC message; NULL when it needs no answer (notification, response). */
+static json_t *one(struct mcp *m, json_t *msg, int batched)
+{
+	if (!json_is_object(msg)) return rpc_error(NULL, -32600, "invalid request: a JSON-RPC message is an object");
+	json_t *id = json_object_get(msg, "id");
+	json_t *method = json_object_get(msg, "method");
+	json_t *jv = json_object_get(msg, "jsonrpc");
+	if (id && !json_is_string(id) && !json_is_integer(id))
+		return rpc_error(NULL, -32600, "invalid request: id must be a string or an integer");
+	if (!json_is_string(jv) || strcmp(json_string_value(jv), "2.0") != 0)
+		return rpc_error(id, -32600, "invalid request: jsonrpc must be \"2.0\"");
+	if (!method) {
+		if (id && (json_object_get(msg, "result") || json_object_get(msg, "error"))) return NULL; /* a response */
+		return rpc_error(id, -32600, "invalid request: no method");
+	}
+	if (!json_is_string(method)) return rpc_error(id, -32600, "invalid request: method must be a string");
+	const char *mn = json_string_value(method);
+	json_t *params = json_object_get(msg, "params");
+	if (params && !json_is_object(params) && !json_is_array(params))
+		return rpc_error(id, -32600, "invalid request: params must be an object or an array");
+	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, cancelled, ...) */
+	if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "%.100s", mn);
+	if (strcmp(mn, "initialize") == 0) {
+		if (batched) return rpc_error(id, -32600, "initialize must not be part of a batch");
+		json_t *pv = json_object_get(params, "protocolVersion");
+		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
+		return rpc_result(id, json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
+		                                "tools", "listChanged", 0, "serverInfo", "name", "worldd", "version",
+		                                DAEMON_VERSION, "instructions",
+		                                "Each tool is a published World transition; every successful call commits one log entry."));
+	}
+	if (strcmp(mn, "ping") == 0) return rpc_result(id, json_object());
+	if (strcmp(mn, "tools/list") == 0) return tools_list(m, id);
+	if (strcmp(mn, "tools/call") == 0) {
+		if (!json_is_object(params)) return rpc_error(id, -32602, "tools/call needs params {name, arguments}");
+		return tools_call(m, id, params);
+	}
+	return rpc_error(id, -32601, "method not found: %.200s", mn);
+}
+
+static void answer(struct dresp *r, json_t *v, int sse)
+{
+	if (!sse) { dresp_json(r, 200, v); return; }
+	char *s = json_dumps(v, JSON_COMPACT);
+	json_decref(v);
+	if (!s) { dresp_error(r, "Internal", "internal store failure"); return; }
+	size_t n = strlen(s);
+	char *b = malloc(n + 32);
+	if (!b) { free(s); dresp_error(r, "Internal", "internal store failure"); return; }
+	/* JSON from json_dumps has no raw newline, so one data: line holds it */
+	int m = snprintf(b, n + 32, "event: message\ndata: %s\n\n", s);
+	free(s);
+	free(r->body);
+	r->status = 200;
+	r->body = b;
+	r->len = (size_t)m;
+	r->ctype = "text/event-stream";
+}
+
+void mcp_handle(struct dreq *rq, struct dresp *r)
+{
+	struct mcp m = { .rq = rq };
+	if (dauth(rq, r, 0, 0, &m.sess, NULL) < 0) return;
+	if (!ctype_is_json(dreq_header(rq, "Content-Type"))) {
+		dresp_error(r, "BadRequest", "Content-Type must be application/json");
+		r->status = 415;
+		goto out;
+	}
+	const char *accept = dreq_header(rq, "Accept");
+	double qj = accept ? accept_q(accept, "application/json") : -1;
+	double qs = accept ? accept_q(accept, "text/event-stream") : -1;
+	if (qj < 0 || qs < 0) {
+		dresp_error(r, "BadRequest", "Accept must list both application/json and text/event-stream");
+		r->status = 406;
+		goto out;
+	}
+	int sse = !(qj > qs);
+	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
+	if (!ver) ver = LEGACY_VERSION;
+	if (!supported(ver)) {
+		dresp_error(r, "BadRequest", "unsupported MCP-Protocol-Version \"%.64s\" (supported: 2025-11-25, 2025-06-18, 2025-03-26)", ver);
+		goto out;
+	}
+	m.version = ver;
+	json_error_t je;
+	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	if (!msg) {
+		dresp_json(r, 400, rpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
+		goto out;
+	}
+	if (json_is_array(msg)) {
+		if (strcmp(ver, LEGACY_VERSION) != 0) {
+			dresp_json(r, 400, rpc_error(NULL, -32600, "invalid request: batches are accepted only under MCP-Protocol-Version 2025-03-26 (this request says %s)", ver));
+		} else if (json_array_size(msg) == 0) {
+			dresp_json(r, 400, rpc_error(NULL, -32600, "invalid request: empty batch"));
+		} else {
+			json_t *outs = json_array();
+			size_t i;
+			json_t *e;
+			snprintf(rq->note, sizeof rq->note, "batch of %zu", json_array_size(msg));
+			json_array_foreach(msg, i, e) {
+				json_t *a = one(&m, e, 1);
+				if (a) json_array_append_new(outs, a);
+			}
+			if (json_array_size(outs) == 0) { json_decref(outs); r->status = 202; }
+			else answer(r, outs, sse);
+		}
+	} else {
+		json_t *a = one(&m, msg, 0);
+		if (!a) r->status = 202;
+		else {
+			json_t *err = json_object_get(a, "error");
+			int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
+			if (code == -32600) dresp_json(r, 400, a);
+			else answer(r, a, sse);
+		}
+	}
+	json_decref(msg);
+out:
+	json_decref(m.visible);
+	coord_session_free(m.sess);
+}

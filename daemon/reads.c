@@ -1,0 +1,224 @@
+/* daemon/reads.c: the read routes GET /v1/... (DESIGN §8.1). Each request
+ * borrows a reader handle from the pool (WAL readers never block the
+ * coordinator's writer). Every route but /v1/health needs a session
+ * credential or the operator token, unless the daemon runs --open-reads. */
+#include "daemon/route.h"
+#include "store/store.h"
+#include <errno.h>
+#include <openssl/evp.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_DEFAULT 100
+
+static void store_fail(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err)
+{
+	const char *k = dclass_of_store(err->code);
+	if (k) dresp_error(r, k, "%s", err->msg);
+	else dresp_internal(rq, r, what, err);
+}
+
+/* A decimal query argument in [min, max]; absent = def. -1 with r filled. */
+static int arg_ll(struct dreq *rq, struct dresp *r, const char *name, long long min, long long max, long long def,
+                  long long *out)
+{
+	const char *s = dreq_arg(rq, name);
+	if (!s) { *out = def; return 0; }
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min) {
+		dresp_error(r, "BadRequest", "query argument %s must be an integer >= %lld", name, min);
+		return -1;
+	}
+	*out = v > max ? max : v;
+	return 0;
+}
+
+static json_t *world_json(const struct world_world *w)
+{
+	return json_pack("{s:s,s:I,s:s,s:s}", "ref", w->ref, "revision", (json_int_t)w->revision, "stateRoot",
+	                 w->state_root, "logHead", w->log_head);
+}
+
+static json_t *entry_json(const struct world_log_entry *e)
+{
+	return json_pack("{s:{s:I,s:I,s:s,s:s,s:o,s:s},s:s,s:s}", "header", "entryIndex", (json_int_t)e->entry_index,
+	                 "semanticsEpoch", (json_int_t)e->semantics_epoch, "transitionFn", e->transition_fn, "interpreter",
+	                 e->interpreter, "prevEntryHash", e->prev_entry_hash[0] ? json_string(e->prev_entry_hash) : json_null(),
+	                 "writtenBy", e->written_by ? e->written_by : "", "entryHash", e->entry_hash, "transitionRef",
+	                 e->transition_ref);
+}
+
+static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st, const char *ref)
+{
+	struct world_err err = { 0, "" };
+	const char *pl = dreq_arg(rq, "payload");
+	if (pl && strcmp(pl, "true") != 0 && strcmp(pl, "false") != 0) {
+		dresp_error(r, "BadRequest", "query argument payload must be true or false");
+		return;
+	}
+	if (world_ref_parse(ref, "object ref", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); return; }
+	struct world_object o;
+	if (world_object_get(st, ref, &o, &err) < 0) { store_fail(rq, r, "object get", &err); return; }
+	json_t *v = json_pack("{s:s,s:s,s:s}", "hash", o.ref, "semanticId", o.semantic_id, "provenance",
+	                      o.provenance ? o.provenance : "");
+	if (v && pl && strcmp(pl, "true") == 0) {
+		size_t cap = 4 * ((o.len + 2) / 3) + 1;
+		char *b64 = malloc(cap);
+		if (!b64) { world_object_free(&o); json_decref(v); dresp_internal(rq, r, "object payload", NULL); return; }
+		EVP_EncodeBlock((unsigned char *)b64, o.payload, (int)o.len);
+		json_object_set_new(v, "payload", json_string(b64));
+		free(b64);
+	}
+	world_object_free(&o);
+	dresp_json(r, 200, v);
+}
+
+/* Objects with one semanticId, ordered by ref, after a cursor. The store
+ * has no listing call for this, so it reads the objects table directly
+ * through the reader handle (read-only). */
+static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store *st, const char *name)
+{
+	long long limit;
+	if (arg_ll(rq, r, "limit", 1, DAEMON_LOG_PAGE_MAX, PAGE_DEFAULT, &limit) < 0) return;
+	const char *after = dreq_arg(rq, "after");
+	struct world_err err = { 0, "" };
+	if (after && world_ref_parse(after, "after", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); return; }
+	if (!*name || strlen(name) > 256) { dresp_error(r, "BadRequest", "semanticId must be 1-256 bytes"); return; }
+	sqlite3_stmt *s = NULL;
+	sqlite3 *db = world_store_db(st);
+	if (sqlite3_prepare_v2(db, "SELECT ref, provenance FROM objects WHERE semantic_id = ?1 AND ref > ?2 ORDER BY ref LIMIT ?3",
+	                       -1, &s, NULL) != SQLITE_OK) {
+		werr(&err, WX_IO, "objects by semanticId: %s", sqlite3_errmsg(db));
+		dresp_internal(rq, r, "objects by semanticId", &err);
+		return;
+	}
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, after ? after : "", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, limit + 1);
+	json_t *items = json_array();
+	int n = 0, src;
+	char last[WORLD_REF_SIZE] = "";
+	int more = 0;
+	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == limit) { more = 1; break; }
+		const char *ref = (const char *)sqlite3_column_text(s, 0);
+		const char *prov = (const char *)sqlite3_column_text(s, 1);
+		json_array_append_new(items, json_pack("{s:s,s:s,s:s}", "hash", ref ? ref : "", "semanticId", name,
+		                                       "provenance", prov ? prov : ""));
+		snprintf(last, sizeof last, "%s", ref ? ref : "");
+		n++;
+	}
+	if (src != SQLITE_ROW && src != SQLITE_DONE) {
+		werr(&err, WX_IO, "objects by semanticId: %s", sqlite3_errmsg(db));
+		sqlite3_finalize(s);
+		json_decref(items);
+		dresp_internal(rq, r, "objects by semanticId", &err);
+		return;
+	}
+	sqlite3_finalize(s);
+	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", more ? json_string(last) : json_null()));
+}
+
+static void log_page(struct dreq *rq, struct dresp *r, struct world_store *st)
+{
+	long long from, limit, last;
+	if (arg_ll(rq, r, "from", 1, (long long)1 << 62, 1, &from) < 0) return;
+	if (arg_ll(rq, r, "limit", 1, DAEMON_LOG_PAGE_MAX, PAGE_DEFAULT, &limit) < 0) return;
+	struct world_err err = { 0, "" };
+	char h[WORLD_REF_SIZE];
+	if (world_log_last(st, &last, h, &err) < 0) { store_fail(rq, r, "log last", &err); return; }
+	json_t *items = json_array();
+	long long i = from;
+	for (; i <= last && i < from + limit; i++) {
+		struct world_log_entry e;
+		if (world_log_get(st, i, &e, &err) < 0) {
+			json_decref(items);
+			store_fail(rq, r, "log get", &err);
+			return;
+		}
+		json_array_append_new(items, entry_json(&e));
+		world_log_entry_free(&e);
+	}
+	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", i <= last ? json_integer(i) : json_null()));
+}
+
+void reads_handle(struct dreq *rq, struct dresp *r)
+{
+	const char *p = rq->path;
+	enum { HEALTH, HEAD, OBJECT, BY_SID, LOG_ONE, LOG_PAGE, WORLD, REGISTRY } route;
+	const char *rest = NULL;
+	if (strcmp(p, "/v1/health") == 0) route = HEALTH;
+	else if (strcmp(p, "/v1/head") == 0) route = HEAD;
+	else if (strncmp(p, "/v1/objects/by-semantic-id/", 27) == 0) { route = BY_SID; rest = p + 27; }
+	else if (strncmp(p, "/v1/objects/", 12) == 0 && p[12]) { route = OBJECT; rest = p + 12; }
+	else if (strcmp(p, "/v1/log") == 0 || strcmp(p, "/v1/log/") == 0) route = LOG_PAGE;
+	else if (strncmp(p, "/v1/log/", 8) == 0) { route = LOG_ONE; rest = p + 8; }
+	else if (strncmp(p, "/v1/worlds/", 11) == 0 && p[11]) { route = WORLD; rest = p + 11; }
+	else if (strncmp(p, "/v1/registry/", 13) == 0 && p[13]) { route = REGISTRY; rest = p + 13; }
+	else { dresp_error(r, "NotFound", "no route %.200s", p); return; }
+	if (strcmp(rq->method, "GET") != 0) {
+		dresp_error(r, "BadRequest", "method %.16s not allowed on %.200s (GET only)", rq->method, p);
+		r->status = 405;
+		r->allow = "GET";
+		return;
+	}
+	if (route == HEALTH) {
+		dresp_json(r, 200, json_pack("{s:s,s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION, "db_path",
+		                             rq->d->db_path, "interpreter_ref", rq->d->interp_ref, "interpreter_version",
+		                             rq->d->interp_version));
+		return;
+	}
+	if (!rq->d->open_reads) {
+		struct coord_session *s = NULL;
+		if (dauth(rq, r, 1, 0, &s, NULL) < 0) return;
+		coord_session_free(s);
+	}
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	if (!st) { dresp_internal(rq, r, "reader handle", &err); return; }
+	switch (route) {
+	case HEAD: {
+		struct world_world w;
+		if (world_head_get(st, &w, &err) < 0) {
+			if (err.code == WX_NOT_FOUND) dresp_error(r, "NotFound", "no world yet: nothing was ever committed");
+			else store_fail(rq, r, "world head", &err);
+		} else dresp_json(r, 200, world_json(&w));
+		break;
+	}
+	case OBJECT: get_object(rq, r, st, rest); break;
+	case BY_SID: by_semantic_id(rq, r, st, rest); break;
+	case LOG_PAGE: log_page(rq, r, st); break;
+	case LOG_ONE: {
+		char *end;
+		errno = 0;
+		long long i = strtoll(rest, &end, 10);
+		if (!*rest || *end || errno || i < 1 || rest[0] == '+' || rest[0] == '0') {
+			dresp_error(r, "BadRequest", "log index '%.40s' is not an integer >= 1", rest);
+			break;
+		}
+		struct world_log_entry e;
+		if (world_log_get(st, i, &e, &err) < 0) store_fail(rq, r, "log get", &err);
+		else { dresp_json(r, 200, entry_json(&e)); world_log_entry_free(&e); }
+		break;
+	}
+	case WORLD: {
+		if (world_ref_parse(rest, "world ref", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); break; }
+		struct world_world w;
+		if (world_world_get(st, rest, &w, &err) < 0) store_fail(rq, r, "world get", &err);
+		else dresp_json(r, 200, world_json(&w));
+		break;
+	}
+	case REGISTRY: {
+		char ref[WORLD_REF_SIZE];
+		long long rev;
+		if (world_registry_head_get(st, rest, ref, &rev, &err) < 0) store_fail(rq, r, "registry head", &err);
+		else dresp_json(r, 200, json_pack("{s:s,s:s,s:I}", "name", rest, "ref", ref, "revision", (json_int_t)rev));
+		break;
+	}
+	default: break;
+	}
+	dreader_put(rq->d, st);
+}

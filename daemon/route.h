@@ -1,0 +1,125 @@
+/* daemon/route.h: the contract between the HTTP server (daemon/server.c)
+ * and the projections that answer its routes: the read routes
+ * (daemon/reads.c), MCP (daemon/mcp.c) and A2A (daemon/a2a.c).
+ *
+ * Owns: struct dctx (what every request can reach: the coordinator, the
+ * pool of reader store handles, the operator token, the health facts),
+ * struct dreq / struct dresp (one request in, one response out), the error
+ * envelope of DESIGN §8.1 {"error":{"class","message"}} with its HTTP
+ * statuses, and the credential check shared by every authenticated route.
+ *
+ * A projection never touches libmicrohttpd's response objects: it fills a
+ * struct dresp and the server sends it, logs it and frees it. Projections
+ * run on the server's pool threads; everything reachable from dctx is safe
+ * to use from several threads at once (the coordinator is shared, each
+ * reader handle is used by one thread at a time via the pool). */
+#ifndef WORLD_DAEMON_ROUTE_H
+#define WORLD_DAEMON_ROUTE_H
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include "coordinator/coordinator.h"
+#include "store/error.h"
+#include "store/ref.h"
+
+struct MHD_Connection;
+struct world_store;
+
+#define DAEMON_VERSION "0.1.0"
+#define DAEMON_MCP_BODY_MAX ((size_t)4 << 20) /* DESIGN §10 */
+#define DAEMON_A2A_BODY_MAX ((size_t)1 << 20) /* DESIGN §10 */
+#define DAEMON_GET_BODY_MAX ((size_t)64 << 10) /* GET routes take no body; anything more is refused */
+#define DAEMON_LOG_PAGE_MAX 500               /* DESIGN §10 */
+#define DAEMON_TOKEN_HEX 64
+
+struct dreader; /* one pooled reader handle */
+
+struct dctx {
+	struct coordinator *coord;
+	struct world_store *writer;      /* owned by the server; only the coordinator writes */
+	char db_path[4096];
+	char interp_ref[WORLD_REF_SIZE];
+	char interp_version[256];
+	char base_url[300];              /* "http://HOST:PORT", for the A2A card */
+	char operator_token[DAEMON_TOKEN_HEX + 1]; /* "" when none */
+	int open_reads;
+	pthread_mutex_t pool_mu;         /* the reader pool */
+	struct dreader *pool;            /* free handles */
+	struct dreader *all;             /* every handle, closed at shutdown */
+	pthread_mutex_t tasks_mu;        /* A2A tasks/get cache (daemon/a2a.c) */
+	void *tasks;
+};
+
+struct dreq {
+	struct dctx *d;
+	struct MHD_Connection *conn;
+	const char *method;              /* "GET", "POST", ... */
+	const char *path;                /* decoded URL path, no query */
+	const char *body;                /* NUL-terminated for convenience */
+	size_t body_len;
+	char invocation_id[256];         /* set by a projection for the request log ("" = none) */
+	char note[128];                  /* extra log text, e.g. the JSON-RPC method */
+};
+
+struct dresp {
+	int status;                      /* HTTP status */
+	char *body;                      /* malloc'd; NULL = empty */
+	size_t len;
+	const char *ctype;               /* static string; NULL when body is NULL */
+	const char *allow;               /* 405: the Allow header */
+	int www_auth;                    /* 401: add WWW-Authenticate: Bearer */
+};
+
+/* A header of the request (case-insensitive name), or NULL. */
+const char *dreq_header(const struct dreq *rq, const char *name);
+/* A query argument, or NULL. */
+const char *dreq_arg(const struct dreq *rq, const char *name);
+
+/* Responses. dresp_json takes a reference to v (steals it) and serialises it
+ * compactly; dresp_text copies text. */
+void dresp_json(struct dresp *r, int status, json_t *v);
+void dresp_text(struct dresp *r, int status, const char *ctype, const char *text, size_t len);
+/* The error envelope {"error":{"class":CLASS,"message":MSG}}; the status is
+ * the class's (dclass_status). */
+void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A failure of this host (store I/O, integrity, out of memory): 500
+ * Internal "internal store failure"; the cause goes to the log. */
+void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err);
+/* HTTP status of an envelope class (DESIGN §8.1). */
+int dclass_status(const char *klass);
+/* Class of a store error code on a read route (bad ref, not found, ...);
+ * NULL for host failures, which answer Internal. */
+const char *dclass_of_store(int code);
+
+/* Writes one line to the daemon's log (stderr), prefixed "worldd ". */
+void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The credential check (Authorization: Bearer <64 hex>). With
+ * allow_operator, the operator token is accepted too (*sess stays NULL).
+ * Returns 0 when authorised (*sess is a session to free, or NULL for the
+ * operator), -1 with r filled with the 401 envelope and its exact text:
+ *   SessionAbsent   session credential is absent: send Authorization: Bearer <session-credential>
+ *   SessionAbsent   malformed Authorization header: expected Bearer <64-hex-credential>
+ *   SessionUnknown  unknown session credential
+ *   SessionExpired  session credential has expired
+ * or 500 on a store failure. With optional, an absent header is not an
+ * error: 0 with *sess NULL and *present 0. */
+int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
+          int *present);
+
+/* A reader handle of the pool (opened on first need), given back with
+ * dreader_put. NULL + err when the store cannot be opened. */
+struct world_store *dreader_get(struct dctx *d, struct world_err *err);
+void dreader_put(struct dctx *d, struct world_store *st);
+
+/* MCP tool name of a transition id (DESIGN §7: _ -> _u, . -> _d, / -> _s);
+ * 0, or -1 when the escaped name is over 64 bytes. */
+int dtool_name(const char *id, char out[65]);
+
+/* The projections. Each answers one request completely. */
+void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */
+void mcp_handle(struct dreq *rq, struct dresp *r);         /* POST /mcp/ */
+void a2a_card(struct dreq *rq, struct dresp *r, int v1);   /* GET /.well-known/agent(-card).json */
+void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */
+void a2a_tasks_free(struct dctx *d);                       /* the tasks/get cache */
+#endif

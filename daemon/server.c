@@ -1,0 +1,619 @@
+/* daemon/server.c: `worldd serve` -- start-up, the HTTP server, routing,
+ * request logs and shutdown (see server.h), and the shared helpers of
+ * route.h (responses, envelope classes, credentials, the reader pool). */
+#include "daemon/server.h"
+#include "daemon/route.h"
+#include "coordinator/registry.h"
+#include "store/scan.h"
+#include "store/store.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BODY_DEADLINE_MS 60000 /* a request body must arrive within this */
+
+/* ---- log ---- */
+
+void dlog(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	/* one write per line so that lines of concurrent requests never interleave */
+	size_t n = strlen(line);
+	char out[2100];
+	int m = snprintf(out, sizeof out, "worldd %.*s\n", (int)n, line);
+	if (m > 0) {
+		ssize_t w = write(STDERR_FILENO, out, (size_t)m < sizeof out ? (size_t)m : sizeof out - 1);
+		(void)w; /* nowhere left to report a failed log write */
+	}
+}
+
+/* A log-safe copy of s: printable ASCII only, at most cap-1 bytes. */
+static void log_safe(char *out, size_t cap, const char *s)
+{
+	size_t j = 0;
+	for (; s && *s && j + 1 < cap; s++) out[j++] = (*s > 32 && *s < 127) ? *s : '?';
+	out[j] = 0;
+	if (j == 0 && cap > 1) { out[0] = '-'; out[1] = 0; }
+}
+
+/* ---- responses and classes ---- */
+
+void dresp_text(struct dresp *r, int status, const char *ctype, const char *text, size_t len)
+{
+	free(r->body);
+	r->status = status;
+	r->body = malloc(len + 1);
+	if (!r->body) { r->status = 500; r->len = 0; r->ctype = NULL; return; }
+	memcpy(r->body, text, len);
+	r->body[len] = 0;
+	r->len = len;
+	r->ctype = ctype;
+}
+
+void dresp_json(struct dresp *r, int status, json_t *v)
+{
+	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	json_decref(v);
+	if (!s) {
+		static const char oom[] = "{\"error\":{\"class\":\"Internal\",\"message\":\"internal store failure\"}}";
+		dlog("error: out of memory serialising a response");
+		dresp_text(r, 500, "application/json", oom, sizeof oom - 1);
+		return;
+	}
+	free(r->body);
+	r->status = status;
+	r->body = s;
+	r->len = strlen(s);
+	r->ctype = "application/json";
+}
+
+int dclass_status(const char *k)
+{
+	static const struct { const char *k; int st; } t[] = {
+		{ "BadRequest", 400 }, { "SessionAbsent", 401 }, { "SessionUnknown", 401 }, { "SessionExpired", 401 },
+		{ "NotFound", 404 }, { "HeadConflict", 409 }, { "PayloadTooLarge", 413 }, { "Internal", 500 },
+		{ "Timeout", 504 }, { "Capacity", 503 },
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (strcmp(t[i].k, k) == 0) return t[i].st;
+	return 500;
+}
+
+void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	int st = dclass_status(klass);
+	dresp_json(r, st, json_pack("{s:{s:s,s:s}}", "error", "class", klass, "message", msg));
+	if (st == 401) r->www_auth = 1;
+}
+
+void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err)
+{
+	char p[256];
+	log_safe(p, sizeof p, rq->path);
+	dlog("error route=%s: %s: %s", p, what, err && err->msg[0] ? err->msg : "failed");
+	dresp_error(r, "Internal", "internal store failure");
+}
+
+const char *dclass_of_store(int code)
+{
+	switch (code) {
+	case WX_BAD_INPUT: case WX_USAGE: return "BadRequest";
+	case WX_NOT_FOUND: return "NotFound";
+	case WX_CONFLICT: return "HeadConflict";
+	default: return NULL;
+	}
+}
+
+/* ---- request access ---- */
+
+const char *dreq_header(const struct dreq *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+const char *dreq_arg(const struct dreq *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int dtool_name(const char *id, char out[65])
+{
+	size_t j = 0;
+	for (const char *p = id; *p; p++) {
+		const char *rep = NULL;
+		char one[2] = { *p, 0 };
+		switch (*p) {
+		case '_': rep = "_u"; break;
+		case '.': rep = "_d"; break;
+		case '/': rep = "_s"; break;
+		default: rep = one;
+		}
+		size_t n = strlen(rep);
+		if (j + n > 64) return -1;
+		memcpy(out + j, rep, n);
+		j += n;
+	}
+	out[j] = 0;
+	return j ? 0 : -1;
+}
+
+/* ---- credentials ---- */
+
+int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
+          int *present)
+{
+	*sess = NULL;
+	if (present) *present = 0;
+	const char *h = dreq_header(rq, "Authorization");
+	if (!h || !*h) {
+		if (optional) return 0;
+		dresp_error(r, "SessionAbsent", "session credential is absent: send Authorization: Bearer <session-credential>");
+		return -1;
+	}
+	if (present) *present = 1;
+	/* "Bearer" (any case), one or more spaces, exactly 64 lowercase hex */
+	const char *c = NULL;
+	if (strncasecmp(h, "Bearer ", 7) == 0) {
+		c = h + 7;
+		while (*c == ' ') c++;
+	}
+	if (!c || strlen(c) != DAEMON_TOKEN_HEX || strspn(c, "0123456789abcdef") != DAEMON_TOKEN_HEX) {
+		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
+		return -1;
+	}
+	struct dctx *d = rq->d;
+	if (allow_operator && d->operator_token[0] && CRYPTO_memcmp(c, d->operator_token, DAEMON_TOKEN_HEX) == 0)
+		return 0;
+	struct world_err err = { 0, "" };
+	if (coord_session_open(d->coord, c, sess, &err) == 0) return 0;
+	*sess = NULL;
+	switch (err.code) {
+	case WX_USAGE:
+		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
+		break;
+	case WX_NOT_FOUND: dresp_error(r, "SessionUnknown", "unknown session credential"); break;
+	case WX_SESSION: dresp_error(r, "SessionExpired", "session credential has expired"); break;
+	default: dresp_internal(rq, r, "session lookup", &err); break;
+	}
+	return -1;
+}
+
+/* ---- reader pool ---- */
+
+struct dreader {
+	struct world_store *st;
+	struct dreader *next_free, *next_all;
+};
+
+struct world_store *dreader_get(struct dctx *d, struct world_err *err)
+{
+	pthread_mutex_lock(&d->pool_mu);
+	struct dreader *r = d->pool;
+	if (r) d->pool = r->next_free;
+	pthread_mutex_unlock(&d->pool_mu);
+	if (r) return r->st;
+	r = calloc(1, sizeof *r);
+	if (!r) { werr(err, WX_IO, "reader handle: out of memory"); return NULL; }
+	if (world_store_open(d->db_path, WORLD_STORE_READER, &r->st, err) < 0) { free(r); return NULL; }
+	pthread_mutex_lock(&d->pool_mu);
+	r->next_all = d->all;
+	d->all = r;
+	pthread_mutex_unlock(&d->pool_mu);
+	return r->st;
+}
+
+void dreader_put(struct dctx *d, struct world_store *st)
+{
+	if (!st) return;
+	pthread_mutex_lock(&d->pool_mu);
+	for (struct dreader *r = d->all; r; r = r->next_all)
+		if (r->st == st) { r->next_free = d->pool; d->pool = r; break; }
+	pthread_mutex_unlock(&d->pool_mu);
+}
+
+static void pool_close(struct dctx *d)
+{
+	struct dreader *r = d->all;
+	while (r) {
+		struct dreader *n = r->next_all;
+		world_store_close(r->st);
+		free(r);
+		r = n;
+	}
+	d->all = d->pool = NULL;
+}
+
+/* ---- listen address ---- */
+
+int daemon_parse_listen(const char *listen, char host[64], unsigned *port, struct world_err *err)
+{
+	const char *colon, *h = listen;
+	size_t hl;
+	if (!listen || !*listen) return werr(err, WX_USAGE, "--listen is empty: expected HOST:PORT on loopback");
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || close[1] != ':')
+			return werr(err, WX_USAGE, "--listen '%s': expected [::1]:PORT", listen);
+		h = listen + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon) return werr(err, WX_USAGE, "--listen '%s': expected HOST:PORT (e.g. %s)", listen, DAEMON_DEFAULT_LISTEN);
+		hl = (size_t)(colon - listen);
+	}
+	if (hl == 0 || hl >= 64) return werr(err, WX_USAGE, "--listen '%s': no host", listen);
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	if (strcmp(host, "127.0.0.1") != 0 && strcmp(host, "::1") != 0 && strcmp(host, "localhost") != 0)
+		return werr(err, WX_USAGE,
+		            "--listen '%s': %s is not a loopback address; the daemon listens on 127.0.0.1, ::1 or localhost only",
+		            listen, host);
+	if (strcmp(host, "::1") == 0 && listen[0] != '[')
+		return werr(err, WX_USAGE, "--listen '%s': write an IPv6 address in brackets, [::1]:PORT", listen);
+	const char *p = colon + 1;
+	if (!*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 || atol(p) > 65535)
+		return werr(err, WX_USAGE, "--listen '%s': port '%s' is not a number 0-65535", listen, p);
+	*port = (unsigned)atol(p);
+	return 0;
+}
+
+/* ---- the HTTP server ---- */
+
+struct dconn {
+	struct timespec start;
+	char *body;
+	size_t len, cap, limit;
+	int responded;       /* a response was queued early (413 / 408) */
+};
+
+static atomic_int inflight;
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method, const char *path, struct dresp *r,
+                                 const struct dconn *dc, const char *invocation, const char *note)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(r->len, r->body ? r->body : (void *)"", MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ok = MHD_NO;
+	if (resp) {
+		if (r->ctype) MHD_add_response_header(resp, "Content-Type", r->ctype);
+		if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+		if (r->www_auth) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+		if (r->ctype && strncmp(r->ctype, "text/event-stream", 17) == 0)
+			MHD_add_response_header(resp, "Cache-Control", "no-cache");
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+		ok = MHD_queue_response(conn, (unsigned)r->status, resp);
+		MHD_destroy_response(resp);
+	}
+	char m[16], p[256], inv[256], n[128];
+	log_safe(m, sizeof m, method);
+	log_safe(p, sizeof p, path);
+	log_safe(inv, sizeof inv, invocation);
+	log_safe(n, sizeof n, note);
+	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s", m, p, r->status, ms_since(&dc->start), inv,
+	     note && *note ? " rpc=" : "", note && *note ? n : "");
+	free(r->body);
+	r->body = NULL;
+	return ok;
+}
+
+static int path_is(const char *path, const char *a) { return strcmp(path, a) == 0; }
+
+static void dispatch(struct dreq *rq, struct dresp *r)
+{
+	const char *p = rq->path;
+	int get = strcmp(rq->method, "GET") == 0, post = strcmp(rq->method, "POST") == 0;
+	if (strncmp(p, "/v1/", 4) == 0 || path_is(p, "/v1")) {
+		reads_handle(rq, r);
+	} else if (path_is(p, "/mcp/") || path_is(p, "/mcp")) {
+		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /mcp/ (POST only: Streamable HTTP, stateless)", rq->method); r->status = 405; r->allow = "POST"; }
+		else mcp_handle(rq, r);
+	} else if (path_is(p, "/a2a/") || path_is(p, "/a2a")) {
+		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /a2a/ (POST only)", rq->method); r->status = 405; r->allow = "POST"; }
+		else a2a_handle(rq, r);
+	} else if (path_is(p, "/.well-known/agent.json") || path_is(p, "/.well-known/agent-card.json")) {
+		if (!get) { dresp_error(r, "BadRequest", "method %s not allowed on %s (GET only)", rq->method, p); r->status = 405; r->allow = "GET"; }
+		else a2a_card(rq, r, path_is(p, "/.well-known/agent-card.json"));
+	} else {
+		char safe[200];
+		log_safe(safe, sizeof safe, p);
+		dresp_error(r, "NotFound", "no route %s", safe);
+	}
+}
+
+static size_t body_limit(const char *method, const char *url)
+{
+	if (strcmp(method, "POST") == 0) {
+		if (strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0) return DAEMON_MCP_BODY_MAX;
+		if (strcmp(url, "/a2a/") == 0 || strcmp(url, "/a2a") == 0) return DAEMON_A2A_BODY_MAX;
+	}
+	return DAEMON_GET_BODY_MAX;
+}
+
+static enum MHD_Result early(struct MHD_Connection *conn, const char *method, const char *url, struct dconn *dc,
+                             const char *klass, const char *fmt, size_t n)
+{
+	struct dresp r = { 0 };
+	dresp_error(&r, klass, fmt, n);
+	dc->responded = 1;
+	return send_resp(conn, method, url, &r, dc, "", NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct dctx *d = cls;
+	struct dconn *dc = *con_cls;
+	if (!dc) {
+		dc = calloc(1, sizeof *dc);
+		if (!dc) return MHD_NO;
+		clock_gettime(CLOCK_MONOTONIC, &dc->start);
+		dc->limit = body_limit(method, url);
+		*con_cls = dc;
+		atomic_fetch_add(&inflight, 1);
+		/* the body size is the first check (DESIGN §8.1): refuse before reading it */
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		if (cl) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(cl, &end, 10);
+			if (errno || *end || n > dc->limit)
+				return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (dc->responded) return MHD_YES;
+		if (ms_since(&dc->start) > BODY_DEADLINE_MS)
+			return early(conn, method, url, dc, "Timeout", "request body did not arrive within %zu ms", (size_t)BODY_DEADLINE_MS);
+		if (n > dc->limit - dc->len)
+			return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
+		if (dc->len + n + 1 > dc->cap) {
+			size_t cap = dc->cap ? dc->cap : 4096;
+			while (cap < dc->len + n + 1) cap *= 2;
+			char *b = realloc(dc->body, cap);
+			if (!b) return MHD_NO;
+			dc->body = b;
+			dc->cap = cap;
+		}
+		memcpy(dc->body + dc->len, upload, n);
+		dc->len += n;
+		dc->body[dc->len] = 0;
+		return MHD_YES;
+	}
+	if (dc->responded) return MHD_YES;
+	/* the whole request is here */
+	char path[2048];
+	snprintf(path, sizeof path, "%s", url);
+	struct dreq rq = { .d = d, .conn = conn, .method = method, .path = path,
+	                   .body = dc->body ? dc->body : "", .body_len = dc->len };
+	struct dresp r = { 0 };
+	dispatch(&rq, &r);
+	dc->responded = 1;
+	return send_resp(conn, method, url, &r, dc, rq.invocation_id, rq.note);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls; (void)conn; (void)toe;
+	struct dconn *dc = *con_cls;
+	if (!dc) return;
+	free(dc->body);
+	free(dc);
+	*con_cls = NULL;
+	atomic_fetch_sub(&inflight, 1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char line[1024];
+	vsnprintf(line, sizeof line, fmt, ap);
+	size_t n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+	dlog("http: %s", line);
+}
+
+/* ---- operator token ---- */
+
+static int token_write(struct dctx *d, char path[4200], struct world_err *err)
+{
+	unsigned char raw[32];
+	if (RAND_bytes(raw, sizeof raw) != 1) return werr(err, WX_IO, "operator token: no random bytes from libcrypto");
+	for (int i = 0; i < 32; i++) snprintf(d->operator_token + 2 * i, 3, "%02x", raw[i]);
+	OPENSSL_cleanse(raw, sizeof raw);
+	snprintf(path, 4200, "%s.operator-token", d->db_path);
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) return werr(err, WX_IO, "operator token: create %s: %s", tmp, strerror(errno));
+	char line[DAEMON_TOKEN_HEX + 2];
+	memcpy(line, d->operator_token, DAEMON_TOKEN_HEX);
+	line[DAEMON_TOKEN_HEX] = '\n';
+	if (fchmod(fd, 0600) < 0 || write(fd, line, DAEMON_TOKEN_HEX + 1) != DAEMON_TOKEN_HEX + 1 || fsync(fd) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return werr(err, WX_IO, "operator token: write %s: %s", tmp, strerror(e));
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return werr(err, WX_IO, "operator token: rename to %s: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+/* ---- start-up and shutdown ---- */
+
+static int report_indeterminate(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
+{
+	long long *n = ctx;
+	char k[64], s[300], r[100];
+	log_safe(k, sizeof k, kind);
+	log_safe(s, sizeof s, subject);
+	log_safe(r, sizeof r, ref);
+	printf("journal_indeterminate id=%lld kind=%s subject=%s ref=%s\n", id, k, s, r);
+	(*n)++;
+	return 0;
+}
+
+int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
+{
+	char host[64];
+	unsigned port = 0;
+	const char *listen = cfg->listen ? cfg->listen : DAEMON_DEFAULT_LISTEN;
+	if (daemon_parse_listen(listen, host, &port, err) < 0) return -1;
+	unsigned capacity = cfg->capacity ? cfg->capacity : DAEMON_DEFAULT_CAPACITY;
+	if (capacity > 256) return werr(err, WX_USAGE, "--capacity %u is over 256", capacity);
+	if ((cfg->workspace_root == NULL) != (cfg->tool_ailang_bin == NULL) && cfg->tool_ailang_bin && !cfg->workspace_root)
+		return werr(err, WX_USAGE, "--tool-ailang-bin needs --workspace-root");
+
+	/* Block the stop signals before any thread exists: every thread inherits
+	 * the mask, and the main thread takes them with sigwait. Capsules reset
+	 * their mask (capsule/capsule.c). */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0) return werr(err, WX_FAIL, "block SIGTERM/SIGINT failed");
+	signal(SIGPIPE, SIG_IGN);
+
+	static struct dctx d; /* static: MHD's threads and the signal path see it until exit */
+	memset(&d, 0, sizeof d);
+	pthread_mutex_init(&d.pool_mu, NULL);
+	pthread_mutex_init(&d.tasks_mu, NULL);
+	d.open_reads = cfg->open_reads;
+	snprintf(d.db_path, sizeof d.db_path, "%s", cfg->store_path);
+	char token_path[4200] = "";
+	struct MHD_Daemon *mhd = NULL;
+	int rc = -1;
+
+	if (world_store_open(cfg->store_path, WORLD_STORE_WRITER, &d.writer, err) < 0) goto out;
+	struct world_interp interp;
+	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;
+	snprintf(d.interp_ref, sizeof d.interp_ref, "%s", interp.ref);
+	snprintf(d.interp_version, sizeof d.interp_version, "%s", interp.version);
+	long long epoch = 0;
+	int created = 0;
+	if (registry_epoch_bootstrap(d.writer, interp.version, &epoch, &created, err) < 0) goto out;
+	dlog("start store=%s interpreter=%s release=\"%s\" epoch=%lld%s", d.db_path, d.interp_ref, d.interp_version, epoch,
+	     created ? " (epoch registry bootstrapped)" : "");
+	long long indeterminate = 0;
+	if (world_journal_indeterminate(d.writer, report_indeterminate, &indeterminate, err) < 0) goto out;
+	if (indeterminate)
+		dlog("journal: %lld intent(s) without an outcome are indeterminate; none is re-run", indeterminate);
+	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
+	struct world_scan_result sr;
+	if (world_scan(d.writer, &so, stdout, &sr, err) < 0) goto out;
+	dlog("scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", sr.log_rows, sr.world_rows, sr.holes, sr.complete);
+
+	struct coord_config cc = { .store = d.writer, .workspace_root = cfg->workspace_root,
+	                           .tool_ailang_bin = cfg->tool_ailang_bin, .written_by = "worldd/" DAEMON_VERSION };
+	sup_limits_default(&cc.limits);
+	cc.limits.capacity = capacity;
+	d.coord = coord_new(&cc, err);
+	if (!d.coord) goto out;
+	if (token_write(&d, token_path, err) < 0) { token_path[0] = 0; goto out; }
+
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr *sa;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+	if (strcmp(host, "::1") == 0) {
+		memset(&sin6, 0, sizeof sin6);
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_addr = in6addr_loopback;
+		sin6.sin6_port = htons((uint16_t)port);
+		sa = (struct sockaddr *)&sin6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons((uint16_t)port);
+		sa = (struct sockaddr *)&sin;
+	}
+	mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, &d,
+	                       MHD_OPTION_SOCK_ADDR, sa,
+	                       MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(capacity < 2 ? 2 : capacity),
+	                       MHD_OPTION_CONNECTION_LIMIT, (unsigned)DAEMON_CONNECTION_LIMIT,
+	                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)DAEMON_IDLE_TIMEOUT_S,
+	                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
+	                       MHD_OPTION_NOTIFY_COMPLETED, on_completed, &d,
+	                       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, &d,
+	                       MHD_OPTION_END);
+	if (!mhd) {
+		werr(err, WX_IO, "listen on %s failed (address in use, or no permission)", listen);
+		goto out;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
+	unsigned real = info ? info->port : port;
+	if (strcmp(host, "::1") == 0) snprintf(d.base_url, sizeof d.base_url, "http://[::1]:%u", real);
+	else snprintf(d.base_url, sizeof d.base_url, "http://%s:%u", host, real);
+	printf("worldd listening on %s\n", d.base_url);
+	fflush(stdout);
+	dlog("listening url=%s capacity=%u open_reads=%d operator_token=%s", d.base_url, capacity, d.open_reads, token_path);
+
+	int sig = 0;
+	while (sigwait(&stop, &sig) != 0) {}
+	dlog("stop signal=%s: no new connections; waiting up to %d ms for %d request(s) in flight", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+	     DAEMON_DRAIN_MS, atomic_load(&inflight));
+	MHD_socket ls = MHD_quiesce_daemon(mhd);
+	if (ls != MHD_INVALID_SOCKET) close(ls);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&inflight) > 0 && ms_since(&t0) < DAEMON_DRAIN_MS) {
+		struct timespec ten = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ten, NULL);
+	}
+	/* MHD_stop_daemon joins the pool threads: a call still running finishes
+	 * first (every call is bounded by its invocation deadline). */
+	MHD_stop_daemon(mhd);
+	mhd = NULL;
+	rc = 0;
+out:
+	if (mhd) MHD_stop_daemon(mhd);
+	if (d.coord) coord_free(d.coord); /* reaps every capsule */
+	a2a_tasks_free(&d);
+	pool_close(&d);
+	if (token_path[0] && unlink(token_path) < 0 && errno != ENOENT)
+		dlog("error: remove %s: %s", token_path, strerror(errno));
+	OPENSSL_cleanse(d.operator_token, sizeof d.operator_token);
+	if (d.writer) world_store_close(d.writer); /* releases the writer lock */
+	if (rc == 0) dlog("stopped");
+	return rc;
+}

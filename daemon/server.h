@@ -1,0 +1,41 @@
+/* daemon/server.h: `worldd serve` (DESIGN §8).
+ *
+ * Owns: the daemon's life: start-up (writer lock, interpreter archive,
+ * epoch bootstrap, journal recovery report, integrity scan, operator token,
+ * listen), the HTTP server (libmicrohttpd, a thread pool sized to the
+ * capsule capacity, connection / body / time limits), routing to the
+ * projections of daemon/route.h, one log line per request, and shutdown on
+ * SIGTERM/SIGINT (stop accepting, let in-flight calls finish within a
+ * bound, free the coordinator so every capsule is reaped, remove the
+ * operator token, release the writer lock). cli/ only parses the flags. */
+#ifndef WORLD_DAEMON_SERVER_H
+#define WORLD_DAEMON_SERVER_H
+#include "store/error.h"
+
+#define DAEMON_DEFAULT_LISTEN "127.0.0.1:7644"
+#define DAEMON_DEFAULT_CAPACITY 8
+#define DAEMON_CONNECTION_LIMIT 256     /* open connections at once */
+#define DAEMON_IDLE_TIMEOUT_S 30        /* a connection silent this long is closed */
+#define DAEMON_DRAIN_MS 25000           /* shutdown: in-flight calls get this long */
+
+struct daemon_config {
+	const char *store_path;          /* --store */
+	const char *ailang_bin;          /* --ailang-bin */
+	const char *listen;              /* --listen HOST:PORT (NULL = default) */
+	const char *workspace_root;      /* --workspace-root (NULL = none) */
+	const char *tool_ailang_bin;     /* --tool-ailang-bin (NULL = none) */
+	unsigned capacity;               /* --capacity (0 = default) */
+	int open_reads;                  /* --open-reads */
+};
+
+/* Checks a --listen value: HOST:PORT with HOST one of 127.0.0.1, ::1
+ * (written [::1]:PORT) or localhost and PORT 0-65535 (0 = any free port).
+ * Fills host (as written, without brackets) and *port. WX_USAGE with a
+ * one-line reason otherwise ("... is not a loopback address"). */
+int daemon_parse_listen(const char *listen, char host[64], unsigned *port, struct world_err *err);
+
+/* Runs the daemon until SIGTERM or SIGINT. Returns 0 after a clean stop,
+ * or -1 with err when start-up failed (nothing is left behind: no lock,
+ * no token file). */
+int daemon_serve(const struct daemon_config *cfg, struct world_err *err);
+#endif
