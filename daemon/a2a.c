@@ -13,20 +13,19 @@
  * the episode answers the committed result (the coordinator re-verifies
  * it), nothing re-runs. A call that fails after it was admitted is a task
  * in state failed whose status message names the error class; a refusal
- * before execution is a JSON-RPC error. tasks/get answers from a bounded
- * in-memory table of this run's tasks. */
+ * before execution is a JSON-RPC error. tasks/get / GetTask read the
+ * committed task back from the store (the journal's invocation row). */
 #include "daemon/route.h"
+#include "store/canon.h"
+#include "store/store.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define TASKS_MAX 4096
-
 enum dialect { D_REF, D_V03, D_V1 };
 
 struct task {
-	char *key;          /* episode "\n" task id */
 	enum dialect dia;
 	int failed;
 	char *context;
@@ -36,52 +35,12 @@ struct task {
 	long long entry_index;
 };
 
-struct tasks {
-	struct task slot[TASKS_MAX];
-	size_t next;
-};
-
 static void task_clear(struct task *t)
 {
-	free(t->key);
 	free(t->context);
 	free(t->text);
 	json_decref(t->output);
 	memset(t, 0, sizeof *t);
-}
-
-void a2a_tasks_free(struct dctx *d)
-{
-	struct tasks *ts = d->tasks;
-	if (!ts) return;
-	for (size_t i = 0; i < TASKS_MAX; i++) task_clear(&ts->slot[i]);
-	free(ts);
-	d->tasks = NULL;
-}
-
-static char *task_key(const char *episode, const char *task)
-{
-	size_t n = strlen(episode) + strlen(task) + 2;
-	char *k = malloc(n);
-	if (k) snprintf(k, n, "%s\n%s", episode, task);
-	return k;
-}
-
-/* Remembers t (moves its contents) for tasks/get; replaces an older copy. */
-static void tasks_put(struct dctx *d, struct task *t)
-{
-	pthread_mutex_lock(&d->tasks_mu);
-	if (!d->tasks) d->tasks = calloc(1, sizeof(struct tasks));
-	struct tasks *ts = d->tasks;
-	if (!ts) { pthread_mutex_unlock(&d->tasks_mu); task_clear(t); return; }
-	struct task *slot = NULL;
-	for (size_t i = 0; i < TASKS_MAX; i++)
-		if (ts->slot[i].key && strcmp(ts->slot[i].key, t->key) == 0) { slot = &ts->slot[i]; break; }
-	if (!slot) { slot = &ts->slot[ts->next]; ts->next = (ts->next + 1) % TASKS_MAX; }
-	task_clear(slot);
-	*slot = *t;
-	memset(t, 0, sizeof *t);
-	pthread_mutex_unlock(&d->tasks_mu);
 }
 
 /* ---- wire forms ---- */
@@ -90,7 +49,8 @@ static json_t *part(enum dialect dia, const char *kind, json_t *value)
 {
 	switch (dia) {
 	case D_REF: return json_pack("{s:s,s:o}", "type", kind, kind, value);
-	case D_V03: return json_pack("{s:s,s:o}", "kind", kind, kind, value);
+	/* 0.3 says "kind"; tasks/get also serves reference clients, which read "type" */
+	case D_V03: return json_pack("{s:s,s:s,s:o}", "kind", kind, "type", kind, kind, value);
 	default: return json_pack("{s:o}", kind, value);
 	}
 }
@@ -272,7 +232,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	struct world_err err = { 0, "" };
 	int rc = coord_call(rq->d->coord, &call, &res, &err);
 	free(text);
-	snprintf(rq->note, sizeof rq->note, "%s skill=%.64s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage", skill);
+	snprintf(rq->note, sizeof rq->note, "%s,skill=%.64s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage", skill);
 	json_decref(vis);
 	struct task t;
 	memset(&t, 0, sizeof t);
@@ -311,38 +271,68 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		}
 	}
 	json_t *tj = task_json(&t, tid);
-	if (!t.failed || task) {
-		t.key = task_key(s->episode, tid);
-		if (t.key) tasks_put(rq->d, &t);
-	}
 	task_clear(&t);
 	json_t *result = dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj;
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
-static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect want)
+/* A committed task, read back from the store: the journal's invocation
+ * row of a2a:EPISODE:TASK, its invocation record, output and log entry,
+ * every object re-hashed on read. A call that failed committed nothing
+ * and is not found. */
+static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
 	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
 		return rpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
-	char *key = task_key(s->episode, task);
-	if (!key) return rpc_error(id, -32603, "Internal: internal store failure");
-	json_t *tj = NULL;
-	pthread_mutex_lock(&rq->d->tasks_mu);
-	struct tasks *ts = rq->d->tasks;
-	for (size_t i = 0; ts && i < TASKS_MAX; i++)
-		if (ts->slot[i].key && strcmp(ts->slot[i].key, key) == 0) {
-			struct task view = ts->slot[i];
-			if (want == D_V1) view.dia = D_V1;
-			else if (view.dia == D_V1) view.dia = D_V03;
-			tj = task_json(&view, task);
-			break;
-		}
-	pthread_mutex_unlock(&rq->d->tasks_mu);
-	free(key);
-	if (!tj) return rpc_error(id, -32001, "task not found: \"%s\" (tasks/get knows the tasks of this daemon run)", task);
+	struct task t;
+	memset(&t, 0, sizeof t);
+	t.dia = dia;
+	snprintf(t.invocation_id, sizeof t.invocation_id, "a2a:%s:%s", s->episode, task);
+	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	if (!st) goto internal;
+	struct world_journal_row jr;
+	struct world_object rec = { 0 }, out = { 0 };
+	json_t *r = NULL;
+	int rc = world_journal_find(st, "invocation", t.invocation_id, &jr, &err);
+	if (rc < 0 || strcmp(jr.status, "committed") != 0) {
+		dreader_put(rq->d, st);
+		if (rc < 0 && err.code != WX_NOT_FOUND) goto internal;
+		return rpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
+	}
+	int ok = world_object_get(st, jr.outcome_ref, &rec, &err) == 0 &&
+	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
+	         json_is_string(json_object_get(r, "output")) &&
+	         world_object_get(st, json_string_value(json_object_get(r, "output")), &out, &err) == 0 &&
+	         world_log_find_record(st, jr.outcome_ref, &t.entry_index, &err) == 0;
+	struct world_log_entry le;
+	if (ok && world_log_get(st, t.entry_index, &le, &err) == 0) {
+		json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", le.entry_hash, "revision", (json_int_t)t.entry_index,
+		                      "stateRoot", json_string_value(json_object_get(r, "output")));
+		world_log_entry_free(&le);
+		char *wb = w ? world_canon_json(w, NULL, &err) : NULL;
+		json_decref(w);
+		ok = wb && world_hash_ref(wb, strlen(wb), t.world_ref, &err) == 0;
+		free(wb);
+		t.output = ok ? json_loadb((const char *)out.payload, out.len, 0, NULL) : NULL;
+		ok = json_is_object(t.output);
+	} else ok = 0;
+	json_decref(r);
+	world_object_free(&rec);
+	world_object_free(&out);
+	dreader_put(rq->d, st);
+	if (!ok) goto internal;
+	t.context = strdup(s->episode);
+	json_t *tj = task_json(&t, task);
+	task_clear(&t);
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", tj);
+internal:
+	task_clear(&t);
+	dlog("error route=/a2a/ GetTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
+	return rpc_error(id, -32603, "Internal: internal store failure");
 }
 
 void a2a_handle(struct dreq *rq, struct dresp *r)

@@ -182,7 +182,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	free(text);
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
-		snprintf(m->rq->note, sizeof m->rq->note, "tools/call error=%s", k);
+		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
 		if (strcmp(k, "Internal") == 0) {
 			dlog("error route=/mcp/ tool=%.128s: %s", skill, err.msg);
 			return rpc_result(id, tool_error(k, "internal store failure", err.code));

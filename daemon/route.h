@@ -46,8 +46,6 @@ struct dctx {
 	pthread_mutex_t pool_mu;         /* the reader pool */
 	struct dreader *pool;            /* free handles */
 	struct dreader *all;             /* every handle, closed at shutdown */
-	pthread_mutex_t tasks_mu;        /* A2A tasks/get cache (daemon/a2a.c) */
-	void *tasks;
 };
 
 struct dreq {
@@ -121,5 +119,4 @@ void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */
 void mcp_handle(struct dreq *rq, struct dresp *r);         /* POST /mcp/ */
 void a2a_card(struct dreq *rq, struct dresp *r, int v1);   /* GET /.well-known/agent(-card).json */
 void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */
-void a2a_tasks_free(struct dctx *d);                       /* the tasks/get cache */
 #endif

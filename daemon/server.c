@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #define BODY_DEADLINE_MS 60000 /* a request body must arrive within this */
+#define DROP_MAX ((size_t)16 << 20) /* an over-limit body is dropped up to this much more */
 
 /* ---- log ---- */
 
@@ -287,7 +288,9 @@ struct dconn {
 	struct timespec start;
 	char *body;
 	size_t len, cap, limit;
-	int responded;       /* a response was queued early (413 / 408) */
+	size_t seen;         /* body bytes received, kept or not */
+	int too_large;       /* over limit: the rest is dropped, then 413 */
+	int responded;       /* a response was queued */
 };
 
 static atomic_int inflight;
@@ -397,10 +400,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		size_t n = *upload_size;
 		*upload_size = 0;
 		if (dc->responded) return MHD_YES;
-		if (ms_since(&dc->start) > BODY_DEADLINE_MS)
-			return early(conn, method, url, dc, "Timeout", "request body did not arrive within %zu ms", (size_t)BODY_DEADLINE_MS);
-		if (n > dc->limit - dc->len)
-			return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
+		/* libmicrohttpd cannot answer in the middle of an upload: a body
+		 * found too large (chunked, no Content-Length) is read and dropped
+		 * to its end, then answered 413; one that goes on far beyond the
+		 * limit, or too slowly, has its connection closed. */
+		if (ms_since(&dc->start) > BODY_DEADLINE_MS) {
+			dlog("request method=%.8s route=%.100s closed: body did not arrive within %d ms", method, url, BODY_DEADLINE_MS);
+			return MHD_NO;
+		}
+		dc->seen += n;
+		if (dc->too_large || n > dc->limit - dc->len) {
+			dc->too_large = 1;
+			if (dc->seen > dc->limit + DROP_MAX) {
+				dlog("request method=%.8s route=%.100s closed: body over %zu bytes", method, url, dc->limit + DROP_MAX);
+				return MHD_NO;
+			}
+			return MHD_YES;
+		}
 		if (dc->len + n + 1 > dc->cap) {
 			size_t cap = dc->cap ? dc->cap : 4096;
 			while (cap < dc->len + n + 1) cap *= 2;
@@ -415,6 +431,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (dc->responded) return MHD_YES;
+	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
 	/* the whole request is here */
 	char path[2048];
 	snprintf(path, sizeof path, "%s", url);
@@ -515,7 +532,6 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	static struct dctx d; /* static: MHD's threads and the signal path see it until exit */
 	memset(&d, 0, sizeof d);
 	pthread_mutex_init(&d.pool_mu, NULL);
-	pthread_mutex_init(&d.tasks_mu, NULL);
 	d.open_reads = cfg->open_reads;
 	snprintf(d.db_path, sizeof d.db_path, "%s", cfg->store_path);
 	char token_path[4200] = "";
@@ -608,7 +624,6 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 out:
 	if (mhd) MHD_stop_daemon(mhd);
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
-	a2a_tasks_free(&d);
 	pool_close(&d);
 	if (token_path[0] && unlink(token_path) < 0 && errno != ENOENT)
 		dlog("error: remove %s: %s", token_path, strerror(errno));

@@ -1,0 +1,69 @@
+// tests/daemon/sdk-clients.mjs: the official MCP TypeScript SDK client and
+// the A2A JS SDK client, unmodified, against a running worldd serve.
+// Usage: node sdk-clients.mjs BASE_URL CREDENTIAL   (NODE_PATH = the npm
+// prefix's node_modules). Prints TAP lines (no plan: the shell test counts).
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+
+const [base, cred] = process.argv.slice(2);
+let n = 0, failed = 0;
+function ok(cond, name, extra) {
+  n++;
+  if (cond) console.log(`ok ${n} - ${name}`);
+  else { failed++; console.log(`not ok ${n} - ${name}`); if (extra !== undefined) console.log(`#   got: ${JSON.stringify(extra)}`); }
+}
+const auth = { Authorization: `Bearer ${cred}` };
+
+async function mcp() {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers: auth } });
+  const client = new Client({ name: 'world-test', version: '1.0.0' });
+  await client.connect(transport);
+  ok(client.getServerVersion()?.name === 'worldd', 'MCP SDK: initialize names the server worldd', client.getServerVersion());
+  ok(client.getServerCapabilities()?.tools?.listChanged === false, 'MCP SDK: capabilities.tools.listChanged is false');
+  const tools = await client.listTools();
+  const names = tools.tools.map(t => t.name);
+  ok(names.includes('tools_decho'), 'MCP SDK: tools/list lists tools_decho (escaped name)', names);
+  const r = await client.callTool({ name: 'tools_decho', arguments: { b: [1, 2], a: 'x' } });
+  ok(!r.isError, 'MCP SDK: tools/call succeeded', r);
+  ok(r.structuredContent?.echo?.a === 'x' && r.structuredContent?.echo?.b?.[1] === 2, 'MCP SDK: structuredContent carries the output', r.structuredContent);
+  ok(r.content?.[0]?.type === 'text' && JSON.parse(r.content[0].text).echo.a === 'x', 'MCP SDK: content[0] is the output text');
+  ok(typeof r._meta?.['world/invocation']?.invocation_id === 'string' && r._meta['world/invocation'].invocation_id.startsWith('mcp:'), 'MCP SDK: the invocation id is mcp:EPISODE:TASK', r._meta);
+  let unknown;
+  try { await client.callTool({ name: 'no_dsuch', arguments: {} }); } catch (e) { unknown = e; }
+  ok(unknown && /unknown tool "no_dsuch"/.test(String(unknown.message)) && unknown.code === -32602, 'MCP SDK: an unknown tool is -32602 unknown tool "NAME"', String(unknown));
+  await client.ping();
+  ok(true, 'MCP SDK: ping');
+  await client.close();
+}
+
+async function a2a() {
+  const fetchImpl = (url, init = {}) => fetch(url, { ...init, headers: { ...(init.headers || {}), ...auth } });
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  }));
+  const client = await factory.createFromUrl(base);
+  const card = client.agentCard;
+  ok(card.skills.some(s => s.id === 'tools.echo'), 'A2A SDK: the agent card lists the tools.echo skill', card.skills);
+  const messageId = `m-${process.pid}-${Date.now()}`;
+  const res = await client.sendMessage({
+    message: { messageId, role: 1, parts: [{ content: { $case: 'data', value: { hello: 'world' } } }], metadata: { skill_id: 'tools.echo' } },
+  });
+  ok(res.status?.state === 3, 'A2A SDK: sendMessage -> task completed', res.status);
+  const data = res.artifacts?.[0]?.parts?.[0]?.content;
+  ok(data?.$case === 'data' && data.value?.echo?.hello === 'world', 'A2A SDK: the artifact carries the output', res.artifacts);
+  ok(res.id === messageId, 'A2A SDK: the task id is the message id', res.id);
+  ok(typeof res.metadata?.invocation_id === 'string' && res.metadata.invocation_id.startsWith('a2a:'), 'A2A SDK: metadata.invocation_id is a2a:EPISODE:TASK', res.metadata);
+  const again = await client.sendMessage({
+    message: { messageId, role: 1, parts: [{ content: { $case: 'data', value: { hello: 'world' } } }], metadata: { skill_id: 'tools.echo' } },
+  });
+  ok(again.metadata?.entry_index === res.metadata?.entry_index, 'A2A SDK: the same message id again returns the committed task (same entry)', [again.metadata, res.metadata]);
+  const got = await client.getTask({ id: messageId });
+  ok(got.id === messageId && got.status?.state === 3, 'A2A SDK: getTask returns the completed task', got);
+}
+
+try { await mcp(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
+try { await a2a(); } catch (e) { ok(false, `A2A SDK client threw: ${e?.stack || e}`); }
+console.log(`# sdk-clients: ${n} assertions, ${failed} failed`);
+process.exit(failed ? 1 : 0);
