@@ -12,6 +12,9 @@
 #   json-schema-test-suite (Debian) the same suite at 2.0.0 with draft6 and
 #                                   draft7, which hold the const and
 #                                   boolean_schema files draft4 lacks.
+#   @modelcontextprotocol/sdk (npm) the official MCP TypeScript SDK client and
+#   @a2a-js/sdk (npm)               the A2A JS SDK client, driven unmodified
+#                                   against worldd serve by tests/daemon/sdk.sh.
 # A failure here is reported and the script goes on: the tests that need the
 # data then skip, they do not fail.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +49,8 @@ deb_pkg() { # NAME
 }
 
 npm_pkg json-schema-test-suite 0.0.10 || status=1
+npm_pkg @modelcontextprotocol/sdk 1.32.2 || status=1
+npm_pkg @a2a-js/sdk 1.3.0 || status=1
 deb_pkg json-schema-test-suite || status=1
 [ $status -eq 0 ] || echo "install-test-deps: some test data is missing; the tests that need it skip" >&2
 exit 0
