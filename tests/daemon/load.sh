@@ -121,8 +121,21 @@ rm -f "$T/acks"/*
 for i in $(seq 1 10); do client "$i" 2 & done
 wait $(jobs -p | grep -v "^$DPID$") 2>/dev/null
 is "$(acks | wc -l | tr -d ' ')" 20 "the restarted daemon serves calls"
-daemon_stop
-is "$DRC" 0 "the restarted daemon stops cleanly"
+# ---- SIGTERM with a call in flight: it is answered, then the daemon exits ----
+rm -f "$T/acks"/*
+client drain 1 tests_dslow &
+CPID=$!
+for _ in $(seq 1 300); do [ -n "$(kids "$DPID")" ] && break; sleep 0.01; done
+inflight=$(kids "$DPID" | wc -l | tr -d ' ')
+kill -TERM "$DPID"
+wait "$CPID"
+is "$(cat "$T/acks/drain-1.code" 2>/dev/null)" 200 "SIGTERM during a call ($inflight capsule process(es) running): the call is still answered"
+is "$(acks | wc -l | tr -d ' ')" 1 "... with its committed result"
+curl -sS -m 5 -o /dev/null "$URL/v1/health" 2>/dev/null
+nok $? "... and no new connection is accepted"
+for _ in $(seq 1 400); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+wait "$DPID"; DRC=$?; DPID=""
+is "$DRC" 0 "the restarted daemon stops cleanly after draining"
 run_capture out err rc "$WORLDD" scan --store "$DB"
 is "$rc/$out" "0/" "worldd scan of the store afterwards: clean"
 done_testing

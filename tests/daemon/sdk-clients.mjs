@@ -61,6 +61,21 @@ async function a2a() {
   ok(again.metadata?.entry_index === res.metadata?.entry_index, 'A2A SDK: the same message id again returns the committed task (same entry)', [again.metadata, res.metadata]);
   const got = await client.getTask({ id: messageId });
   ok(got.id === messageId && got.status?.state === 3, 'A2A SDK: getTask returns the completed task', got);
+
+  // the same SDK in its A2A 0.3 compatibility mode, on the reference's card
+  const legacyCompat = { enabled: true };
+  const lf = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat }),
+  }));
+  const lc = await lf.createFromUrl(base, '/.well-known/agent.json');
+  const lid = `legacy-${process.pid}-${Date.now()}`;
+  const lr = await lc.sendMessage({
+    message: { messageId: lid, role: 1, parts: [{ content: { $case: 'data', value: { v: 3 } } }], metadata: { skill_id: 'tools.echo' } },
+  });
+  ok(lr.status?.state === 3 && lr.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.v === 3, 'A2A SDK (0.3 compat, agent.json): message/send -> completed task with the output', lr);
+  const lg = await lc.getTask({ id: lid });
+  ok(lg.id === lid && lg.status?.state === 3, 'A2A SDK (0.3 compat): tasks/get returns the committed task', lg);
 }
 
 try { await mcp(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
