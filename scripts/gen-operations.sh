@@ -20,7 +20,7 @@ the test `tests/cli_docs.sh` fails while the page is stale).
 
 | command | what it does |
 | --- | --- |
-| `./scripts/quickstart.sh` | installs missing packages, builds into `build/main`, runs every `scripts/demo.d/*.sh` step against a temporary store and prints what happened |
+| `./scripts/quickstart.sh [--keep DIR]` | installs missing packages, builds into `build/main`, publishes the bundled packages to a temporary store, mints a session, starts `worldd serve`, calls three tools over MCP, prints their provenance and stops the daemon (`--keep DIR` keeps store and worktree) |
 | `./scripts/test.sh` | installs missing packages, builds with `-Wall -Wextra -Werror` and runs the suite, then again under ASan+UBSan; last line `N passed, N failed, N skipped`; exit 1 on any failure |
 | `make bench` (in a build dir) | runs every benchmark in `bench/` and prints figures and ratios |
 
