@@ -7,21 +7,32 @@
 # printed output byte for byte, and whose plan and effect records are the
 # ones the output's world block names. Refusals: the plan's own (committed,
 # no effect, nothing written to the worktree) and the input schema's
-# (before execution, nothing committed). The Ailang.* calls are skipped
-# while this build has no handler for them.
+# (before execution, nothing committed).
 . "$top_srcdir/tests/tap.sh"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-FIX="$top_builddir/tests/packages/packages-fixture"
 ws=$T/ws
 mkdir -p "$ws/ep1"
 grants=(Workspace.Read=worktree:100 Workspace.Write=worktree:100 Ailang.Check=worktree:100
         Ailang.Run=worktree:100 Ailang.Discover=worktree:100 Ailang.CLI=worktree:100)
-cred=$("$FIX" "$T" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" "${grants[@]}") ||
-  bail "fixture (se-tools)"
-"$FIX" "$T" "$top_srcdir" ep1 "$top_srcdir/packages/quickstart/transitions.json" "${grants[0]}" > /dev/null ||
-  bail "fixture (quickstart)"
 DB=$T/world.db
+# The store is made the product's way: epoch bootstrap, both packages
+# published with world-publish, a session minted with worldd session mint;
+# the two attended steps are confirmed through a pseudo-terminal with CI
+# removed from that child's environment.
+PTY="$top_srcdir/tests/publish/pty.py"
+"$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$AILANG_LITE" > /dev/null || bail "epoch bootstrap"
+for m in packages/quickstart/transitions.json packages/se-tools/transitions.json; do
+  n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$top_srcdir/$m")
+  (cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish $n transitions to $DB" \
+    --out "$T/pub.out" --err "$T/pub.err" --tty "$T/pub.tty" -- \
+    "$top_builddir/cli/world-publish" transitions --store "$DB" --manifest "$m" --ailang-bin "$AILANG_LITE") ||
+    bail "world-publish $m: $(cat "$T/pub.err")"
+done
+gargs=(); for g in "${grants[@]}"; do gargs+=(--grant "$g"); done
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/mint.out" --err "$T/mint.err" \
+  --tty "$T/mint.tty" -- "$WORLDD" session mint --store "$DB" --episode ep1 "${gargs[@]}" || bail "mint: $(cat "$T/mint.err")"
+cred=$(cat "$T/mint.out")
 
 call() { # call SKILL ARGS: sets out, err, rc
   run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred" --workspace-root "$ws" \
