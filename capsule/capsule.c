@@ -11,6 +11,8 @@
 #include <linux/seccomp.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <dirent.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -281,7 +283,7 @@ static int read_small(const char *path, char *buf, size_t cap)
 static unsigned long capsule_seq;
 
 /* The v1 hierarchy mounting `controller`, and the caller's group in it. */
-static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, size_t glen)
+static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, size_t glen, bool *fdm)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f) return -1;
@@ -295,10 +297,13 @@ static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, s
 		if (!opts) continue;
 		opts++;
 		opts[strcspn(opts, "\n")] = 0;
-		int has = 0;
-		for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		int has = 0, dyn = 0;
+		for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 			if (strcmp(t, controller) == 0) has = 1;
+			if (strcmp(t, "favordynmods") == 0) dyn = 1;
+		}
 		if (!has) continue;
+		*fdm = dyn;
 		char *p = line;
 		for (int i = 0; i < 4 && p; i++) {
 			p = strchr(p, ' ');
@@ -371,16 +376,83 @@ static int v2_path(const char *controller, char *dir, size_t len)
 struct cg_where {
 	bool looked;
 	int v2_rc, v1_rc;
+	bool v1_favordynmods; /* the v1 hierarchy is mounted with favordynmods */
 	char v2base[800], v1mnt[256], v1grp[768];
 };
 static struct cg_where cg_cache[2];
 
-static struct cg_where *cg_lookup(const char *controller)
+/* ---- the group pool --------------------------------------------------------
+ * A group is made once and reused by later capsules of the same process
+ * (a mkdir and an rmdir cost ~0.1 ms each on v1): when a capsule is reaped
+ * its group goes back to the pool only if cgroup.procs is empty (every task
+ * gone) and, for memory, its usage is small; otherwise it is removed. The
+ * limit is rewritten when the next profile wants another one, and the
+ * limit-hit counters (which cannot be reset) are read when a group is taken,
+ * so a report compares against that baseline.
+ *
+ * Groups are named world-capsule-<pid>-<start>-<n> after the process that
+ * made them (pid, and its start time in clock ticks since boot from
+ * /proc/PID/stat), so that a later process can tell the groups of a dead
+ * maker (SIGKILL leaves them) from those of a live one whose pid matches:
+ * capsule_cgroups_sweep. The pool is removed at exit (atexit) and, once
+ * capsule_cleanup_on_signals was called, on SIGINT/SIGTERM/SIGHUP. */
+enum { CG_FREE, CG_IDLE, CG_BUSY, CG_RELEASING };
+#define CG_POOL 128
+#define CG_REUSE_MAX_USAGE (1u << 20) /* memory still charged after a run */
+struct cg_slot {
+	int state;                /* CG_*, atomic (read by the signal cleanup) */
+	pid_t pid;                /* the capsule's init while busy, atomic */
+	enum capsule_cg_kind kind;
+	uint64_t limit;           /* the limit written last */
+	char dir[256];
+};
+static struct cg_slot cg_pool[2][CG_POOL];
+static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t cg_owner;                  /* the process the pool belongs to (atomic) */
+static unsigned long long cg_owner_start;
+static bool cg_swept;
+
+/* Start time of pid (clock ticks since boot, field 22 of /proc/PID/stat),
+ * 0 when there is no such process. */
+static unsigned long long proc_start_time(pid_t pid)
 {
-	struct cg_where *w = &cg_cache[strcmp(controller, "memory") == 0 ? 0 : 1];
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof buf) <= 0) return 0;
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p) return 0;
+	int field = 2;
+	for (char *save = NULL, *t = strtok_r(p + 1, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if (++field == 22) return strtoull(t, NULL, 10);
+	return 0;
+}
+
+static void capsule_cg_drop(struct cg_slot *s);
+
+static void cg_release_atexit(void) { capsule_cgroups_release(); }
+
+/* Under cg_mu: the pool belongs to this process (a forked copy forgets the
+ * parent's groups: they are not its own to reuse or remove). */
+static void cg_own_locked(void)
+{
+	pid_t me = getpid();
+	if (__atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) == me) return;
+	static bool registered;
+	memset(cg_pool, 0, sizeof cg_pool);
+	cg_owner_start = proc_start_time(me);
+	cg_swept = false;
+	__atomic_store_n(&cg_owner, me, __ATOMIC_RELEASE);
+	if (!registered && atexit(cg_release_atexit) == 0) registered = true;
+}
+
+static struct cg_where *cg_lookup_locked(int ci)
+{
+	struct cg_where *w = &cg_cache[ci];
+	const char *controller = ci == 0 ? "memory" : "pids";
 	if (!w->looked) {
 		w->v2_rc = v2_path(controller, w->v2base, sizeof w->v2base);
-		w->v1_rc = v1_paths(controller, w->v1mnt, sizeof w->v1mnt, w->v1grp, sizeof w->v1grp);
+		w->v1_rc = v1_paths(controller, w->v1mnt, sizeof w->v1mnt, w->v1grp, sizeof w->v1grp,
+		                    &w->v1_favordynmods);
 		w->looked = true;
 	}
 	return w;
@@ -394,73 +466,70 @@ static void note_append(struct capsule_handle *h, const char *fmt, const char *a
 	snprintf(h->cg_note + l, sizeof h->cg_note - l, fmt, a, b);
 }
 
-/* Create the capsule's group for one controller below the caller's own. */
-static void cg_create(struct capsule_handle *h, const struct capsule_profile *p, const char *controller)
+/* Write the limit of slot s (memory when mem); 0 or -1 with errno. */
+static int cg_set_limit(struct cg_slot *s, bool mem, uint64_t v)
 {
-	bool mem = strcmp(controller, "memory") == 0;
-	char *dir = mem ? h->cg_memory_dir : h->cg_pids_dir;
-	enum capsule_cg_kind *kind = mem ? &h->cg_memory : &h->cg_pids;
-	char file[1100], val[64];
-	const struct cg_where *w = cg_lookup(controller);
-	const char *base = w->v2base, *mnt = w->v1mnt, *grp = w->v1grp;
-	*kind = CAPSULE_CG_NONE;
+	char file[300], val[32];
+	snprintf(val, sizeof val, "%llu", (unsigned long long)v);
+	if (s->kind == CAPSULE_CG_V2) {
+		snprintf(file, sizeof file, "%s/%s", s->dir, mem ? "memory.max" : "pids.max");
+		return write_file(file, val);
+	}
+	if (!mem) {
+		snprintf(file, sizeof file, "%s/pids.max", s->dir);
+		return write_file(file, val);
+	}
+	/* Where swap accounting exists, memory+swap is bound to the same value;
+	 * it may never be below the memory limit, so order the two writes. */
+	char memsw[300];
+	snprintf(file, sizeof file, "%s/memory.limit_in_bytes", s->dir);
+	snprintf(memsw, sizeof memsw, "%s/memory.memsw.limit_in_bytes", s->dir);
+	bool has_sw = access(memsw, F_OK) == 0;
+	if (has_sw && s->limit && v > s->limit) (void)write_file(memsw, val);
+	if (write_file(file, val) < 0) return -1;
+	if (has_sw) (void)write_file(memsw, val);
+	return 0;
+}
+
+/* Make a new group for slot s below the caller's own; 0, or -1 with a note. */
+static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_where *w, int ci, uint64_t limit)
+{
+	bool mem = ci == 0;
+	const char *controller = mem ? "memory" : "pids";
 	unsigned long seq = __atomic_add_fetch(&capsule_seq, 1, __ATOMIC_RELAXED);
-	if (w->v2_rc == 0) {
-		if ((size_t)snprintf(dir, 256, "%s/world-capsule-%d-%lu", base, (int)getpid(), seq) < 256 &&
-		    mkdir(dir, 0755) == 0) {
-			snprintf(file, sizeof file, "%s/%s", dir, mem ? "memory.max" : "pids.max");
-			snprintf(val, sizeof val, "%llu", (unsigned long long)(mem ? p->limits.cg_memory : p->limits.cg_pids));
-			if (write_file(file, val) == 0) {
-				*kind = CAPSULE_CG_V2;
-				return;
-			}
-			note_append(h, "%s v2: %s", controller, strerror(errno));
-			rmdir(dir);
+	s->limit = 0;
+	if (w->v2_rc == 0 &&
+	    (size_t)snprintf(s->dir, sizeof s->dir, "%s/world-capsule-%d-%llu-%lu", w->v2base, (int)cg_owner,
+	                     cg_owner_start, seq) < sizeof s->dir && mkdir(s->dir, 0755) == 0) {
+		s->kind = CAPSULE_CG_V2;
+		if (cg_set_limit(s, mem, limit) == 0) {
+			s->limit = limit;
+			return 0;
 		}
+		note_append(h, "%s v2: %s", controller, strerror(errno));
+		rmdir(s->dir);
 	}
 	if (w->v1_rc < 0) {
 		note_append(h, "%s: %s", controller, "no usable cgroup hierarchy");
-		dir[0] = 0;
-		return;
+		return -1;
 	}
-	if ((size_t)snprintf(dir, 256, "%s%s/world-capsule-%d-%lu", mnt, grp, (int)getpid(), seq) >= 256) {
+	if ((size_t)snprintf(s->dir, sizeof s->dir, "%s%s/world-capsule-%d-%llu-%lu", w->v1mnt, w->v1grp,
+	                     (int)cg_owner, cg_owner_start, seq) >= sizeof s->dir) {
 		note_append(h, "%s: %s", controller, "cgroup path too long");
-		dir[0] = 0;
-		return;
+		return -1;
 	}
-	if (mkdir(dir, 0755) < 0) {
+	if (mkdir(s->dir, 0755) < 0) {
 		note_append(h, "%s: mkdir: %s", controller, strerror(errno));
-		dir[0] = 0;
-		return;
+		return -1;
 	}
-	snprintf(val, sizeof val, "%llu", (unsigned long long)(mem ? p->limits.cg_memory : p->limits.cg_pids));
-	snprintf(file, sizeof file, "%s/%s", dir, mem ? "memory.limit_in_bytes" : "pids.max");
-	if (write_file(file, val) < 0) {
+	s->kind = CAPSULE_CG_V1;
+	if (cg_set_limit(s, mem, limit) < 0) {
 		note_append(h, "%s: set limit: %s", controller, strerror(errno));
-		rmdir(dir);
-		dir[0] = 0;
-		return;
+		rmdir(s->dir);
+		return -1;
 	}
-	if (mem) {
-		/* Where swap accounting exists, bound memory+swap to the same value. */
-		snprintf(file, sizeof file, "%s/memory.memsw.limit_in_bytes", dir);
-		if (access(file, F_OK) == 0) (void)write_file(file, val);
-	}
-	*kind = CAPSULE_CG_V1;
-}
-
-static void cg_remove(char *dir)
-{
-	if (!dir[0]) return;
-	/* The pid namespace is gone when init is reaped; a v1 group may report
-	 * busy for a moment while exiting tasks are released. */
-	for (int i = 0; i < 200; i++) {
-		if (rmdir(dir) == 0 || errno == ENOENT) break;
-		if (errno != EBUSY) break;
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-	dir[0] = 0;
+	s->limit = limit;
+	return 0;
 }
 
 static long cg_event(const char *dir, enum capsule_cg_kind k, bool mem)
@@ -476,6 +545,247 @@ static long cg_event(const char *dir, enum capsule_cg_kind k, bool mem)
 	if (mem && k == CAPSULE_CG_V1) {
 		snprintf(path, sizeof path, "%s/memory.failcnt", dir);
 		if (read_small(path, buf, sizeof buf) > 0) return atol(buf);
+	}
+	return 0;
+}
+
+/* Take a group for one controller (ci: 0 memory, 1 pids) from the pool, or
+ * make one. Without one the capsule runs with rlimits only (h->cg_note). */
+static void cg_take(struct capsule_handle *h, const struct capsule_profile *p, int ci)
+{
+	bool mem = ci == 0;
+	uint64_t limit = mem ? p->limits.cg_memory : p->limits.cg_pids;
+	enum capsule_cg_kind *kind = mem ? &h->cg_memory : &h->cg_pids;
+	char *dir = mem ? h->cg_memory_dir : h->cg_pids_dir;
+	*kind = CAPSULE_CG_NONE;
+	dir[0] = 0;
+	h->cg_slot[ci] = -1;
+	pthread_mutex_lock(&cg_mu);
+	cg_own_locked();
+	const struct cg_where *w = cg_lookup_locked(ci);
+	h->cg_favordynmods = w->v1_favordynmods;
+	int idle = -1, free_slot = -1;
+	for (int i = 0; i < CG_POOL && idle < 0; i++) {
+		int st = __atomic_load_n(&cg_pool[ci][i].state, __ATOMIC_ACQUIRE);
+		if (st == CG_IDLE) idle = i;
+		else if (st == CG_FREE && free_slot < 0) free_slot = i;
+	}
+	int i = idle >= 0 ? idle : free_slot;
+	if (i >= 0) __atomic_store_n(&cg_pool[ci][i].state, CG_BUSY, __ATOMIC_RELEASE);
+	bool swept = cg_swept;
+	pthread_mutex_unlock(&cg_mu);
+	/* The first capsule of a process removes the groups a killed maker
+	 * left (capsule_cgroups_sweep); a group that will not go is harmless. */
+	if (!swept) (void)capsule_cgroups_sweep(NULL, NULL);
+	if (i < 0) {
+		note_append(h, "%s: %s", mem ? "memory" : "pids", "more than 128 capsules alive in this process");
+		return;
+	}
+	struct cg_slot *s = &cg_pool[ci][i];
+	if (idle >= 0) {
+		if (s->limit != limit) {
+			if (cg_set_limit(s, mem, limit) < 0) {
+				note_append(h, "%s: set limit: %s", mem ? "memory" : "pids", strerror(errno));
+				capsule_cg_drop(s);
+				return;
+			}
+			s->limit = limit;
+		}
+		h->cg_base[ci] = cg_event(s->dir, s->kind, mem);
+	} else {
+		if (cg_make(h, s, w, ci, limit) < 0) {
+			__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
+			return;
+		}
+		h->cg_base[ci] = 0;
+	}
+	h->cg_slot[ci] = i;
+	*kind = s->kind;
+	memcpy(dir, s->dir, sizeof s->dir);
+}
+
+/* Remove a busy slot's group (waiting briefly while exiting tasks are
+ * released) and free the slot. */
+static void capsule_cg_drop(struct cg_slot *s)
+{
+	for (int i = 0; i < 200; i++) {
+		if (rmdir(s->dir) == 0 || errno == ENOENT) break;
+		if (errno != EBUSY) break;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
+}
+
+/* After the capsule is reaped: back to the pool when empty, else removed. */
+static void cg_put(struct capsule_handle *h, int ci)
+{
+	char *dir = ci == 0 ? h->cg_memory_dir : h->cg_pids_dir;
+	int i = h->cg_slot[ci];
+	h->cg_slot[ci] = -1;
+	dir[0] = 0;
+	if (i < 0) return;
+	struct cg_slot *s = &cg_pool[ci][i];
+	__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
+	char path[300], buf[64];
+	bool empty = false;
+	/* The pid namespace is gone when init is reaped; a v1 group may list a
+	 * task for a moment while it is released. */
+	snprintf(path, sizeof path, "%s/cgroup.procs", s->dir);
+	for (int k = 0; k < 100; k++) {
+		int n = read_small(path, buf, sizeof buf);
+		if (n < 0) break;
+		if (n == 0) {
+			empty = true;
+			break;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (empty && ci == 0) {
+		snprintf(path, sizeof path, "%s/%s", s->dir, s->kind == CAPSULE_CG_V2 ? "memory.current" : "memory.usage_in_bytes");
+		empty = read_small(path, buf, sizeof buf) > 0 && strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
+	}
+	if (empty && __atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) == getpid())
+		__atomic_store_n(&s->state, CG_IDLE, __ATOMIC_RELEASE);
+	else
+		capsule_cg_drop(s);
+}
+
+/* Kill every live capsule of the pool and remove every group, within about
+ * two seconds. Async-signal-safe: atomics, kill, rmdir and nanosleep only. */
+static void cg_release_all(void)
+{
+	if ((pid_t)syscall(SYS_getpid) != __atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE)) return;
+	for (int ci = 0; ci < 2; ci++)
+		for (int i = 0; i < CG_POOL; i++) {
+			pid_t pid = __atomic_load_n(&cg_pool[ci][i].pid, __ATOMIC_ACQUIRE);
+			if (pid > 0 && __atomic_load_n(&cg_pool[ci][i].state, __ATOMIC_ACQUIRE) == CG_BUSY)
+				kill(pid, SIGKILL);
+		}
+	for (int round = 0; round < 2000; round++) {
+		int left = 0;
+		for (int ci = 0; ci < 2; ci++)
+			for (int i = 0; i < CG_POOL; i++) {
+				struct cg_slot *s = &cg_pool[ci][i];
+				int st = CG_IDLE;
+				/* An idle group is ours to remove; a busy one is removed but
+				 * stays busy: its capsule_finish frees the slot. */
+				if (__atomic_compare_exchange_n(&s->state, &st, CG_RELEASING, false, __ATOMIC_ACQ_REL,
+				                                __ATOMIC_ACQUIRE)) {
+					if (rmdir(s->dir) == 0 || errno != EBUSY) {
+						__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
+					} else {
+						__atomic_store_n(&s->state, CG_IDLE, __ATOMIC_RELEASE);
+						left++;
+					}
+				} else if (st == CG_BUSY && s->dir[0]) {
+					if (rmdir(s->dir) < 0 && errno == EBUSY) left++;
+				}
+			}
+		if (!left) break;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+void capsule_cgroups_release(void)
+{
+	cg_release_all();
+}
+
+static void on_fatal_signal(int sig)
+{
+	int saved = errno;
+	cg_release_all();
+	/* Then die of the signal, as without this handler (SA_RESETHAND put
+	 * the default action back). */
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+	errno = saved;
+}
+
+int capsule_cleanup_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	int installed = 0;
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) < 0) return -1;
+		/* A handler of the caller's own, or an ignored signal, stays. */
+		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal_signal;
+		/* The other fatal signals wait; the same one again (a second
+		 * Ctrl-C during the cleanup) kills at once: reset on entry, not
+		 * deferred. */
+		sigfillset(&sa.sa_mask);
+		sigdelset(&sa.sa_mask, sigs[i]);
+		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+		if (sigaction(sigs[i], &sa, NULL) < 0) return -1;
+		installed++;
+	}
+	return installed;
+}
+
+/* Remove the stale groups in one directory: world-capsule-<pid>-<start>-<n>
+ * whose maker (pid with that start time) is gone, and the older
+ * world-capsule-<pid>-<n> whose pid is gone. */
+static void sweep_dir(const char *base, unsigned *removed, struct world_err *err)
+{
+	DIR *d = opendir(base);
+	if (!d) return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "world-capsule-", 14) != 0) continue;
+		int pid = 0, used = 0;
+		unsigned long long start = 0;
+		unsigned long seq = 0;
+		const char *rest = e->d_name + 14;
+		bool alive;
+		if (sscanf(rest, "%d-%llu-%lu%n", &pid, &start, &seq, &used) == 3 && rest[used] == 0 && pid > 0) {
+			if (pid == (int)cg_owner && start == cg_owner_start) continue; /* ours */
+			alive = proc_start_time(pid) == start;
+		} else if (sscanf(rest, "%d-%lu%n", &pid, &seq, &used) == 2 && rest[used] == 0 && pid > 0) {
+			alive = kill(pid, 0) == 0 || errno == EPERM;
+		} else {
+			continue;
+		}
+		if (alive) continue;
+		char path[1100];
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", base, e->d_name) >= sizeof path) continue;
+		if (rmdir(path) == 0) (*removed)++;
+		else if (errno != ENOENT && err && !err->code)
+			werr(err, WX_IO, "capsule: stale cgroup %s: rmdir: %s", path, strerror(errno));
+	}
+	closedir(d);
+}
+
+int capsule_cgroups_sweep(unsigned *removed, struct world_err *err)
+{
+	unsigned n = 0;
+	struct world_err local = { 0, "" };
+	pthread_mutex_lock(&cg_mu);
+	cg_own_locked();
+	for (int ci = 0; ci < 2; ci++) {
+		const struct cg_where *w = cg_lookup_locked(ci);
+		if (w->v2_rc == 0) sweep_dir(w->v2base, &n, &local);
+		if (w->v1_rc == 0) {
+			char base[1100];
+			snprintf(base, sizeof base, "%s%s", w->v1mnt, w->v1grp);
+			sweep_dir(base, &n, &local);
+		}
+	}
+	cg_swept = true;
+	pthread_mutex_unlock(&cg_mu);
+	if (removed) *removed = n;
+	if (local.code) {
+		if (err) *err = local;
+		return -1;
 	}
 	return 0;
 }
@@ -934,6 +1244,7 @@ static void handle_init(struct capsule_handle *h)
 	memset(h, 0, sizeof *h);
 	h->pid = -1;
 	h->pidfd = h->notify_fd = h->setup_fd = -1;
+	h->cg_slot[0] = h->cg_slot[1] = -1;
 }
 
 static void close_fd(int *fd)
@@ -1060,28 +1371,34 @@ static int bpf_for(const struct capsule_profile *p, const unsigned char **bpf, s
                    struct world_err *err)
 {
 	static struct { const struct capsule_profile *p; unsigned char *bpf; size_t len; } cache[8];
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&mu);
+	int rc = 0;
 	for (size_t i = 0; i < 8; i++)
 		if (cache[i].p == p) {
 			*bpf = cache[i].bpf;
 			*len = cache[i].len;
-			return 0;
+			goto out;
 		}
 	unsigned char *b;
 	size_t l;
-	if (capsule_seccomp_bpf(p, &b, &l, err) < 0) return -1;
+	if (capsule_seccomp_bpf(p, &b, &l, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	*bpf = b;
+	*len = l;
 	for (size_t i = 0; i < 8; i++)
 		if (!cache[i].p) {
 			cache[i].p = p;
 			cache[i].bpf = b;
 			cache[i].len = l;
-			*bpf = b;
-			*len = l;
-			return 0;
+			break;
 		}
-	/* More profiles than slots: use this copy once (kept, like the cache). */
-	*bpf = b;
-	*len = l;
-	return 0;
+	/* More profiles than slots: this copy is used once (and kept). */
+out:
+	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
 const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
@@ -1093,8 +1410,21 @@ const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 
 /* The shared empty network namespace (see capsule_netns_share), or -1. */
 static int shared_net_fd = -1;
+/* Written by capsule_netns_share, read by every start (only around its
+ * setns: once there, the thread holds the namespace itself). */
+static pthread_rwlock_t shared_net_rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static int netns_share_locked(bool on, struct world_err *err);
 
 int capsule_netns_share(bool on, struct world_err *err)
+{
+	pthread_rwlock_wrlock(&shared_net_rw);
+	int rc = netns_share_locked(on, err);
+	pthread_rwlock_unlock(&shared_net_rw);
+	return rc;
+}
+
+static int netns_share_locked(bool on, struct world_err *err)
 {
 	if (!on) {
 		if (shared_net_fd >= 0) close(shared_net_fd);
@@ -1136,7 +1466,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		return werr(err, WX_USAGE, "capsule: at most %d kept fds", CAPSULE_MAX_KEEP_FDS);
 	if (spec->interp_fd < 0) return werr(err, WX_USAGE, "capsule: no pinned interpreter fd");
 
-	static struct child_plan c; /* prepared here; the child only reads it */
+	/* Prepared here, per call: the child reads its copy of this stack frame,
+	 * so concurrent starts from several threads share nothing. */
+	struct child_plan c;
 	memset(&c, 0, sizeof c);
 	c.spec = spec;
 	c.p = p;
@@ -1176,8 +1508,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		return -1;
 	}
 
-	cg_create(h, p, "memory");
-	cg_create(h, p, "pids");
+	cg_take(h, p, 0);
+	cg_take(h, p, 1);
 
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, cgfd = -1;
 	/* go: parent -> child ('G' id maps written, 'C' cgroups attached);
@@ -1210,6 +1542,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	/* As root, the capsule joins the shared empty network namespace (this
 	 * thread enters it just for the clone) instead of creating one. */
 	int own_net = -1;
+	pthread_rwlock_rdlock(&shared_net_rw);
 	if (c.root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0) {
 		own_net = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (own_net >= 0 && setns(shared_net_fd, CLONE_NEWNET) == 0) {
@@ -1219,6 +1552,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 			close_fd(&own_net);
 		}
 	}
+	pthread_rwlock_unlock(&shared_net_rw);
 	h->timing.ns[CAPSULE_T_PREPARE] = now_ns() - t_mark;
 	t_mark = now_ns();
 	long pid = syscall(SYS_clone3, &ca, sizeof ca);
@@ -1248,6 +1582,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	h->timing.ns[CAPSULE_T_CLONE] = now_ns() - t_mark;
 	t_mark = now_ns();
 	h->pid = (pid_t)pid;
+	/* Known to the exit and signal cleanup from here on (cg_release_all). */
+	for (int ci = 0; ci < 2; ci++)
+		if (h->cg_slot[ci] >= 0) __atomic_store_n(&cg_pool[ci][h->cg_slot[ci]].pid, h->pid, __ATOMIC_RELEASE);
 	h->pidfd = pidfd;
 	close_fd(&go[0]);
 	close_fd(&ep[1]);
@@ -1361,8 +1698,8 @@ fail:
 	close_fd(&cgfd);
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
-	cg_remove(h->cg_memory_dir);
-	cg_remove(h->cg_pids_dir);
+	cg_put(h, 0);
+	cg_put(h, 1);
 	cap_free(c.nocaps);
 	close_fd(&wt_fd);
 	h->pid = -1;
@@ -1487,10 +1824,10 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 		}
 	}
 	snprintf(r->denied, sizeof r->denied, "%s", h->denied);
-	r->memory_limit_hit = cg_event(h->cg_memory_dir, h->cg_memory, true) > 0;
-	r->pids_limit_hit = cg_event(h->cg_pids_dir, h->cg_pids, false) > 0;
-	cg_remove(h->cg_memory_dir);
-	cg_remove(h->cg_pids_dir);
+	r->memory_limit_hit = cg_event(h->cg_memory_dir, h->cg_memory, true) > h->cg_base[0];
+	r->pids_limit_hit = cg_event(h->cg_pids_dir, h->cg_pids, false) > h->cg_base[1];
+	cg_put(h, 0);
+	cg_put(h, 1);
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
 	close_fd(&h->setup_fd);

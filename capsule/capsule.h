@@ -9,9 +9,17 @@
  * the handle's fds (capsule/run.h is one such caller, the supervisor
  * another).
  *
- * Threads: capsule_start() forks; call it from a single-threaded process
- * or accept that the child only uses memory prepared before the fork (it
- * does: no allocation happens in the child before exec or `inside`).
+ * Threads: capsule_start() may be called from many threads at once: each
+ * call prepares its own child plan (the child reads its copy of the
+ * caller's stack; no allocation happens in the child before exec or
+ * `inside`), and the shared state (the cgroup pool, the filter cache, the
+ * shared network namespace) has its own short locks.
+ *
+ * Cgroups: the groups (world-capsule-<pid>-<start>-<n>, below the caller's
+ * own) are pooled per process and reused by later capsules once checked
+ * empty; they are removed at exit, and on SIGINT/SIGTERM/SIGHUP after
+ * capsule_cleanup_on_signals(). Groups a SIGKILLed maker left are removed
+ * by the next process's first capsule (capsule_cgroups_sweep).
  *
  * The capsule's init has PR_SET_PDEATHSIG=SIGKILL: it dies with the
  * *thread* that called capsule_start (start capsules from a long-lived
@@ -133,6 +141,9 @@ struct capsule_handle {
 	char cg_memory_dir[256], cg_pids_dir[256];
 	char cg_note[256];        /* why cgroups are not used, when they are not */
 	char wt_note[160];        /* how the worktree is mounted (idmapped or not), when there is one */
+	int cg_slot[2];           /* the pooled groups (memory, pids), or -1 */
+	long cg_base[2];          /* their limit-hit counters when taken */
+	bool cg_favordynmods;     /* the v1 hierarchy has favordynmods (no RCU wait on attach) */
 	bool killed;              /* capsule_kill was called */
 	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
 	bool reaped;
@@ -148,6 +159,26 @@ struct capsule_handle {
  * capsules always get their own. Not thread-safe: call it before starting
  * capsules, or under the lock that serialises capsule_start. */
 int capsule_netns_share(bool on, struct world_err *err);
+
+/* Remove the capsule cgroups whose maker is dead (its pid gone, or reused
+ * by a process with another start time), in the directories this process
+ * makes its own in (below its own memory and pids groups). Runs once by
+ * itself at a process's first capsule_start; a daemon calls it at start-up.
+ * *removed (may be NULL) counts the groups removed. Returns 0, or -1 with
+ * WX_IO naming the first stale group that could not be removed. */
+int capsule_cgroups_sweep(unsigned *removed, struct world_err *err);
+
+/* Kill this process's live capsules and remove all its pooled groups
+ * (within ~2 s). Registered with atexit at the first capsule; a daemon may
+ * call it when it stops. Async-signal-safe. */
+void capsule_cgroups_release(void);
+
+/* Install handlers for SIGINT, SIGTERM and SIGHUP that run
+ * capsule_cgroups_release() and then die of the signal as before. Only
+ * signals whose disposition is the default are taken (a caller's own
+ * handler, or an ignored signal, stays). Returns how many were installed,
+ * or -1 with errno. */
+int capsule_cleanup_on_signals(void);
 
 /* Start a capsule. On success the handle is filled and the capsule runs
  * (setup complete up to and including seccomp). Returns -1 with WX_SETUP

@@ -23,17 +23,15 @@ struct capl {
 	int shares_netns;     /* holds a reference on the shared network namespace */
 };
 
-/* capsule_start keeps its child plan in static storage (one per process):
- * one start at a time across every capsule launcher of the process, not
- * just per launcher (two supervisors may start capsules concurrently). */
+/* capsule_start needs no lock of ours (each call has its own child plan);
+ * this one guards only the shared network namespace's reference count. */
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* As root, capsule launchers share one empty network namespace
  * (capsule_netns_share): it saves creating one and its teardown per
  * capsule (bench/supervisor_bench). The namespace is process-wide, so
  * launchers count their references; only the first creates it and only the
- * last closes it. Both happen under start_mu, so never while a capsule of
- * another launcher is being started. */
+ * last closes it (capsule_netns_share itself excludes concurrent starts). */
 static unsigned netns_users;
 
 static int netns_ref(void)
@@ -145,9 +143,7 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		.inside_arg = spec->inside ? &t : NULL,
 		.worktree = spec->worktree,
 	};
-	pthread_mutex_lock(&start_mu);
 	int rc = capsule_start(&cs, &r->h, err);
-	pthread_mutex_unlock(&start_mu);
 	if (rc < 0) {
 		free(r);
 		return -1;
@@ -267,6 +263,12 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 		return NULL;
 	}
 	c->shares_netns = netns_ref();
+	/* Every verb that makes capsules: nothing outlives an interrupted run
+	 * (the groups go on SIGINT/SIGTERM/SIGHUP; the capsules die with us),
+	 * and groups left by a SIGKILLed run are removed now. A group that
+	 * will not go harms no run: failures are not fatal. */
+	(void)capsule_cleanup_on_signals();
+	(void)capsule_cgroups_sweep(NULL, NULL);
 	l->name = "capsule";
 	l->ctx = c;
 	l->start = capl_start;

@@ -63,6 +63,31 @@ static int run_fixture(const char *cmd, int memfd, struct capsule_run_result *re
 
 struct inside_arg { int dummy; };
 
+/* One of many threads each starting and finishing 5 capsules at once. */
+struct thr_arg { int memfd; int good; char err[256]; };
+static void *start_many(void *a)
+{
+	struct thr_arg *t = a;
+	const struct capsule_profile *p = capsule_profile_find("transition");
+	for (int i = 0; i < 5; i++) {
+		struct capsule_run_req req = { .profile = p, .interp_fd = t->memfd, .source = "echo", .source_len = 4,
+		                               .input_json = "{\"k\":1}", .wall_ms = 10000 };
+		struct capsule_run_result res;
+		struct world_err err = { 0, "" };
+		if (capsule_run(&req, &res, &err) < 0) {
+			snprintf(t->err, sizeof t->err, "%s", err.msg);
+			continue;
+		}
+		if (res.report.exited && res.report.exit_status == 0 && res.out && strstr(res.out, "\"args\""))
+			t->good++;
+		else
+			snprintf(t->err, sizeof t->err, "status %d signal %d: %.100s %.100s", res.report.exit_status,
+			         res.report.term_signal, res.report.setup_error, res.errout ? res.errout : "");
+		capsule_run_result_free(&res);
+	}
+	return NULL;
+}
+
 /* A thread that keeps creating and joining threads: a raw clone taken
  * meanwhile inherits glibc's thread list mid-change (the "setxid" hang). */
 static volatile int churn_stop;
@@ -277,7 +302,78 @@ int main(void)
 	ok(rep.killed && !rep.exited && rep.term_signal == SIGKILL, "report: killed by SIGKILL");
 	ok(kill(pid, 0) < 0 && errno == ESRCH, "no process left (pid %d gone)", (int)pid);
 	struct stat st;
-	ok(!memdir[0] || stat(memdir, &st) < 0, "memory cgroup %s removed", memdir[0] ? memdir : "(none)");
+	/* The group goes back to the pool only once empty. */
+	char procs[400], pbuf[64] = "x";
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", memdir);
+	int pfd = memdir[0] ? open(procs, O_RDONLY | O_CLOEXEC) : -1;
+	ssize_t pn = pfd >= 0 ? read(pfd, pbuf, sizeof pbuf) : -1;
+	if (pfd >= 0) close(pfd);
+	ok(!memdir[0] || pn == 0, "memory cgroup %s is empty after the kill (pooled for reuse)", memdir[0] ? memdir : "(none)");
+	files[0] = (struct capsule_file){ "host/capsule/main.ail", "echo", 4 };
+	ok(capsule_start(&spec, &h, &err) == 0, "the next capsule starts: %s", err.msg);
+	ok(!memdir[0] || strcmp(h.cg_memory_dir, memdir) == 0, "it reuses the pooled group (%s)", h.cg_memory_dir);
+	ok(capsule_finish(&h, &rep, &err) == 0 && rep.exited && rep.exit_status == 0 && !rep.memory_limit_hit &&
+	   !rep.pids_limit_hit, "and ends normally, no limit reported from the group's earlier use");
+
+	/* ---- many threads starting capsules at once (no process-wide lock) ---- */
+	{
+		struct thr_arg ta[8];
+		pthread_t th[8];
+		for (int i = 0; i < 8; i++) {
+			ta[i] = (struct thr_arg){ memfd, 0, "" };
+			pthread_create(&th[i], NULL, start_many, &ta[i]);
+		}
+		int good = 0;
+		char why[256] = "";
+		for (int i = 0; i < 8; i++) {
+			pthread_join(th[i], NULL);
+			good += ta[i].good;
+			if (ta[i].err[0]) snprintf(why, sizeof why, "%s", ta[i].err);
+		}
+		is_int(good, 8 * 5, "8 threads x 5 capsules started at once all ran the interpreter and printed %s", why[0] ? why : "the echo");
+	}
+
+	/* ---- stale groups: the sweep removes those of a dead maker only ---- */
+	if (memdir[0]) {
+		char parent[256], stale1[400], stale2[400], legacy[400], live[400];
+		snprintf(parent, sizeof parent, "%s", memdir);
+		*strrchr(parent, '/') = 0;
+		pid_t dead = fork();
+		if (dead == 0) _exit(0);
+		waitpid(dead, NULL, 0);
+		unsigned long long mystart = 0, ppstart = 0;
+		char sp[64], sbuf[1024];
+		for (int k = 0; k < 2; k++) {
+			snprintf(sp, sizeof sp, "/proc/%d/stat", k ? (int)getppid() : (int)getpid());
+			FILE *f = fopen(sp, "r");
+			size_t n = f ? fread(sbuf, 1, sizeof sbuf - 1, f) : 0;
+			if (f) fclose(f);
+			sbuf[n] = 0;
+			char *q = strrchr(sbuf, ')');
+			unsigned long long v = 0;
+			for (int field = 2; q && field < 22; field++) {
+				q = strchr(q + 1, ' ');
+				if (q && field == 21) v = strtoull(q + 1, NULL, 10);
+			}
+			if (k) ppstart = v;
+			else mystart = v;
+		}
+		snprintf(stale1, sizeof stale1, "%s/world-capsule-%d-%llu-1", parent, (int)dead, mystart);
+		snprintf(stale2, sizeof stale2, "%s/world-capsule-%d-%llu-1", parent, (int)getppid(), ppstart + 1);
+		snprintf(legacy, sizeof legacy, "%s/world-capsule-%d-7", parent, (int)dead);
+		snprintf(live, sizeof live, "%s/world-capsule-%d-%llu-1", parent, (int)getppid(), ppstart);
+		ok(mkdir(stale1, 0755) == 0 && mkdir(stale2, 0755) == 0 && mkdir(legacy, 0755) == 0 && mkdir(live, 0755) == 0,
+		   "control: four groups named after makers made by hand (%s)", strerror(errno));
+		unsigned removed = 0;
+		ok(capsule_cgroups_sweep(&removed, &err) == 0, "capsule_cgroups_sweep: %s", err.msg);
+		ok(stat(stale1, &st) < 0 && errno == ENOENT, "a group of a dead pid is removed");
+		ok(stat(stale2, &st) < 0 && errno == ENOENT, "a group of a live pid with another start time is removed (pid reused)");
+		ok(stat(legacy, &st) < 0 && errno == ENOENT, "an old-style world-capsule-PID-N group of a dead pid is removed");
+		ok(stat(live, &st) == 0, "a group of a live maker (pid and start time match) stays");
+		ok(stat(memdir, &st) == 0, "this process's own pooled group stays");
+		ok(removed >= 3, "the sweep counts what it removed (%u)", removed);
+		rmdir(live);
+	}
 
 	/* ---- setup error: one line naming the step ---- */
 	files[0] = (struct capsule_file){ "../escape", "x", 1 };
@@ -317,5 +413,10 @@ int main(void)
 	}
 	close(memfd);
 	is_int(count_fds(), fds0, "no fd leaked by the capsule API");
+	/* At exit (and on SIGINT/SIGTERM/SIGHUP with capsule_cleanup_on_signals)
+	 * the pool goes. */
+	capsule_cgroups_release();
+	struct stat st2;
+	ok(!memdir[0] || (stat(memdir, &st2) < 0 && errno == ENOENT), "capsule_cgroups_release removes the pooled groups");
 	return done_testing();
 }
