@@ -12,3 +12,5 @@ bench_programs += bench/capsule_bench bench/capsule_noop
 bench_scripts += bench/capsule_bench.sh
 bench_programs += bench/coordinator_bench
 bench_scripts += bench/coordinator_bench.sh
+bench_programs += bench/pin_bench
+bench_scripts += bench/pin_bench.sh

@@ -27,3 +27,11 @@ bench_capsule_noop_SOURCES = bench/capsule_noop.c
 bench_capsule_noop_CFLAGS = -std=gnu11 -Wall -Wextra
 bench_capsule_noop_LDFLAGS = -static
 EXTRA_DIST += bench/capsule_bench.sh
+
+# The pin's ways of hashing (bench/pin_bench.sh; registered in bench/local.mk).
+noinst_PROGRAMS += bench/pin_bench
+bench_pin_bench_SOURCES = bench/pin_bench.c
+bench_pin_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_pin_bench_CFLAGS += $(MD_CFLAGS)
+bench_pin_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) $(MD_LIBS)
+EXTRA_DIST += bench/pin_bench.sh

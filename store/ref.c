@@ -1,7 +1,10 @@
 /* store/ref.c: see ref.h. */
 #include "store/ref.h"
 #include <errno.h>
-#include <openssl/evp.h>
+/* The low-level SHA256 API: OpenSSL's assembly without the provider
+ * machinery (its first use in a process costs ~1 ms; bench/pin_bench). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -56,9 +59,9 @@ void world_ref_format(const unsigned char digest[WORLD_DIGEST_LEN], char out[WOR
 
 int world_sha256(const void *buf, size_t len, unsigned char out[WORLD_DIGEST_LEN], struct world_err *err)
 {
-	unsigned int olen = 0;
-	if (EVP_Digest(buf, len, out, &olen, EVP_sha256(), NULL) != 1 || olen != WORLD_DIGEST_LEN)
-		return werr(err, WX_FAIL, "sha256: libcrypto EVP_Digest failed");
+	SHA256_CTX c;
+	if (SHA256_Init(&c) != 1 || SHA256_Update(&c, buf, len) != 1 || SHA256_Final(out, &c) != 1)
+		return werr(err, WX_FAIL, "sha256: libcrypto SHA256 failed");
 	return 0;
 }
 
@@ -73,33 +76,22 @@ int world_hash_ref(const void *buf, size_t len, char out[WORLD_REF_SIZE], struct
 int world_sha256_fd(int fd, const char *what, unsigned char out[WORLD_DIGEST_LEN], uint64_t *len_out,
                     struct world_err *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx) return werr(err, WX_FAIL, "sha256 %s: out of memory", what);
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
-		return werr(err, WX_FAIL, "sha256 %s: EVP_DigestInit_ex failed", what);
-	}
+	SHA256_CTX ctx;
+	if (SHA256_Init(&ctx) != 1) return werr(err, WX_FAIL, "sha256 %s: SHA256_Init failed", what);
 	static __thread unsigned char buf[1 << 16];
 	uint64_t total = 0;
 	for (;;) {
 		ssize_t r = read(fd, buf, sizeof buf);
 		if (r < 0) {
 			if (errno == EINTR) continue;
-			int e = errno;
-			EVP_MD_CTX_free(ctx);
-			return werr(err, WX_IO, "sha256 %s: read: %s", what, strerror(e));
+			return werr(err, WX_IO, "sha256 %s: read: %s", what, strerror(errno));
 		}
 		if (r == 0) break;
-		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
-			EVP_MD_CTX_free(ctx);
-			return werr(err, WX_FAIL, "sha256 %s: EVP_DigestUpdate failed", what);
-		}
+		if (SHA256_Update(&ctx, buf, (size_t)r) != 1)
+			return werr(err, WX_FAIL, "sha256 %s: SHA256_Update failed", what);
 		total += (uint64_t)r;
 	}
-	unsigned int olen = 0;
-	int rc = EVP_DigestFinal_ex(ctx, out, &olen);
-	EVP_MD_CTX_free(ctx);
-	if (rc != 1 || olen != WORLD_DIGEST_LEN) return werr(err, WX_FAIL, "sha256 %s: EVP_DigestFinal_ex failed", what);
+	if (SHA256_Final(out, &ctx) != 1) return werr(err, WX_FAIL, "sha256 %s: SHA256_Final failed", what);
 	if (len_out) *len_out = total;
 	return 0;
 }
