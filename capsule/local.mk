@@ -35,3 +35,22 @@ bench_pin_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 bench_pin_bench_CFLAGS += $(MD_CFLAGS)
 bench_pin_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) $(MD_LIBS)
 EXTRA_DIST += bench/pin_bench.sh
+
+# The seccomp programs of every profile, built once at build time by a
+# generator linked with libseccomp and embedded in libworld.a (the runtime
+# loads them; `worldd profile show --format pfc|bpf` prints them).
+noinst_PROGRAMS += capsule/seccomp_gen
+capsule_seccomp_gen_SOURCES = capsule/seccomp_gen.c capsule/profile.c capsule/profile.h store/error.c
+capsule_seccomp_gen_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) -DCAPSULE_SECCOMP_GENERATOR
+capsule_seccomp_gen_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
+nodist_libworld_a_SOURCES = capsule/seccomp_programs.c
+BUILT_SOURCES = capsule/seccomp_programs.c
+CLEANFILES += capsule/seccomp_programs.c
+capsule/seccomp_programs.c: capsule/seccomp_gen$(EXEEXT)
+	$(AM_V_GEN)$(MKDIR_P) capsule && ./capsule/seccomp_gen$(EXEEXT) $@
+
+check_PROGRAMS += tests/capsule/test_seccomp
+tests_capsule_test_seccomp_SOURCES = tests/capsule/test_seccomp.c
+tests_capsule_test_seccomp_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_capsule_test_seccomp_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+TESTS += tests/capsule/test_seccomp

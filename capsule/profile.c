@@ -372,15 +372,39 @@ static int export_to_buf(scmp_filter_ctx ctx, int pfc, unsigned char **buf, size
 	return 0;
 }
 
-int capsule_seccomp_bpf(const struct capsule_profile *p, unsigned char **buf, size_t *len,
-                        struct world_err *err)
+static int export_profile(const struct capsule_profile *p, int pfc, unsigned char **buf, size_t *len,
+                          struct world_err *err)
 {
 	scmp_filter_ctx ctx = capsule_seccomp_build(p, err);
 	if (!ctx) return -1;
-	int rc = export_to_buf(ctx, 0, buf, len, err);
+	int rc = export_to_buf(ctx, pfc, buf, len, err);
 	seccomp_release(ctx);
 	return rc;
 }
+
+int capsule_seccomp_bpf(const struct capsule_profile *p, unsigned char **buf, size_t *len,
+                        struct world_err *err)
+{
+	return export_profile(p, 0, buf, len, err);
+}
+
+int capsule_seccomp_pfc(const struct capsule_profile *p, unsigned char **buf, size_t *len,
+                        struct world_err *err)
+{
+	return export_profile(p, 1, buf, len, err);
+}
+
+#ifndef CAPSULE_SECCOMP_GENERATOR
+const struct capsule_seccomp_program *capsule_seccomp_embedded(const struct capsule_profile *p)
+{
+	for (size_t i = 0; capsule_profiles[i].name; i++) {
+		if (p != &capsule_profiles[i]) continue;
+		for (const struct capsule_seccomp_program *e = capsule_seccomp_programs; e->profile; e++)
+			if (strcmp(e->profile, p->name) == 0) return e;
+	}
+	return NULL;
+}
+#endif
 
 /* ---- renderers ---------------------------------------------------------- */
 
@@ -640,14 +664,23 @@ int capsule_profile_render(const struct capsule_profile *p, const char *format, 
 		if (rc < 0) return werr(err, WX_IO, "profile %s: writing json failed", p->name);
 		fputc('\n', out);
 	} else if (strcmp(format, "pfc") == 0 || strcmp(format, "bpf") == 0) {
-		scmp_filter_ctx ctx = capsule_seccomp_build(p, err);
-		if (!ctx) return -1;
-		unsigned char *buf;
+		int pfc = format[0] == 'p';
+		unsigned char *buf = NULL;
+		const void *bytes;
 		size_t len;
-		int rc = export_to_buf(ctx, format[0] == 'p', &buf, &len, err);
-		seccomp_release(ctx);
-		if (rc < 0) return -1;
-		if (len && fwrite(buf, 1, len, out) != len) {
+#ifndef CAPSULE_SECCOMP_GENERATOR
+		const struct capsule_seccomp_program *e = capsule_seccomp_embedded(p);
+#else
+		const struct capsule_seccomp_program *e = NULL;
+#endif
+		if (e) {
+			bytes = pfc ? (const void *)e->pfc : (const void *)e->bpf;
+			len = pfc ? e->pfc_len : e->bpf_len;
+		} else {
+			if (export_profile(p, pfc, &buf, &len, err) < 0) return -1;
+			bytes = buf;
+		}
+		if (len && fwrite(bytes, 1, len, out) != len) {
 			free(buf);
 			return werr(err, WX_IO, "profile %s: writing %s failed", p->name, format);
 		}

@@ -150,11 +150,32 @@ extern const char *const capsule_env[];
 
 /* Build the seccomp filter of p (libseccomp). Returns NULL and sets err. */
 void *capsule_seccomp_build(const struct capsule_profile *p, struct world_err *err);
-/* Export the raw BPF program of p into *buf (malloc'd), *len bytes. */
+/* Build p's filter now and export its raw BPF program (or its PFC text)
+ * into *buf (malloc'd, NUL-terminated), *len bytes (without the NUL). */
 int capsule_seccomp_bpf(const struct capsule_profile *p, unsigned char **buf, size_t *len,
                         struct world_err *err);
+int capsule_seccomp_pfc(const struct capsule_profile *p, unsigned char **buf, size_t *len,
+                        struct world_err *err);
 
-/* Renderers: "text", "json", "pfc", "bpf" (raw bytes). Write to out. */
+/* The programs of capsule_profiles[], built once at build time by
+ * capsule/seccomp_gen (the same libseccomp calls as above) and embedded:
+ * what a capsule loads and what `profile show --format bpf|pfc` prints.
+ * Terminated by profile NULL. */
+struct capsule_seccomp_program {
+	const char *profile;
+	const unsigned char *bpf;
+	size_t bpf_len;
+	const char *pfc;
+	size_t pfc_len;
+};
+extern const struct capsule_seccomp_program capsule_seccomp_programs[];
+/* The embedded program of p, which must be an entry of capsule_profiles[]
+ * itself (a look-alike copy gets NULL: its filter is built at run time). */
+const struct capsule_seccomp_program *capsule_seccomp_embedded(const struct capsule_profile *p);
+
+/* Renderers: "text", "json", "pfc", "bpf" (raw bytes). Write to out.
+ * pfc and bpf print the embedded program (exactly what is loaded), or for a
+ * profile outside the table the one libseccomp builds now. */
 int capsule_profile_render(const struct capsule_profile *p, const char *format, FILE *out,
                            struct world_err *err);
 /* Human name of an ioctl command if known ("TCGETS"), else NULL. */
