@@ -761,7 +761,25 @@ static void sweep_dir(const char *base, unsigned *removed, struct world_err *err
 		if (alive) continue;
 		char path[1100];
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", base, e->d_name) >= sizeof path) continue;
-		if (rmdir(path) == 0) (*removed)++;
+		/* Its capsules die with their maker (PR_SET_PDEATHSIG) but may
+		 * still be exiting: kill whatever is left in the group (orphans of
+		 * a dead maker) and wait up to half a second for it to empty. */
+		int rc = -1;
+		for (int k = 0; k < 100; k++) {
+			if ((rc = rmdir(path)) == 0 || errno != EBUSY) break;
+			char procs[1200], list[4096];
+			snprintf(procs, sizeof procs, "%s/cgroup.procs", path);
+			if (read_small(procs, list, sizeof list) > 0)
+				for (char *q = list; *q;) {
+					long tp = strtol(q, &q, 10);
+					if (tp > 0) kill((pid_t)tp, SIGKILL);
+					while (*q == '\n') q++;
+					if (tp <= 0) break;
+				}
+			struct timespec ts = { 0, 5000000 };
+			nanosleep(&ts, NULL);
+		}
+		if (rc == 0) (*removed)++;
 		else if (errno != ENOENT && err && !err->code)
 			werr(err, WX_IO, "capsule: stale cgroup %s: rmdir: %s", path, strerror(errno));
 	}
@@ -1478,45 +1496,49 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		return werr(err, WX_USAGE, "capsule: at most %d kept fds", CAPSULE_MAX_KEEP_FDS);
 	if (spec->interp_fd < 0) return werr(err, WX_USAGE, "capsule: no pinned interpreter fd");
 
-	/* Prepared here, per call: the child reads its copy of this stack frame,
-	 * so concurrent starts from several threads share nothing. */
-	struct child_plan c;
-	memset(&c, 0, sizeof c);
-	c.spec = spec;
-	c.p = p;
-	c.root_mode = geteuid() == 0;
-	c.mnt = pick_mount_point();
-	if (!c.mnt) return werr(err, WX_SETUP, "capsule setup: no /tmp or /mnt directory to mount the new root on");
-	snprintf(c.opts_root, sizeof c.opts_root, "size=%llu,nr_inodes=256,mode=0755",
+	/* Prepared here, per call: the child reads its copy, so concurrent
+	 * starts from several threads share nothing. On the heap, not in this
+	 * frame: the child runs on the caller's stack below this frame, and
+	 * under a sanitizer's terabytes of shadow the capsule's RLIMIT_AS
+	 * forbids growing the stack, so the frame stays small. */
+	struct child_plan *cp = calloc(1, sizeof *cp);
+	if (!cp) return werr(err, WX_SETUP, "capsule setup: out of memory");
+	cp->spec = spec;
+	cp->p = p;
+	cp->root_mode = geteuid() == 0;
+	cp->mnt = pick_mount_point();
+	if (!cp->mnt) return free(cp), werr(err, WX_SETUP, "capsule setup: no /tmp or /mnt directory to mount the new root on");
+	snprintf(cp->opts_root, sizeof cp->opts_root, "size=%llu,nr_inodes=256,mode=0755",
 	         (unsigned long long)p->limits.root_size);
-	snprintf(c.opts_cache, sizeof c.opts_cache, "size=%llu,nr_inodes=4096,mode=0700",
+	snprintf(cp->opts_cache, sizeof cp->opts_cache, "size=%llu,nr_inodes=4096,mode=0700",
 	         (unsigned long long)p->limits.cache_size);
 	size_t ac = 0;
 	if (spec->argv) {
-		for (; spec->argv[ac] && ac < 63; ac++) c.argv[ac] = spec->argv[ac];
+		for (; spec->argv[ac] && ac < 63; ac++) cp->argv[ac] = spec->argv[ac];
 	} else {
-		if (!p->argv) return werr(err, WX_USAGE, "capsule: profile %s needs a caller-given argv", p->name);
-		c.argv[ac++] = "ailang";
-		for (size_t i = 0; p->argv[i] && ac < 63; i++) c.argv[ac++] = p->argv[i];
+		if (!p->argv) return free(cp), werr(err, WX_USAGE, "capsule: profile %s needs a caller-given argv", p->name);
+		cp->argv[ac++] = "ailang";
+		for (size_t i = 0; p->argv[i] && ac < 63; i++) cp->argv[ac++] = p->argv[i];
 	}
-	c.argv[ac] = NULL;
-	c.ctx.profile = p;
-	c.ctx.interp_fd = CAPSULE_INTERP_FD;
-	c.ll_abi = p->landlock ? capsule_landlock_abi() : 0;
-	h->landlock_abi = c.ll_abi;
-	h->root_mode = c.root_mode;
+	cp->argv[ac] = NULL;
+	cp->ctx.profile = p;
+	cp->ctx.interp_fd = CAPSULE_INTERP_FD;
+	cp->ll_abi = p->landlock ? capsule_landlock_abi() : 0;
+	h->landlock_abi = cp->ll_abi;
+	h->root_mode = cp->root_mode;
 
 	const unsigned char *bpf = NULL;
 	size_t bpf_len = 0;
-	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return werr_prefix(err, "capsule setup");
-	c.prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
-	c.prog.filter = (struct sock_filter *)bpf;
-	c.nocaps = cap_init();
-	if (!c.nocaps) return werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
+	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return free(cp), werr_prefix(err, "capsule setup");
+	cp->prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
+	cp->prog.filter = (struct sock_filter *)bpf;
+	cp->nocaps = cap_init();
+	if (!cp->nocaps) return free(cp), werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
 	/* Held until setup is done: the child requires this very directory. */
 	int wt_fd = -1;
-	if (spec->worktree && open_worktree(&c, spec->worktree, &wt_fd, err) < 0) {
-		cap_free(c.nocaps);
+	if (spec->worktree && open_worktree(cp, spec->worktree, &wt_fd, err) < 0) {
+		cap_free(cp->nocaps);
+		free(cp);
 		return -1;
 	}
 
@@ -1531,8 +1553,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		werr(err, WX_SETUP, "capsule setup: pipe: %s", strerror(errno));
 		goto fail;
 	}
-	c.go_fd = go[0];
-	c.err_fd = ep[1];
+	cp->go_fd = go[0];
+	cp->err_fd = ep[1];
 
 	struct clone_args ca;
 	memset(&ca, 0, sizeof ca);
@@ -1555,7 +1577,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	 * thread enters it just for the clone) instead of creating one. */
 	int own_net = -1;
 	pthread_rwlock_rdlock(&shared_net_rw);
-	if (c.root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0) {
+	if (cp->root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0) {
 		own_net = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (own_net >= 0 && setns(shared_net_fd, CLONE_NEWNET) == 0) {
 			ca.flags &= ~(uint64_t)CLONE_NEWNET;
@@ -1568,7 +1590,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	h->timing.ns[CAPSULE_T_PREPARE] = now_ns() - t_mark;
 	t_mark = now_ns();
 	long pid = syscall(SYS_clone3, &ca, sizeof ca);
-	if (pid == 0) child_run(&c);
+	if (pid == 0) child_run(cp);
 	int clone_errno = errno;
 	if (own_net >= 0) {
 		int back = setns(own_net, CLONE_NEWNET);
@@ -1601,10 +1623,10 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	close_fd(&go[0]);
 	close_fd(&ep[1]);
 	close_fd(&cgfd);
-	h->host_id = c.root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
-	if (write_id_maps(h->pid, c.root_mode, h->host_id, err) < 0) goto fail_child;
+	h->host_id = cp->root_mode ? CAPSULE_HOST_ID_BASE + ((unsigned)pid % CAPSULE_HOST_ID_SPAN) : (unsigned)geteuid();
+	if (write_id_maps(h->pid, cp->root_mode, h->host_id, err) < 0) goto fail_child;
 	/* Before 'G': the child attaches the worktree only after it. */
-	if (c.has_worktree && c.wt_tree >= 0) worktree_idmap(&c, h);
+	if (cp->has_worktree && cp->wt_tree >= 0) worktree_idmap(cp, h);
 	/* The go channel is a socket written with MSG_NOSIGNAL: if the child
 	 * already failed (it exits right after reporting), sending gives EPIPE
 	 * rather than killing the caller, and its report is read below. */
@@ -1691,8 +1713,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	close_fd(&go[1]);
 	h->setup_fd = ep[0];
 	h->timing.ns[CAPSULE_T_HANDOVER] = now_ns() - t_mark;
-	cap_free(c.nocaps);
+	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
+	free(cp);
 	return 0;
 
 fail_child:
@@ -1712,8 +1735,9 @@ fail:
 	close_fd(&h->notify_fd);
 	cg_put(h, 0);
 	cg_put(h, 1);
-	cap_free(c.nocaps);
+	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
+	free(cp);
 	h->pid = -1;
 	return -1;
 }

@@ -64,7 +64,7 @@ static int run_fixture(const char *cmd, int memfd, struct capsule_run_result *re
 struct inside_arg { int dummy; };
 
 /* One of many threads each starting and finishing 5 capsules at once. */
-struct thr_arg { int memfd; int good; char err[256]; };
+struct thr_arg { int memfd; int good; char err[1100]; };
 static void *start_many(void *a)
 {
 	struct thr_arg *t = a;
@@ -324,7 +324,7 @@ int main(void)
 			pthread_create(&th[i], NULL, start_many, &ta[i]);
 		}
 		int good = 0;
-		char why[256] = "";
+		char why[1100] = "";
 		for (int i = 0; i < 8; i++) {
 			pthread_join(th[i], NULL);
 			good += ta[i].good;
