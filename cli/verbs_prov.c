@@ -5,7 +5,9 @@
  * coordinator/replay.c. Both open the store read-only. */
 #include "cli/flags.h"
 #include "cli/verbs.h"
+#include "coordinator/provclient.h"
 #include "coordinator/provenance.h"
+#include "store/file.h"
 #include "coordinator/replay.h"
 #include "store/store.h"
 #include <errno.h>
@@ -68,7 +70,8 @@ static int open_reader(const char *verb, const char *path, struct world_store **
 /* ---- why ---- */
 
 static const char why_help[] =
-    "usage: worldd why (N|head|REF|INVOCATION-ID|-) --store DB [--json]\n"
+    "usage: worldd why (N|head|REF|INVOCATION-ID|-) (--store DB | --addr URL\n"
+    "                  [--session CRED | --token-file FILE]) [--json]\n"
     "\n"
     "Walks one committed call back to every byte it depends on and re-checks\n"
     "each link (docs/provenance.md): the entry's hash, the chain, the invocation\n"
@@ -86,11 +89,19 @@ static const char why_help[] =
     "                         printed it): its entry, found by its bytes or by its\n"
     "                         world block; the result itself is one more link\n"
     "  --store DB             the store\n"
+    "  --addr URL             a daemon (http://HOST:PORT): read through its routes\n"
+    "                         (/v1/objects, /v1/log, /v1/worlds, /v1/head); every object\n"
+    "                         is re-hashed and every entry hash recomputed here. The daemon\n"
+    "                         serves no journal or interpreter archive: those links are\n"
+    "                         listed as not reachable (\"-\"), neither verified nor broken\n"
+    "  --session CRED         the bearer credential for --addr (a session credential)\n"
+    "  --token-file FILE      or the operator token from FILE (e.g. DB.operator-token)\n"
     "  --json                 one JSON object {entry, invocationId, record, links:\n"
     "                         [{name, ok, ref, detail}], verified, broken}\n"
     "\n"
     "Prints one line per link (\"✓\" or \"✗\", name, ref, detail), then\n"
-    "\"all N link(s) verified\" or \"N of M link(s) BROKEN\".\n"
+    "\"all N link(s) verified\" or \"N of M link(s) BROKEN\" (with --addr followed by\n"
+    "\", K not reachable through daemon URL\").\n"
     "\n"
     "exit codes:\n"
     "  0  every link verified\n"
@@ -99,28 +110,63 @@ static const char why_help[] =
     "  4  not found: no such store, entry, ref or committed invocation\n"
     "  6  unknown schema\n"
     "  7  at least one link broken\n"
-    "  9  I/O error\n";
+    "  9  I/O error (also: the daemon cannot be reached)\n"
+    " 22  the daemon refused the credential\n";
+
+/* The bearer for --addr: --session CRED, or the first line of --token-file. */
+static int bearer_of(const char *verb, const char *cred, const char *file, char out[80])
+{
+	out[0] = 0;
+	if (cred && file) return worldd_usage(verb, "give --session or --token-file, not both");
+	if (cred) {
+		snprintf(out, 80, "%s", cred);
+		return 0;
+	}
+	if (!file) return 0;
+	struct world_err e = { 0 };
+	char *b;
+	size_t n;
+	if (world_read_file(file, 4096, &b, &n, &e) < 0) return worldd_fail(verb, &e);
+	while (n && (b[n - 1] == '\n' || b[n - 1] == '\r' || b[n - 1] == ' ')) b[--n] = 0;
+	snprintf(out, 80, "%s", b);
+	free(b);
+	return 0;
+}
 
 static int verb_why(int argc, char **argv)
 {
 	const char *verb = "why";
-	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" },
+		                   { .name = "--addr", .has_value = 1 }, { .name = "--session", .has_value = 1 },
+		                   { .name = "--token-file", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
 	if (rc) return rc;
-	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (!f[0].value == !f[2].value) return worldd_usage(verb, "give exactly one of --store DB or --addr URL");
+	if (!f[2].value && (f[3].value || f[4].value)) return worldd_usage(verb, "--session and --token-file go with --addr");
 	if (npos != 1) return worldd_usage(verb, "give exactly one of N, head, REF, INVOCATION-ID or -");
 	int json = f[1].value != NULL;
+	char bearer[80];
+	if ((rc = bearer_of(verb, f[3].value, f[4].value, bearer))) return rc;
 	struct world_err e = { 0 };
 	char *result = NULL;
 	size_t rlen = 0;
 	if (strcmp(pos[0], "-") == 0 && read_stdin(RESULT_READ_MAX, &result, &rlen, &e) < 0) return worldd_fail(verb, &e);
-	struct world_store *st;
-	if ((rc = open_reader(verb, f[0].value, &st))) { free(result); return rc; }
+	struct world_store *st = NULL;
+	struct prov_client *cl = NULL;
+	struct prov_src src;
+	if (f[0].value) {
+		if ((rc = open_reader(verb, f[0].value, &st))) { free(result); return rc; }
+		prov_src_store(&src, st);
+	} else {
+		if (!(cl = prov_client_new(f[2].value, bearer[0] ? bearer : NULL, &e))) { free(result); return worldd_fail(verb, &e); }
+		prov_src_client(&src, cl);
+	}
 	long long idx;
-	int r = result ? prov_resolve_result(st, result, rlen, &idx, &e) : prov_resolve(st, pos[0], &idx, &e);
+	int r = st ? (result ? prov_resolve_result(st, result, rlen, &idx, &e) : prov_resolve(st, pos[0], &idx, &e))
+	           : (result ? prov_client_resolve_result(cl, result, rlen, &idx, &e) : prov_client_resolve(cl, pos[0], &idx, &e));
 	struct prov_walk w = { 0 };
-	if (r == 0) r = prov_walk(st, idx, result, rlen, &w, &e);
+	if (r == 0) r = prov_walk_src(&src, idx, result, rlen, &w, &e);
 	if (r < 0) {
 		rc = worldd_fail(verb, &e);
 		goto out;
@@ -136,16 +182,20 @@ static int verb_why(int argc, char **argv)
 		printf("entry %lld %s record %s\n", w.entry_index, w.invocation_id[0] ? w.invocation_id : "-",
 		       w.record_ref[0] ? w.record_ref : "-");
 		for (size_t i = 0; i < w.nlinks; i++)
-			printf("%s %s %s %s\n", w.links[i].ok ? "\u2713" : "\u2717", w.links[i].name,
+			printf("%s %s %s %s\n", w.links[i].skipped ? "-" : w.links[i].ok ? "\u2713" : "\u2717", w.links[i].name,
 			       w.links[i].ref[0] ? w.links[i].ref : "-", w.links[i].detail);
-		if (w.broken) printf("%zu of %zu link(s) BROKEN\n", w.broken, w.nlinks);
-		else printf("all %zu link(s) verified\n", w.nlinks);
+		size_t checked = w.nlinks - w.skipped;
+		if (w.broken) printf("%zu of %zu link(s) BROKEN", w.broken, checked);
+		else printf("all %zu link(s) verified", checked);
+		if (w.skipped) printf(", %zu not reachable through %s", w.skipped, src.where);
+		printf("\n");
 	}
 	rc = flush_out(verb);
 	if (!rc && w.broken) rc = WX_INTEGRITY;
 out:
 	prov_walk_free(&w);
-	world_store_close(st);
+	if (st) world_store_close(st);
+	prov_client_free(cl);
 	free(result);
 	return rc;
 }

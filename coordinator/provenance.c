@@ -162,10 +162,20 @@ static struct prov_link *add(struct prov_walk *w, int ok, const char *name, cons
 	return l;
 }
 
+/* A link the source cannot reach (the daemon serves no journal or archive). */
+static void skipped(struct prov_walk *w, const char *name, const char *ref, const struct prov_src *src)
+{
+	struct prov_link *l = add(w, 1, name, ref, "not reachable through %s", src->where);
+	if (l) {
+		l->skipped = 1;
+		w->skipped++;
+	}
+}
+
 /* A stored object, re-hashed, of the expected kind (kind2 may be NULL);
  * canonical JSON parsed into *json when json != NULL. On failure the link is
  * added broken and NULL returned... as -1. */
-static int get_obj(struct world_store *st, struct prov_walk *w, const char *name, const char *ref, const char *kind,
+static int get_obj(const struct prov_src *src, struct prov_walk *w, const char *name, const char *ref, const char *kind,
                    const char *kind2, struct world_object *o, json_t **json)
 {
 	struct world_err e = { 0 };
@@ -175,7 +185,7 @@ static int get_obj(struct world_store *st, struct prov_walk *w, const char *name
 		add(w, 0, name, ref, "not a ref");
 		return -1;
 	}
-	if (world_object_get(st, ref, o, &e) < 0) {
+	if (src->object(src->ctx, ref, o, &e) < 0) {
 		add(w, 0, name, ref, "%s", e.msg);
 		return -1;
 	}
@@ -202,12 +212,12 @@ static int get_obj(struct world_store *st, struct prov_walk *w, const char *name
 
 static const char *jstr(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
-static void walk_chain(struct world_store *st, struct prov_walk *w, const struct world_log_entry *le)
+static void walk_chain(const struct prov_src *src, struct prov_walk *w, const struct world_log_entry *le)
 {
 	struct world_err e = { 0 };
 	struct world_log_entry p;
 	if (le->entry_index > 1) {
-		if (world_log_get(st, le->entry_index - 1, &p, &e) < 0) {
+		if (src->entry(src->ctx, le->entry_index - 1, &p, &e) < 0) {
 			add(w, 0, "chain", le->prev_entry_hash, "entry %lld: %s", le->entry_index - 1, e.msg);
 			return;
 		}
@@ -223,13 +233,12 @@ static void walk_chain(struct world_store *st, struct prov_walk *w, const struct
 		return;
 	}
 	long long last;
-	char lh[WORLD_REF_SIZE];
-	if (world_log_last(st, &last, lh, &e) < 0) {
+	if (src->last(src->ctx, &last, &e) < 0) {
 		add(w, 0, "chain", le->entry_hash, "%s", e.msg);
 		return;
 	}
 	if (last > le->entry_index) {
-		if (world_log_get(st, le->entry_index + 1, &p, &e) < 0) {
+		if (src->entry(src->ctx, le->entry_index + 1, &p, &e) < 0) {
 			add(w, 0, "chain", le->entry_hash, "entry %lld: %s", le->entry_index + 1, e.msg);
 			return;
 		}
@@ -249,7 +258,7 @@ static void walk_chain(struct world_store *st, struct prov_walk *w, const struct
 		    last > le->entry_index ? "; the next entry names this one" : "; this is the head");
 }
 
-static void walk_world(struct world_store *st, struct prov_walk *w, const struct world_log_entry *le, const char *out)
+static void walk_world(const struct prov_src *src, struct prov_walk *w, const struct world_log_entry *le, const char *out)
 {
 	struct world_err e = { 0 };
 	json_t *wj = json_pack("{s:s,s:I,s:s}", "logHead", le->entry_hash, "revision", (json_int_t)le->entry_index,
@@ -260,7 +269,7 @@ static void walk_world(struct world_store *st, struct prov_walk *w, const struct
 	char ref[WORLD_REF_SIZE] = "";
 	struct world_world ww;
 	if (!c || world_hash_ref(c, n, ref, &e) < 0) add(w, 0, "world", "", "cannot build the world: %s", e.msg);
-	else if (world_world_get(st, ref, &ww, &e) < 0)
+	else if (src->world(src->ctx, ref, &ww, &e) < 0)
 		add(w, 0, "world", ref, "world {revision %lld, stateRoot = record output, logHead = entryHash}: %s",
 		    le->entry_index, e.msg);
 	else if (ww.revision != le->entry_index || strcmp(ww.state_root, out) != 0 || strcmp(ww.log_head, le->entry_hash))
@@ -270,11 +279,13 @@ static void walk_world(struct world_store *st, struct prov_walk *w, const struct
 	free(c);
 }
 
-static void walk_journal(struct world_store *st, struct prov_walk *w, const char *inv, const char *input)
+static void walk_journal(const struct prov_src *src, struct prov_walk *w, const char *inv, const char *input)
 {
 	struct world_err e = { 0 };
 	struct world_journal_row jr;
-	if (world_journal_find(st, "invocation", inv, &jr, &e) < 0)
+	if (!src->journal)
+		skipped(w, "journal", w->record_ref, src);
+	else if (src->journal(src->ctx, "invocation", inv, &jr, &e) < 0)
 		add(w, 0, "journal", w->record_ref, "%s", e.msg);
 	else if (strcmp(jr.status, "committed") != 0)
 		add(w, 0, "journal", w->record_ref, "invocation %s: outcome \"%s\", not committed", inv,
@@ -297,7 +308,7 @@ static const char *record_status(const json_t *r)
 
 /* One effect of a v2 record: its record, request, result and journal.
  * Appends {id,status,record} to wblock (the world block it implies). */
-static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, const char *ref, const json_t *plan,
+static void walk_effect(const struct prov_src *src, struct prov_walk *w, size_t i, const char *ref, const json_t *plan,
                         const json_t *pe, json_t *wblock)
 {
 	char name[48];
@@ -305,7 +316,7 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 	json_t *r;
 	struct world_err e = { 0 };
 	snprintf(name, sizeof name, "effects[%zu].record", i);
-	if (get_obj(st, w, name, ref, "world/effect-record/v1", NULL, &o, &r) < 0) return;
+	if (get_obj(src, w, name, ref, "world/effect-record/v1", NULL, &o, &r) < 0) return;
 	world_object_free(&o);
 	const char *id = jstr(pe, "id");
 	if (broker_record_check(r, &e) < 0) {
@@ -321,13 +332,13 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 		const char *rq2 = jstr(r, "requestRef"), *rs2 = jstr(r, "resultRef");
 		json_t *ig;
 		snprintf(name, sizeof name, "effects[%zu].request", i);
-		if (rq2 && get_obj(st, w, name, rq2, "world/effect-request/v1", NULL, &o, &ig) == 0) {
+		if (rq2 && get_obj(src, w, name, rq2, "world/effect-request/v1", NULL, &o, &ig) == 0) {
 			add(w, 1, name, rq2, "a canonical request (the plan is unreadable: not compared with it)");
 			json_decref(ig);
 			world_object_free(&o);
 		}
 		snprintf(name, sizeof name, "effects[%zu].result", i);
-		if (rs2 && get_obj(st, w, name, rs2, "world/effect-result/v1", NULL, &o, &ig) == 0) {
+		if (rs2 && get_obj(src, w, name, rs2, "world/effect-result/v1", NULL, &o, &ig) == 0) {
 			add(w, json_is_object(ig), name, rs2, json_is_object(ig) ? "the handler's output, a JSON object" : "not a JSON object");
 			json_decref(ig);
 			world_object_free(&o);
@@ -353,7 +364,7 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 	const char *req = jstr(r, "requestRef"), *res = jstr(r, "resultRef");
 	if (req) {
 		snprintf(name, sizeof name, "effects[%zu].request", i);
-		if (get_obj(st, w, name, req, "world/effect-request/v1", NULL, &o, NULL) == 0) {
+		if (get_obj(src, w, name, req, "world/effect-request/v1", NULL, &o, NULL) == 0) {
 			json_t *want = json_pack("{s:s,s:s,s:s,s:s,s:I,s:O}", "invocationId", w->invocation_id, "effectId", id,
 			                         "effect", jstr(pe, "effect"), "scope", jstr(pe, "scope"), "cost",
 			                         json_integer_value(json_object_get(pe, "cost")), "payload",
@@ -371,7 +382,7 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 	if (res) {
 		json_t *rj;
 		snprintf(name, sizeof name, "effects[%zu].result", i);
-		if (get_obj(st, w, name, res, "world/effect-result/v1", NULL, &o, &rj) == 0) {
+		if (get_obj(src, w, name, res, "world/effect-result/v1", NULL, &o, &rj) == 0) {
 			if (json_is_object(rj)) add(w, 1, name, res, "the handler's output, a JSON object (%zu bytes)", o.len);
 			else add(w, 0, name, res, "not a JSON object");
 			json_decref(rj);
@@ -384,7 +395,8 @@ static void walk_effect(struct world_store *st, struct prov_walk *w, size_t i, c
 		snprintf(subject, sizeof subject, "%s#%s", w->invocation_id, id);
 		struct world_journal_row jr;
 		const char *want = json_is_true(json_object_get(r, "failed")) ? "failed" : "succeeded";
-		if (world_journal_find(st, "effect", subject, &jr, &e) < 0) add(w, 0, name, req, "%s", e.msg);
+		if (!src->journal) skipped(w, name, ref, src);
+		else if (src->journal(src->ctx, "effect", subject, &jr, &e) < 0) add(w, 0, name, req, "%s", e.msg);
 		else if (strcmp(jr.intent_ref, req) != 0)
 			add(w, 0, name, jr.intent_ref, "the effect intent names %s, not the record's request",
 			    jr.intent_ref[0] ? jr.intent_ref : "nothing");
@@ -399,12 +411,12 @@ done:
 	json_decref(r);
 }
 
-static void walk_plan(struct world_store *st, struct prov_walk *w, const json_t *rec, json_t **plan)
+static void walk_plan(const struct prov_src *src, struct prov_walk *w, const json_t *rec, json_t **plan)
 {
 	struct world_object o;
 	*plan = NULL;
 	const char *ref = jstr(rec, "plan");
-	if (get_obj(st, w, "plan", ref, "world/effect-plan/v1", NULL, &o, plan) < 0) return;
+	if (get_obj(src, w, "plan", ref, "world/effect-plan/v1", NULL, &o, plan) < 0) return;
 	/* the declared triples are the descriptor's, not in the record: take
 	 * the plan's own (the effect record is compared with them below) */
 	json_t *decl = json_array();
@@ -428,13 +440,13 @@ static void walk_plan(struct world_store *st, struct prov_walk *w, const json_t 
 	world_object_free(&o);
 }
 
-static void walk_output(struct world_store *st, struct prov_walk *w, const json_t *rec, int v2, int plan_ok,
+static void walk_output(const struct prov_src *src, struct prov_walk *w, const json_t *rec, int v2, int plan_ok,
                         json_t *wblock, const char *result, size_t result_len)
 {
 	struct world_object o;
 	json_t *out;
 	const char *ref = jstr(rec, "output");
-	if (get_obj(st, w, "output", ref, "world/invocation-output/v1", NULL, &o, &out) < 0) return;
+	if (get_obj(src, w, "output", ref, "world/invocation-output/v1", NULL, &o, &out) < 0) return;
 	json_t *have = json_object_get(out, "world");
 	if (v2 && !plan_ok) {
 		/* the effect ids come from the plan: take the output's own */
@@ -464,14 +476,14 @@ static void walk_output(struct world_store *st, struct prov_walk *w, const json_
 	world_object_free(&o);
 }
 
-int prov_walk(struct world_store *st, long long index, const char *result, size_t result_len, struct prov_walk *w,
-              struct world_err *err)
+int prov_walk_src(const struct prov_src *src, long long index, const char *result, size_t result_len,
+                  struct prov_walk *w, struct world_err *err)
 {
 	memset(w, 0, sizeof *w);
 	w->entry_index = index;
 	struct world_log_entry le;
 	struct world_err e = { 0 };
-	if (world_log_get(st, index, &le, &e) < 0) {
+	if (src->entry(src->ctx, index, &le, &e) < 0) {
 		if (e.code != WX_INTEGRITY) {
 			if (err) *err = e;
 			return -1;
@@ -496,12 +508,12 @@ int prov_walk(struct world_store *st, long long index, const char *result, size_
 		return 0;
 	}
 	add(w, 1, "entry", le.entry_hash, "entry %lld, entryHash recomputed from its canonical JSON", index);
-	walk_chain(st, w, &le);
+	walk_chain(src, w, &le);
 	snprintf(w->record_ref, sizeof w->record_ref, "%s", le.transition_ref);
 
 	struct world_object ro;
 	json_t *rec = NULL, *plan = NULL, *wblock = NULL;
-	if (get_obj(st, w, "record", le.transition_ref, "world/invocation-record/v1", "world/invocation-record/v2", &ro,
+	if (get_obj(src, w, "record", le.transition_ref, "world/invocation-record/v1", "world/invocation-record/v2", &ro,
 	            &rec) < 0)
 		goto out;
 	int v2 = strcmp(ro.semantic_id, "world/invocation-record/v2") == 0;
@@ -525,12 +537,12 @@ int prov_walk(struct world_store *st, long long index, const char *result, size_
 	}
 	add(w, 1, "record", le.transition_ref, "%s of %s (%s); transitionFn, interpreter, semanticsEpoch = the header",
 	    v2 ? "invocation record v2" : "invocation record v1", w->invocation_id, jstr(rec, "skillId"));
-	walk_world(st, w, &le, jstr(rec, "output"));
-	walk_journal(st, w, w->invocation_id, jstr(rec, "input"));
+	walk_world(src, w, &le, jstr(rec, "output"));
+	walk_journal(src, w, w->invocation_id, jstr(rec, "input"));
 
 	struct world_object o;
 	json_t *in;
-	if (get_obj(st, w, "input", jstr(rec, "input"), "world/invocation-input/v1", NULL, &o, &in) == 0) {
+	if (get_obj(src, w, "input", jstr(rec, "input"), "world/invocation-input/v1", NULL, &o, &in) == 0) {
 		if (json_is_object(in)) add(w, 1, "input", o.ref, "canonical JSON object (%zu bytes)", o.len);
 		else add(w, 0, "input", o.ref, "not a JSON object");
 		json_decref(in);
@@ -539,17 +551,17 @@ int prov_walk(struct world_store *st, long long index, const char *result, size_
 	wblock = json_object();
 	json_t *effs = json_array();
 	if (v2) {
-		walk_plan(st, w, rec, &plan);
+		walk_plan(src, w, rec, &plan);
 		size_t i;
 		json_t *er;
 		json_array_foreach(json_object_get(rec, "effects"), i, er)
-			walk_effect(st, w, i, json_string_value(er), plan, json_array_get(json_object_get(plan, "effects"), i), effs);
+			walk_effect(src, w, i, json_string_value(er), plan, json_array_get(json_object_get(plan, "effects"), i), effs);
 		json_object_set_new(wblock, "plan", json_string(jstr(rec, "plan")));
 	}
 	json_object_set_new(wblock, "effects", effs);
-	walk_output(st, w, rec, v2, plan != NULL, wblock, result, result_len);
+	walk_output(src, w, rec, v2, plan != NULL, wblock, result, result_len);
 
-	if (get_obj(st, w, "source", le.transition_fn, "world/transition-source/v1", NULL, &o, NULL) == 0) {
+	if (get_obj(src, w, "source", le.transition_fn, "world/transition-source/v1", NULL, &o, NULL) == 0) {
 		size_t n;
 		char *c = world_canon_source((const char *)o.payload, o.len, &n, &e);
 		if (c && n == o.len && memcmp(c, o.payload, n) == 0)
@@ -560,9 +572,11 @@ int prov_walk(struct world_store *st, long long index, const char *result, size_
 		world_object_free(&o);
 	}
 	int what = 0;
-	if (world_interp_verify(st, le.interpreter, &what, &e) == 0) {
-		struct world_interp wi;
-		world_interp_get(st, le.interpreter, &wi, &e);
+	struct world_interp wi;
+	if (!src->interp) {
+		skipped(w, "interpreter", le.interpreter, src);
+		skipped(w, "interpreter.manifest", le.interpreter, src);
+	} else if (src->interp(src->ctx, le.interpreter, &what, &wi, &e) == 0) {
 		add(w, 1, "interpreter", le.interpreter, "archived file hashes to the ref (%llu bytes)",
 		    (unsigned long long)wi.size);
 		add(w, 1, "interpreter.manifest", le.interpreter, "manifest.json: %s", wi.version);
@@ -590,9 +604,61 @@ json_t *prov_walk_json(const struct prov_walk *w)
 {
 	json_t *links = json_array();
 	for (size_t i = 0; i < w->nlinks; i++)
-		json_array_append_new(links, json_pack("{s:s,s:s,s:b,s:s}", "name", w->links[i].name, "ref",
-		                                       w->links[i].ref, "ok", w->links[i].ok, "detail", w->links[i].detail));
-	return json_pack("{s:I,s:s,s:s,s:o,s:I,s:I}", "entry", (json_int_t)w->entry_index, "invocationId",
+		json_array_append_new(links, json_pack("{s:s,s:s,s:o,s:s}", "name", w->links[i].name, "ref", w->links[i].ref,
+		                                       "ok", w->links[i].skipped ? json_null() : json_boolean(w->links[i].ok),
+		                                       "detail", w->links[i].detail));
+	return json_pack("{s:I,s:s,s:s,s:o,s:I,s:I,s:I}", "entry", (json_int_t)w->entry_index, "invocationId",
 	                 w->invocation_id, "record", w->record_ref, "links", links, "verified",
-	                 (json_int_t)(w->nlinks - w->broken), "broken", (json_int_t)w->broken);
+	                 (json_int_t)(w->nlinks - w->broken - w->skipped), "broken", (json_int_t)w->broken, "unreachable",
+	                 (json_int_t)w->skipped);
+}
+
+/* ---- the store as a source ---- */
+
+static int st_object(void *ctx, const char *ref, struct world_object *o, struct world_err *err)
+{
+	return world_object_get(ctx, ref, o, err);
+}
+static int st_entry(void *ctx, long long index, struct world_log_entry *e, struct world_err *err)
+{
+	return world_log_get(ctx, index, e, err);
+}
+static int st_last(void *ctx, long long *index, struct world_err *err)
+{
+	char h[WORLD_REF_SIZE];
+	return world_log_last(ctx, index, h, err);
+}
+static int st_world(void *ctx, const char *ref, struct world_world *w, struct world_err *err)
+{
+	return world_world_get(ctx, ref, w, err);
+}
+static int st_journal(void *ctx, const char *kind, const char *subject, struct world_journal_row *r, struct world_err *err)
+{
+	return world_journal_find(ctx, kind, subject, r, err);
+}
+static int st_interp(void *ctx, const char *ref, int *what, struct world_interp *wi, struct world_err *err)
+{
+	if (world_interp_verify(ctx, ref, what, err) < 0) return -1;
+	return world_interp_get(ctx, ref, wi, err);
+}
+
+void prov_src_store(struct prov_src *s, struct world_store *st)
+{
+	memset(s, 0, sizeof *s);
+	s->ctx = st;
+	snprintf(s->where, sizeof s->where, "store %s", world_store_path(st));
+	s->object = st_object;
+	s->entry = st_entry;
+	s->last = st_last;
+	s->world = st_world;
+	s->journal = st_journal;
+	s->interp = st_interp;
+}
+
+int prov_walk(struct world_store *st, long long index, const char *result, size_t result_len, struct prov_walk *w,
+              struct world_err *err)
+{
+	struct prov_src s;
+	prov_src_store(&s, st);
+	return prov_walk_src(&s, index, result, result_len, w, err);
 }

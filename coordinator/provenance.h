@@ -49,6 +49,7 @@ struct world_store;
 
 struct prov_link {
 	int ok;
+	int skipped;                    /* not reachable through the source (counted in neither) */
 	char name[48];                  /* "entry", "effects[0].record", ... */
 	char ref[WORLD_REF_SIZE];       /* the ref the link is about ("" when none) */
 	char detail[700];               /* what was checked, or what is wrong */
@@ -59,8 +60,27 @@ struct prov_walk {
 	char invocation_id[256];
 	char record_ref[WORLD_REF_SIZE];
 	struct prov_link *links;
-	size_t nlinks, cap, broken;
+	size_t nlinks, cap, broken, skipped;
 };
+
+/* Where a walk reads from: the store (prov_src_store), or the daemon's
+ * read routes (coordinator/provclient.h). object re-hashes what it returns
+ * (a mismatch is WX_INTEGRITY); entry fills json with the canonical entry
+ * JSON including entryHash (the walk recomputes the hash from it). journal
+ * and interp are NULL when the source cannot reach them: those links are
+ * listed as not reachable, neither verified nor broken. */
+#include "store/store.h"
+struct prov_src {
+	void *ctx;
+	char where[4200];                /* "store PATH", "daemon URL" */
+	int (*object)(void *ctx, const char *ref, struct world_object *o, struct world_err *err);
+	int (*entry)(void *ctx, long long index, struct world_log_entry *e, struct world_err *err);
+	int (*last)(void *ctx, long long *index, struct world_err *err);
+	int (*world)(void *ctx, const char *ref, struct world_world *w, struct world_err *err);
+	int (*journal)(void *ctx, const char *kind, const char *subject, struct world_journal_row *r, struct world_err *err);
+	int (*interp)(void *ctx, const char *ref, int *what, struct world_interp *wi, struct world_err *err);
+};
+void prov_src_store(struct prov_src *s, struct world_store *st);
 
 /* The entry a target names: "N", "head", "sha256:..." (entry, record, world
  * or output ref; store.h world_log_find_ref) or an invocation id
@@ -80,8 +100,11 @@ int prov_resolve_result(struct world_store *st, const char *bytes, size_t len, l
  * -1: the entry does not exist (WX_NOT_FOUND) or the store failed. */
 int prov_walk(struct world_store *st, long long index, const char *result, size_t result_len, struct prov_walk *w,
               struct world_err *err);
+int prov_walk_src(const struct prov_src *src, long long index, const char *result, size_t result_len,
+                  struct prov_walk *w, struct world_err *err);
 void prov_walk_free(struct prov_walk *w);
-/* {"entry":N,"invocationId":ID,"record":REF,"links":[{"detail","name","ok","ref"}],"verified":N,"broken":K} */
+/* {"entry":N,"invocationId":ID,"record":REF,"links":[{"detail","name","ok","ref"}],"verified":N,"broken":K,
+ *  "unreachable":U} (ok null for a link the source cannot reach) */
 json_t *prov_walk_json(const struct prov_walk *w);
 
 /* An object's label and payload as stored, NOT re-hashed (for byte
