@@ -259,6 +259,34 @@ else
   skip "no script(1)" "replay --all shows a progress line on a terminal"
 fi
 
+# ---- through the daemon's read routes (worldd why --addr) ----
+# (WORLDD_SERVE: another build's worldd to serve, while this one has no serve)
+SW=${WORLDD_SERVE:-$W}
+if "$SW" serve --help >/dev/null 2>&1; then
+  mkdir "$T/srv"; cp -a "$DB" "$DB.artifacts" "$T/srv/"
+  SDB=$T/srv/world.db
+  "$SW" serve --store "$SDB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 > "$T/srv/out" 2> "$T/srv/err" &
+  spid=$!
+  for i in $(seq 300); do grep -q '^worldd listening on ' "$T/srv/out" 2>/dev/null && break; sleep 0.1; done
+  URL=$(sed -n 's/^worldd listening on //p' "$T/srv/out")
+  like "$URL" '^http://127\.0\.0\.1:[0-9]+$' "worldd serve listens on loopback"
+  tok=$SDB.operator-token
+  run_capture out err rc "$W" why --addr "$URL" --token-file "$tok" 2
+  is "$rc" 0 "why --addr: exit 0 ($err)"
+  like "$(printf '%s' "$out" | tail -1)" "^all 11 link\(s\) verified, 4 not reachable through daemon $URL$" "why --addr: verified, the journal and archive links not reachable"
+  like "$out" "^- journal " "... the journal link listed as not reachable"
+  run_capture out err rc "$W" why --addr "$URL" --token-file "$tok" cli:ep1:d1
+  like "$out" "^entry 4 cli:ep1:d1 " "why --addr by invocation id"
+  run_capture out err rc sh -c "'$W' why --addr '$URL' --token-file '$tok' - < '$T/result.json'"
+  like "$(printf '%s' "$out" | tail -1)" "^all 12 link\(s\) verified" "why --addr - (a result on stdin)"
+  run_capture out err rc "$W" why --addr "$URL" 2
+  is "$rc" 22 "why --addr without a credential: exit 22"
+  kill -TERM "$spid"; wait "$spid"
+  is "$?" 0 "the daemon stops cleanly"
+else
+  for i in $(seq 8); do skip "this build has no worldd serve" "why --addr $i"; done
+fi
+
 # ---- the quick start's packages through worldd call (docs/provenance.md) ----
 PFIX=$top_builddir/tests/packages/packages-fixture
 if [ -x "$PFIX" ]; then
