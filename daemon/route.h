@@ -116,6 +116,7 @@ int dtool_name(const char *id, char out[65]);
 
 /* The projections. Each answers one request completely. */
 void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */
+void replay_handle(struct dreq *rq, struct dresp *r);      /* POST /v1/replay/{index} (daemon/replay_route.c) */
 void mcp_handle(struct dreq *rq, struct dresp *r);         /* POST /mcp/ */
 void a2a_card(struct dreq *rq, struct dresp *r, int v1);   /* GET /.well-known/agent(-card).json */
 void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */

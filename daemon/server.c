@@ -337,7 +337,9 @@ static void dispatch(struct dreq *rq, struct dresp *r)
 {
 	const char *p = rq->path;
 	int get = strcmp(rq->method, "GET") == 0, post = strcmp(rq->method, "POST") == 0;
-	if (strncmp(p, "/v1/", 4) == 0 || path_is(p, "/v1")) {
+	if (strncmp(p, "/v1/replay/", 11) == 0) {
+		replay_handle(rq, r);
+	} else if (strncmp(p, "/v1/", 4) == 0 || path_is(p, "/v1")) {
 		reads_handle(rq, r);
 	} else if (path_is(p, "/mcp/") || path_is(p, "/mcp")) {
 		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /mcp/ (POST only: Streamable HTTP, stateless)", rq->method); r->status = 405; r->allow = "POST"; }

@@ -281,10 +281,32 @@ if "$SW" serve --help >/dev/null 2>&1; then
   like "$(printf '%s' "$out" | tail -1)" "^all 12 link\(s\) verified" "why --addr - (a result on stdin)"
   run_capture out err rc "$W" why --addr "$URL" 2
   is "$rc" 22 "why --addr without a credential: exit 22"
+  # POST /v1/replay/{index} answers what `worldd replay N --json` prints
+  if command -v curl >/dev/null; then
+    for i in 2 4 5; do
+      body=$(curl -sS -m 60 -X POST -H "Authorization: Bearer $(cat "$tok")" "$URL/v1/replay/$i")
+      cli=$("$W" replay --store "$DB" "$i" --json)
+      is "$(printf '%s' "$body" | "$W" json canon)" "$(printf '%s' "$cli" | "$W" json canon)" "POST /v1/replay/$i answers the same as worldd replay $i --json"
+    done
+    splan=$(recf "$SDB" 2 plan)
+    q "$SDB" "UPDATE objects SET payload = CAST(replace(CAST(payload AS TEXT), '\"n\":7', '\"n\":8') AS BLOB) WHERE ref = '$splan'"
+    body=$(curl -sS -m 60 -X POST -H "Authorization: Bearer $(cat "$tok")" "$URL/v1/replay/2")
+    cli=$("$W" replay --store "$SDB" 2 --json)
+    like "$body" '"diverged":true' "POST /v1/replay of a tampered plan reports the divergence"
+    is "$(printf '%s' "$body" | "$W" json canon)" "$(printf '%s' "$cli" | "$W" json canon)" "... the same report as the CLI (stage plan, offset)"
+    code=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $(cat "$tok")" "$URL/v1/replay/99")
+    is "$code" 404 "POST /v1/replay/99: 404"
+    code=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST "$URL/v1/replay/2")
+    is "$code" 401 "POST /v1/replay without a credential: 401"
+    code=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(cat "$tok")" "$URL/v1/replay/2")
+    is "$code" 405 "GET /v1/replay/2: 405"
+  else
+    for i in $(seq 8); do skip "no curl" "POST /v1/replay $i"; done
+  fi
   kill -TERM "$spid"; wait "$spid"
   is "$?" 0 "the daemon stops cleanly"
 else
-  for i in $(seq 8); do skip "this build has no worldd serve" "why --addr $i"; done
+  for i in $(seq 16); do skip "this build has no worldd serve" "why --addr $i"; done
 fi
 
 # ---- the quick start's packages through worldd call (docs/provenance.md) ----
