@@ -3,6 +3,7 @@
  * route.h (responses, envelope classes, credentials, the reader pool). */
 #include "daemon/server.h"
 #include "daemon/route.h"
+#include "broker/effect.h"
 #include "coordinator/registry.h"
 #include "store/scan.h"
 #include "store/store.h"
@@ -641,7 +642,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (world_journal_indeterminate(d.writer, report_indeterminate, &indeterminate, err) < 0) goto out;
 	if (indeterminate)
 		dlog("journal: %lld intent(s) without an outcome are indeterminate; none is re-run", indeterminate);
-	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
+	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS,
+		                      .effect_record_check = broker_record_check /* the record law is the broker's */ };
 	struct world_scan_result sr;
 	if (world_scan(d.writer, &so, stdout, &sr, err) < 0) goto out;
 	dlog("scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", sr.log_rows, sr.world_rows, sr.holes, sr.complete);
