@@ -137,11 +137,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   is "$rc" 0 "uid 65534 walks the read-only copy ($err)"
   run_capture out err rc nobody "$W" scan --store "$T/ro/world.db" --objects
   is "$rc.$out" "0." "uid 65534 scans it"
+  run_capture out err rc nobody "$W" replay --store "$T/ro/world.db" --all
+  is "$rc.$(printf '%s' "$out" | tail -1)" "0.replayed 6, diverged 0" "uid 65534 replays it (capsules in a user namespace of their own)"
   is "$(ls -a "$T/ro" | tr '\n' ' ')" "$ro_ls" "... and nothing is created beside it"
   chmod 0700 "$T"
 else
   skip "not root or no setpriv" "uid 65534 walks the read-only copy"
   skip "not root or no setpriv" "uid 65534 scans it"
+  skip "not root or no setpriv" "uid 65534 replays it"
   skip "not root or no setpriv" "nothing is created beside it"
 fi
 run_capture out err rc "$W" why --store "$T/ro/world.db" 2
