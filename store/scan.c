@@ -141,6 +141,23 @@ static void dep_effect(struct deps *d, long long index, size_t i, const char *re
 	json_decref(r);
 }
 
+/* The source at ref is in canonical source form (DESIGN §6.2): what ran. */
+static int source_canonical(struct deps *d, const char *ref)
+{
+	sqlite3_reset(d->obj);
+	sqlite3_bind_text(d->obj, 1, ref, -1, SQLITE_TRANSIENT);
+	int ok = 0;
+	if (sqlite3_step(d->obj) == SQLITE_ROW) {
+		const char *p = sqlite3_column_blob(d->obj, 1);
+		size_t n = (size_t)sqlite3_column_bytes(d->obj, 1), cn = 0;
+		char *c = p ? world_canon_source(p, n, &cn, NULL) : NULL;
+		ok = c && cn == n && memcmp(c, p, n) == 0;
+		free(c);
+	}
+	sqlite3_reset(d->obj);
+	return ok;
+}
+
 /* Everything entry r depends on, beyond the row itself. Returns the field
  * of the log_entries hole when the record itself is unsound, else NULL. */
 static const char *dep_check(struct deps *d, const struct ws_log_row *r)
@@ -201,7 +218,8 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 	int bad;
 	if (!cached(d, 0, r->fn, &bad)) {
 		d->quiet = 1;
-		bad = dep_obj(d, r->index, "transitionFn", r->fn, "world/transition-source/v1", NULL, NULL, NULL) < 0;
+		bad = dep_obj(d, r->index, "transitionFn", r->fn, "world/transition-source/v1", NULL, NULL, NULL) < 0 ||
+		      !source_canonical(d, r->fn);
 		d->quiet = 0;
 		remember(d, 0, r->fn, bad);
 	}

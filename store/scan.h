@@ -10,7 +10,7 @@
  * interpreter and semanticsEpoch = the header), the record's input, plan,
  * output, effect records (kind, hash, and their law when the caller gives
  * effect_record_check) with their requests and results, the transition
- * source, the archived interpreter file (hash) and its manifest.json, and the
+ * source (kind, hash, canonical source form), the archived interpreter file (hash) and its manifest.json, and the
  * journal's committed outcome naming the record. For each world: its ref
  * from its payload, its columns, its logHead against the entry of its
  * revision, and the payload hash of its stateRoot. It prints exactly these
