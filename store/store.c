@@ -274,6 +274,13 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 			}
 		}
 	}
+	/* The journal is looked up by (kind, subject) for every call and, by the
+	 * scan and the provenance walk, for every entry: without this index each
+	 * lookup reads the whole journal. Added to stores of this schema version
+	 * when a writer opens them (an index changes no stored fact). */
+	if (st->writer && ws_exec(st, "CREATE INDEX IF NOT EXISTS journal_by_subject ON journal(kind, subject) "
+	                              "WHERE phase = 'intent'", err) < 0)
+		goto fail;
 	*out = st;
 	return 0;
 fail:
