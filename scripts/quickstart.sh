@@ -7,7 +7,8 @@
 #   3. mints a session for episode `demo` (worldd session mint);
 #   4. starts the daemon (worldd serve) on 127.0.0.1 with a worktree root;
 #   5. calls tools_decho, ailang-write and ailang-read over MCP (curl);
-#   6. prints the provenance of every entry it made, and stops the daemon.
+#   6. prints the provenance of every entry it made (worldd why, worldd
+#      replay --all, worldd scan), and stops the daemon.
 # Publishing and minting are attended steps: they refuse without a person at
 # a terminal. This script types their confirmations itself through a
 # pseudo-terminal (tests/publish/pty.py) and says so each time.
@@ -113,6 +114,10 @@ e = json.load(sys.stdin)
 rec = json.loads(subprocess.run([sys.argv[1], "object", "get", "--store", sys.argv[2], "--payload", e["transitionRef"]], capture_output=True, check=True).stdout)
 print("  entry %s  %s  %s  record %s…  source %s…  interpreter %s…  effects %d" % (e["entryIndex"], rec["invocationId"], rec["skillId"], e["transitionRef"][7:19], rec["transitionFn"][7:19], rec["interpreter"][7:19], len(rec.get("effects", []))))' "$WORLDD" "$STORE"
 done
+echo "  worldd why 3 (every link from the last result back to its source and interpreter bytes):"
+"$WORLDD" why 3 --store "$STORE" | sed 's/^/    /'
+echo "  worldd replay --all (each entry re-run from the store; effects answered from their records):"
+"$WORLDD" replay --all --store "$STORE" | sed 's/^/    /'
 "$WORLDD" scan --store "$STORE" && echo "  worldd scan: clean"
 
 step "7. stop the daemon (SIGTERM)"
@@ -123,6 +128,8 @@ echo
 if [ -n "$keep" ]; then
   echo "== kept in $DIR; try:"
   echo "  $WORLDD log get --store $STORE 1"
+  echo "  $WORLDD why 2 --store $STORE"
+  echo "  $WORLDD replay 2 --store $STORE"
   echo "  $WORLDD session list --store $STORE"
   echo "  $WORLDD scan --store $STORE"
   echo "  cat $WS/demo/hello.ail"
