@@ -9,6 +9,14 @@ trap 'rm -rf "$T"' EXIT
 
 groups() { find /sys/fs/cgroup -maxdepth 6 -type d -name "world-capsule-*" 2>/dev/null | sort; }
 groups_before=$(groups)
+# Every worldd this test starts records its pid, so the final check judges
+# only groups made by this test's own processes: tests running beside it may
+# SIGKILL theirs on purpose and leave groups for the next sweep.
+REAL_WORLDD=$WORLDD
+WORLDD=$T/worldd-traced
+printf '#!/bin/sh\necho $$ >> "%s/pids"\nexec "%s" "$@"\n' "$T" "$REAL_WORLDD" > "$WORLDD"
+chmod +x "$WORLDD"
+: > "$T/pids"
 
 # run SOURCE_TEXT [extra flags...]: sets out err rc
 run() {
@@ -131,6 +139,7 @@ like "$err" "^worldd check: source check: interpreter killed by signal 31" "chec
 stale=0
 for d in $(comm -13 <(printf '%s\n' "$groups_before") <(groups)); do
   p=$(basename "$d" | cut -d- -f3)
+  grep -qx "$p" "$T/pids" || continue # another test's capsule
   # a maker that exits between the listing and this check removed its group first
   kill -0 "$p" 2>/dev/null || [ ! -d "$d" ] || { stale=$((stale + 1)); diag "stale cgroup $d"; }
 done
