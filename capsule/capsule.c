@@ -822,6 +822,7 @@ struct child_plan {
 	cap_t nocaps;
 	const char *mnt;        /* where the new root is mounted before pivot_root */
 	int go_fd, err_fd;      /* as inherited, before renumbering */
+	int go_peer, ep_peer;   /* the parent's ends, closed first thing in the child */
 	char opts_root[64], opts_cache[64];
 	const char *argv[64];
 	struct capsule_ctx ctx;
@@ -1025,6 +1026,14 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	sigemptyset(&none);
 	CHECK(sigprocmask(SIG_SETMASK, &none, NULL) == 0, "reset the signal mask");
 	umask(022);
+
+	/* 0. die with the caller: the parent's ends of both channels go at
+	 * once (so a parent that dies before 'G' gives EOF, not a wait
+	 * forever), and the death signal is set now (the id change in step 1
+	 * clears it; it is set again there). */
+	close(c->go_peer);
+	close(c->ep_peer);
+	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "prctl PR_SET_PDEATHSIG");
 
 	/* 0. wait until the parent has written the id maps */
 	CHECK(read(c->go_fd, &go, 1) == 1 && go == 'G', "wait for the parent");
@@ -1555,6 +1564,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	}
 	cp->go_fd = go[0];
 	cp->err_fd = ep[1];
+	cp->go_peer = go[1];
+	cp->ep_peer = ep[0];
 
 	struct clone_args ca;
 	memset(&ca, 0, sizeof ca);

@@ -4,6 +4,7 @@
 #include "daemon/server.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
+#include "capsule/capsule.h"
 #include "coordinator/registry.h"
 #include "store/scan.h"
 #include "store/store.h"
@@ -500,88 +501,16 @@ static int token_write(struct dctx *d, char path[4200], struct world_err *err)
 
 /* ---- stale capsule cgroups ---- */
 
-/* The mount point of the cgroup hierarchy holding `controller` (v1), or
- * of the unified hierarchy (controller NULL). */
-static int cg_mount(const char *controller, char *mnt, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f) return -1;
-	char line[2048];
-	int found = -1;
-	while (found < 0 && fgets(line, sizeof line, f)) {
-		char *dash = strstr(line, " - ");
-		if (!dash) continue;
-		int v2 = strncmp(dash, " - cgroup2 ", 11) == 0, v1 = strncmp(dash, " - cgroup ", 10) == 0;
-		if (controller ? !v1 : !v2) continue;
-		if (controller) {
-			char *opts = strrchr(dash, ' ');
-			int has = 0;
-			if (opts) {
-				opts[strcspn(opts, "\n")] = 0;
-				for (char *sv = NULL, *t = strtok_r(opts + 1, ",", &sv); t; t = strtok_r(NULL, ",", &sv))
-					if (strcmp(t, controller) == 0) has = 1;
-			}
-			if (!has) continue;
-		}
-		char *p = line;
-		for (int i = 0; i < 4 && p; i++) { p = strchr(p, ' '); if (p) p++; }
-		if (!p) continue;
-		size_t l = strcspn(p, " ");
-		if (l >= len) continue;
-		memcpy(mnt, p, l);
-		mnt[l] = 0;
-		found = 0;
-	}
-	fclose(f);
-	return found;
-}
-
-/* Removes the capsule cgroups (capsule/capsule.c names them
- * world-capsule-PID-SEQ, below the creator's own group) of creators that
- * are gone: a supervisor killed with SIGKILL cannot remove its own. Their
- * capsules died with it (PR_SET_PDEATHSIG), so the groups are empty; the
- * kernel refuses rmdir of any group still in use. Returns how many were
- * removed. */
+/* Removes the capsule cgroups of creators that are gone (a supervisor
+ * killed with SIGKILL cannot remove its own): capsule/capsule.h's sweep,
+ * which tells a dead creator from a live one by pid and start time.
+ * Returns how many were removed. */
 static int sweep_capsule_cgroups(void)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (!f) return 0;
-	char line[1024];
-	int removed = 0;
-	while (fgets(line, sizeof line, f)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2) continue;
-		*c2 = 0;
-		char *own = c2 + 1;
-		own[strcspn(own, "\n")] = 0;
-		if (strcmp(own, "/") == 0) own[0] = 0;
-		char mnt[512];
-		const char *ctl = NULL;
-		if (c1[1] == 0) ctl = NULL;                       /* 0::/path, unified */
-		else if (strstr(c1 + 1, "memory")) ctl = "memory";
-		else if (strstr(c1 + 1, "pids")) ctl = "pids";
-		else continue;
-		if (cg_mount(ctl, mnt, sizeof mnt) < 0) continue;
-		char dir[1600];
-		snprintf(dir, sizeof dir, "%s%s", mnt, own);
-		DIR *d = opendir(dir);
-		if (!d) continue;
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			long pid;
-			unsigned long seq;
-			char tail;
-			if (sscanf(e->d_name, "world-capsule-%ld-%lu%c", &pid, &seq, &tail) != 2 || pid <= 0) continue;
-			if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* its creator is alive */
-			char path[2000];
-			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-			if (rmdir(path) == 0) removed++;
-			else dlog("start: stale capsule cgroup %s not removed: %s", path, strerror(errno));
-		}
-		closedir(d);
-	}
-	fclose(f);
-	return removed;
+	unsigned removed = 0;
+	struct world_err e = { 0, "" };
+	if (capsule_cgroups_sweep(&removed, &e) < 0) dlog("start: %s", e.msg);
+	return (int)removed;
 }
 
 /* ---- start-up and shutdown ---- */
