@@ -27,6 +27,7 @@ static int serve_run(int argc, char **argv)
 		else if (strcmp(name, "--listen") == 0) slot = &cfg.listen;
 		else if (strcmp(name, "--workspace-root") == 0) slot = &cfg.workspace_root;
 		else if (strcmp(name, "--tool-ailang-bin") == 0) slot = &cfg.tool_ailang_bin;
+		else if (strcmp(name, "--examples-dir") == 0) slot = &cfg.examples_dir;
 		else if (strcmp(name, "--capacity") == 0) {
 			char *end;
 			errno = 0;
@@ -52,7 +53,8 @@ static int serve_run(int argc, char **argv)
 const struct worldd_verb daemon_verbs[] = {
 	{ "serve", "run the daemon: read routes, MCP and A2A over HTTP on loopback",
 	  "usage: worldd serve --store DB --ailang-bin BIN [--listen HOST:PORT]\n"
-	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--capacity N] [--open-reads]\n\n"
+	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
+	  "                    [--capacity N] [--open-reads]\n\n"
 	  "Start-up: opens DB with writer authority (<DB>.writer.lock), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a new store; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
@@ -70,6 +72,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --workspace-root DIR     episode worktrees for Workspace.* / Ailang.* effects (default none:\n"
 	  "                           those effects fail as \"no workspace root\")\n"
 	  "  --tool-ailang-bin BIN    the tool interpreter for Ailang.* effects (needs --workspace-root)\n"
+	  "  --examples-dir DIR       the examples Ailang.Discover searches (default none)\n"
 	  "  --capacity N             capsules alive at once = HTTP worker threads (default 8, 1-256)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n\n"

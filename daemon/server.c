@@ -535,7 +535,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (daemon_parse_listen(listen, host, &port, err) < 0) return -1;
 	unsigned capacity = cfg->capacity ? cfg->capacity : DAEMON_DEFAULT_CAPACITY;
 	if (capacity > 256) return werr(err, WX_USAGE, "--capacity %u is over 256", capacity);
-	if ((cfg->workspace_root == NULL) != (cfg->tool_ailang_bin == NULL) && cfg->tool_ailang_bin && !cfg->workspace_root)
+	if (cfg->tool_ailang_bin && !cfg->workspace_root)
 		return werr(err, WX_USAGE, "--tool-ailang-bin needs --workspace-root");
 
 	/* Block the stop signals before any thread exists: every thread inherits
@@ -581,7 +581,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (swept) dlog("start: removed %d capsule cgroup(s) left by processes that are gone", swept);
 
 	struct coord_config cc = { .store = d.writer, .workspace_root = cfg->workspace_root,
-	                           .tool_ailang_bin = cfg->tool_ailang_bin, .written_by = "worldd/" DAEMON_VERSION };
+	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
+	                           .written_by = "worldd/" DAEMON_VERSION };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);

@@ -24,6 +24,7 @@ struct daemon_config {
 	const char *listen;              /* --listen HOST:PORT (NULL = default) */
 	const char *workspace_root;      /* --workspace-root (NULL = none) */
 	const char *tool_ailang_bin;     /* --tool-ailang-bin (NULL = none) */
+	const char *examples_dir;        /* --examples-dir (NULL = none) */
 	unsigned capacity;               /* --capacity (0 = default) */
 	int open_reads;                  /* --open-reads */
 };

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 
-const [base, cred] = process.argv.slice(2);
+const [base, cred, mode] = process.argv.slice(2);
 let n = 0, failed = 0;
 function ok(cond, name, extra) {
   n++;
@@ -78,7 +78,33 @@ async function a2a() {
   ok(lg.id === lid && lg.status?.state === 3, 'A2A SDK (0.3 compat): tasks/get returns the committed task', lg);
 }
 
-try { await mcp(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
-try { await a2a(); } catch (e) { ok(false, `A2A SDK client threw: ${e?.stack || e}`); }
+// packages/quickstart and packages/se-tools as published (their real
+// schemas: the SDK validates structuredContent against outputSchema), an
+// effectful write then read in the episode's worktree.
+async function packages() {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers: auth } });
+  const client = new Client({ name: 'world-test', version: '1.0.0' });
+  await client.connect(transport);
+  const names = (await client.listTools()).tools.map(t => t.name);
+  ok(['tools_decho', 'ailang-read', 'ailang-write'].every(n => names.includes(n)), 'MCP SDK: tools/list lists tools_decho, ailang-read, ailang-write', names);
+  const e = await client.callTool({ name: 'tools_decho', arguments: { hello: 'sdk' } });
+  ok(!e.isError && e.structuredContent?.echo?.hello === 'sdk', 'MCP SDK: tools_decho against its published output schema', e);
+  const src = 'module hello\nexport func main(input: string) -> string { "{}" }\n';
+  const w = await client.callTool({ name: 'ailang-write', arguments: { path: 'src/hello.ail', content: src } });
+  ok(!w.isError && w.structuredContent?.ok === true && w.structuredContent?.bytes === src.length, 'MCP SDK: ailang-write writes the file', w);
+  ok(w.structuredContent?.world?.effects?.[0]?.status === 'ok' && /^sha256:/.test(w.structuredContent?.world?.plan || ''), 'MCP SDK: the effectful output carries its world block (plan, effect record)', w.structuredContent?.world);
+  const r = await client.callTool({ name: 'ailang-read', arguments: { path: 'src/hello.ail' } });
+  ok(!r.isError && r.structuredContent?.content === src, 'MCP SDK: ailang-read reads it back', r);
+  const bad = await client.callTool({ name: 'ailang-read', arguments: { path: '../escape' } });
+  ok(bad.isError || bad.structuredContent?.ok === false, 'MCP SDK: a path outside the worktree is refused', bad);
+  await client.close();
+}
+
+if (mode === 'packages') {
+  try { await packages(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
+} else {
+  try { await mcp(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
+  try { await a2a(); } catch (e) { ok(false, `A2A SDK client threw: ${e?.stack || e}`); }
+}
 console.log(`# sdk-clients: ${n} assertions, ${failed} failed`);
 process.exit(failed ? 1 : 0);

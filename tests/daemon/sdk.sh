@@ -18,18 +18,39 @@ daemon_setup
 daemon_start || bail "daemon did not start"
 # ES modules resolve packages next to the script, not through NODE_PATH
 mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-clients.mjs" "$T/node/"
-timeout 120 node "$T/node/sdk-clients.mjs" "$URL" "$CRED" > "$T/sdk.tap" 2>&1
-rc=$?
-# renumber the client's assertions into this script's plan
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) ok 0 "${line#ok * - }" ;;
-    "not ok "*) ok 1 "${line#not ok * - }" ;;
-    *) echo "$line" ;;
-  esac
-done < "$T/sdk.tap"
-is "$rc" 0 "the SDK client script exits 0"
+sdk() { # run the client script, its assertions renumbered into this plan
+  timeout 120 node "$T/node/sdk-clients.mjs" "$@" > "$T/sdk.tap" 2>&1
+  local rc=$?
+  while IFS= read -r line; do
+    case "$line" in
+      "ok "*) ok 0 "${line#ok * - }" ;;
+      "not ok "*) ok 1 "${line#not ok * - }" ;;
+      *) echo "$line" ;;
+    esac
+  done < "$T/sdk.tap"
+  is "$rc" 0 "the SDK client script exits 0 (${3:-sdk} mode)"
+}
+sdk "$URL" "$CRED"
 grep -q "tools/call" "$T/err"; ok $? "the daemon logged the SDK's tools/call"
 daemon_stop
 is "$DRC" 0 "daemon stops cleanly after the SDK clients"
+
+# The published packages (quickstart, se-tools), registered through the store
+# API by tests/packages' fixture, with a workspace root: effectful calls.
+PFIX="$top_builddir/tests/packages/packages-fixture"
+if [ -x "$PFIX" ]; then
+  P=$T/pkg; mkdir -p "$P/ws/ep1"
+  grants=(Workspace.Read=worktree:100 Workspace.Write=worktree:100)
+  PCRED=$("$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" "${grants[@]}") || bail "packages fixture"
+  "$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/quickstart/transitions.json" "${grants[0]}" >/dev/null || bail "packages fixture"
+  DB=$P/world.db
+  daemon_start --workspace-root "$P/ws" --tool-ailang-bin "$AILANG_LITE" --examples-dir "$top_srcdir/packages/se-tools/examples" ||
+    bail "daemon did not start on the packages store"
+  sdk "$URL" "$PCRED" packages
+  is "$(cat "$P/ws/ep1/src/hello.ail" 2>/dev/null | head -1)" "module hello" "the file ailang-write wrote is in the episode's worktree"
+  daemon_stop
+  is "$DRC" 0 "daemon on the packages store stops cleanly"
+else
+  skip "tests/packages/packages-fixture not built" "the published packages over MCP"
+fi
 done_testing
