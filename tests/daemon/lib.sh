@@ -27,7 +27,9 @@ daemon_setup() {
 
 daemon_start() {
   : > "$T/out"; : > "$T/err"
-  "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 "$@" >"$T/out" 2>"$T/err" &
+  local listen=(--listen 127.0.0.1:0) a
+  for a in "$@"; do [ "$a" = --listen ] && listen=(); done
+  "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" "${listen[@]}" "$@" >"$T/out" 2>"$T/err" &
   DPID=$!
   URL=""
   for _ in $(seq 1 300); do # at most 30 s

@@ -90,6 +90,12 @@ http POST /mcp/ "${MCP_HDRS[@]}" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
 is "$STATUS/$(jget error.class <<<"$BODY")" "401/SessionAbsent" "MCP: no credential: 401 SessionAbsent"
 http POST /mcp/ -H "$(auth "$CRED_EXPIRED")" -H 'Content-Type: text/plain' -d 'x'
 is "$STATUS/$(jget error.class <<<"$BODY")" "401/SessionExpired" "MCP: the credential is checked before Content-Type"
+mcp "$CRED_UNKNOWN" '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+is "$STATUS/$(jget error.message <<<"$BODY")" "401/unknown session credential" "MCP: an unknown credential: 401, its text"
+http POST /mcp/ -H "Authorization: Bearer nothex" "${MCP_HDRS[@]}" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+is "$STATUS/$(jget error.class <<<"$BODY")" "401/SessionAbsent" "MCP: a malformed credential: 401"
+mcp "$TOKEN" '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+is "$STATUS" 401 "MCP: the operator token is no session"
 http POST /mcp/ -H "$(auth "$CRED")" -H 'Content-Type: text/plain' -H 'Accept: application/json, text/event-stream' -d '{}'
 is "$STATUS" 415 "MCP: Content-Type text/plain: 415"
 http POST /mcp/ -H "$(auth "$CRED")" -H 'Content-Type: application/json' -H 'Accept: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -310,6 +316,22 @@ mcp "$CRED_UNKNOWN" '{"jsonrpc":"2.0","id":1,"method":"ping"}'
 is "$STATUS" 200 "a session inserted while the daemon was stopped works"
 http POST /mcp/ "${MCP_HDRS[@]}" -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
 is "$STATUS" 401 "--open-reads does not open MCP"
+# other loopback spellings
+daemon_stop
+if daemon_start --listen localhost:0; then
+  like "$URL" '^http://localhost:[0-9]+$' "--listen localhost:0 listens and prints localhost"
+  http GET /v1/health; is "$STATUS" 200 "... and answers there"
+  daemon_stop
+else ok 1 "--listen localhost:0 starts"; fi
+if ip -6 addr show dev lo 2>/dev/null | grep -q '::1'; then
+  if daemon_start --listen '[::1]:0'; then
+    like "$URL" '^http://\[::1\]:[0-9]+$' "--listen [::1]:0 prints http://[::1]:PORT"
+    http GET /v1/health; is "$STATUS" 200 "... and answers on ::1"
+  else ok 1 "--listen [::1]:0 starts"; fi
+else
+  skip "no ::1 on lo here" "--listen [::1]:0"; skip "no ::1 on lo here" "... answers on ::1"
+  daemon_start || bail "restart"
+fi
 kill -INT "$DPID"; for _ in $(seq 1 400); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
 wait "$DPID"; is "$?" 0 "SIGINT: exit 0"; DPID=""
 done_testing
