@@ -170,3 +170,22 @@ int broker_decide(struct world_store *st, const char *episode, const struct brok
 	if (out->label == BROKER_DENIED_EFFECT) out->budget_before = 0;
 	return 0;
 }
+
+int broker_visible(struct world_store *st, const char *episode, const struct broker_grant *g, size_t n,
+                   long long expires_at, long long now, const char *effect, const char *scope, long long cost,
+                   int *visible, struct world_err *err)
+{
+	*visible = 0;
+	if (cost == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(g[i].effect, effect) == 0 && strcmp(g[i].scope, scope) == 0 && now < expires_at) {
+				*visible = 1;
+				break;
+			}
+		return 0;
+	}
+	struct broker_decision d;
+	if (broker_decide(st, episode, g, n, expires_at, now, effect, scope, cost, &d, err) < 0) return -1;
+	*visible = d.label == BROKER_ALLOWED;
+	return 0;
+}

@@ -60,4 +60,10 @@ struct broker_decision {
 int broker_decide(struct world_store *st, const char *episode, const struct broker_grant *g, size_t n,
                   long long expires_at, long long now, const char *effect, const char *scope, long long cost,
                   struct broker_decision *out, struct world_err *err);
+/* Visibility of an access triple: the same decision, except that a cost of
+ * 0 needs no look at the episode's spending (0 <= 0 <= remaining always
+ * holds), so listing tools costs no journal query. *visible = 1 or 0. */
+int broker_visible(struct world_store *st, const char *episode, const struct broker_grant *g, size_t n,
+                   long long expires_at, long long now, const char *effect, const char *scope, long long cost,
+                   int *visible, struct world_err *err);
 #endif

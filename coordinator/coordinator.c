@@ -10,6 +10,7 @@
 #include "supervisor/launcher.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -43,6 +44,11 @@ struct coordinator {
 	char reg_head[WORLD_REF_SIZE];
 	struct { char ref[WORLD_REF_SIZE]; char *bytes; size_t len; } src_cache[MAX_SOURCES];
 	size_t nsrc;
+	/* group commit (see commit_call) */
+	pthread_mutex_t commit_mu;
+	pthread_cond_t commit_cv;
+	struct commit_job *commit_queue, **commit_tail;
+	int commit_leader;
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -63,6 +69,9 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 	c->handlers = broker_handlers;
 	pthread_mutex_init(&c->store_lock, NULL);
 	pthread_mutex_init(&c->state_lock, NULL);
+	pthread_mutex_init(&c->commit_mu, NULL);
+	pthread_cond_init(&c->commit_cv, NULL);
+	c->commit_tail = &c->commit_queue;
 	if (cfg->tool_ailang_bin) {
 		struct world_interp wi;
 		if (world_archive_interpreter(cfg->store, cfg->tool_ailang_bin, &wi, err) < 0) {
@@ -94,6 +103,8 @@ void coord_free(struct coordinator *c)
 	free(c->written_by);
 	pthread_mutex_destroy(&c->store_lock);
 	pthread_mutex_destroy(&c->state_lock);
+	pthread_mutex_destroy(&c->commit_mu);
+	pthread_cond_destroy(&c->commit_cv);
 	free(c);
 }
 
@@ -188,12 +199,8 @@ static int visible(struct coordinator *c, const struct coord_session *s, const j
 	const char *ef = json_string_value(json_object_get(a, "effect"));
 	const char *sc = json_string_value(json_object_get(a, "scope"));
 	if (!ef || !sc) { *vis = 0; return 0; }
-	struct broker_decision dec;
-	if (broker_decide(c->cfg.store, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
-	                  json_integer_value(json_object_get(a, "cost")), &dec, err) < 0)
-		return -1;
-	*vis = dec.label == BROKER_ALLOWED;
-	return 0;
+	return broker_visible(c->cfg.store, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
+	                      json_integer_value(json_object_get(a, "cost")), vis, err);
 }
 
 int coord_visible(struct coordinator *c, const struct coord_session *s, json_t **out, struct world_err *err)
@@ -435,16 +442,140 @@ static json_t *effectful_output(struct call_state *cs, const struct sup_result *
 	return json_object();
 }
 
-static int commit_call(struct call_state *cs, json_t *output, struct coord_result *res, struct world_err *err)
+/* ---- group commit ----
+ * Every committed call needs one durable transaction (an fsync of the WAL).
+ * Calls that finish while another call's transaction is being written wait
+ * in a queue; the next leader writes all of them in ONE transaction, each
+ * inside its own savepoint (a call whose rows fail is rolled back alone and
+ * gets its error), so concurrent callers share one fsync. An acknowledged
+ * call is still durable: nobody is answered before the COMMIT returned. */
+struct commit_job {
+	struct call_state *cs;
+	const char *rec_kind;
+	json_t *record;
+	const char *out_bytes;
+	size_t out_len;
+	const char *out_ref;
+	char rec_ref[WORLD_REF_SIZE];
+	struct world_log_result lr;
+	int rc, done;
+	struct world_err err;
+	struct commit_job *next;
+};
+
+static int write_rows(struct coordinator *c, struct commit_job *j, struct world_err *err)
 {
-	struct coordinator *c = cs->c;
+	struct call_state *cs = j->cs;
 	struct world_store *st = c->cfg.store;
 	const json_t *d = cs->desc;
 	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
-	char out_ref[WORLD_REF_SIZE], rec_ref[WORLD_REF_SIZE], ref[WORLD_REF_SIZE];
+	char ref[WORLD_REF_SIZE];
+	int created;
+	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
+	                     err) < 0)
+		return -1;
+	if (effectful && world_object_put(st, "world/effect-plan/v1", cs->invocation_id, cs->plan, cs->plan_len, ref,
+	                                  &created, err) < 0)
+		return -1;
+	if (cs->have_effect && broker_effect_write(st, &cs->eff, err) < 0) return -1;
+	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, j->out_bytes, j->out_len, ref, &created,
+	                     err) < 0)
+		return -1;
+	if (world_object_put_json(st, j->rec_kind, cs->invocation_id, j->record, j->rec_ref, err) < 0) return -1;
+	long long intent = cs->have_effect ? cs->eff.invocation_intent_id : 0;
+	if (!intent) {
+		struct world_journal_intent in = { .kind = "invocation", .subject = cs->invocation_id,
+			                           .episode = cs->call->session->episode, .ref = cs->input_ref };
+		if (world_journal_intent(st, &in, &intent, err) < 0) return -1;
+	}
+	if (world_journal_outcome(st, intent, "committed", j->rec_ref, err) < 0) return -1;
+	long long idx;
+	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
+	if (world_log_next(st, &idx, prev, world, err) < 0) return -1;
+	struct world_log_append a = {
+		.entry_index = idx, .semantics_epoch = json_integer_value(json_object_get(d, "semanticsEpoch")),
+		.transition_fn = json_string_value(json_object_get(d, "transitionFn")),
+		.interpreter = json_string_value(json_object_get(d, "interpreter")),
+		.prev_entry_hash = prev[0] ? prev : NULL, .written_by = c->written_by, .transition_ref = j->rec_ref,
+		.state_root = j->out_ref, .expected_world = world,
+	};
+	return world_log_append(st, &a, &j->lr, err);
+}
+
+static int sp_exec(struct coordinator *c, const char *sql, struct world_err *err)
+{
+	if (sqlite3_exec(world_store_db(c->cfg.store), sql, NULL, NULL, NULL) != SQLITE_OK)
+		return werr(err, WX_IO, "store %s: %s: %s", world_store_path(c->cfg.store), sql,
+		            sqlite3_errmsg(world_store_db(c->cfg.store)));
+	return 0;
+}
+
+static void write_batch(struct coordinator *c, struct commit_job *batch)
+{
+	struct world_err e = { 0 };
+	pthread_mutex_lock(&c->store_lock);
+	int ok = world_store_begin(c->cfg.store, &e) == 0;
+	int any = 0;
+	for (struct commit_job *j = ok ? batch : NULL; j; j = j->next) {
+		if (sp_exec(c, "SAVEPOINT coord_job", &j->err) < 0) { j->rc = -1; continue; }
+		j->rc = write_rows(c, j, &j->err);
+		if (j->rc < 0) {
+			struct world_err ig;
+			sp_exec(c, "ROLLBACK TO coord_job", &ig);
+		} else {
+			any = 1;
+		}
+		struct world_err ig;
+		sp_exec(c, "RELEASE coord_job", &ig);
+	}
+	if (ok && any && world_store_commit(c->cfg.store, &e) < 0) ok = 0;
+	else if (ok && !any) world_store_rollback(c->cfg.store);
+	pthread_mutex_unlock(&c->store_lock);
+	for (struct commit_job *j = batch; j; j = j->next)
+		if (!ok) {
+			j->rc = -1;
+			j->err = e;
+		}
+}
+
+static void group_commit(struct coordinator *c, struct commit_job *j)
+{
+	pthread_mutex_lock(&c->commit_mu);
+	j->next = NULL;
+	*c->commit_tail = j;
+	c->commit_tail = &j->next;
+	while (!j->done) {
+		if (c->commit_leader) {
+			pthread_cond_wait(&c->commit_cv, &c->commit_mu);
+			continue;
+		}
+		c->commit_leader = 1;
+		struct commit_job *batch = c->commit_queue;
+		c->commit_queue = NULL;
+		c->commit_tail = &c->commit_queue;
+		pthread_mutex_unlock(&c->commit_mu);
+		write_batch(c, batch);
+		pthread_mutex_lock(&c->commit_mu);
+		for (struct commit_job *b = batch, *n; b; b = n) {
+			n = b->next;
+			b->done = 1;
+		}
+		c->commit_leader = 0;
+		pthread_cond_broadcast(&c->commit_cv);
+	}
+	pthread_mutex_unlock(&c->commit_mu);
+}
+
+__attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *output, struct coord_result *res,
+                                                 struct world_err *err)
+{
+	struct coordinator *c = cs->c;
+	const json_t *d = cs->desc;
+	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
+	char out_ref[WORLD_REF_SIZE];
 	char *out_bytes = NULL;
 	json_t *record = NULL;
-	int created, rc = -1;
+	int rc = -1;
 	if (effectful) {
 		json_t *effs = json_array();
 		if (cs->have_effect)
@@ -476,51 +607,21 @@ static int commit_call(struct call_state *cs, json_t *output, struct coord_resul
 	if (!record) { free(out_bytes); return werr(err, WX_FAIL, "invocation record: out of memory"); }
 	const char *rec_kind = effectful ? "world/invocation-record/v2" : "world/invocation-record/v1";
 
-	pthread_mutex_lock(&c->store_lock);
-	if (world_store_begin(st, err) < 0) goto unlock;
-	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
-	                     err) < 0)
-		goto fail;
-	if (effectful && world_object_put(st, "world/effect-plan/v1", cs->invocation_id, cs->plan, cs->plan_len, ref,
-	                                  &created, err) < 0)
-		goto fail;
-	if (cs->have_effect && broker_effect_write(st, &cs->eff, err) < 0) goto fail;
-	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, out_bytes, out_len, ref, &created, err) < 0)
-		goto fail;
-	if (world_object_put_json(st, rec_kind, cs->invocation_id, record, rec_ref, err) < 0) goto fail;
-	long long intent = cs->have_effect ? cs->eff.invocation_intent_id : 0;
-	if (!intent) {
-		struct world_journal_intent in = { .kind = "invocation", .subject = cs->invocation_id,
-			                           .episode = cs->call->session->episode, .ref = cs->input_ref };
-		if (world_journal_intent(st, &in, &intent, err) < 0) goto fail;
+	struct commit_job j = { .cs = cs, .rec_kind = rec_kind, .record = record, .out_bytes = out_bytes,
+		                .out_len = out_len, .out_ref = out_ref };
+	group_commit(c, &j);
+	if (j.rc == 0) {
+		res->entry_index = j.lr.entry_index;
+		memcpy(res->entry_hash, j.lr.entry_hash, WORLD_REF_SIZE);
+		memcpy(res->world_ref, j.lr.world_ref, WORLD_REF_SIZE);
+		memcpy(res->record_ref, j.rec_ref, WORLD_REF_SIZE);
+		res->output = out_bytes;
+		res->output_len = out_len;
+		out_bytes = NULL;
+		rc = 0;
+	} else if (err) {
+		*err = j.err;
 	}
-	if (world_journal_outcome(st, intent, "committed", rec_ref, err) < 0) goto fail;
-	long long idx;
-	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
-	if (world_log_next(st, &idx, prev, world, err) < 0) goto fail;
-	struct world_log_append a = {
-		.entry_index = idx, .semantics_epoch = json_integer_value(json_object_get(d, "semanticsEpoch")),
-		.transition_fn = json_string_value(json_object_get(d, "transitionFn")),
-		.interpreter = json_string_value(json_object_get(d, "interpreter")),
-		.prev_entry_hash = prev[0] ? prev : NULL, .written_by = c->written_by, .transition_ref = rec_ref,
-		.state_root = out_ref, .expected_world = world,
-	};
-	struct world_log_result lr;
-	if (world_log_append(st, &a, &lr, err) < 0) goto fail;
-	if (world_store_commit(st, err) < 0) goto unlock;
-	res->entry_index = lr.entry_index;
-	memcpy(res->entry_hash, lr.entry_hash, WORLD_REF_SIZE);
-	memcpy(res->world_ref, lr.world_ref, WORLD_REF_SIZE);
-	memcpy(res->record_ref, rec_ref, WORLD_REF_SIZE);
-	res->output = out_bytes;
-	res->output_len = out_len;
-	out_bytes = NULL;
-	rc = 0;
-	goto unlock;
-fail:
-	world_store_rollback(st);
-unlock:
-	pthread_mutex_unlock(&c->store_lock);
 	free(out_bytes);
 	json_decref(record);
 	return rc;

@@ -256,6 +256,8 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		snprintf(tid, sizeof tid, "%s", task ? task : "unassigned");
 	} else {
 		snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", res.invocation_id);
+		snprintf(rq->timing, sizeof rq->timing, " capsule_ms=%ld broker_ms=%ld commit_ms=%ld", res.capsule_ms,
+		         res.broker_ms, res.commit_ms);
 		const char *c1 = strchr(res.invocation_id, ':');
 		const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		snprintf(tid, sizeof tid, "%s", c2 ? c2 + 1 : (task ? task : ""));

@@ -190,6 +190,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		return rpc_result(id, tool_error(k, err.msg, err.code));
 	}
 	snprintf(m->rq->invocation_id, sizeof m->rq->invocation_id, "%s", res.invocation_id);
+	snprintf(m->rq->timing, sizeof m->rq->timing, " capsule_ms=%ld broker_ms=%ld commit_ms=%ld", res.capsule_ms,
+	         res.broker_ms, res.commit_ms);
 	json_error_t je;
 	json_t *out = json_loadb(res.output, res.output_len, 0, &je);
 	json_t *result = NULL;

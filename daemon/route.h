@@ -57,6 +57,7 @@ struct dreq {
 	size_t body_len;
 	char invocation_id[256];         /* set by a projection for the request log ("" = none) */
 	char note[128];                  /* extra log text, e.g. the JSON-RPC method */
+	char timing[128];                /* " capsule_ms=.. broker_ms=.. commit_ms=.." of a call ("" = none) */
 };
 
 struct dresp {

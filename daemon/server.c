@@ -306,7 +306,8 @@ static long ms_since(const struct timespec *t0)
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method, const char *path, struct dresp *r,
-                                 const struct dconn *dc, const char *invocation, const char *note)
+                                 const struct dconn *dc, const char *invocation, const char *note,
+                                const char *timing)
 {
 	struct MHD_Response *resp =
 	    MHD_create_response_from_buffer(r->len, r->body ? r->body : (void *)"", MHD_RESPMEM_MUST_COPY);
@@ -326,8 +327,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 	log_safe(p, sizeof p, path);
 	log_safe(inv, sizeof inv, invocation);
 	log_safe(n, sizeof n, note);
-	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s", m, p, r->status, ms_since(&dc->start), inv,
-	     note && *note ? " rpc=" : "", note && *note ? n : "");
+	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s%s", m, p, r->status, ms_since(&dc->start), inv,
+	     timing ? timing : "", note && *note ? " rpc=" : "", note && *note ? n : "");
 	free(r->body);
 	r->body = NULL;
 	return ok;
@@ -374,7 +375,7 @@ static enum MHD_Result early(struct MHD_Connection *conn, const char *method, co
 	struct dresp r = { 0 };
 	dresp_error(&r, klass, fmt, n);
 	dc->responded = 1;
-	return send_resp(conn, method, url, &r, dc, "", NULL);
+	return send_resp(conn, method, url, &r, dc, "", NULL, NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -445,7 +446,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct dresp r = { 0 };
 	dispatch(&rq, &r);
 	dc->responded = 1;
-	return send_resp(conn, method, url, &r, dc, rq.invocation_id, rq.note);
+	return send_resp(conn, method, url, &r, dc, rq.invocation_id, rq.note, rq.timing);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
