@@ -1,7 +1,13 @@
 /* cli/flags.c: see flags.h. */
 #include "cli/flags.h"
 #include "cli/verbs.h"
+#include "store/file.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int worldd_parse_flags(const char *verb, int argc, char **argv, struct worldd_flag *flags, const char **pos,
                        int maxpos, int *npos)
@@ -45,4 +51,80 @@ struct worldd_flag *worldd_flag(struct worldd_flag *flags, const char *name)
 	for (struct worldd_flag *g = flags; g->name; g++)
 		if (strcmp(g->name, name) == 0) return g;
 	return NULL;
+}
+
+static int read_fd(int fd, size_t max, char **out, size_t *len, struct world_err *err)
+{
+	size_t cap = 1 << 14, n = 0;
+	char *buf = malloc(cap + 1);
+	if (!buf) return werr(err, WX_FAIL, "out of memory");
+	for (;;) {
+		if (n == cap) {
+			if (n > max) break;
+			size_t nc = cap * 2;
+			char *nb = realloc(buf, nc + 1);
+			if (!nb) {
+				free(buf);
+				return werr(err, WX_FAIL, "out of memory");
+			}
+			buf = nb;
+			cap = nc;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR) continue;
+			int e = errno;
+			free(buf);
+			return werr(err, WX_IO, "read: %s", strerror(e));
+		}
+		if (r == 0) break;
+		n += (size_t)r;
+	}
+	if (n > max) {
+		free(buf);
+		return werr(err, WX_BAD_INPUT, "more than %zu bytes", max);
+	}
+	buf[n] = 0;
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int worldd_read_input(const char *verb, const char *what, const char *path, size_t max, char **out, size_t *len)
+{
+	struct world_err err = { 0, "" };
+	*out = NULL;
+	*len = 0;
+	if (strcmp(path, "-") == 0) {
+		if (read_fd(0, max, out, len, &err) == 0) return 0;
+		fprintf(stderr, "worldd %s: %s (standard input): %s\n", verb, what, err.msg);
+		return err.code;
+	}
+	if (world_read_file(path, max, out, len, &err) == 0) return 0;
+	fprintf(stderr, "worldd %s: %s: %s\n", verb, what, err.msg);
+	return err.code ? err.code : WX_FAIL;
+}
+
+int worldd_flag_ll(const char *verb, const char *flag, const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || errno || v < min || v > max)
+		return worldd_usage(verb, "%s '%s' is not an integer in %lld..%lld", flag, s, min, max);
+	*out = v;
+	return 0;
+}
+
+int worldd_wait_lock(const char *verb, const char *s, double *out)
+{
+	*out = 0;
+	if (!s) return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+		return worldd_usage(verb, "--wait-lock '%s' is not a number of seconds in 0..86400", s);
+	*out = v;
+	return 0;
 }

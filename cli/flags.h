@@ -4,9 +4,12 @@
  * repeated (each value kept, in order), a repeated single flag refused
  * ("flag --x given twice"), unknown flags refused, `--` ending the flags,
  * positional arguments collected. Errors are printed as the verb's usage
- * line and return WX_USAGE. */
+ * line and return WX_USAGE. Also the verbs' shared input conventions: a
+ * file argument of `-` is standard input, numbers are parsed in one way,
+ * and --wait-lock SECONDS for writers. */
 #ifndef WORLD_CLI_FLAGS_H
 #define WORLD_CLI_FLAGS_H
+#include <stddef.h>
 #define WORLDD_FLAG_MAX_VALUES 64
 
 struct worldd_flag {
@@ -23,4 +26,15 @@ int worldd_parse_flags(const char *verb, int argc, char **argv, struct worldd_fl
                        int maxpos, int *npos);
 /* The flag named name in flags (must exist). */
 struct worldd_flag *worldd_flag(struct worldd_flag *flags, const char *name);
+/* Reads path ("-" = standard input) into *out (NUL-terminated), at most max
+ * bytes. On failure prints "worldd VERB: WHAT PATH: reason" and returns the
+ * exit code (WX_NOT_FOUND, WX_BAD_INPUT over max, WX_IO); 0 on success. */
+int worldd_read_input(const char *verb, const char *what, const char *path, size_t max, char **out, size_t *len);
+/* An integer flag value in min..max, or a usage error naming the flag. */
+int worldd_flag_ll(const char *verb, const char *flag, const char *s, long long min, long long max, long long *out);
+/* --wait-lock SECONDS (NULL = 0): a number of seconds in 0..86400. */
+int worldd_wait_lock(const char *verb, const char *s, double *out);
+#define WORLDD_WAIT_LOCK_HELP \
+	"  --wait-lock SECONDS  wait up to SECONDS for another writer to release the store\n" \
+	"                       (default 0: fail at once with exit 5)\n"
 #endif

@@ -20,7 +20,6 @@ struct worldd_verb {
 
 extern const struct worldd_verb store_verbs[];
 extern const struct worldd_verb capsule_verbs[];
-extern const struct worldd_verb supervisor_verbs[];
 extern const struct worldd_verb broker_verbs[];
 extern const struct worldd_verb epoch_verbs[];
 extern const struct worldd_verb prov_verbs[];
@@ -30,6 +29,9 @@ extern const struct worldd_verb daemon_verbs[];
 int worldd_fail(const char *verb, const struct world_err *err);
 /* Print "worldd VERB: usage: ..." and return WX_USAGE. */
 int worldd_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The interpreter a verb runs when --ailang-bin is omitted: the installed
+ * ailang-lite (libexecdir), or from a build tree the one built beside worldd. */
+const char *worldd_default_ailang_bin(void);
 /* True when argv[i] is --help or -h anywhere in argv. */
 int worldd_wants_help(int argc, char **argv);
 #endif

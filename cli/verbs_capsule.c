@@ -1,105 +1,128 @@
-/* cli/verbs_capsule.c: the worldd verbs of capsule/ (see cli/verbs.h):
- * `run` (one pure transition in a capsule), `check` (bounded source check),
+/* cli/verbs_capsule.c: the worldd verbs that run capsules (see cli/verbs.h):
+ * `run` (one transition call: pure, or effectful with the test broker, or a
+ * tool run with --profile tool-run), `check` (the bounded source check),
  * `profile list` and `profile show` (profiles as data for reviewers).
- * `run` and `check` go through supervisor/supervisor.h (admission,
- * deadlines, caps, error classes and the frame protocol are the
- * supervisor's, the same as `worldd invoke` / `worldd source check`);
- * `run --profile tool-run` is a supervisor tool run (sup_run_tool). */
+ * `invoke` and `source check` are aliases of `run` and `check` (the same
+ * function, flags, output and exit codes: they cost nothing).
+ * Everything runs through supervisor/supervisor.h: admission, deadlines,
+ * caps, error classes and the frame protocol are the supervisor's. What is
+ * the command line's: flags, reading the source and input (`-` = stdin),
+ * mapping the capsule's file name host/capsule/main.ail back to the file the
+ * user gave, and one --summary format. */
+#include "cli/flags.h"
 #include "cli/verbs.h"
-#include "store/file.h"
 #include "capsule/profile.h"
 #include "supervisor/agent.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/testbroker.h"
 #include <errno.h>
 #include <jansson.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#define STAGED_NAME "host/capsule/main.ail"
+#define INPUT_MAX ((size_t)1 << 20) /* = the supervisor's payload_max */
+
+#define S_(x) #x
+#define S(x) S_(x)
 
 #define EXIT_CODES_HELP \
 	"exit codes:\n" \
 	"  0  ok\n" \
-	"  2  usage: bad or missing flags\n" \
-	"  3  bad input: input not a JSON object or over 1 MiB, source/interpreter unreadable as given,\n" \
-	"     interpreter not a static ELF\n" \
-	"  4  not found: interpreter or source file absent\n" \
+	"  2  usage: bad, missing or repeated flags\n" \
+	"  3  bad input: input not a JSON object or over 1 MiB, source over 1 MiB,\n" \
+	"     source/input not a regular file, test broker refused the plan\n" \
+	"  4  not found: interpreter, source or input file absent\n" \
+	"  9  I/O: a file could not be read, or standard output could not be written\n" \
 	" 10  capsule setup failed before exec (\"... capsule setup: STEP: reason\")\n" \
 	" 11  deadline exceeded; the capsule (its pid namespace) was killed\n" \
 	" 12  output cap: interpreter stdout or stderr over 8 MiB, or output object over 1 MiB;\n" \
 	"     the capsule was killed\n" \
 	" 13  output is not a JSON object (\"transition output is not a JSON object\")\n" \
-	" 14  interpreter failed: non-zero exit or killed by a signal (first line of its stderr)\n" \
+	" 14  interpreter failed: non-zero exit, or killed (\"CPU time limit (N s) exceeded\",\n" \
+	"     \"a syscall of a non-native ABI (x32 or i386) was refused\", or the signal)\n" \
 	" 15  interpreter hash mismatch (with --ailang-ref): nothing ran\n" \
+	" 16  capacity: too many capsules alive\n" \
 	" 17  the seccomp filter stopped a syscall (\"syscall denied: NAME\"); capsule killed\n" \
 	" 18  the capsule broke the frame protocol (docs/protocol.md)\n"
 
-struct run_flags {
+#define COMMON_FLAGS_HELP \
+	"  --ailang-bin BIN        the interpreter (pinned: sha256 into a sealed memfd); default:\n" \
+	"                          the installed ailang-lite (worldd --help names it)\n" \
+	"  --ailang-ref sha256:HEX refuse to run unless BIN hashes to this ref\n" \
+	"  --source FILE|-         the transition source, at most " S(SOURCE_CAP_BYTES) " bytes (1 MiB), staged\n" \
+	"                          as host/capsule/main.ail; diagnostics name FILE again\n" \
+	"  --timeout-ms N          the wall-time deadline of the phase(s), 1..3600000\n" \
+	"  --summary               after the run, the profile, limits and layers applied on stderr\n" \
+	"  --show-stderr           copy the capsule's stderr to stderr after the run\n"
+
+#define SOURCE_CAP_BYTES 1048576
+_Static_assert(SOURCE_CAP_BYTES == SUP_SOURCE_MAX, "the help text states the supervisor's source cap");
+
+#define CPU_HELP \
+	"The CPU-time rlimit is the profile's (transition 5 s, source-check 11 s, tool-run 21 s;\n" \
+	"worldd profile show NAME) and --timeout-ms does not raise it: profiles are reviewed\n" \
+	"data, not per-call settings. A CPU-bound run past it ends with \"CPU time limit (N s)\n" \
+	"exceeded\" (exit 14) however long the wall deadline is.\n"
+
+struct run_opts {
 	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree;
-	unsigned long long timeout_ms;
-	int summary;
+	long long timeout_ms;
+	int summary, show_stderr, effectful, test_broker;
 };
 
-static int parse_flags(const char *verb, int argc, char **argv, struct run_flags *f, int allow_input)
+/* ---- helpers ---- */
+
+/* text with every STAGED_NAME replaced by user (malloc'd; NULL on OOM). */
+static char *map_name(const char *text, size_t len, const char *user)
 {
-	memset(f, 0, sizeof *f);
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		const char **slot = NULL;
-		if (strcmp(a, "--ailang-bin") == 0) slot = &f->bin;
-		else if (strcmp(a, "--ailang-ref") == 0) slot = &f->ref;
-		else if (strcmp(a, "--source") == 0) slot = &f->source;
-		else if (allow_input && strcmp(a, "--input") == 0) slot = &f->input;
-		else if (allow_input && strcmp(a, "--input-file") == 0) slot = &f->input_file;
-		else if (allow_input && strcmp(a, "--profile") == 0) slot = &f->profile;
-		else if (allow_input && strcmp(a, "--worktree") == 0) slot = &f->worktree;
-		else if (strcmp(a, "--summary") == 0) { f->summary = 1; continue; }
-		else if (strcmp(a, "--timeout-ms") == 0) {
-			if (i + 1 >= argc) return worldd_usage(verb, "--timeout-ms needs a value");
-			char *end;
-			errno = 0;
-			f->timeout_ms = strtoull(argv[++i], &end, 10);
-			if (errno || *end || f->timeout_ms == 0 || f->timeout_ms > 3600000)
-				return worldd_usage(verb, "--timeout-ms '%s' is not a number of ms in 1..3600000", argv[i]);
-			continue;
-		} else return worldd_usage(verb, "unknown flag '%s'", a);
-		if (i + 1 >= argc) return worldd_usage(verb, "%s needs a value", a);
-		*slot = argv[++i];
+	size_t sl = strlen(STAGED_NAME), ul = strlen(user), n = 0;
+	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), STAGED_NAME, sl)); p += sl) n++;
+	char *out = malloc(len + n * (ul > sl ? ul - sl : 0) + 1);
+	if (!out) return NULL;
+	char *o = out;
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		const char *q = memmem(p, (size_t)(end - p), STAGED_NAME, sl);
+		if (!q) q = end;
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		if (q == end) break;
+		memcpy(o, user, ul);
+		o += ul;
+		p = q + sl;
 	}
-	if (!f->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
-	if (!f->source) return worldd_usage(verb, "--source FILE is required");
-	if (allow_input && !!f->input == !!f->input_file)
-		return worldd_usage(verb, "give exactly one of --input JSON or --input-file F");
-	return 0;
+	*o = 0;
+	return out;
 }
 
-/* The supervisor for one CLI call: its default limits (DESIGN §4), the
- * deadline of the one phase this verb runs overridden by --timeout-ms (the
- * whole-call deadline is raised to it when it is longer), and the capsule
- * launcher pinning BIN (with --ailang-ref a mismatch runs nothing). */
-static struct supervisor *make_supervisor(const struct run_flags *f, int check, struct world_err *err)
+static const char *user_name(const struct run_opts *o)
 {
-	struct sup_limits lim;
-	sup_limits_default(&lim);
-	if (f->timeout_ms) {
-		if (check) lim.check_ms = (unsigned)f->timeout_ms;
-		else lim.pure_ms = (unsigned)f->timeout_ms;
-		if (lim.invocation_ms < f->timeout_ms) lim.invocation_ms = (unsigned)f->timeout_ms;
-	}
-	struct launcher *l = launcher_capsule_new(f->bin, f->ref, err);
-	if (!l) return NULL;
-	return sup_new(&lim, l, err);
+	return strcmp(o->source, "-") == 0 ? "(stdin)" : o->source;
 }
 
-static void print_summary(const char *verb, struct supervisor *s, const struct sup_result *res)
+/* worldd_fail with the staged name mapped back to the user's file. */
+static int fail_mapped(const char *verb, const struct run_opts *o, struct world_err *err)
 {
-	if (!res->layers[0]) return; /* no capsule started */
-	const char *ref = launcher_capsule_ref(sup_launcher(s));
-	fprintf(stderr, "worldd %s: capsule profile %s; interpreter %s; %s; %ld ms\n", verb,
-	        sup_profile_name(res->profile), ref ? ref : "?", res->layers, res->elapsed_ms);
+	char *m = map_name(err->msg, strlen(err->msg), user_name(o));
+	if (m) {
+		snprintf(err->msg, sizeof err->msg, "%s", m);
+		free(m);
+	}
+	return worldd_fail(verb, err);
+}
+
+static void show_stderr(const struct run_opts *o, const char *text, size_t len)
+{
+	if (!o->show_stderr || !text || !len) return;
+	char *m = map_name(text, len, user_name(o));
+	fputs(m ? m : text, stderr);
+	if ((m ? m : text)[strlen(m ? m : text) - 1] != '\n') fputc('\n', stderr);
+	free(m);
 }
 
 /* First non-empty line of s (may be NULL), at most cap-1 bytes. */
@@ -114,200 +137,316 @@ static void first_line(const char *s, char *out, size_t cap)
 	out[l] = 0;
 }
 
-/* --profile tool-run: the same call as a tool run through the supervisor
- * (sup_run_tool: admission, deadline, caps; the interpreter is the
- * capsule's first process, its exit status the kernel's), with --worktree
- * mounted read-only at /work. Outcomes map to the same exit codes as the
- * transition path; the output rule (DESIGN §2) is applied here. */
-static int run_tool(const struct run_flags *f, const char *src, size_t src_len, const char *input, size_t in_len)
+static unsigned cpu_limit_s(const char *profile)
+{
+	const struct capsule_profile *p = capsule_profile_find(profile);
+	return p ? (unsigned)p->limits.rlim_cpu_s : 0;
+}
+
+/* How a signal-ended interpreter is described: the limits by name. */
+static void describe_kill(int sig, const char *profile, char *buf, size_t n)
+{
+	if (sig == SIGXCPU) snprintf(buf, n, "killed: CPU time limit (%u s) exceeded", cpu_limit_s(profile));
+	else if (sig == SIGSYS) snprintf(buf, n, "killed by SIGSYS: a syscall of a non-native ABI (x32 or i386) was refused");
+	else snprintf(buf, n, "killed by signal %d (%s)", sig, strsignal(sig));
+}
+
+/* The one --summary format of every verb here: the launcher's description of
+ * the profile, the supervisor's limits, the layers applied, then one line. */
+static void print_summary(const char *verb, struct supervisor *s, enum sup_profile profile, const char *layers,
+                          long elapsed_ms, size_t stderr_len)
+{
+	struct world_err e;
+	struct launcher *l = sup_launcher(s);
+	const struct sup_limits *lim = sup_get_limits(s);
+	fflush(stdout);
+	if (l->describe(l, profile, 2, &e) < 0) fprintf(stderr, "worldd %s: describe profile: %s\n", verb, e.msg);
+	const char *ref = launcher_capsule_ref(l);
+	fprintf(stderr,
+	        "  supervisor    deadlines plan %u ms, finish %u ms, pure %u ms, check %u ms, whole call %u ms,\n"
+	        "                tool run %u ms; stdout/stderr caps %zu/%zu bytes, output %zu bytes,\n"
+	        "                args/plan %zu bytes, source %zu bytes; capacity %u\n"
+	        "  applied       %s\n"
+	        "worldd %s: capsule profile %s; interpreter %s; %ld ms; capsule stderr %zu bytes\n",
+	        lim->plan_ms, lim->finish_ms, lim->pure_ms, lim->check_ms, lim->invocation_ms, lim->tool_ms,
+	        lim->stdout_max, lim->stderr_max, lim->output_max, lim->payload_max, SUP_SOURCE_MAX, lim->capacity,
+	        layers && layers[0] ? layers : "(no capsule started)", verb, sup_profile_name(profile),
+	        ref ? ref : "?", elapsed_ms, stderr_len);
+}
+
+static int parse_run_opts(const char *verb, int argc, char **argv, struct run_opts *o, int is_run)
+{
+	memset(o, 0, sizeof *o);
+	struct worldd_flag f[] = {
+		{ .name = "--ailang-bin", .has_value = 1 }, { .name = "--ailang-ref", .has_value = 1 },
+		{ .name = "--source", .has_value = 1 },     { .name = "--timeout-ms", .has_value = 1 },
+		{ .name = "--summary" },                    { .name = "--show-stderr" },
+		/* run only (from here) */
+		{ .name = "--input", .has_value = 1 },      { .name = "--input-file", .has_value = 1 },
+		{ .name = "--profile", .has_value = 1 },    { .name = "--worktree", .has_value = 1 },
+		{ .name = "--effectful" },                  { .name = "--test-broker" },
+		{ .name = NULL },
+	};
+	if (!is_run) f[6].name = NULL;
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	o->bin = f[0].value ? f[0].value : worldd_default_ailang_bin();
+	o->ref = f[1].value;
+	o->source = f[2].value;
+	if (f[3].value && (rc = worldd_flag_ll(verb, "--timeout-ms", f[3].value, 1, 3600000, &o->timeout_ms))) return rc;
+	o->summary = f[4].value != NULL;
+	o->show_stderr = f[5].value != NULL;
+	if (!o->source) return worldd_usage(verb, "--source FILE is required");
+	if (!is_run) return 0;
+	o->input = f[6].value;
+	o->input_file = f[7].value;
+	o->profile = f[8].value;
+	o->worktree = f[9].value;
+	o->effectful = f[10].value != NULL;
+	o->test_broker = f[11].value != NULL;
+	if (o->input && o->input_file) return worldd_usage(verb, "give only one of --input JSON and --input-file FILE");
+	if (o->input_file && strcmp(o->input_file, "-") == 0 && strcmp(o->source, "-") == 0)
+		return worldd_usage(verb, "--source and --input-file cannot both be - (standard input)");
+	if (o->effectful && !o->test_broker)
+		return worldd_usage(verb, "--effectful needs --test-broker (the real broker runs only through worldd call)");
+	if (o->test_broker && !o->effectful) return worldd_usage(verb, "--test-broker goes with --effectful");
+	return 0;
+}
+
+static struct supervisor *make_supervisor(const struct run_opts *o, int check, struct world_err *err)
+{
+	struct sup_limits lim;
+	sup_limits_default(&lim);
+	if (o->timeout_ms) {
+		unsigned t = (unsigned)o->timeout_ms;
+		if (check) lim.check_ms = t;
+		else lim.pure_ms = lim.plan_ms = lim.finish_ms = lim.tool_ms = t;
+		/* the whole call holds every phase of it */
+		unsigned whole = check || !o->effectful ? t : 2 * t;
+		if (lim.invocation_ms < whole) lim.invocation_ms = whole;
+	}
+	struct launcher *l = launcher_capsule_new(o->bin, o->ref, err);
+	if (!l) return NULL;
+	return sup_new(&lim, l, err);
+}
+
+static int print_line(const char *text, size_t len)
+{
+	fwrite(text, 1, len, stdout);
+	fputc('\n', stdout);
+	return fflush(stdout) != 0 ? WX_IO : WX_OK;
+}
+
+/* ---- run, tool-run profile ---- */
+
+static int run_tool(const char *verb, const struct run_opts *o, struct supervisor *s, const char *src,
+                    size_t src_len, const char *input, size_t in_len)
 {
 	struct world_err err = { 0, "" };
 	json_error_t je;
-	json_t *v = json_loadb(input, in_len, JSON_REJECT_DUPLICATES, &je);
+	json_t *v = json_loadb(input, in_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	int obj = json_is_object(v);
 	json_decref(v);
-	if (!v) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text), &err));
-	if (!obj) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: not a JSON object"), &err));
+	if (!v) return worldd_fail(verb, (werr(&err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text), &err));
+	if (!obj) return worldd_fail(verb, (werr(&err, WX_BAD_INPUT, "args: not a JSON object"), &err));
 	json_t *lit = json_stringn(input, in_len);
 	char *args_json = lit ? json_dumps(lit, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
 	json_decref(lit);
-	if (!args_json) return worldd_fail("run", (werr(&err, WX_BAD_INPUT, "args: cannot be encoded as args.json"), &err));
-	struct sup_limits lim;
-	sup_limits_default(&lim);
-	if (f->timeout_ms) lim.tool_ms = (unsigned)f->timeout_ms;
-	struct launcher *l = launcher_capsule_new(f->bin, f->ref, &err);
-	struct supervisor *s = l ? sup_new(&lim, l, &err) : NULL;
-	if (!s) {
-		free(args_json);
-		return worldd_fail("run", &err);
-	}
+	if (!args_json) return worldd_fail(verb, (werr(&err, WX_BAD_INPUT, "args: cannot be encoded as args.json"), &err));
 	struct launch_file files[2] = {
-		{ "host/capsule/main.ail", src, src_len },
+		{ STAGED_NAME, src, src_len },
 		{ "args.json", args_json, strlen(args_json) },
 	};
-	struct sup_tool_req req = { .args = sup_interp_run_args, .files = files, .nfiles = 2, .worktree = f->worktree };
+	struct sup_tool_req req = { .args = sup_interp_run_args, .files = files, .nfiles = 2, .worktree = o->worktree };
 	struct sup_tool_result res;
 	int rc = sup_run_tool(s, &req, &res, &err);
 	free(args_json);
-	if (f->summary && res.layers[0]) {
-		const char *ref = launcher_capsule_ref(sup_launcher(s));
-		fprintf(stderr, "worldd run: capsule profile tool-run; interpreter %s; %s; %ld ms\n", ref ? ref : "?",
-		        res.layers, res.elapsed_ms);
-	}
-	sup_free(s);
-	if (rc < 0) return worldd_fail("run", &err);
-	char line[300];
+	if (o->summary) print_summary(verb, s, SUP_PROFILE_TOOL_RUN, res.layers, res.elapsed_ms, res.stderr_len);
+	if (rc < 0) return fail_mapped(verb, o, &err);
+	show_stderr(o, res.stderr_text, res.stderr_len);
+	char line[300], how[160];
 	first_line(res.stderr_text, line, sizeof line);
 	if (strncmp(res.limit, "syscall denied: ", 16) == 0) werr(&err, WX_DENIED_SYSCALL, "%s", res.detail);
 	else if (strcmp(res.limit, "deadline") == 0) werr(&err, WX_DEADLINE, "%s", res.detail);
 	else if (strcmp(res.limit, "stdout cap") == 0 || strcmp(res.limit, "stderr cap") == 0)
 		werr(&err, WX_OUTPUT_CAP, "%s", res.detail);
-	else if (res.signal)
-		werr(&err, WX_INTERP, "interpreter killed by signal %d (%s)%s%s%s%s in the tool run%s%s", res.signal,
-		     strsignal(res.signal), res.limit[0] ? " (" : "", res.limit, res.limit[0] ? " limit" : "",
-		     res.limit[0] ? ")" : "", line[0] ? ": " : "", line);
-	else if (res.exit_code != 0)
+	else if (res.signal) {
+		describe_kill(res.signal, "tool-run", how, sizeof how);
+		int named = res.signal == SIGXCPU || res.signal == SIGSYS;
+		werr(&err, WX_INTERP, "interpreter %s%s%s%s in the tool run%s%s", how,
+		     !named && res.limit[0] ? " (" : "", !named ? res.limit : "", !named && res.limit[0] ? " limit)" : "",
+		     line[0] ? ": " : "", line);
+	} else if (res.exit_code != 0)
 		werr(&err, WX_INTERP, "interpreter exited with status %d in the tool run%s%s%s%s%s", res.exit_code,
 		     res.limit[0] ? " (" : "", res.limit[0] ? res.limit : "", res.limit[0] ? " limit)" : "",
 		     line[0] ? ": " : "", line);
 	if (err.code) {
 		sup_tool_result_free(&res);
-		return worldd_fail("run", &err);
+		return fail_mapped(verb, o, &err);
 	}
 	/* DESIGN §2: strip exactly one trailing newline; at most 1 MiB; an object. */
-	size_t len = res.stdout_len;
+	size_t len = res.stdout_len, max = sup_get_limits(s)->output_max;
 	if (len > 0 && res.stdout_text[len - 1] == '\n') res.stdout_text[--len] = '\0';
-	if (len > lim.output_max)
-		werr(&err, WX_OUTPUT_CAP, "transition output is %zu bytes, over the %zu-byte cap", len, lim.output_max);
-	else if (!(v = json_loadb(res.stdout_text, len, JSON_REJECT_DUPLICATES, NULL)) || !json_is_object(v))
+	if (len > max)
+		werr(&err, WX_OUTPUT_CAP, "transition output is %zu bytes, over the %zu-byte cap", len, max);
+	else if (!(v = json_loadb(res.stdout_text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL)) ||
+	         !json_is_object(v))
 		werr(&err, WX_NOT_OBJECT, "transition output is not a JSON object");
 	json_decref(v);
-	int code = WX_OK;
-	if (err.code) {
-		code = worldd_fail("run", &err);
-	} else {
-		fwrite(res.stdout_text, 1, len, stdout);
-		fputc('\n', stdout);
-		if (fflush(stdout) != 0) code = WX_IO;
-	}
+	int code = err.code ? worldd_fail(verb, &err) : print_line(res.stdout_text, len);
 	sup_tool_result_free(&res);
 	return code;
 }
 
-static int cmd_run(int argc, char **argv)
+/* ---- run ---- */
+
+static int cmd_run_as(const char *verb, int argc, char **argv)
 {
-	struct run_flags f;
-	int rc = parse_flags("run", argc, argv, &f, 1);
+	struct run_opts o;
+	int rc = parse_run_opts(verb, argc, argv, &o, 1);
 	if (rc) return rc;
 	struct world_err err = { 0, "" };
-	const struct capsule_profile *p = capsule_profile_find(f.profile ? f.profile : "transition");
-	if (!p) return worldd_usage("run", "profile '%s' unknown (see worldd profile list)", f.profile);
+	const struct capsule_profile *p = capsule_profile_find(o.profile ? o.profile : "transition");
+	if (!p) return worldd_usage(verb, "profile '%s' unknown (see worldd profile list)", o.profile);
+	int tool = strcmp(p->name, "tool-run") == 0;
 	if (strcmp(p->name, "source-check") == 0)
-		return worldd_usage("run", "profile source-check runs only source checks (worldd check)");
-	if (f.worktree && strcmp(p->name, "tool-run") != 0)
-		return worldd_usage("run", "--worktree needs --profile tool-run");
-	struct sup_limits defaults;
-	sup_limits_default(&defaults);
+		return worldd_usage(verb, "profile source-check runs only source checks (worldd check)");
+	if (o.worktree && !tool) return worldd_usage(verb, "--worktree needs --profile tool-run");
+	if (o.effectful && tool) return worldd_usage(verb, "--effectful runs the transition profile, not tool-run");
 	char *src = NULL, *input = NULL;
 	size_t src_len = 0, in_len = 0;
-	if (world_read_file(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
-		return worldd_fail("run", (werr_prefix(&err, "source"), &err));
-	if (f.input_file) {
-		if (world_read_file(f.input_file, defaults.payload_max, &input, &in_len, &err) < 0) {
+	if ((rc = worldd_read_input(verb, "source", o.source, SUP_SOURCE_MAX, &src, &src_len))) return rc;
+	if (o.input_file) {
+		if ((rc = worldd_read_input(verb, "input", o.input_file, INPUT_MAX, &input, &in_len))) {
 			free(src);
-			return worldd_fail("run", (werr_prefix(&err, "input"), &err));
+			return rc;
 		}
 	} else {
-		input = strdup(f.input);
+		input = strdup(o.input ? o.input : "{}");
 		in_len = input ? strlen(input) : 0;
-		if (!input) {
-			free(src);
-			return worldd_fail("run", (werr(&err, WX_FAIL, "out of memory"), &err));
-		}
 	}
-	if (strcmp(p->name, "tool-run") == 0) {
-		rc = run_tool(&f, src, src_len, input, in_len);
+	struct supervisor *s = input ? make_supervisor(&o, 0, &err) : NULL;
+	if (!input) werr(&err, WX_FAIL, "out of memory");
+	if (!s) {
+		free(src);
+		free(input);
+		return fail_mapped(verb, &o, &err);
+	}
+	if (tool) {
+		rc = run_tool(verb, &o, s, src, src_len, input, in_len);
+		sup_free(s);
 		free(src);
 		free(input);
 		return rc;
 	}
-	struct supervisor *s = make_supervisor(&f, 0, &err);
-	if (!s) {
-		free(src);
-		free(input);
-		return worldd_fail("run", &err);
-	}
 	struct sup_result res;
-	rc = sup_run_pure(s, src, src_len, input, in_len, &res, &err);
+	struct sup_test_broker tb = { 0, 0 };
+	rc = o.effectful ? sup_run_effectful(s, src, src_len, input, in_len, sup_test_broker, &tb, &res, &err)
+	                 : sup_run_pure(s, src, src_len, input, in_len, &res, &err);
 	free(src);
 	free(input);
-	if (f.summary) print_summary("run", s, &res);
+	if (o.summary) print_summary(verb, s, SUP_PROFILE_TRANSITION, res.layers, res.elapsed_ms, res.stderr_len);
+	show_stderr(&o, res.stderr_text, res.stderr_len);
 	int code = WX_OK;
 	if (rc < 0) {
-		code = worldd_fail("run", &err);
+		code = fail_mapped(verb, &o, &err);
+	} else if (o.effectful) {
+		json_t *plan = json_loadb(res.plan, res.plan_len, JSON_ALLOW_NUL, NULL);
+		json_t *out = res.output ? json_loadb(res.output, res.output_len, JSON_ALLOW_NUL, NULL) : json_null();
+		json_t *all = json_pack("{s:o, s:b, s:o}", "plan", plan, "finished", res.finished, "output", out);
+		char *text = all ? json_dumps(all, JSON_COMPACT) : NULL;
+		if (text) code = print_line(text, strlen(text));
+		else code = worldd_fail(verb, (werr(&err, WX_FAIL, "out of memory printing the result"), &err));
+		free(text);
+		json_decref(all);
 	} else {
-		fwrite(res.output, 1, res.output_len, stdout);
-		fputc('\n', stdout);
-		if (fflush(stdout) != 0) code = WX_IO;
+		code = print_line(res.output, res.output_len);
 	}
 	sup_result_free(&res);
 	sup_free(s);
 	return code;
 }
 
-static int cmd_check(int argc, char **argv)
+static int cmd_run(int argc, char **argv) { return cmd_run_as("run", argc, argv); }
+static int cmd_invoke(int argc, char **argv) { return cmd_run_as("invoke", argc, argv); }
+
+/* ---- check ---- */
+
+static int cmd_check_as(const char *verb, int argc, char **argv)
 {
-	struct run_flags f;
-	int rc = parse_flags("check", argc, argv, &f, 0);
+	struct run_opts o;
+	int rc = parse_run_opts(verb, argc, argv, &o, 0);
 	if (rc) return rc;
 	struct world_err err = { 0, "" };
-	const struct capsule_profile *p = capsule_profile_find("source-check");
 	char *src = NULL;
 	size_t src_len = 0;
-	if (world_read_file(f.source, p->limits.root_size / 2, &src, &src_len, &err) < 0)
-		return worldd_fail("check", (werr_prefix(&err, "source"), &err));
-	struct supervisor *s = make_supervisor(&f, 1, &err);
+	if ((rc = worldd_read_input(verb, "source", o.source, SUP_SOURCE_MAX, &src, &src_len))) return rc;
+	struct supervisor *s = make_supervisor(&o, 1, &err);
 	if (!s) {
 		free(src);
-		return worldd_fail("check", &err);
+		return fail_mapped(verb, &o, &err);
 	}
 	struct sup_result res;
 	rc = sup_check_source(s, src, src_len, &res, &err);
 	free(src);
-	if (f.summary) print_summary("check", s, &res);
+	if (o.summary) print_summary(verb, s, SUP_PROFILE_SOURCE_CHECK, res.layers, res.elapsed_ms, res.stderr_len);
+	show_stderr(&o, res.stderr_text, res.stderr_len);
 	int code = WX_OK;
-	char line[300];
+	char line[600], how[160];
 	if (rc == 0) {
-		printf("accepted: %s\n", f.source);
+		printf("accepted: %s\n", user_name(&o));
 		if (fflush(stdout) != 0) code = WX_IO;
 	} else if (err.code == WX_CHECK_REFUSED && res.check_exit > 128 && res.check_exit < 128 + 65) {
 		/* The agent reports a signal as 128+N: the interpreter was killed
 		 * (a resource limit, or SIGSYS for a non-native syscall ABI), which
 		 * is an interpreter failure, not a refusal of the source. */
-		int sig = res.check_exit - 128;
 		first_line(res.stderr_text, line, sizeof line);
-		werr(&err, WX_INTERP, "source check: interpreter killed by signal %d (%s)%s%s", sig, strsignal(sig),
-		     line[0] ? ": " : "", line);
-		code = worldd_fail("check", &err);
+		describe_kill(res.check_exit - 128, "source-check", how, sizeof how);
+		werr(&err, WX_INTERP, "source check: interpreter %s%s%s", how, line[0] ? ": " : "", line);
+		code = fail_mapped(verb, &o, &err);
 	} else if (err.code == WX_CHECK_REFUSED) {
-		/* The interpreter refused the source: show its diagnostics. */
-		if (res.check_stdout) fputs(res.check_stdout, stderr);
-		if (res.stderr_text) fwrite(res.stderr_text, 1, res.stderr_len, stderr);
-		first_line(res.check_stdout && res.check_stdout[0] ? res.check_stdout : res.stderr_text, line, sizeof line);
-		fprintf(stderr, "worldd check: source refused: %s: %s\n", f.source, line);
-		code = WX_CHECK_REFUSED;
+		/* One line per diagnostic, each once: the interpreter prints its
+		 * diagnostics on stdout (check) or stderr; they name the file the
+		 * user gave. */
+		const char *diag = res.check_stdout && res.check_stdout[0] ? res.check_stdout : res.stderr_text;
+		first_line(diag, line, sizeof line);
+		werr(&err, WX_CHECK_REFUSED, "source refused: %s", line[0] ? line : "(the interpreter printed no diagnostic)");
+		code = fail_mapped(verb, &o, &err);
 	} else {
-		code = worldd_fail("check", &err);
+		code = fail_mapped(verb, &o, &err);
 	}
 	sup_result_free(&res);
 	sup_free(s);
 	return code;
 }
 
+static int cmd_check(int argc, char **argv) { return cmd_check_as("check", argc, argv); }
+static int cmd_source_check(int argc, char **argv) { return cmd_check_as("source check", argc, argv); }
+
+/* ---- profiles ---- */
+
 static int cmd_profile_list(int argc, char **argv)
 {
-	(void)argv;
-	if (argc) return worldd_usage("profile list", "no arguments expected");
+	const char *V = "profile list";
+	struct worldd_flag f[] = { { .name = "--json" }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(V, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (f[0].value) {
+		json_t *arr = json_array();
+		for (const struct capsule_profile *p = capsule_profiles; p->name; p++)
+			json_array_append_new(arr, json_pack("{s:s, s:s}", "name", p->name, "purpose", p->purpose));
+		char *t = json_dumps(arr, JSON_COMPACT);
+		json_decref(arr);
+		if (!t) {
+			struct world_err err;
+			return worldd_fail(V, (werr(&err, WX_FAIL, "out of memory"), &err));
+		}
+		printf("%s\n", t);
+		free(t);
+		return WX_OK;
+	}
 	for (const struct capsule_profile *p = capsule_profiles; p->name; p++)
 		printf("%-13s %s\n", p->name, p->purpose);
 	return WX_OK;
@@ -315,72 +454,78 @@ static int cmd_profile_list(int argc, char **argv)
 
 static int cmd_profile_show(int argc, char **argv)
 {
-	const char *name = NULL, *format = "text";
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0) {
-			if (i + 1 >= argc) return worldd_usage("profile show", "--format needs a value");
-			format = argv[++i];
-		} else if (argv[i][0] == '-') {
-			return worldd_usage("profile show", "unknown flag '%s'", argv[i]);
-		} else if (!name) {
-			name = argv[i];
-		} else {
-			return worldd_usage("profile show", "one profile name expected");
-		}
-	}
-	if (!name) return worldd_usage("profile show", "NAME is required");
+	const char *V = "profile show";
+	struct worldd_flag f[] = { { .name = "--format", .has_value = 1 }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(V, argc, argv, f, pos, 1, &npos);
+	if (rc) return rc;
+	const char *format = f[0].value ? f[0].value : "text";
+	if (npos != 1) return worldd_usage(V, "NAME is required");
+	const char *name = pos[0];
 	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "pfc") && strcmp(format, "bpf"))
-		return worldd_usage("profile show", "--format '%s' unknown (text, json, pfc, bpf)", format);
+		return worldd_usage(V, "--format '%s' unknown (text, json, pfc, bpf)", format);
 	const struct capsule_profile *p = capsule_profile_find(name);
-	if (!p) {
-		struct world_err err;
-		werr(&err, WX_NOT_FOUND, "profile '%s' not found (see worldd profile list)", name);
-		return worldd_fail("profile show", &err);
-	}
 	struct world_err err = { 0, "" };
-	if (capsule_profile_render(p, format, stdout, &err) < 0) return worldd_fail("profile show", &err);
+	if (!p) {
+		werr(&err, WX_NOT_FOUND, "profile '%s' not found (see worldd profile list)", name);
+		return worldd_fail(V, &err);
+	}
+	if (capsule_profile_render(p, format, stdout, &err) < 0) return worldd_fail(V, &err);
 	return WX_OK;
 }
 
+#define RUN_HELP \
+	"usage: worldd run [--ailang-bin BIN] --source FILE|- [--input JSON | --input-file FILE|-]\n" \
+	"                  [--effectful --test-broker] [--profile transition|tool-run] [--worktree DIR]\n" \
+	"                  [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary] [--show-stderr]\n\n" \
+	"Runs one transition call through the supervisor (admission, deadlines, caps and the\n" \
+	"frame protocol, docs/protocol.md): pins BIN, stages FILE as host/capsule/main.ail and\n" \
+	"the input (a JSON object, default {}) as args.json (one JSON string literal) in an\n" \
+	"empty tmpfs root, and in a capsule of profile transition the capsule's agent runs\n" \
+	"  BIN run --quiet --caps \"\" --entry main --args-file args.json host/capsule/main.ail\n" \
+	"A pure call prints the output object (one trailing newline stripped, at most 1 MiB,\n" \
+	"a JSON object). --effectful runs the plan phase, hands the plan to the TEST broker\n" \
+	"(grants everything, echoes the payload; not the real broker: that is worldd call)\n" \
+	"and runs the finish phase; prints {\"plan\":...,\"finished\":bool,\"output\":...|null}.\n" \
+	"--profile tool-run runs the same argv as a supervisor tool run: the interpreter is\n" \
+	"the capsule's first process, with the same exit codes; --worktree DIR (tool-run only)\n" \
+	"mounts DIR read-only at /work (a symlink is refused). --profile source-check is\n" \
+	"refused (usage): that profile runs only worldd check.\n" \
+	"Errors are one line; the capsule's file name is mapped back to FILE.\n\n" \
+	COMMON_FLAGS_HELP \
+	"  --input JSON            the arguments, a JSON object (at most 1 MiB; \\u0000 accepted)\n" \
+	"  --input-file FILE|-     the arguments from a file or standard input\n" \
+	"  --effectful --test-broker  plan -> test broker -> finish\n" \
+	"  --profile NAME          transition (default) or tool-run\n" \
+	"  --worktree DIR          tool-run only: DIR mounted read-only at /work\n\n" \
+	"--timeout-ms sets each phase's deadline (defaults: pure 4000 ms, plan 4000, finish\n" \
+	"2000, tool run 20000); the whole-call deadline (20000 ms) is raised to hold them.\n" \
+	CPU_HELP \
+	"worldd invoke is an alias of worldd run (same flags, output and exit codes).\n\n" \
+	EXIT_CODES_HELP
+
+#define CHECK_HELP \
+	"usage: worldd check [--ailang-bin BIN] --source FILE|- [--timeout-ms N]\n" \
+	"                    [--ailang-ref sha256:HEX] [--summary] [--show-stderr]\n\n" \
+	"Runs `BIN check host/capsule/main.ail` through the supervisor in a capsule of profile\n" \
+	"source-check (empty scratch root holding only the source: a world/* import fails\n" \
+	"with LDR001; 10000 ms deadline, or --timeout-ms). Prints \"accepted: FILE\" on\n" \
+	"success. A refusal is one line on stderr,\n" \
+	"  worldd check: source refused: Error: CODE at FILE:LINE:COL: message\n" \
+	"(exit 19). An interpreter killed is a failure (14), not a refusal.\n\n" \
+	COMMON_FLAGS_HELP "\n" CPU_HELP \
+	"worldd source check is an alias of worldd check (same flags, output and exit codes).\n\n" \
+	EXIT_CODES_HELP \
+	" 19  the interpreter refused the source\n"
+
 const struct worldd_verb capsule_verbs[] = {
-	{ "run", "run one pure transition in a capsule; print its output object",
-	  "usage: worldd run --ailang-bin BIN --source FILE (--input JSON | --input-file F)\n"
-	  "                  [--profile transition|tool-run] [--worktree DIR] [--timeout-ms N]\n"
-	  "                  [--ailang-ref sha256:HEX] [--summary]\n\n"
-	  "Runs one pure call through the supervisor, exactly as `worldd invoke` does: pins BIN\n"
-	  "(sha256 into a sealed memfd; with --ailang-ref a mismatch runs nothing), stages FILE\n"
-	  "as host/capsule/main.ail and the input (a JSON object) as args.json (one JSON string\n"
-	  "literal) in an empty tmpfs root, and in a capsule of profile transition the\n"
-	  "capsule's agent runs\n"
-	  "  BIN run --quiet --caps \"\" --entry main --args-file args.json host/capsule/main.ail\n"
-	  "under the supervisor's admission, deadlines and caps (docs/protocol.md). The output\n"
-	  "(one trailing newline stripped, at most 1 MiB, a JSON object) is printed on stdout.\n"
-	  "--timeout-ms overrides the pure-run deadline (4000 ms; the whole-call deadline,\n"
-	  "20000 ms, is raised to it when shorter). --summary prints the layers applied (uid\n"
-	  "map, cgroups, landlock) on stderr.\n"
-	  "--profile tool-run runs the same argv as a supervisor tool run (sup_run_tool): the\n"
-	  "interpreter is the capsule's first process, under the same admission and caps,\n"
-	  "with the tool-run profile's 20000 ms wall time (or --timeout-ms) and the same exit\n"
-	  "codes; --worktree DIR (tool-run only) mounts DIR read-only (ro,nosuid,nodev,noexec)\n"
-	  "at /work inside the capsule (a symlink is refused). --profile source-check is\n"
-	  "refused (usage): that profile runs only `worldd check`.\n"
-	  "Changed from earlier releases: the input must be a JSON object (exit 3), and stderr\n"
-	  "over its 8 MiB cap fails the run (exit 12) instead of being dropped.\n\n"
-	  EXIT_CODES_HELP,
-	  cmd_run },
-	{ "check", "run the bounded source check of a transition in a capsule",
-	  "usage: worldd check --ailang-bin BIN --source FILE [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary]\n\n"
-	  "Runs `BIN check host/capsule/main.ail` through the supervisor (as `worldd source\n"
-	  "check` does) in a capsule of profile source-check (empty scratch root holding\n"
-	  "only the source; 10 s deadline, or --timeout-ms). Prints \"accepted: FILE\" on\n"
-	  "success; on refusal prints the interpreter's diagnostics on stderr, then\n"
-	  "\"worldd check: source refused: FILE: FIRST LINE\". An interpreter killed by a\n"
-	  "signal is a failure (14), not a refusal.\n\n"
-	  EXIT_CODES_HELP
-	  " 19  the interpreter refused the source\n",
-	  cmd_check },
+	{ "run", "run one transition call in a capsule; print its output object", RUN_HELP, cmd_run },
+	{ "invoke", "alias of worldd run", RUN_HELP, cmd_invoke },
+	{ "check", "run the bounded source check of a transition in a capsule", CHECK_HELP, cmd_check },
+	{ "source check", "alias of worldd check", CHECK_HELP, cmd_source_check },
 	{ "profile list", "list the capsule profiles",
-	  "usage: worldd profile list\n\nOne line per profile: name and purpose.\n\nexit codes:\n  0 ok\n  2 usage\n",
+	  "usage: worldd profile list [--json]\n\nOne line per profile: name and purpose; --json: one JSON array\n"
+	  "[{\"name\",\"purpose\"}].\n\nexit codes:\n  0 ok\n  2 usage\n  9 write failed\n",
 	  cmd_profile_list },
 	{ "profile show", "print a capsule profile (text, json, seccomp pfc or raw bpf)",
 	  "usage: worldd profile show NAME [--format text|json|pfc|bpf]\n\n"

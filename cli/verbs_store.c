@@ -2,6 +2,7 @@
  * json canon, hash, object put/get, log get/append, world head, scan,
  * archive. Read verbs open the store without the writer lock (they work
  * while the daemon runs); write verbs take it. */
+#include "cli/flags.h"
 #include "cli/verbs.h"
 #include "store/canon.h"
 #include "store/ref.h"
@@ -13,54 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define STDIN_MAX (64u << 20)
 
 /* ---- small helpers ---- */
-
-struct flag {
-	const char *name;   /* "--store" */
-	int has_value;
-	const char *value;  /* set when seen; "" for a boolean flag */
-};
-
-/* Parses argv into flags; positional arguments go to pos (up to maxpos). */
-static int parse_flags(const char *verb, int argc, char **argv, struct flag *flags, const char **pos, int maxpos,
-                       int *npos)
-{
-	*npos = 0;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0 || strncmp(a, "--", 2) != 0) {
-			/* "--" ends the flags; anything else not starting with "--" is positional */
-			int rest = strcmp(a, "--") == 0;
-			for (i += rest; i < argc; i++) {
-				if (*npos >= maxpos) return worldd_usage(verb, "unexpected argument '%s'", argv[i]);
-				pos[(*npos)++] = argv[i];
-				if (!rest) break;
-			}
-			continue;
-		}
-		const char *eq = strchr(a, '=');
-		size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-		struct flag *f = NULL;
-		for (struct flag *g = flags; g->name; g++)
-			if (strlen(g->name) == nl && strncmp(g->name, a, nl) == 0) f = g;
-		if (!f) return worldd_usage(verb, "unknown flag '%.*s'", (int)nl, a);
-		if (f->value) return worldd_usage(verb, "flag %s given twice", f->name);
-		if (!f->has_value) {
-			if (eq) return worldd_usage(verb, "flag %s takes no value", f->name);
-			f->value = "";
-		} else if (eq) {
-			f->value = eq + 1;
-		} else {
-			if (i + 1 >= argc) return worldd_usage(verb, "flag %s needs a value", f->name);
-			f->value = argv[++i];
-		}
-	}
-	return 0;
-}
 
 static int parse_ll(const char *verb, const char *what, const char *s, long long min, long long *out)
 {
@@ -124,12 +83,32 @@ static int write_out(const char *verb, const void *p, size_t n)
 	return WX_OK;
 }
 
-static int open_store(const char *verb, const char *path, int mode, struct world_store **st)
+/* wait_lock: the --wait-lock value of a writer verb (NULL = fail at once). */
+static int open_store(const char *verb, const char *path, int mode, const char *wait_lock, struct world_store **st)
 {
 	struct world_err err = {0};
 	if (!path) return worldd_usage(verb, "--store DB is required");
-	if (world_store_open(path, mode, st, &err) < 0) return worldd_fail(verb, &err);
+	double wait = 0;
+	int rc = worldd_wait_lock(verb, wait_lock, &wait);
+	if (rc) return rc;
+	if (world_store_open_wait(path, mode, wait, st, &err) < 0) return worldd_fail(verb, &err);
 	return 0;
+}
+
+/* One canonical JSON line for --json outputs. */
+static int print_json(const char *verb, json_t *v)
+{
+	struct world_err err = {0};
+	size_t n;
+	char *c = v ? world_canon_json(v, &n, &err) : NULL;
+	json_decref(v);
+	if (!c) {
+		if (!err.code) werr(&err, WX_FAIL, "out of memory");
+		return worldd_fail(verb, &err);
+	}
+	printf("%s\n", c);
+	free(c);
+	return write_out(verb, "", 0);
 }
 
 #define EXIT_CODES_COMMON "exit codes: 0 ok, 2 usage"
@@ -140,8 +119,8 @@ static int v_json_canon(int argc, char **argv)
 {
 	const char *pos[1];
 	int npos;
-	struct flag flags[] = { { NULL, 0, NULL } };
-	int rc = parse_flags("json canon", argc, argv, flags, pos, 0, &npos);
+	struct worldd_flag flags[] = { { .name = NULL } };
+	int rc = worldd_parse_flags("json canon", argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	size_t n, cn;
 	char *in = read_stdin("json canon", &n, &rc);
@@ -159,8 +138,8 @@ static int v_hash(int argc, char **argv)
 {
 	const char *pos[1];
 	int npos;
-	struct flag flags[] = { { NULL, 0, NULL } };
-	int rc = parse_flags("hash", argc, argv, flags, pos, 0, &npos);
+	struct worldd_flag flags[] = { { .name = NULL } };
+	int rc = worldd_parse_flags("hash", argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	unsigned char d[WORLD_DIGEST_LEN];
 	struct world_err err = {0};
@@ -176,11 +155,10 @@ static int v_hash(int argc, char **argv)
 static int v_object_put(int argc, char **argv)
 {
 	const char *V = "object put";
-	struct flag flags[] = { { "--store", 1, NULL }, { "--semantic-id", 1, NULL }, { "--provenance", 1, NULL },
-	                        { "--as", 1, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--semantic-id", .has_value = 1 }, { .name = "--provenance", .has_value = 1 }, { .name = "--as", .has_value = 1 }, { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	const char *path = flags[0].value, *sid = flags[1].value, *prov = flags[2].value, *as = flags[3].value;
 	if (!path) return worldd_usage(V, "--store DB is required");
@@ -206,7 +184,7 @@ static int v_object_put(int argc, char **argv)
 		return worldd_fail(V, &err);
 	}
 	struct world_store *st;
-	rc = open_store(V, path, WORLD_STORE_WRITER, &st);
+	rc = open_store(V, path, WORLD_STORE_WRITER, flags[4].value, &st);
 	if (rc) goto out;
 	char ref[WORLD_REF_SIZE];
 	int created;
@@ -225,16 +203,16 @@ out:
 static int v_object_get(int argc, char **argv)
 {
 	const char *V = "object get";
-	struct flag flags[] = { { "--store", 1, NULL }, { "--payload", 0, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--payload" }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 1, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 1, &npos);
 	if (rc) return rc;
 	if (npos != 1) return worldd_usage(V, "one REF is required");
 	struct world_err err = {0};
 	if (world_ref_parse(pos[0], "REF", NULL, &err) < 0) return worldd_fail(V, &err);
 	struct world_store *st;
-	rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st);
+	rc = open_store(V, flags[0].value, WORLD_STORE_READER, NULL, &st);
 	if (rc) return rc;
 	struct world_object o;
 	if (world_object_get(st, pos[0], &o, &err) < 0) {
@@ -266,20 +244,26 @@ static int v_object_get(int argc, char **argv)
 static int v_log_get(int argc, char **argv)
 {
 	const char *V = "log get";
-	struct flag flags[] = { { "--store", 1, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 1, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 1, &npos);
 	if (rc) return rc;
 	if (npos != 1) return worldd_usage(V, "one entry index N is required");
 	long long idx;
 	if ((rc = parse_ll(V, "entry index", pos[0], 1, &idx))) return rc;
 	struct world_store *st;
-	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, NULL, &st))) return rc;
 	struct world_err err = {0};
 	struct world_log_entry e;
 	if (world_log_get(st, idx, &e, &err) < 0) rc = worldd_fail(V, &err);
-	else {
+	else if (flags[1].value) {
+		/* {"index","entry"}: the entry as stored, beside its index */
+		json_t *entry = world_json_parse(e.json, strlen(e.json), &err);
+		rc = entry ? print_json(V, json_pack("{s:I, s:o}", "index", (json_int_t)idx, "entry", entry))
+		           : worldd_fail(V, &err);
+		world_log_entry_free(&e);
+	} else {
 		printf("%s\n", e.json);
 		rc = write_out(V, "", 0);
 		world_log_entry_free(&e);
@@ -291,13 +275,10 @@ static int v_log_get(int argc, char **argv)
 static int v_log_append(int argc, char **argv)
 {
 	const char *V = "log append";
-	struct flag flags[] = { { "--store", 1, NULL },        { "--transition-ref", 1, NULL }, { "--state-root", 1, NULL },
-	                        { "--transition-fn", 1, NULL }, { "--interpreter", 1, NULL },    { "--epoch", 1, NULL },
-	                        { "--written-by", 1, NULL },    { "--index", 1, NULL },          { "--prev", 1, NULL },
-	                        { "--expect-world", 1, NULL },  { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--transition-ref", .has_value = 1 }, { .name = "--state-root", .has_value = 1 }, { .name = "--transition-fn", .has_value = 1 }, { .name = "--interpreter", .has_value = 1 }, { .name = "--epoch", .has_value = 1 }, { .name = "--written-by", .has_value = 1 }, { .name = "--index", .has_value = 1 }, { .name = "--prev", .has_value = 1 }, { .name = "--expect-world", .has_value = 1 }, { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	for (int i = 1; i <= 4; i++)
 		if (!flags[i].value) return worldd_usage(V, "%s REF is required", flags[i].name);
@@ -306,7 +287,7 @@ static int v_log_append(int argc, char **argv)
 	                              flags[2].value, NULL };
 	if (flags[5].value && (rc = parse_ll(V, "--epoch", flags[5].value, 1, &a.semantics_epoch))) return rc;
 	struct world_store *st;
-	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, &st))) return rc;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, flags[10].value, &st))) return rc;
 	struct world_err err = {0};
 	/* Defaults follow the current head; --index/--prev/--expect-world
 	 * override them so the store's own chain checks can be exercised. */
@@ -339,17 +320,20 @@ fail:
 static int v_world_head(int argc, char **argv)
 {
 	const char *V = "world head";
-	struct flag flags[] = { { "--store", 1, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	struct world_store *st;
-	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, NULL, &st))) return rc;
 	struct world_err err = {0};
 	struct world_world w;
 	if (world_head_get(st, &w, &err) < 0) rc = worldd_fail(V, &err);
-	else {
+	else if (flags[1].value) {
+		json_t *world = world_json_parse(w.json, strlen(w.json), &err);
+		rc = world ? print_json(V, json_pack("{s:s, s:o}", "ref", w.ref, "world", world)) : worldd_fail(V, &err);
+	} else {
 		printf("%s %s\n", w.ref, w.json);
 		rc = write_out(V, "", 0);
 	}
@@ -362,13 +346,13 @@ static int v_world_head(int argc, char **argv)
 static int v_scan(int argc, char **argv)
 {
 	const char *V = "scan";
-	struct flag flags[] = { { "--store", 1, NULL },           { "--rows", 1, NULL },
-	                        { "--seconds", 1, NULL },         { "--resume-log-index", 1, NULL },
-	                        { "--resume-world-ref", 1, NULL }, { "--objects", 0, NULL },
-	                        { "--resume-object-ref", 1, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 },           { .name = "--rows", .has_value = 1 },
+	                               { .name = "--seconds", .has_value = 1 },         { .name = "--resume-log-index", .has_value = 1 },
+	                               { .name = "--resume-world-ref", .has_value = 1 }, { .name = "--objects" },
+	                               { .name = "--resume-object-ref", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	/* the effect record law is the broker's; the scan applies it */
 	struct world_scan_opts o = { .effect_record_check = broker_record_check };
@@ -393,7 +377,7 @@ static int v_scan(int argc, char **argv)
 		o.resume_object_ref = flags[6].value;
 	}
 	struct world_store *st;
-	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, &st))) return rc;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_READER, NULL, &st))) return rc;
 	struct world_scan_result r;
 	if (world_scan(st, &o, stdout, &r, &err) < 0) rc = worldd_fail(V, &err);
 	else rc = r.holes ? WX_INTEGRITY : WX_OK;
@@ -407,18 +391,37 @@ static int v_scan(int argc, char **argv)
 static int v_archive(int argc, char **argv)
 {
 	const char *V = "archive";
-	struct flag flags[] = { { "--store", 1, NULL }, { "--ailang-bin", 1, NULL }, { NULL, 0, NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--ailang-bin", .has_value = 1 }, { .name = "--wait-lock", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
 	const char *pos[1];
 	int npos;
-	int rc = parse_flags(V, argc, argv, flags, pos, 0, &npos);
+	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	if (!flags[1].value) return worldd_usage(V, "--ailang-bin BIN is required");
+	/* A refusal leaves nothing behind, not even a store this call created. */
+	struct stat sb;
+	int fresh = flags[0].value && stat(flags[0].value, &sb) < 0 && errno == ENOENT;
 	struct world_store *st;
-	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, &st))) return rc;
+	if ((rc = open_store(V, flags[0].value, WORLD_STORE_WRITER, flags[2].value, &st))) return rc;
 	struct world_err err = {0};
 	struct world_interp in;
-	if (world_archive_interpreter(st, flags[1].value, &in, &err) < 0) rc = worldd_fail(V, &err);
-	else {
+	if (world_archive_interpreter(st, flags[1].value, &in, &err) < 0) {
+		/* the archive's messages say "archive: ..."; worldd_fail names the verb */
+		if (strncmp(err.msg, "archive: ", 9) == 0) memmove(err.msg, err.msg + 9, strlen(err.msg + 9) + 1);
+		rc = worldd_fail(V, &err);
+		world_store_close(st);
+		if (fresh) {
+			const char *sfx[] = { "-wal", "-shm", ".writer.lock", "" };
+			for (size_t i = 0; i < 4; i++) {
+				char p[4200];
+				snprintf(p, sizeof p, "%s%s", flags[0].value, sfx[i]);
+				unlink(p);
+			}
+		}
+		return rc;
+	} else if (flags[3].value) {
+		rc = print_json(V, json_pack("{s:s, s:s, s:I, s:s, s:b}", "ref", in.ref, "version", in.version, "size",
+		                             (json_int_t)in.size, "path", in.path, "created", in.created));
+	} else {
 		printf("%s %s\n", in.ref, in.version);
 		rc = write_out(V, "", 0);
 	}
@@ -439,43 +442,53 @@ const struct worldd_verb store_verbs[] = {
 	  "exit codes: 0 ok, 2 usage, 9 I/O\n",
 	  v_hash },
 	{ "object put", "store stdin as an object; print its ref",
-	  "usage: worldd object put --store DB --semantic-id ID [--provenance P] [--as json|source|raw] < FILE\n"
+	  "usage: worldd object put --store DB --semantic-id ID [--provenance P] [--as json|source|raw]\n"
+	  "                         [--wait-lock SECONDS] < FILE\n"
 	  "  --store DB         the store (created if absent; takes the writer lock)\n"
 	  "  --semantic-id ID   label, e.g. world/invocation-input/v1 (printable ASCII, <= 256 bytes)\n"
 	  "  --provenance P     free-form label (first writer's labels win)\n"
 	  "  --as MODE          json: canonical JSON (default for world/* ids); source: canonical\n"
 	  "                     transition source (default for world/transition-source/v1); raw: bytes\n"
 	  "                     as given (default for world/effect-result/v1 and non-world ids)\n"
+	  WORLDD_WAIT_LOCK_HELP
 	  "  Prints the ref of the stored payload.\n"
-	  "exit codes: 0 ok, 2 usage, 3 bad input, 5 store locked, 6 unknown schema, 9 I/O\n",
+	  "exit codes: 0 ok, 2 usage, 3 bad input, 5 store locked, 6 unknown schema, 9 I/O,\n"
+	  "            24 not a SQLite store\n",
 	  v_object_put },
 	{ "object get", "print an object's labels, or its payload",
 	  "usage: worldd object get --store DB REF [--payload]\n"
 	  "  Without --payload prints {\"provenance\",\"ref\",\"semanticId\",\"size\"} as canonical JSON;\n"
 	  "  with --payload writes the payload bytes. The payload is re-hashed first: a damaged\n"
-	  "  row is never returned.\n"
-	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  "  row is never returned. Opens the store read-only (a store of another user or in a\n"
+	  "  read-only directory works; nothing is created beside it).\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O,\n"
+	  "            24 not a SQLite store\n",
 	  v_object_get },
 	{ "log get", "print log entry N (re-verified)",
-	  "usage: worldd log get --store DB N\n"
-	  "  Prints entry N as canonical JSON after recomputing its entryHash and chain link.\n"
-	  "exit codes: 0 ok, 2 usage, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  "usage: worldd log get --store DB N [--json]\n"
+	  "  Prints entry N as canonical JSON after recomputing its entryHash and chain link;\n"
+	  "  --json: {\"entry\":ENTRY,\"index\":N}. Opens the store read-only.\n"
+	  "exit codes: 0 ok, 2 usage, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O,\n"
+	  "            24 not a SQLite store\n",
 	  v_log_get },
 	{ "log append", "append a log entry (operator/test path)",
 	  "usage: worldd log append --store DB --transition-ref R --state-root R --transition-fn R\n"
 	  "                         --interpreter R [--epoch N] [--written-by W]\n"
-	  "                         [--index N] [--prev R|null] [--expect-world R]\n"
+	  "                         [--index N] [--prev R|null] [--expect-world R] [--wait-lock SECONDS]\n"
 	  "  Appends one entry, its world and moves the selected head in one transaction.\n"
 	  "  --transition-ref (invocation record) and --state-root (output) must be stored objects.\n"
 	  "  --index/--prev/--expect-world default to the current head; giving others exercises\n"
 	  "  the store's chain and compare-and-swap checks. Prints: entry N ENTRYHASH world WORLDREF\n"
+	  WORLDD_WAIT_LOCK_HELP
 	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 object not stored, 5 store locked, 6 unknown schema,\n"
-	  "            8 chain or head mismatch (nothing written), 9 I/O\n",
+	  "            8 chain or head mismatch (nothing written), 9 I/O, 24 not a SQLite store\n",
 	  v_log_append },
 	{ "world head", "print the selected world",
-	  "usage: worldd world head --store DB\n"
-	  "  Prints the selected world's ref and its JSON {logHead, revision, stateRoot}.\n"
-	  "exit codes: 0 ok, 2 usage, 4 no world yet, 6 unknown schema, 7 integrity hole, 9 I/O\n",
+	  "usage: worldd world head --store DB [--json]\n"
+	  "  Prints the selected world's ref and its JSON {logHead, revision, stateRoot};\n"
+	  "  --json: {\"ref\":REF,\"world\":{...}}. Opens the store read-only.\n"
+	  "exit codes: 0 ok, 2 usage, 4 no world yet, 6 unknown schema, 7 integrity hole, 9 I/O,\n"
+	  "            24 not a SQLite store\n",
 	  v_world_head },
 	{ "scan", "integrity scan: recompute hashes and the chain",
 	  "usage: worldd scan --store DB [--rows N] [--seconds S] [--objects]\n"
@@ -494,17 +507,26 @@ const struct worldd_verb store_verbs[] = {
 	  "    integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R\n"
 	  "      [object_rows=N resume_object_ref=R]   (--objects)\n"
 	  "  A later scan continues from the printed cursors (docs/store.md lists the fields).\n"
+	  "  Opens the store read-only: a store of another user or in a read-only directory\n"
+	  "  is scanned without creating anything beside it.\n"
 	  "exit codes: 0 ok (no hole found; complete or not), 2 usage, 3 bad cursor, 4 no store,\n"
 	  "            6 unknown schema,\n"
-	  "            7 at least one integrity hole, 9 I/O\n",
+	  "            7 at least one integrity hole, 9 I/O, 24 not a SQLite store\n",
 	  v_scan },
 	{ "archive", "archive an interpreter binary; print its ref and release",
-	  "usage: worldd archive --store DB --ailang-bin BIN\n"
-	  "  Copies BIN to DB.artifacts/interpreters/sha256/<hex>/ailang (0555) with manifest.json,\n"
-	  "  probes BIN --version (10 s) and prints: REF RELEASE-STRING. Same bytes again: no-op.\n"
-	  "exit codes: 0 ok, 2 usage, 3 not a regular file, 4 BIN missing, 5 store locked,\n"
-	  "            6 unknown schema, 7 archived copy damaged, 9 I/O, 11 --version timed out,\n"
-	  "            14 --version failed\n",
+	  "usage: worldd archive --store DB --ailang-bin BIN [--json] [--wait-lock SECONDS]\n"
+	  "  Archives an interpreter: BIN must be a static x86_64 ELF whose --version (probed\n"
+	  "  on the bytes read, 10 s, empty environment) prints a release line of the\n"
+	  "  interpreter contract's form (DESIGN 2): AILANG[-NAME] vMAJOR.MINOR.PATCH[ ...],\n"
+	  "  e.g. \"AILANG v0.41.0\". Then copies BIN to DB.artifacts/interpreters/sha256/<hex>/ailang\n"
+	  "  (0555) with manifest.json and prints: REF RELEASE-STRING; --json prints\n"
+	  "  {\"created\",\"path\",\"ref\",\"size\",\"version\"}. Same bytes again: no-op.\n"
+	  "  Every refusal names BIN as given and leaves nothing behind (no file, directory or row).\n"
+	  WORLDD_WAIT_LOCK_HELP
+	  "exit codes: 0 ok, 2 usage, 3 not a regular file or not a static ELF, 4 BIN missing,\n"
+	  "            5 store locked, 6 unknown schema, 7 archived copy damaged, 9 I/O,\n"
+	  "            11 --version timed out, 14 --version failed or not a release line,\n"
+	  "            24 not a SQLite store\n",
 	  v_archive },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -1,12 +1,22 @@
 /* cli/worldd.c: the operator command line. Dispatches to the verb tables
- * of every component (see verbs.h); owns only --help and dispatch. */
+ * of every component (see verbs.h); owns --help, --version, dispatch, and
+ * the one check that standard output really reached its file (every verb
+ * returns through it, so output lost to a full disk is exit 9 everywhere). */
 #include "cli/verbs.h"
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifndef WORLD_AILANG_LITE_DEFAULT
+#define WORLD_AILANG_LITE_DEFAULT "/usr/local/libexec/world/ailang-lite"
+#endif
 
 static const struct worldd_verb *const verb_tables[] = {
-	store_verbs, capsule_verbs, supervisor_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs,
+	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs,
 };
 
 int worldd_fail(const char *verb, const struct world_err *err)
@@ -33,9 +43,34 @@ int worldd_wants_help(int argc, char **argv)
 	return 0;
 }
 
+const char *worldd_default_ailang_bin(void)
+{
+	/* The installed interpreter; from a build tree (not installed), the
+	 * one built beside this worldd. */
+	static char found[PATH_MAX];
+	if (access(WORLD_AILANG_LITE_DEFAULT, X_OK) == 0) return WORLD_AILANG_LITE_DEFAULT;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			if (snprintf(found, sizeof found, "%s/../interp/ailang-lite", self) < (int)sizeof found &&
+			    access(found, X_OK) == 0)
+				return found;
+		}
+	}
+	return WORLD_AILANG_LITE_DEFAULT;
+}
+
 static void print_help(void)
 {
-	printf("usage: worldd VERB [FLAGS]   (worldd VERB --help for its flags and exit codes)\n\nverbs:\n");
+	printf("usage: worldd VERB [FLAGS]   (worldd VERB --help for its flags and exit codes)\n"
+	       "       worldd --version\n\n"
+	       "Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused; - names\n"
+	       "standard input wherever a file is read. Without --ailang-bin, verbs run the\n"
+	       "installed interpreter " WORLD_AILANG_LITE_DEFAULT ".\n\nverbs:\n");
 	for (size_t t = 0; t < sizeof verb_tables / sizeof verb_tables[0]; t++)
 		for (const struct worldd_verb *v = verb_tables[t]; v->name; v++)
 			printf("  %-16s %s\n", v->name, v->summary);
@@ -46,7 +81,8 @@ static void print_help(void)
 	       " 12 output cap   13 not an object 14 interpreter  15 hash mismatch\n"
 	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
 	       " 20 attended step refused       21 call refused before execution\n"
-	       " 22 session unknown or expired   23 plan broke a law of DESIGN 5.2\n");
+	       " 22 session unknown or expired   23 plan broke a law of DESIGN 5.2\n"
+	       " 24 not a SQLite store (a file of another kind; nothing created beside it)\n");
 }
 
 /* Match "a b" against argv[1], argv[2]; returns words consumed or 0. */
@@ -61,12 +97,39 @@ static int verb_matches(const char *name, int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Standard output must have reached its file: a verb that printed into a
+ * full disk or a closed pipe failed, whatever it returned. */
+static int finish(const char *verb, int rc)
 {
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		fprintf(stderr, "worldd%s%s: write standard output: %s\n", verb ? " " : "", verb ? verb : "",
+		        strerror(e ? e : EIO));
+		if (rc == WX_OK) rc = WX_IO;
+	}
+	return rc;
+}
+
+static int dispatch(int argc, char **argv, const char **verb)
+{
+	*verb = NULL;
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		print_help();
 		return argc < 2 ? WX_USAGE : WX_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		if (argc > 2) {
+			fprintf(stderr, "worldd: usage: --version takes no arguments\n");
+			return WX_USAGE;
+		}
+		printf("worldd (World) " PACKAGE_VERSION "\n");
+		return WX_OK;
 	}
 	const struct worldd_verb *best = NULL;
 	int best_words = 0;
@@ -79,6 +142,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "worldd: unknown verb '%s' (see worldd --help)\n", argv[1]);
 		return WX_USAGE;
 	}
+	*verb = best->name;
 	int vargc = argc - 1 - best_words;
 	char **vargv = argv + 1 + best_words;
 	if (worldd_wants_help(vargc, vargv)) {
@@ -86,4 +150,11 @@ int main(int argc, char **argv)
 		return WX_OK;
 	}
 	return best->run(vargc, vargv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *verb;
+	int rc = dispatch(argc, argv, &verb);
+	return finish(verb, rc);
 }

@@ -20,7 +20,7 @@
 #define AIL_MAX_NEST 1000       /* syntactic nesting depth of one source */
 #define AIL_MAX_FIELDS 1024     /* fields of one record literal, parameters of one function */
 #define AIL_MAX_JSON_NEST 512   /* nesting depth accepted by json decode */
-#define AIL_MAX_SOURCE (4u << 20)  /* bytes of one .ail source */
+#define AIL_MAX_SOURCE (1u << 20)  /* bytes of one .ail source (= SUP_SOURCE_MAX) */
 #define AIL_MAX_ARGS (64u << 20)   /* bytes of the --args-* text */
 #define AIL_STACK_MARGIN (1u << 20) /* kept free below the recursion cut-off */
 

@@ -16,7 +16,7 @@
 
 static const char usage[] =
 	"usage: ailang-lite --version\n"
-	"       ailang-lite check [--json] FILE\n"
+	"       ailang-lite check [--json] [--library] FILE\n"
 	"       ailang-lite run [--quiet] [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE\n"
 	"       ailang-lite test FILE\n"
 	"       ailang-lite builtins [--json]\n"
@@ -26,6 +26,10 @@ static const char usage[] =
 	"{\"count\":N,\"builtins\":[{\"name\",\"module\",\"signature\",\"effect\"}]} (effect \"\" = pure).\n"
 	"iface checks FILE like check, then prints its interface as one compact JSON line\n"
 	"{\"file\",\"module\",\"imports\":[...],\"exports\":[{\"name\",\"params\",\"arity\",\"pure\",\"tests\"}],\"constructors\":[{\"name\",\"arity\"}]}.\n"
+	"check also refuses what cannot run as a transition: an empty module (CHK_EMPTY), no\n"
+	"function main (CHK_NO_MAIN), a main without exactly one parameter (CHK_MAIN_ARITY);\n"
+	"--library skips these three for modules that are imported or only tested.\n"
+	"A source (FILE, or - for stdin) is at most 1048576 bytes (1 MiB), as in worldd.\n"
 	"ailang-lite runs a documented subset of AILANG (docs/ailang-lite.md); it is not upstream AILANG.\n"
 	"exit codes: 0 ok, 1 compile/decode/runtime error, 2 flag error\n";
 
@@ -113,15 +117,41 @@ static void load_cb(void *ctx)
 	*pp = load_file((const char *)*pp);
 }
 
+/* The entry rules of `check` (not of the reference's check): what a capsule
+ * will run must exist, so a check predicts a run. A transition module
+ * declares something, defines `main`, and `main` takes exactly the one
+ * input string. `check --library` skips them for imported modules and
+ * examples. */
+static void entry_cb(void *ctx)
+{
+	struct program *p = load_file((const char *)ctx);
+	struct module *m = p->mod;
+	if (m->nfuncs == 0 && m->nctors == 0)
+		ail_fail("CHK_EMPTY", m->has_name ? m->name_line : 1, m->has_name ? m->name_col : 1,
+		         "the module declares nothing: a transition needs func main(input: string) -> string");
+	struct func *mainf = NULL;
+	for (int i = 0; i < m->nfuncs; i++)
+		if (strcmp(m->funcs[i]->name, "main") == 0) mainf = m->funcs[i];
+	if (!mainf)
+		ail_fail("CHK_NO_MAIN", m->has_name ? m->name_line : 1, m->has_name ? m->name_col : 1,
+		         "no function 'main': a transition needs func main(input: string) -> string");
+	if (mainf->nparams != 1)
+		ail_fail("CHK_MAIN_ARITY", mainf->line, mainf->col,
+		         "'main' takes %d parameter%s; a transition's main takes exactly one (the input string)",
+		         mainf->nparams, mainf->nparams == 1 ? "" : "s");
+}
+
 /* ---------------- check ---------------- */
 
 static int cmd_check(int argc, char **argv)
 {
-	int json = 0;
+	int json = 0, library = 0;
 	const char *file = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "--library") == 0)
+			library = 1;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return flag_error("check: unknown flag '%s'", argv[i]);
 		else if (file)
@@ -132,8 +162,13 @@ static int cmd_check(int argc, char **argv)
 	if (!file)
 		return flag_error("check: missing FILE%s", "");
 	ail_err.quiet = json;
-	struct program *p = (struct program *)(void *)file;
-	int failed = protect(load_cb, &p) != 0;
+	int failed;
+	if (library) {
+		struct program *p = (struct program *)(void *)file;
+		failed = protect(load_cb, &p) != 0;
+	} else {
+		failed = protect(entry_cb, (void *)file) != 0;
+	}
 	ail_err.quiet = 0;
 	if (json) {
 		struct buf b = {0};

@@ -2,7 +2,12 @@
  * <db>.artifacts/interpreters/sha256/<hex>/ailang (mode 0555) and
  * manifest.json {hash, size, version} beside it, each written via a temp file,
  * fsync and rename, then the directory fsync'd, so a crash leaves either
- * nothing or the complete file. Same bytes again: nothing is rewritten. */
+ * nothing or the complete file. Same bytes again: nothing is rewritten.
+ * Only interpreters are archived: a static ELF whose `--version` (probed on
+ * the bytes read, from a memfd, before anything is written) prints a
+ * release line of the contract's form (DESIGN §2: "AILANG v0.41.0",
+ * "AILANG-lite v0.1.0 (...)"). A refusal at any step leaves nothing behind:
+ * files and directories this call created are removed again. */
 #include "store/store_internal.h"
 #include "store/canon.h"
 #include "store/file.h"
@@ -14,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <regex.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +31,23 @@
 #define INTERP_MAX_BYTES (512ull << 20)
 #define VERSION_PROBE_SECONDS 10
 
-static int mkdir_p(const char *dir, struct world_err *err)
+/* The directories one archive call created, so a refusal can remove them. */
+struct made_dirs {
+	char path[16][4096];
+	int n;
+};
+
+static int mkdir_one(const char *d, struct made_dirs *made, struct world_err *err)
+{
+	if (mkdir(d, 0755) == 0) {
+		if (made->n < 16) snprintf(made->path[made->n++], sizeof made->path[0], "%s", d);
+		return 0;
+	}
+	if (errno != EEXIST) return werr(err, WX_IO, "archive: mkdir %s: %s", d, strerror(errno));
+	return 0;
+}
+
+static int mkdir_p(const char *dir, struct made_dirs *made, struct world_err *err)
 {
 	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
@@ -30,11 +55,53 @@ static int mkdir_p(const char *dir, struct world_err *err)
 	for (char *p = tmp + 1; *p; p++) {
 		if (*p != '/') continue;
 		*p = 0;
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return werr(err, WX_IO, "archive: mkdir %s: %s", tmp, strerror(errno));
+		if (mkdir_one(tmp, made, err) < 0) return -1;
 		*p = '/';
 	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST) return werr(err, WX_IO, "archive: mkdir %s: %s", tmp, strerror(errno));
+	return mkdir_one(tmp, made, err);
+}
+
+static void undo_dirs(const struct made_dirs *made)
+{
+	for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]); /* deepest first; best effort */
+}
+
+/* A static ELF for this machine (no PT_INTERP: capsule roots hold no
+ * loader), the same rule capsule_pin_interpreter applies at run time; the
+ * store cannot link capsule/, so it is restated here. */
+static int check_static_elf(const unsigned char *b, size_t n, const char *bin, struct world_err *err)
+{
+	if (n < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0)
+		return werr(err, WX_BAD_INPUT, "archive: %s: not an ELF binary, so not an interpreter; nothing archived", bin);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
+	if (b[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
+		return werr(err, WX_BAD_INPUT, "archive: %s: not an x86_64 ELF64 binary; nothing archived", bin);
+	if (eh->e_phoff > n || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > n - eh->e_phoff)
+		return werr(err, WX_BAD_INPUT, "archive: %s: malformed ELF program headers; nothing archived", bin);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(b + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return werr(err, WX_BAD_INPUT,
+			            "archive: %s: dynamically linked, not a static ELF (capsule roots hold no libc); nothing archived",
+			            bin);
+	return 0;
+}
+
+/* DESIGN §2's release line: a name starting AILANG, " v", a version
+ * MAJOR.MINOR.PATCH, then optionally a space and anything printable. */
+static int check_release_line(const char *line, const char *bin, struct world_err *err)
+{
+	regex_t re;
+	if (regcomp(&re, "^AILANG(-[A-Za-z0-9]+)* v[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.-]+)?( .*)?$",
+	            REG_EXTENDED | REG_NOSUB) != 0)
+		return werr(err, WX_FAIL, "archive: cannot compile the release-line pattern");
+	int ok = regexec(&re, line, 0, NULL, 0) == 0;
+	regfree(&re);
+	if (!ok)
+		return werr(err, WX_INTERP,
+		            "archive: %s --version printed \"%.200s\", not a release line like \"AILANG v0.41.0\"; nothing archived",
+		            bin, line);
 	return 0;
 }
 
@@ -92,17 +159,38 @@ static int atomic_write(const char *dir, const char *name, const void *buf, size
 	return fsync_dir(dir, err);
 }
 
-/* Run BIN --version with an empty environment and a deadline; the first
- * non-empty stdout line is the release string. */
-static int probe_version(const char *bin, char *out, size_t outn, struct world_err *err)
+/* Run the bytes read from BIN (from a sealed memfd, so the probed program
+ * is exactly what will be archived and nothing is written to disk) with
+ * --version, an empty environment and a deadline; the first non-empty
+ * stdout line is the release string. Messages name bin, the path given. */
+static int probe_version(const unsigned char *bytes, size_t len, const char *bin, char *out, size_t outn,
+                         struct world_err *err)
 {
+	int mfd = memfd_create("world-archive-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0) return werr(err, WX_IO, "archive: memfd_create: %s", strerror(errno));
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(mfd, bytes + off, len - off);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) {
+			int e = errno;
+			close(mfd);
+			return werr(err, WX_IO, "archive: copy %s to a memfd: %s", bin, strerror(e));
+		}
+		off += (size_t)w;
+	}
+	fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) return werr(err, WX_IO, "archive: pipe: %s", strerror(errno));
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(mfd);
+		return werr(err, WX_IO, "archive: pipe: %s", strerror(e));
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
+		close(mfd);
 		return werr(err, WX_IO, "archive: fork: %s", strerror(e));
 	}
 	if (pid == 0) {
@@ -111,9 +199,10 @@ static int probe_version(const char *bin, char *out, size_t outn, struct world_e
 		dup2(p[1], 1);
 		char *argv[] = { (char *)bin, (char *)"--version", NULL };
 		char *envp[] = { NULL };
-		execve(bin, argv, envp);
+		syscall(SYS_execveat, mfd, "", argv, envp, AT_EMPTY_PATH);
 		_exit(127);
 	}
+	close(mfd);
 	close(p[1]);
 	char buf[8192];
 	size_t n = 0;
@@ -143,8 +232,10 @@ static int probe_version(const char *bin, char *out, size_t outn, struct world_e
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) return werr(err, WX_IO, "archive: waitpid: %s", strerror(errno));
 	if (timed_out) return werr(err, WX_DEADLINE, "archive: %s --version: no answer within %d s", bin, VERSION_PROBE_SECONDS);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && n == 0)
+		return werr(err, WX_INTERP, "archive: %s --version: could not be executed (exit 127); nothing archived", bin);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return werr(err, WX_INTERP, "archive: %s --version: exited with status %d", bin,
+		return werr(err, WX_INTERP, "archive: %s --version: exited with status %d; nothing archived", bin,
 		            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	buf[n] = 0;
 	char *line = buf, *save = NULL;
@@ -155,7 +246,8 @@ static int probe_version(const char *bin, char *out, size_t outn, struct world_e
 		if (*l) { line = l; break; }
 		line = NULL;
 	}
-	if (!line || !*line) return werr(err, WX_INTERP, "archive: %s --version printed no release string", bin);
+	if (!line || !*line)
+		return werr(err, WX_INTERP, "archive: %s --version printed no release string; nothing archived", bin);
 	for (char *c = line; *c; c++)
 		if ((unsigned char)*c < 0x20) *c = ' ';
 	size_t ll = strlen(line);
@@ -216,7 +308,10 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 	unsigned char *bytes;
 	size_t n;
 	if (read_file(bin, &bytes, &n, INTERP_MAX_BYTES, err) < 0) return -1;
-	if (world_hash_ref(bytes, n, out->ref, err) < 0) { free(bytes); return -1; }
+	if (check_static_elf(bytes, n, bin, err) < 0 || world_hash_ref(bytes, n, out->ref, err) < 0) {
+		free(bytes);
+		return -1;
+	}
 	out->size = n;
 	char dir[4096];
 	if (interp_dir(st, out->ref, dir, sizeof dir) < 0 ||
@@ -226,8 +321,8 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 	}
 	char manifest[4200];
 	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
-	if (mkdir_p(dir, err) < 0) { free(bytes); return -1; }
 
+	/* Already archived (same bytes, sound manifest): only the row. */
 	int have_bin = 0;
 	unsigned char *old;
 	size_t oldn;
@@ -248,27 +343,49 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 		*err = e2;
 		return -1;
 	}
-	if (!have_bin && atomic_write(dir, "ailang", bytes, n, 0555, err) < 0) {
+	if (have_bin && read_manifest(manifest, out->ref, out->size, out->version, sizeof out->version) == 0 &&
+	    check_release_line(out->version, bin, err) == 0) {
 		free(bytes);
-		return -1;
-	}
-	free(bytes);
-	if (have_bin && read_manifest(manifest, out->ref, out->size, out->version, sizeof out->version) == 0) {
 		out->created = 0;
 		return record_interp(st, out, err);
 	}
-	/* probe the archived copy: it is what will run */
-	if (probe_version(out->path, out->version, sizeof out->version, err) < 0) return -1;
+	/* Every check before anything is written. */
+	if (probe_version(bytes, n, bin, out->version, sizeof out->version, err) < 0 ||
+	    check_release_line(out->version, bin, err) < 0) {
+		free(bytes);
+		return -1;
+	}
 	json_t *m = json_pack("{sssIss}", "hash", out->ref, "size", (json_int_t)out->size, "version", out->version);
 	size_t mn;
 	char *mc = m ? world_canon_json(m, &mn, err) : NULL;
 	json_decref(m);
-	if (!mc) return werr(err, WX_FAIL, "archive: cannot build manifest.json");
-	int rc = atomic_write(dir, "manifest.json", mc, mn, 0444, err);
+	if (!mc) {
+		free(bytes);
+		return werr(err, WX_FAIL, "archive: cannot build manifest.json");
+	}
+	struct made_dirs made = { .n = 0 };
+	int wrote_bin = 0, wrote_manifest = 0;
+	int rc = mkdir_p(dir, &made, err);
+	if (rc == 0 && !have_bin) {
+		rc = atomic_write(dir, "ailang", bytes, n, 0555, err);
+		wrote_bin = rc == 0;
+	}
+	if (rc == 0) {
+		rc = atomic_write(dir, "manifest.json", mc, mn, 0444, err);
+		wrote_manifest = rc == 0;
+	}
+	free(bytes);
 	free(mc);
-	if (rc < 0) return -1;
+	if (rc == 0) rc = record_interp(st, out, err);
+	if (rc < 0) {
+		/* leave nothing behind: what this call wrote goes again */
+		if (wrote_manifest && !have_bin) unlink(manifest);
+		if (wrote_bin) unlink(out->path);
+		undo_dirs(&made);
+		return -1;
+	}
 	out->created = !have_bin;
-	return record_interp(st, out, err);
+	return 0;
 }
 
 int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err)

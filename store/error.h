@@ -37,6 +37,7 @@ enum world_exit {
 	WX_REFUSED = 21,       /* call refused before execution (unknown or invisible skill, schema) */
 	WX_SESSION = 22,       /* session credential unknown, malformed or expired */
 	WX_PLAN_LAW = 23,      /* the transition's plan broke a law of DESIGN §5.2 */
+	WX_NOT_STORE = 24,     /* the file is not a SQLite store at all (not a version problem) */
 };
 
 struct world_err {

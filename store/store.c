@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -179,7 +180,115 @@ static int reopen_immutable(struct world_store *st, struct world_err *err)
 	return 0;
 }
 
-int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err)
+/* What is at path, before anything is created or locked: 0 absent, 1 an
+ * empty file, 2 a SQLite database; anything else is refused with
+ * WX_NOT_STORE (its own code: not a version problem of a real store). */
+static int probe_file(const char *path, struct world_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT) return 0;
+		return werr(err, WX_IO, "store %s: open: %s", path, strerror(errno));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		int e = errno;
+		close(fd);
+		return werr(err, WX_IO, "store %s: stat: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return werr(err, WX_NOT_STORE, "store %s: not a regular file, so not a SQLite store; left untouched", path);
+	}
+	unsigned char head[16];
+	ssize_t n;
+	do n = pread(fd, head, sizeof head, 0);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(fd);
+	if (n < 0) return werr(err, WX_IO, "store %s: read: %s", path, strerror(e));
+	if (n == 0) return 1;
+	if (n < (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0)
+		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", path);
+	return 2;
+}
+
+/* The flock on <path>.writer.lock, retried until wait_s has passed (0: one
+ * try). *created says whether this call created the lock file, so a refusal
+ * can remove it again. */
+static int take_lock(struct world_store *st, const char *lock, double wait_s, int *created, struct world_err *err)
+{
+	*created = 0;
+	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (st->lock_fd >= 0) *created = 1;
+	else if (errno == EEXIST) st->lock_fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (st->lock_fd < 0) return werr(err, WX_IO, "store %s: open lock file %s: %s", st->path, lock, strerror(errno));
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (flock(st->lock_fd, LOCK_EX | LOCK_NB) == 0) return 0;
+		if (errno == EINTR) continue;
+		if (errno != EWOULDBLOCK) return werr(err, WX_IO, "store %s: flock %s: %s", st->path, lock, strerror(errno));
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (waited >= wait_s) break;
+		/* polled, not a blocking flock: a deadline needs no signal */
+		struct timespec nap = { 0, 20 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	if (wait_s > 0)
+		return werr(err, WX_LOCKED,
+		            "store %s: another process still holds writer authority for this database after %.0f s (%s)",
+		            st->path, wait_s, lock);
+	return werr(err, WX_LOCKED, "store %s: another process already holds writer authority for this database (%s)",
+	            st->path, lock);
+}
+
+/* file:PATH?mode=ro[&immutable=1] with PATH percent-escaped. */
+static char *reader_uri(const char *path, int immutable)
+{
+	size_t n = strlen(path);
+	char *u = malloc(n * 3 + 64);
+	if (!u) return NULL;
+	char *p = u + sprintf(u, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f) p += sprintf(p, "%%%02X", *c);
+		else *p++ = (char)*c;
+	}
+	sprintf(p, "?mode=ro%s", immutable ? "&immutable=1" : "");
+	return u;
+}
+
+/* A reader creates nothing beside a store it does not own or cannot write
+ * to. When the writer's -wal and -shm both exist, SQLite needs to create
+ * nothing: open mode=ro and share the writer's WAL index (a live daemon's
+ * commits are seen). Otherwise, for a store of another user, or in a
+ * directory that is read-only (access(2), a read-only mount, or no write
+ * bit at all: root passes access(2) on a 0555 directory), open immutable=1
+ * so that SQLite needs no -wal or -shm file. Our own store in a writable
+ * directory opens mode=ro as before. */
+static int reader_needs_immutable(const char *path)
+{
+	char wal[4200], shm[4200];
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	snprintf(shm, sizeof shm, "%s-shm", path);
+	if (access(wal, F_OK) == 0 && access(shm, F_OK) == 0) return 0;
+	char *dup = strdup(path);
+	if (!dup) return 1;
+	char *slash = strrchr(dup, '/');
+	const char *dir = ".";
+	if (slash == dup) dir = "/";
+	else if (slash) { *slash = 0; dir = dup; }
+	struct stat fs, ds;
+	struct statvfs vfs;
+	int ro = stat(path, &fs) != 0 || fs.st_uid != geteuid() || stat(dir, &ds) != 0 || (ds.st_mode & 0222) == 0 ||
+	         access(dir, W_OK) != 0 || (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY));
+	free(dup);
+	return ro;
+}
+
+int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
+                          struct world_err *err)
 {
 	*out = NULL;
 	int nosync = mode & WORLD_STORE_NOSYNC;
@@ -187,6 +296,8 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
 	if (mode != WORLD_STORE_WRITER && mode != WORLD_STORE_READER)
 		return werr(err, WX_USAGE, "store %s: unknown open mode %d", path, mode);
+	if (!(wait_lock_s >= 0) || wait_lock_s > 86400)
+		return werr(err, WX_USAGE, "store %s: lock wait %g s out of range 0..86400", path, wait_lock_s);
 	struct world_store *st = calloc(1, sizeof *st);
 	if (!st || !(st->path = strdup(path))) {
 		free(st);
@@ -194,35 +305,40 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 	}
 	st->lock_fd = -1;
 	st->writer = mode == WORLD_STORE_WRITER;
+	char lock[4200] = "";
+	int lock_created = 0;
+	/* What the file is decides before anything is created beside it. */
+	int kind = probe_file(path, err);
+	if (kind < 0) goto fail;
+	if (!st->writer && kind == 0) {
+		werr(err, WX_NOT_FOUND, "store %s: %s", path, strerror(ENOENT));
+		goto fail;
+	}
+	if (!st->writer && kind == 1) {
+		werr(err, WX_NOT_STORE, "store %s: an empty file, not a World store; left untouched", path);
+		goto fail;
+	}
 	if (st->writer) {
 		/* The lock is taken before the database is touched at all. */
-		char lock[4200];
 		if (snprintf(lock, sizeof lock, "%s.writer.lock", path) >= (int)sizeof lock) {
 			werr(err, WX_USAGE, "store %s: path too long", path);
 			goto fail;
 		}
-		st->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (st->lock_fd < 0) {
-			werr(err, WX_IO, "store %s: open lock file %s: %s", path, lock, strerror(errno));
-			goto fail;
-		}
-		if (flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-			if (errno == EWOULDBLOCK)
-				werr(err, WX_LOCKED, "store %s: another process already holds writer authority for this database (%s)",
-				     path, lock);
-			else
-				werr(err, WX_IO, "store %s: flock %s: %s", path, lock, strerror(errno));
-			goto fail;
-		}
-	} else {
-		struct stat sb;
-		if (stat(path, &sb) < 0) {
-			werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", path, strerror(errno));
-			goto fail;
-		}
+		if (take_lock(st, lock, wait_lock_s, &lock_created, err) < 0) goto fail;
 	}
-	int flags = st->writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
-	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+	int rc;
+	if (st->writer) {
+		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+	} else {
+		char *uri = reader_uri(path, reader_needs_immutable(path));
+		if (!uri) {
+			werr(err, WX_FAIL, "store %s: out of memory", path);
+			goto fail;
+		}
+		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+		free(uri);
+	}
+	if (rc != SQLITE_OK) {
 		werr(err, WX_IO, "store %s: open: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto fail;
 	}
@@ -284,8 +400,16 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 	*out = st;
 	return 0;
 fail:
+	/* A refused open leaves nothing it created: the lock file goes while
+	 * the flock is still held, so no other writer can be holding it. */
+	if (lock_created && st->lock_fd >= 0) unlink(lock);
 	world_store_close(st);
 	return -1;
+}
+
+int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err)
+{
+	return world_store_open_wait(path, mode, 0, out, err);
 }
 
 void world_store_close(struct world_store *st)

@@ -53,6 +53,17 @@ enum world_store_mode {
  * non-blocking flock on <path>.writer.lock; a second writer gets WX_LOCKED
  * "another process already holds writer authority for this database". */
 int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err);
+/* The same, a writer retrying the flock for up to wait_lock_s seconds
+ * (0..86400; 0 = one try) before WX_LOCKED, so it queues behind another.
+ * Before any lock or database file is created, the file at path is probed:
+ * one that is not a SQLite database (or, for a reader, an empty file) is
+ * WX_NOT_STORE and nothing is created beside it; a refused open removes a
+ * lock file it created. A reader opens with SQLite mode=ro, and immutable=1
+ * when the directory or the file is not writable by this process (a store
+ * of another user, a read-only mount), so it never creates the lock, -wal or
+ * -shm files; an immutable reader does not see commits still in a -wal. */
+int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
+                          struct world_err *err);
 void world_store_close(struct world_store *st);
 const char *world_store_path(const struct world_store *st);
 /* The underlying handle (for the scan and for tests); do not write through it. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -173,9 +174,19 @@ static int run_interp(struct agent *ag, const char *const *args, size_t *out_len
 	return 0;
 }
 
+/* A kill the operator can act on is named, not numbered: SIGXCPU is the
+ * profile's CPU-time rlimit (this process has the same one), SIGSYS the
+ * filter's kill of a non-native syscall ABI (native syscalls are denied
+ * through the listener, never by SIGSYS). */
 static void describe_status(int st, char *buf, size_t n)
 {
+	struct rlimit cpu;
 	if (WIFEXITED(st)) snprintf(buf, n, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU && getrlimit(RLIMIT_CPU, &cpu) == 0 &&
+	         cpu.rlim_cur != RLIM_INFINITY)
+		snprintf(buf, n, "killed: CPU time limit (%llu s) exceeded", (unsigned long long)cpu.rlim_cur);
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+		snprintf(buf, n, "killed by SIGSYS: a syscall of a non-native ABI (x32 or i386) was refused");
 	else if (WIFSIGNALED(st)) snprintf(buf, n, "killed by signal %d", WTERMSIG(st));
 	else snprintf(buf, n, "ended with wait status %d", st);
 }
@@ -188,7 +199,7 @@ static json_t *run_phase(struct agent *ag, const char *kind, const char *phase)
 	int st;
 	if (run_interp(ag, sup_interp_run_args, &len, &st) < 0) return NULL;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		char d[64];
+		char d[128];
 		describe_status(st, d, sizeof d);
 		send_error(ag, "interp", "interpreter %s in the %s phase", d, phase);
 		return NULL;

@@ -306,7 +306,8 @@ static const char *payload(struct run *r, json_t *f, const char *type, const cha
 
 static int is_json_object(const char *p, size_t len)
 {
-	json_t *v = json_loadb(p, len, JSON_REJECT_DUPLICATES, NULL);
+	/* \u0000 is accepted here as by store/canon (JSON_ALLOW_NUL). */
+	json_t *v = json_loadb(p, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	int okk = json_is_object(v);
 	json_decref(v);
 	return okk;
@@ -685,6 +686,8 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	if (!err) err = &scratch_err;
 	const struct sup_limits *lim = &s->lim;
 	if (!source) return werr(err, WX_BAD_INPUT, "source: missing");
+	if (source_len > SUP_SOURCE_MAX)
+		return werr(err, WX_BAD_INPUT, "source: %zu bytes, over the %zu-byte cap", source_len, SUP_SOURCE_MAX);
 
 	/* The phase input, checked before anything is started; it reaches the
 	 * interpreter as the staged args.json (one JSON string literal). */
@@ -694,7 +697,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		if (args_len > lim->payload_max)
 			return werr(err, WX_BAD_INPUT, "args: %zu bytes, over the %zu-byte cap", args_len, lim->payload_max);
 		json_error_t je;
-		json_t *a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES, &je);
+		json_t *a = json_loadb(args, args_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 		int obj = json_is_object(a);
 		json_decref(a);
 		if (!a) return werr(err, WX_BAD_INPUT, "args: malformed JSON at byte %d: %s", je.position, je.text);

@@ -30,6 +30,9 @@ struct sup_limits {
 	unsigned tool_ms;                               /* a tool run's default wall time: 20000 */
 };
 void sup_limits_default(struct sup_limits *lim);
+/* The one source-size cap (bytes) of every verb that runs or checks a
+ * transition; ailang-lite's own cap (AIL_MAX_SOURCE) is the same figure. */
+#define SUP_SOURCE_MAX ((size_t)1 << 20)
 
 struct supervisor;
 
