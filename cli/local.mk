@@ -7,8 +7,8 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/cli_help.sh tests/cli_docs.sh
-EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh
+TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh
+EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh
 
 # world-publish: the publisher's program (DESIGN §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
@@ -23,3 +23,10 @@ tests_publish_attended_probe_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_publish_attended_probe_LDADD = libworld.a $(WORLD_DEP_LIBS)
 TESTS += tests/publish/attended.sh tests/publish/unprivileged.sh
 EXTRA_DIST += tests/publish/attended.sh tests/publish/unprivileged.sh
+
+# The man page, from --help and --version (help2man, at build time).
+man1_MANS += cli/worldd.1
+CLEANFILES += cli/worldd.1
+cli/worldd.1: cli/worldd$(EXEEXT)
+	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
+	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT)

@@ -160,6 +160,8 @@ static int v_object_put(int argc, char **argv)
 	int npos;
 	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
+	double wait;
+	if ((rc = worldd_wait_lock(V, flags[4].value, &wait))) return rc;
 	const char *path = flags[0].value, *sid = flags[1].value, *prov = flags[2].value, *as = flags[3].value;
 	if (!path) return worldd_usage(V, "--store DB is required");
 	if (!sid) return worldd_usage(V, "--semantic-id ID is required");
@@ -280,6 +282,8 @@ static int v_log_append(int argc, char **argv)
 	int npos;
 	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
+	double wait;
+	if ((rc = worldd_wait_lock(V, flags[10].value, &wait))) return rc;
 	for (int i = 1; i <= 4; i++)
 		if (!flags[i].value) return worldd_usage(V, "%s REF is required", flags[i].name);
 	struct world_log_append a = { 0, 1, flags[3].value, flags[4].value, NULL,
@@ -397,6 +401,8 @@ static int v_archive(int argc, char **argv)
 	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 0, &npos);
 	if (rc) return rc;
 	if (!flags[1].value) return worldd_usage(V, "--ailang-bin BIN is required");
+	double wait;
+	if ((rc = worldd_wait_lock(V, flags[2].value, &wait))) return rc;
 	/* A refusal leaves nothing behind, not even a store this call created. */
 	struct stat sb;
 	int fresh = flags[0].value && stat(flags[0].value, &sb) < 0 && errno == ENOENT;

@@ -4,7 +4,8 @@
 # (ailang-lite-san) is what the interpreter's own tests run directly.
 AILANG_LITE_SOURCES = interp/ail.h interp/main.c interp/lex.c interp/parse.c \
 	interp/value.c interp/eval.c interp/json.c interp/std.c
-bin_PROGRAMS += interp/ailang-lite
+# Installed in $(pkglibexecdir): worldd runs it (it is not a command for users' PATH).
+pkglibexec_PROGRAMS += interp/ailang-lite
 interp_ailang_lite_SOURCES = $(AILANG_LITE_SOURCES)
 interp_ailang_lite_CFLAGS = -std=gnu11 -Wall -Wextra
 interp_ailang_lite_LDFLAGS = -static
@@ -46,3 +47,10 @@ CLEANFILES += interp/ailang-lite-fuzz
 noinst_PROGRAMS += bench/interp_bench
 bench_interp_bench_SOURCES = bench/interp_bench.c
 EXTRA_DIST += bench/interp_bench.sh
+
+# The man page, from --help and --version (help2man, at build time).
+man1_MANS += interp/ailang-lite.1
+CLEANFILES += interp/ailang-lite.1
+interp/ailang-lite.1: interp/ailang-lite$(EXEEXT)
+	$(AM_V_GEN)$(HELP2MAN) --no-info --no-discard-stderr --section=1 \
+	  --name="the bundled AILANG-subset interpreter of World" --output=$@ ./interp/ailang-lite$(EXEEXT)

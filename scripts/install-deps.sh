@@ -6,7 +6,7 @@ set -e
 PKGS="build-essential autoconf automake libtool pkg-config autoconf-archive
  libseccomp-dev libcap-dev libjansson-dev libsqlite3-dev libbsd-dev
  libmicrohttpd-dev libssl-dev sqlite3 seccomp bubblewrap golang-go
- clang libclang-rt-14-dev valgrind util-linux procps iproute2 python3 curl"
+ clang libclang-rt-14-dev valgrind util-linux procps iproute2 python3 curl help2man"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -77,12 +77,12 @@ for probe in keyctl unshare socket mount ptrace bpf; do
 done
 run "syscall tiocsti";     is "$err" "worldd run: syscall denied: ioctl(TIOCSTI); capsule killed" "TIOCSTI with junk upper bits is denied and named"
 run "syscall clone-newns"; is "$rc" 17 "clone with CLONE_NEWNS denied"
-run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "killed by signal 31" "x32: killed by SIGSYS (non-native ABI)"
+run "syscall x32";         is "$rc" 14 "x32 syscall kills the process"; like "$err" "killed by SIGSYS: a syscall of a non-native ABI \\(x32 or i386\\) was refused" "x32: killed by SIGSYS, named as the non-native ABI"
 printf 'syscall int80\n' > "$T/main.ail"
 ctl=$(cd "$T" && "$FIX" run x main.ail 2>&1)
 if printf '%s' "$ctl" | grep -q '"errno":0'; then
   ok 0 "control: an i386 int 0x80 getpid works unconfined ($ctl)"
-  run "syscall int80"; is "$rc" 14 "i386 int 0x80 kills the confined process"; like "$err" "killed by signal 31" "i386 entry: killed by SIGSYS (non-native ABI)"
+  run "syscall int80"; is "$rc" 14 "i386 int 0x80 kills the confined process"; like "$err" "killed by SIGSYS: a syscall of a non-native ABI \\(x32 or i386\\) was refused" "i386 entry: killed by SIGSYS, named as the non-native ABI"
 else
   skip "this kernel has no i386 emulation ($ctl)" "i386 int 0x80 control"
   skip "no i386 emulation" "i386 int 0x80 kills the confined process"; skip "no i386 emulation" "i386 reported"
@@ -101,8 +101,8 @@ ref=$(sha256sum "$FIX" | cut -d' ' -f1)
 run noop --ailang-ref "sha256:$ref"; is "$rc" 0 "matching --ailang-ref runs"
 
 # usage errors
-run_capture out err rc "$WORLDD" run --source "$T/main.ail" --input '{}'
-is "$rc" 2 "missing --ailang-bin: usage exit 2"
+run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --input '{}'
+is "$rc" 2 "missing --source: usage exit 2"
 run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '{bad'
 is "$rc" 3 "input not JSON: exit 3"
 run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input '[1]'
@@ -131,7 +131,7 @@ is "$err" "worldd check: syscall denied: keyctl; capsule killed" "check: a denie
 printf 'exec syscall x32\n' > "$T/x32.ail"
 run_capture out err rc "$WORLDD" check --ailang-bin "$FIX" --source "$T/x32.ail"
 is "$rc" 14 "check: an interpreter killed by SIGSYS is an interpreter failure (14), not a refusal"
-like "$err" "^worldd check: source check: interpreter killed by signal 31" "check: signal named"
+like "$err" "^worldd check: source check: interpreter killed by SIGSYS: a syscall of a non-native ABI" "check: the non-native ABI kill named"
 
 # nothing left behind: every capsule group made during this test belongs to
 # a live process (groups are named world-capsule-PID-N after their maker;

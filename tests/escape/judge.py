@@ -123,7 +123,7 @@ def run_capsule(a, user, inp, timeout_ms, background=False, env=None):
     if a.verb == "invoke":
         # the product path: the supervisor's admission, agent and protocol
         cmd = setpriv(user) + [a.worldd, "invoke", "--ailang-bin", a.bin, "--source", a.source,
-                               "--input", json.dumps(inp), "--phase-ms", str(timeout_ms)]
+                               "--input", json.dumps(inp), "--timeout-ms", str(timeout_ms)]
         return run_cmd(cmd, a, timeout_ms, background, env)
     cmd = setpriv(user) + [a.worldd, "run", "--ailang-bin", a.bin, "--source", a.source,
                            "--input", json.dumps(inp), "--timeout-ms", str(timeout_ms)]

@@ -9,6 +9,7 @@
 #include "tests/tap.h"
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,29 +311,41 @@ int main(void)
 	ok(sr.complete && total_log == 4 && total_world == 4, "resumed scans cover every row exactly once (%lld, %lld)",
 	   total_log, total_world);
 
-	/* interpreter archive */
-	char bin[400];
+	/* interpreter archive: only a static ELF whose --version prints a release
+	 * line; every refusal leaves no file, directory or row behind */
+	char bin[400], arts[4200];
+	snprintf(arts, sizeof arts, "%s.artifacts", db);
 	snprintf(bin, sizeof bin, "%s/fake-ailang", dir);
 	FILE *bf = fopen(bin, "w");
 	fprintf(bf, "#!/bin/sh\necho\necho 'AILANG-test v9.9.9  '\n");
 	fclose(bf);
 	chmod(bin, 0755);
 	struct world_interp wi, wi2;
-	ok(world_archive_interpreter(st, bin, &wi, &err) == 0 && wi.created == 1, "interpreter archived (%s)", err.msg);
-	is_str(wi.version, "AILANG-test v9.9.9", "release = first non-empty --version line");
 	struct stat sb;
+	ok(world_archive_interpreter(st, bin, &wi, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, bin) &&
+	   strstr(err.msg, "not an ELF"), "a script is not an interpreter: refused naming BIN (%s)", err.msg);
+	ok(stat(arts, &sb) < 0 && errno == ENOENT, "... and nothing is left behind (no %s)", arts);
+	char stub[600];
+	snprintf(stub, sizeof stub, "%s/tests/supervisor/stub-interp", getenv("top_builddir") ? getenv("top_builddir") : ".");
+	ok(world_archive_interpreter(st, stub, &wi, &err) < 0 && err.code == WX_INTERP && strstr(err.msg, "not a release line"),
+	   "a static ELF whose --version is not a release line is refused (%s)", err.msg);
+	ok(stat(arts, &sb) < 0 && errno == ENOENT, "... and nothing is left behind");
+	const char *lite = getenv("AILANG_LITE");
+	ok(lite && world_archive_interpreter(st, lite, &wi, &err) == 0 && wi.created == 1, "interpreter archived (%s)",
+	   err.msg);
+	ok(strncmp(wi.version, "AILANG-lite v0.1.0", 18) == 0, "release = first non-empty --version line (%s)", wi.version);
 	ok(stat(wi.path, &sb) == 0 && (sb.st_mode & 07777) == 0555, "archived binary has mode 0555");
 	ok(strstr(wi.path, ".artifacts/interpreters/sha256/") && strstr(wi.path, wi.ref + 7), "archive path by hash");
 	char man[4200];
 	snprintf(man, sizeof man, "%.*s/manifest.json", (int)(strlen(wi.path) - 7), wi.path);
 	struct stat ms1, ms2;
 	ok(stat(man, &ms1) == 0, "manifest.json beside it");
-	ok(world_archive_interpreter(st, bin, &wi2, &err) == 0 && wi2.created == 0 && strcmp(wi2.ref, wi.ref) == 0 &&
+	ok(world_archive_interpreter(st, lite, &wi2, &err) == 0 && wi2.created == 0 && strcmp(wi2.ref, wi.ref) == 0 &&
 	   strcmp(wi2.version, wi.version) == 0, "re-archiving the same bytes is a no-op");
 	ok(stat(man, &ms2) == 0 && ms1.st_ino == ms2.st_ino, "manifest not rewritten");
 	ok(world_interp_get(st, wi.ref, &wi2, &err) == 0 && strcmp(wi2.path, wi.path) == 0, "interpreter looked up by ref");
-	ok(world_archive_interpreter(st, "/nonexistent/ailang", &wi2, &err) < 0 && err.code == WX_NOT_FOUND,
-	   "missing binary refused");
+	ok(world_archive_interpreter(st, "/nonexistent/ailang", &wi2, &err) < 0 && err.code == WX_NOT_FOUND &&
+	   strstr(err.msg, "/nonexistent/ailang"), "missing binary refused, named");
 	world_store_close(st);
 
 	/* schema versions: a future version is refused and left byte-identical */
@@ -352,8 +365,18 @@ int main(void)
 	FILE *jf = fopen(junk, "w");
 	fprintf(jf, "this is not sqlite, it is just some text long enough to look like a header......................");
 	fclose(jf);
-	ok(world_store_open(junk, WORLD_STORE_WRITER, &st, &err) < 0 && err.code == WX_SCHEMA, "non-database refused (%s)",
-	   err.msg);
+	ok(world_store_open(junk, WORLD_STORE_WRITER, &st, &err) < 0 && err.code == WX_NOT_STORE &&
+	   strstr(err.msg, "not a SQLite database"), "non-database refused with its own code (%s)", err.msg);
+	char junk_lock[500];
+	snprintf(junk_lock, sizeof junk_lock, "%s.writer.lock", junk);
+	ok(access(junk_lock, F_OK) < 0, "no writer lock left beside the refused file");
+	ok(world_store_open(junk, WORLD_STORE_READER, &st, &err) < 0 && err.code == WX_NOT_STORE, "also for readers");
+	/* a refused open removes the lock file it created: a future version */
+	char fut_lock[500];
+	snprintf(fut_lock, sizeof fut_lock, "%s.writer.lock", db);
+	unlink(fut_lock);
+	ok(world_store_open(db, WORLD_STORE_WRITER, &st, &err) < 0 && err.code == WX_SCHEMA && access(fut_lock, F_OK) < 0,
+	   "a store refused for its version keeps no lock file created by the refused open");
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0) diag("cleanup failed");

@@ -1,5 +1,6 @@
 #!/bin/bash
-# worldd invoke / worldd source check: the supervisor from the command line,
+# worldd invoke / worldd source check (aliases of worldd run / worldd check):
+# the supervisor from the command line,
 # in capsules, with ailang-lite (DESIGN §2's echo) and the stub interpreter
 # for the failure cases. Each outcome has its exit code and one-line error.
 . "$top_srcdir/tests/tap.sh"
@@ -38,7 +39,7 @@ like "$out" '"finished":\{"phase":"finish","args":\{"k":2\},"results":\[\{"id":"
 
 run_capture out err rc "$WORLDD" source check --ailang-bin "$AILANG_LITE" --source "$T/bad.ail"
 is "$rc" 19 "a world/* import is refused: exit 19"
-like "$err" "^worldd source check: source check refused .*LDR001.*world/secrets$" "refusal names LDR001 and the module, one line"
+like "$err" "^worldd source check: source refused: Error: LDR001 at $T/bad.ail:2:8: .*world/secrets$" "refusal names LDR001, the module and the file given, one line"
 run_capture out err rc "$WORLDD" source check --ailang-bin "$AILANG_LITE" --source "$T/echo.ail"
 is "$rc" 0 "a plain source is accepted"
 
@@ -52,7 +53,7 @@ run_capture out err rc "$WORLDD" invoke --ailang-bin "$AILANG_LITE" --source "$T
 is "$rc" 15 "wrong --ailang-ref: exit 15, nothing runs"
 
 printf 'spin\n' > "$T/spin.ail"
-run_capture out err rc "$WORLDD" invoke --ailang-bin "$STUB" --source "$T/spin.ail" --phase-ms 500
+run_capture out err rc "$WORLDD" invoke --ailang-bin "$STUB" --source "$T/spin.ail" --timeout-ms 500
 is "$rc" 11 "spinning interpreter: exit 11"
 like "$err" "pure run phase deadline \(500 ms\) passed; capsule killed" "deadline message"
 printf 'flood-stderr\n' > "$T/flood.ail"

@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$top_srcdir/tests/tap.sh"
+done_testing
