@@ -95,12 +95,12 @@ clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "100,000 nested parentheses"
 awk 'BEGIN { printf "module p2\nexport func main() -> string = "; for (i = 0; i < 5000; i++) printf "\"${"; printf "1"; for (i = 0; i < 5000; i++) printf "}\""; printf "\n" }' > p2.ail
 run_capture out err rc timeout 60 "$A" check p2.ail
 clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "5,000 nested interpolations"
-awk 'BEGIN { printf "module p3\nexport func main() -> string = \"x\""; for (i = 0; i < 300000; i++) printf " ++ \"x\""; printf "\n" }' > p3.ail
+awk 'BEGIN { printf "module p3\nexport func main() -> string = \"x\""; for (i = 0; i < 100000; i++) printf " ++ \"x\""; printf "\n" }' > p3.ail
 run_capture out err rc timeout 60 "$A" check p3.ail
-clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "300,000 chained right-associative ++"
-awk 'BEGIN { printf "module p4\nexport func main() -> int = 0"; for (i = 0; i < 300000; i++) printf " + 1"; printf "\n" }' > p4.ail
+clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "100,000 chained right-associative ++ (under the 1 MiB source cap)"
+awk 'BEGIN { printf "module p4\nexport func main() -> int = 0"; for (i = 0; i < 200000; i++) printf " + 1"; printf "\n" }' > p4.ail
 run_capture out err rc timeout 60 "$A" check p4.ail
-clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "300,000 chained left-associative +"
+clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "200,000 chained left-associative +"
 awk 'BEGIN { printf "module p4b\nexport func main() -> int = 0"; for (i = 0; i < 900; i++) printf " + 1"; printf "\n" }' > p4b.ail
 run_capture out err rc timeout 60 "$A" run p4b.ail
 is "$out" "900" "a chain of 900 + runs"
@@ -123,16 +123,16 @@ clean_error "$rc" "$err" RT_OVERFLOW "integer overflow"
 printf 'module p10\nexport func main() -> int = 99999999999999999999\n' > p10.ail
 run_capture out err rc timeout 60 "$A" check p10.ail
 clean_error "$rc" "$err" PAR_BAD_NUMBER "integer literal out of range"
-awk 'BEGIN { printf "module p11\n"; for (i = 0; i < 100000; i++) printf "func f%d() -> int = %d\n", i, i; printf "export func main() -> int = f99999() + f1()\n" }' > p11.ail
+awk 'BEGIN { printf "module p11\n"; for (i = 0; i < 30000; i++) printf "func f%d() -> int = %d\n", i, i; printf "export func main() -> int = f29999() + f1()\n" }' > p11.ail
 run_capture out err rc timeout 60 "$A" run p11.ail
-is "$out" "100000" "a source of 100,000 functions loads and runs"
+is "$out" "30000" "a source of 30,000 functions (about 0.8 MiB) loads and runs"
 awk 'BEGIN { printf "module p12\nexport func main() -> int {\n"; for (i = 0; i < 5000; i++) printf "  let x%d = %d;\n", i, i; printf "  x0\n}\n" }' > p12.ail
 run_capture out err rc timeout 60 "$A" check p12.ail
 clean_error "$rc" "$err" PAR_NESTING_TOO_DEEP "a block of 5,000 statements"
-awk 'BEGIN { printf "module p13\nexport func main() -> int = 1\nfunc r() = {"; for (i = 0; i < 100000; i++) printf "a%d: 1, ", i; printf "z: 2}\n" }' > p13.ail
+awk 'BEGIN { printf "module p13\nexport func main() -> int = 1\nfunc r() = {"; for (i = 0; i < 50000; i++) printf "a%d: 1, ", i; printf "z: 2}\n" }' > p13.ail
 run_capture out err rc timeout 60 "$A" check p13.ail
-clean_error "$rc" "$err" PAR_TOO_LARGE "a record literal of 100,000 fields"
-awk 'BEGIN { printf "module p14\nexport func main() -> int = 1\nfunc r() = ["; for (i = 0; i < 400000; i++) printf "%d, ", i; printf "0]\n" }' > p14.ail
-run_capture out err rc timeout 60 "$A" check p14.ail
-is "$rc" 0 "a list literal of 400,000 items checks"
+clean_error "$rc" "$err" PAR_TOO_LARGE "a record literal of 50,000 fields"
+awk 'BEGIN { printf "module p14\nexport func main() -> int = 1\nfunc r() = ["; for (i = 0; i < 100000; i++) printf "%d, ", i; printf "0]\n" }' > p14.ail
+run_capture out err rc timeout 60 "$A" check --library p14.ail
+is "$rc" 0 "a list literal of 100,000 items checks"
 done_testing

@@ -36,7 +36,7 @@ examples=(packages/se-tools/examples/*.ail)
 ok $(( ${#examples[@]} >= 24 ? 0 : 1 )) "a few dozen examples (${#examples[@]})"
 bad=0 nocomment=0
 for ex in "${examples[@]}"; do
-  "$A" check "$ex" > /dev/null 2> "$work/err" || { bad=$((bad + 1)); diag "$ex: $(cat "$work/err")"; }
+  "$A" check --library "$ex" > /dev/null 2> "$work/err" || { bad=$((bad + 1)); diag "$ex: $(cat "$work/err")"; }
   "$A" test "$ex" > "$work/out" 2>&1 || { bad=$((bad + 1)); diag "$ex: $(grep -v '^PASS' "$work/out")"; }
   head -n1 "$ex" | grep -Eq '^-- [A-Za-z].{10,}' || { nocomment=$((nocomment + 1)); diag "$ex: no one-line comment"; }
 done
