@@ -30,3 +30,8 @@ CLEANFILES += cli/worldd.1
 cli/worldd.1: cli/worldd$(EXEEXT)
 	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
 	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT)
+man1_MANS += cli/world-publish.1
+CLEANFILES += cli/world-publish.1
+cli/world-publish.1: cli/world-publish$(EXEEXT)
+	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
+	  --name="publish World transitions (the publisher's program)" --output=$@ ./cli/world-publish$(EXEEXT)

@@ -2,6 +2,7 @@
  * cli/verbs.h, coordinator/registry.h): `epoch bootstrap` (archive the
  * interpreter and nominate its release as epoch 1 of a store, as
  * `worldd serve` does at start) and `epoch show`. */
+#include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
@@ -19,15 +20,15 @@ struct epoch_opts {
 static int epoch_opts(const char *verb, int argc, char **argv, struct epoch_opts *o, int show)
 {
 	memset(o, 0, sizeof *o);
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (show && strcmp(a, "--json") == 0) { o->json = 1; continue; }
-		if (i + 1 >= argc) return worldd_usage(verb, "unknown flag or missing value: %s", a);
-		const char *v = argv[++i];
-		if (strcmp(a, "--store") == 0) o->store = v;
-		else if (!show && strcmp(a, "--ailang-bin") == 0) o->bin = v;
-		else return worldd_usage(verb, "unknown flag %s", a);
-	}
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--ailang-bin", .has_value = 1 },
+		                   { .name = "--json" }, { .name = NULL } };
+	if (show) f[1].name = "--json", f[1].has_value = 0, f[2].name = NULL;
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	o->store = f[0].value;
+	if (show) o->json = f[1].value != NULL;
+	else o->bin = f[1].value;
 	if (!o->store) return worldd_usage(verb, "--store DB is required");
 	if (!show && !o->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
 	return 0;

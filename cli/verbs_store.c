@@ -523,7 +523,7 @@ const struct worldd_verb store_verbs[] = {
 	  "usage: worldd archive --store DB --ailang-bin BIN [--json] [--wait-lock SECONDS]\n"
 	  "  Archives an interpreter: BIN must be a static x86_64 ELF whose --version (probed\n"
 	  "  on the bytes read, 10 s, empty environment) prints a release line of the\n"
-	  "  interpreter contract's form (DESIGN 2): AILANG[-NAME] vMAJOR.MINOR.PATCH[ ...],\n"
+	  "  interpreter contract's form (DESIGN 2): NAME vMAJOR.MINOR.PATCH[ ...],\n"
 	  "  e.g. \"AILANG v0.41.0\". Then copies BIN to DB.artifacts/interpreters/sha256/<hex>/ailang\n"
 	  "  (0555) with manifest.json and prints: REF RELEASE-STRING; --json prints\n"
 	  "  {\"created\",\"path\",\"ref\",\"size\",\"version\"}. Same bytes again: no-op.\n"

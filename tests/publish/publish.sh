@@ -202,9 +202,9 @@ is "$(printf '%s' "$err" | sed -n 2p)" "world-publish transitions: 1 of 1 descri
 run_capture o e r "$WORLDD" object get --store "$DB" "$("$WORLDD" hash < src/world-import.ail)"
 is "$r" 4 "... the refused source is not stored"
 manifest bad.json "$(desc tools.nomain src/nomain.ail)"
-refuse "a module without main" 19 "world-publish transitions: entry \"tools.nomain\": the source does not define main taking one argument (interpreter: Error: TC_UNDEFINED_001 at host/capsule/main.ail:5:60: undefined name 'main')" bad.json
+refuse "a module without main" 19 "world-publish transitions: entry \"tools.nomain\": the source does not define main taking one argument (interpreter: Error: CHK_NO_MAIN at host/capsule/main.ail:1:8: no function 'main': a transition needs func main(input: string) -> string)" bad.json
 manifest bad.json "$(desc tools.two src/twoargs.ail)"
-refuse "main taking two arguments" 19 "world-publish transitions: entry \"tools.two\": the source does not define main taking one argument (interpreter: Error: TC_ARITY_001 at host/capsule/main.ail:5:60: function 'main' takes 2 arguments, called with 1)" bad.json
+refuse "main taking two arguments" 19 "world-publish transitions: entry \"tools.two\": the source does not define main taking one argument (interpreter: Error: CHK_MAIN_ARITY at host/capsule/main.ail:2:13: 'main' takes 2 parameters; a transition's main takes exactly one (the input string))" bad.json
 manifest bad.json "$(desc tools.hidden src/unexported.ail)"
 refuse "main not exported" 19 'world-publish transitions: entry "tools.hidden": the source does not export main (no `export func main(` line)' bad.json
 

@@ -313,8 +313,12 @@ int main(void)
 
 	/* interpreter archive: only a static ELF whose --version prints a release
 	 * line; every refusal leaves no file, directory or row behind */
-	char bin[400], arts[4200];
-	snprintf(arts, sizeof arts, "%s.artifacts", db);
+	char bin[400], arts[4200], adb[400];
+	/* a store of its own: the fixture above archived an interpreter already */
+	snprintf(adb, sizeof adb, "%s/arch.db", dir);
+	snprintf(arts, sizeof arts, "%s.artifacts", adb);
+	struct world_store *ast;
+	ok(world_store_open(adb, WORLD_STORE_WRITER, &ast, &err) == 0, "archive store opened (%s)", err.msg);
 	snprintf(bin, sizeof bin, "%s/fake-ailang", dir);
 	FILE *bf = fopen(bin, "w");
 	fprintf(bf, "#!/bin/sh\necho\necho 'AILANG-test v9.9.9  '\n");
@@ -322,16 +326,16 @@ int main(void)
 	chmod(bin, 0755);
 	struct world_interp wi, wi2;
 	struct stat sb;
-	ok(world_archive_interpreter(st, bin, &wi, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, bin) &&
+	ok(world_archive_interpreter(ast, bin, &wi, &err) < 0 && err.code == WX_BAD_INPUT && strstr(err.msg, bin) &&
 	   strstr(err.msg, "not an ELF"), "a script is not an interpreter: refused naming BIN (%s)", err.msg);
 	ok(stat(arts, &sb) < 0 && errno == ENOENT, "... and nothing is left behind (no %s)", arts);
 	char stub[600];
-	snprintf(stub, sizeof stub, "%s/tests/supervisor/stub-interp", getenv("top_builddir") ? getenv("top_builddir") : ".");
-	ok(world_archive_interpreter(st, stub, &wi, &err) < 0 && err.code == WX_INTERP && strstr(err.msg, "not a release line"),
+	snprintf(stub, sizeof stub, "%s/tests/capsule/fixture", getenv("top_builddir") ? getenv("top_builddir") : ".");
+	ok(world_archive_interpreter(ast, stub, &wi, &err) < 0 && err.code == WX_INTERP && strstr(err.msg, "not a release line"),
 	   "a static ELF whose --version is not a release line is refused (%s)", err.msg);
 	ok(stat(arts, &sb) < 0 && errno == ENOENT, "... and nothing is left behind");
 	const char *lite = getenv("AILANG_LITE");
-	ok(lite && world_archive_interpreter(st, lite, &wi, &err) == 0 && wi.created == 1, "interpreter archived (%s)",
+	ok(lite && world_archive_interpreter(ast, lite, &wi, &err) == 0 && wi.created == 1, "interpreter archived (%s)",
 	   err.msg);
 	ok(strncmp(wi.version, "AILANG-lite v0.1.0", 18) == 0, "release = first non-empty --version line (%s)", wi.version);
 	ok(stat(wi.path, &sb) == 0 && (sb.st_mode & 07777) == 0555, "archived binary has mode 0555");
@@ -340,12 +344,13 @@ int main(void)
 	snprintf(man, sizeof man, "%.*s/manifest.json", (int)(strlen(wi.path) - 7), wi.path);
 	struct stat ms1, ms2;
 	ok(stat(man, &ms1) == 0, "manifest.json beside it");
-	ok(world_archive_interpreter(st, lite, &wi2, &err) == 0 && wi2.created == 0 && strcmp(wi2.ref, wi.ref) == 0 &&
+	ok(world_archive_interpreter(ast, lite, &wi2, &err) == 0 && wi2.created == 0 && strcmp(wi2.ref, wi.ref) == 0 &&
 	   strcmp(wi2.version, wi.version) == 0, "re-archiving the same bytes is a no-op");
 	ok(stat(man, &ms2) == 0 && ms1.st_ino == ms2.st_ino, "manifest not rewritten");
-	ok(world_interp_get(st, wi.ref, &wi2, &err) == 0 && strcmp(wi2.path, wi.path) == 0, "interpreter looked up by ref");
-	ok(world_archive_interpreter(st, "/nonexistent/ailang", &wi2, &err) < 0 && err.code == WX_NOT_FOUND &&
+	ok(world_interp_get(ast, wi.ref, &wi2, &err) == 0 && strcmp(wi2.path, wi.path) == 0, "interpreter looked up by ref");
+	ok(world_archive_interpreter(ast, "/nonexistent/ailang", &wi2, &err) < 0 && err.code == WX_NOT_FOUND &&
 	   strstr(err.msg, "/nonexistent/ailang"), "missing binary refused, named");
+	world_store_close(ast);
 	world_store_close(st);
 
 	/* schema versions: a future version is refused and left byte-identical */
