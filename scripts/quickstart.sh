@@ -126,12 +126,14 @@ echo "  worldd serve exited $rc"
 echo "  its request log:"; sed 's/^/    /' "$DIR/serve.log" | tail -n 8
 echo
 if [ -n "$keep" ]; then
+  # quoted (printf %q) so that each line works when copied into a shell
+  q() { printf '%q' "$1"; }
   echo "== kept in $DIR; try:"
-  echo "  $WORLDD log get --store $STORE 1"
-  echo "  $WORLDD why 2 --store $STORE"
-  echo "  $WORLDD replay 2 --store $STORE"
-  echo "  $WORLDD session list --store $STORE"
-  echo "  $WORLDD scan --store $STORE"
-  echo "  cat $WS/demo/hello.ail"
+  echo "  $(q "$WORLDD") log get --store $(q "$STORE") 1"
+  echo "  $(q "$WORLDD") why 2 --store $(q "$STORE")"
+  echo "  $(q "$WORLDD") replay 2 --store $(q "$STORE")"
+  echo "  $(q "$WORLDD") session list --store $(q "$STORE")"
+  echo "  $(q "$WORLDD") scan --store $(q "$STORE")"
+  echo "  cat $(q "$WS/demo/hello.ail")"
 fi
 echo "== quick start finished"
