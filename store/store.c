@@ -115,17 +115,23 @@ void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
 
 /* ---- open / close ---- */
 
+/* A file SQLite does not recognise is WX_NOT_STORE (its own code), not a
+ * schema problem of a real store. */
+static int not_readable(struct world_store *st, struct world_err *err)
+{
+	if (sqlite3_errcode(st->db) == SQLITE_NOTADB)
+		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", st->path);
+	return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path, sqlite3_errmsg(st->db));
+}
+
 static int read_user_version(struct world_store *st, int *v, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
-		return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path,
-		            sqlite3_errmsg(st->db));
+	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK) return not_readable(st, err);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(s);
-		return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path,
-		            sqlite3_errmsg(st->db));
+		return not_readable(st, err);
 	}
 	*v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
@@ -181,36 +187,20 @@ static int reopen_immutable(struct world_store *st, struct world_err *err)
 }
 
 /* What is at path, before anything is created or locked: 0 absent, 1 an
- * empty file, 2 a SQLite database; anything else is refused with
- * WX_NOT_STORE (its own code: not a version problem of a real store). */
+ * empty file, 2 a regular file (SQLite then says whether it is a database:
+ * SQLITE_NOTADB becomes WX_NOT_STORE). Only stat(2): opening and closing the
+ * file here would drop every POSIX lock SQLite holds on it in this process
+ * (a daemon's writer and reader handles), so its header is not read here. */
 static int probe_file(const char *path, struct world_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if (errno == ENOENT) return 0;
-		return werr(err, WX_IO, "store %s: open: %s", path, strerror(errno));
-	}
 	struct stat sb;
-	if (fstat(fd, &sb) < 0) {
-		int e = errno;
-		close(fd);
-		return werr(err, WX_IO, "store %s: stat: %s", path, strerror(e));
+	if (stat(path, &sb) < 0) {
+		if (errno == ENOENT) return 0;
+		return werr(err, WX_IO, "store %s: %s", path, strerror(errno));
 	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
+	if (!S_ISREG(sb.st_mode))
 		return werr(err, WX_NOT_STORE, "store %s: not a regular file, so not a SQLite store; left untouched", path);
-	}
-	unsigned char head[16];
-	ssize_t n;
-	do n = pread(fd, head, sizeof head, 0);
-	while (n < 0 && errno == EINTR);
-	int e = errno;
-	close(fd);
-	if (n < 0) return werr(err, WX_IO, "store %s: read: %s", path, strerror(e));
-	if (n == 0) return 1;
-	if (n < (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0)
-		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", path);
-	return 2;
+	return sb.st_size == 0 ? 1 : 2;
 }
 
 /* The flock on <path>.writer.lock, retried until wait_s has passed (0: one
@@ -330,12 +320,16 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	if (st->writer) {
 		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	} else {
-		char *uri = reader_uri(path, reader_needs_immutable(path));
+		/* immutable only where nothing may be created: otherwise the plain
+		 * read-only open, sharing the writer's WAL index */
+		int imm = reader_needs_immutable(path);
+		char *uri = imm ? reader_uri(path, 1) : strdup(path);
 		if (!uri) {
 			werr(err, WX_FAIL, "store %s: out of memory", path);
 			goto fail;
 		}
-		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | (imm ? SQLITE_OPEN_URI : 0) | SQLITE_OPEN_FULLMUTEX,
+		                     NULL);
 		free(uri);
 	}
 	if (rc != SQLITE_OK) {
