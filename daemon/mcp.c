@@ -171,9 +171,21 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; break; }
 	}
 	if (!skill) return rpc_error(id, -32602, "unknown tool \"%.200s\"", name);
+	/* An optional idempotency key: params._meta["world/task_id"]. A retry
+	 * with the same key and arguments answers the committed result. */
+	const char *task = NULL;
+	json_t *tk = json_object_get(json_object_get(params, "_meta"), "world/task_id");
+	if (tk) {
+		const char *t = json_string_value(tk);
+		size_t n = t ? strlen(t) : 0;
+		if (!t || n < 1 || n > 128 ||
+		    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+			return rpc_error(id, -32602, "params._meta[\"world/task_id\"] must be 1-128 characters of [A-Za-z0-9._-]");
+		task = t;
+	}
 	char *text = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17)) : strdup("{}");
 	if (!text) return rpc_error(id, -32603, "Internal: internal store failure");
-	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = NULL,
+	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = task,
 	                           .args = text, .args_len = strlen(text) };
 	struct coord_result res;
 	memset(&res, 0, sizeof res);

@@ -186,6 +186,19 @@ is "$(jget result.isError <<<"$J")" false "MCP: isError false"
 INV=$(jget 'result._meta.world/invocation.invocation_id' <<<"$J")
 like "$INV" '^mcp:ep-a:[0-9a-f]+$' "MCP: the invocation id is mcp:EPISODE:TASK"
 like "$(cat "$T/err")" "route=/mcp/ status=200 ms=[0-9]+ invocation_id=$INV" "the request log names method, route, status, ms and invocation id"
+# idempotency key
+KEYED='{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"tools_decho","arguments":{"k":"v"},"_meta":{"world/task_id":"retry-1"}}}'
+mcp "$CRED" "$KEYED"
+J1=$(sse_json)
+is "$(jget 'result._meta.world/invocation.invocation_id' <<<"$J1")" "mcp:ep-a:retry-1" "MCP: _meta world/task_id names the task"
+mcp "$CRED" "$KEYED"
+J2=$(sse_json)
+is "$(jget 'result._meta.world/invocation.entry_index' <<<"$J2")/$(jget 'result._meta.world/invocation.replayed' <<<"$J2")" \
+  "$(jget 'result._meta.world/invocation.entry_index' <<<"$J1")/true" "MCP: the same key again answers the committed result (replayed, same entry)"
+mcp "$CRED" "${KEYED/\"v\"/\"w\"}"
+like "$(sse_json | jget result.content.0.text)" "task id already used in this session" "MCP: the same key with other arguments is refused"
+mcp "$CRED" '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"tools_decho","arguments":{},"_meta":{"world/task_id":"a b"}}}'
+is "$(sse_json | jget error.code)" "-32602" "MCP: a malformed world/task_id: -32602"
 mcp "$CRED" '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"tests_dnotobject","arguments":{}}}'
 J=$(sse_json)
 is "$(jget result.isError <<<"$J")" true "MCP: an execution failure is a tool result with isError true"
@@ -196,9 +209,9 @@ is "$(jget error <<<"$J")" null "... not a JSON-RPC error"
 http GET /v1/head -H "$(auth "$CRED")"
 is "$STATUS" 200 "head after the calls: 200"
 WREF=$(jget ref <<<"$BODY"); REV=$(jget revision <<<"$BODY"); ROOT=$(jget stateRoot <<<"$BODY")
-is "$REV" 2 "two calls committed two entries (the failed call and refusals none)"
+is "$REV" 3 "three calls committed three entries (the replay, the failed call and refusals none)"
 http GET "/v1/worlds/$WREF" -H "$(auth "$CRED")"
-is "$(jget revision <<<"$BODY")/$(jget logHead <<<"$BODY" | cut -c1-7)" "2/sha256:" "GET /v1/worlds/REF"
+is "$(jget revision <<<"$BODY")/$(jget logHead <<<"$BODY" | cut -c1-7)" "3/sha256:" "GET /v1/worlds/REF"
 http GET "/v1/worlds/sha256:ABC" -H "$(auth "$CRED")"
 is "$STATUS/$(jget error.class <<<"$BODY")" "400/BadRequest" "a malformed world ref: 400"
 http GET "/v1/worlds/sha256:$(printf '0%.0s' $(seq 64))" -H "$(auth "$CRED")"
@@ -209,14 +222,14 @@ like "$(jget header.prevEntryHash <<<"$BODY")" '^sha256:' "... header.prevEntryH
 like "$(jget transitionRef <<<"$BODY")/$(jget entryHash <<<"$BODY")" '^sha256:.*/sha256:' "... transitionRef and entryHash"
 http GET /v1/log/1 -H "$(auth "$CRED")"
 is "$(jget header.prevEntryHash <<<"$BODY")" null "the first entry's prevEntryHash is null"
-http GET /v1/log/3 -H "$(auth "$CRED")"
+http GET /v1/log/4 -H "$(auth "$CRED")"
 is "$STATUS" 404 "an entry past the end: 404"
 http GET /v1/log/abc -H "$(auth "$CRED")"
 is "$STATUS" 400 "a non-numeric log index: 400"
 http GET '/v1/log?from=1&limit=1000' -H "$(auth "$CRED")"
-is "$(jget items <<<"$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 2 "GET /v1/log?from=1&limit=1000 (capped at 500) lists both entries"
-http GET '/v1/log?from=2&limit=1' -H "$(auth "$CRED")"
-is "$(jget items.0.header.entryIndex <<<"$BODY")/$(jget next <<<"$BODY")" "2/null" "a page from 2"
+is "$(jget items <<<"$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 3 "GET /v1/log?from=1&limit=1000 (capped at 500) lists every entry"
+http GET '/v1/log?from=3&limit=1' -H "$(auth "$CRED")"
+is "$(jget items.0.header.entryIndex <<<"$BODY")/$(jget next <<<"$BODY")" "3/null" "the last page"
 http GET '/v1/log?from=1&limit=1' -H "$(auth "$CRED")"
 is "$(jget next <<<"$BODY")" 2 "a page of one says where the next starts"
 http GET '/v1/log?limit=0' -H "$(auth "$CRED")"
@@ -225,7 +238,7 @@ http GET "/v1/objects/$ROOT" -H "$(auth "$CRED")"
 is "$(jget hash <<<"$BODY")/$(jget semanticId <<<"$BODY")" "$ROOT/world/invocation-output/v1" "GET /v1/objects/REF"
 is "$(jget payload <<<"$BODY")" null "... no payload unless asked"
 http GET "/v1/objects/$ROOT?payload=true" -H "$(auth "$CRED")"
-is "$(jget payload <<<"$BODY" | base64 -d)" '{"echo":{"a":"z","b":2}}' "?payload=true: the payload in base64"
+is "$(jget payload <<<"$BODY" | base64 -d)" '{"echo":{"k":"v"}}' "?payload=true: the payload in base64"
 http GET "/v1/objects/$ROOT?payload=maybe" -H "$(auth "$CRED")"
 is "$STATUS" 400 "?payload=maybe: 400"
 http GET "/v1/objects/by-semantic-id/world/invocation-output/v1?limit=1" -H "$(auth "$CRED")"
@@ -233,7 +246,7 @@ is "$(jget items <<<"$BODY" | python3 -c 'import json,sys; print(len(json.load(s
 NEXT=$(jget next <<<"$BODY")
 like "$NEXT" '^sha256:' "... and a next cursor"
 http GET "/v1/objects/by-semantic-id/world/invocation-output/v1?after=$NEXT" -H "$(auth "$CRED")"
-is "$(jget items <<<"$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')/$(jget next <<<"$BODY")" "1/null" "... after= gives the rest"
+is "$(jget items <<<"$BODY" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')/$(jget next <<<"$BODY")" "2/null" "... after= gives the rest"
 http GET "/v1/registry/world/transition-registry/v1" -H "$(auth "$CRED")"
 is "$(jget revision <<<"$BODY")" 3 "GET /v1/registry/NAME: the head's revision"
 http GET "/v1/registry/no/such" -H "$(auth "$CRED")"
@@ -262,15 +275,15 @@ is "$(jget result.artifacts.0.parts.0.type <<<"$BODY")" data "tasks/send: a data
 is "$(jget result.artifacts.0.parts.0.data.echo <<<"$BODY")" '{"q": 1}' "tasks/send: the output"
 is "$(jget result.metadata.invocation_id <<<"$BODY")" "a2a:ep-a:task-1" "tasks/send: metadata.invocation_id"
 E1=$(jget result.metadata.entry_index <<<"$BODY"); W1=$(jget result.metadata.world_ref <<<"$BODY")
-is "$E1" 3 "tasks/send: metadata.entry_index"
+is "$E1" 4 "tasks/send: metadata.entry_index"
 a2a "$CRED" "$SEND"
 is "$(jget result.metadata.entry_index <<<"$BODY")/$(jget result.metadata.world_ref <<<"$BODY")" "$E1/$W1" "tasks/send again with the same id: the committed result, nothing re-runs"
 http GET /v1/head -H "$(auth "$CRED")"
-is "$(jget revision <<<"$BODY")" 3 "... and no new entry was committed"
+is "$(jget revision <<<"$BODY")" 4 "... and no new entry was committed"
 a2a "$CRED" "${SEND/\"q\":1/\"q\":2}"
 like "$(jget error.message <<<"$BODY")" "task id already used in this session" "the same task id with other arguments is refused"
 a2a "$CRED" '{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"task-1"}}'
-is "$(jget result.id <<<"$BODY")/$(jget result.status.state <<<"$BODY")/$(jget result.metadata.entry_index <<<"$BODY")" "task-1/completed/3" "tasks/get reads the committed task"
+is "$(jget result.id <<<"$BODY")/$(jget result.status.state <<<"$BODY")/$(jget result.metadata.entry_index <<<"$BODY")" "task-1/completed/4" "tasks/get reads the committed task"
 a2a "$CRED_GRANT" '{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"task-1"}}'
 is "$(jget error.code <<<"$BODY")" "-32001" "tasks/get of another episode's task: not found"
 a2a "$CRED" '{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","messageId":"msg-7","role":"user","parts":[{"kind":"data","data":{"v":7}}],"metadata":{"skill_id":"tools.echo"}}}}'
