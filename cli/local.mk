@@ -7,8 +7,8 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh
-EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh
+TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh
+EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh
 
 # world-publish: the publisher's program (DESIGN §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
@@ -27,8 +27,10 @@ EXTRA_DIST += tests/publish/attended.sh tests/publish/unprivileged.sh
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += cli/worldd.1
 CLEANFILES += cli/worldd.1
-cli/worldd.1: cli/worldd$(EXEEXT)
-	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
+CLEANFILES += cli/worldd.h2m
+cli/worldd.1: cli/worldd$(EXEEXT) $(srcdir)/scripts/man-verbs.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/scripts/man-verbs.sh ./cli/worldd$(EXEEXT) > cli/worldd.h2m && \
+	$(HELP2MAN) --no-info --section=1 --include=cli/worldd.h2m \
 	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT)
 man1_MANS += cli/world-publish.1
 CLEANFILES += cli/world-publish.1

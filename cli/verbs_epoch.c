@@ -15,19 +15,21 @@
 struct epoch_opts {
 	const char *store, *bin;
 	int json;
+	double wait_lock;
 };
 
 static int epoch_opts(const char *verb, int argc, char **argv, struct epoch_opts *o, int show)
 {
 	memset(o, 0, sizeof *o);
 	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--ailang-bin", .has_value = 1 },
-		                   { .name = "--json" }, { .name = NULL } };
+		                   { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
 	if (show) f[1].name = "--json", f[1].has_value = 0, f[2].name = NULL;
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
 	o->store = f[0].value;
 	if (show) o->json = f[1].value != NULL;
+	else if ((rc = worldd_wait_lock(verb, f[2].value, &o->wait_lock))) return rc;
 	else o->bin = f[1].value;
 	if (!o->store) return worldd_usage(verb, "--store DB is required");
 	if (!show && !o->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
@@ -42,7 +44,7 @@ static int bootstrap_run(int argc, char **argv)
 	if (u) return u;
 	struct world_err err = { 0, "" };
 	struct world_store *st;
-	if (world_store_open(o.store, WORLD_STORE_WRITER, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	struct world_interp wi;
 	long long epoch = 0;
 	int created = 0;
@@ -118,19 +120,22 @@ out:
 
 const struct worldd_verb epoch_verbs[] = {
 	{ "epoch bootstrap", "archive an interpreter and nominate its release as epoch 1 of a store",
-	  "usage: worldd epoch bootstrap --store DB --ailang-bin BIN\n\n"
+	  "usage: worldd epoch bootstrap --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
 	  "Archives BIN next to the store (DB.artifacts/, as worldd serve does at start; the store is\n"
 	  "created when absent) and, when the store has no world/epoch-registry/v1 yet, writes one\n"
 	  "nominating BIN's release string (first line of BIN --version) as semantics epoch 1. A store\n"
 	  "already bound to this release is left unchanged; one bound to another release is refused.\n"
-	  "world-publish transitions derives the epoch of every descriptor from this registry.\n\n"
+	  "world-publish transitions derives the epoch of every descriptor from this registry.\n"
+	  "BIN must be an interpreter (worldd archive --help says what is refused).\n\n"
+	  WORLDD_WAIT_LOCK_HELP "\n"
 	  "exit codes:\n"
 	  "  0  bootstrapped, or already nominating this release\n"
 	  "  2  usage\n"
 	  "  4  interpreter not found\n"
 	  "  5  the store is locked by another writer (the daemon)\n"
 	  "  8  the store is bound to another interpreter release\n"
-	  " 14  BIN --version failed or printed no release string\n",
+	  "  3  BIN is not a static ELF\n"
+	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n",
 	  bootstrap_run },
 	{ "epoch show", "print the epoch registry of a store",
 	  "usage: worldd epoch show --store DB [--json]\n\n"

@@ -46,7 +46,29 @@ CI (`.ci/run`) runs exactly `./scripts/test.sh` with `CI=true`.
   `entry N ID diverged at stage S, byte offset O: DETAIL`, and with `--all`
   last `replayed N, diverged K` (docs/provenance.md).
 - Every error is one line on stderr, `worldd VERB: what failed: on what`,
-  and the exit code tells its class (table below).
+  and the exit code tells its class (table below). Output that could not be
+  written (a full disk, a closed pipe) is an error too: exit 9.
+
+## Conventions of every verb
+
+- Flags are `--flag VALUE` or `--flag=VALUE`; a flag given twice is refused
+  (`flag --source given twice`, exit 2); `-` names standard input wherever
+  a file is read (`--source -`, `--input-file -`, `--json-file -`).
+- One verb per job: `worldd run` runs a transition (pure, `--effectful
+  --test-broker`, or `--profile tool-run`) and `worldd check` checks one.
+  `worldd invoke` and `worldd source check` are kept only as aliases of
+  them (same flags, output and exit codes); the old `invoke` flags
+  `--phase-ms`, `--invocation-ms` and `--capacity` are gone: the one timeout
+  flag is `--timeout-ms`.
+- Read verbs (`scan`, `object get`, `log get`, `world head`, `session list`,
+  `journal`, `epoch show`, `why`) open the store read-only and create
+  nothing beside a store they do not own or in a directory they cannot
+  write (SQLite immutable mode); a file that is not a SQLite store is exit 24.
+  Writers take `--wait-lock SECONDS` to queue behind another writer.
+- Without `--ailang-bin`, `run` and `check` use the installed ailang-lite
+  (`worldd --help` prints its path); `make install` puts it in
+  `$(pkglibexecdir)` and man pages for worldd, world-publish and ailang-lite
+  in `man1`.
 - `worldd object put` and `worldd hash` print one `sha256:<64 hex>` line;
   `worldd archive` prints the interpreter ref and its release string.
 
