@@ -44,3 +44,6 @@ bench_store_bench_SOURCES = bench/store_bench.c
 bench_store_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS)
 EXTRA_DIST += bench/store_bench.sh
+
+# the store fixtures shared by the store tests and the store benchmark
+EXTRA_DIST += tests/store/sfix.h
