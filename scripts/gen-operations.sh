@@ -75,8 +75,12 @@ CI (`.ci/run`) runs exactly `./scripts/test.sh` with `CI=true`.
 ## worldd verbs
 
 HEAD
+# The installed interpreter's path depends on --prefix: the page names it
+# by its make variable, so it is the same for every configuration.
+LIBEXEC_LITE=$("$WORLDD" --help | sed -n 's/^installed interpreter \(.*\)\.$/\1/p')
+norm() { if [ -n "$LIBEXEC_LITE" ]; then sed "s#$LIBEXEC_LITE#\$(pkglibexecdir)/ailang-lite#g"; else cat; fi; }
 echo '```'
-"$WORLDD" --help
+"$WORLDD" --help | norm
 echo '```'
 "$WORLDD" --help | awk '/^verbs:/{on=1; next} on && /^$/{exit} on{sub(/^  /,""); split($0, a, /  +/); print a[1]}' |
 while IFS= read -r verb; do
