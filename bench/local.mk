@@ -21,3 +21,5 @@ bench_daemon_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/daemon_bench.sh
 bench_programs += bench/daemon_bench
 bench_scripts += bench/daemon_bench.sh
+bench_programs += bench/run_bench
+bench_scripts += bench/run_bench.sh

@@ -54,3 +54,11 @@ tests_capsule_test_seccomp_SOURCES = tests/capsule/test_seccomp.c
 tests_capsule_test_seccomp_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_capsule_test_seccomp_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 TESTS += tests/capsule/test_seccomp
+
+# A whole `worldd run` beside bubblewrap and an unconfined run
+# (bench/run_bench.sh; registered in bench/local.mk).
+noinst_PROGRAMS += bench/run_bench
+bench_run_bench_SOURCES = bench/run_bench.c
+bench_run_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_run_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/run_bench.sh

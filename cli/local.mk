@@ -5,8 +5,17 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 	cli/attended.c cli/attended.h cli/verbs_prov.c cli/verbs_daemon.c
 # The installed worldd runs the installed ailang-lite when --ailang-bin is omitted.
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
-cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-cli_worldd_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLDD_SERVE_EXEC \
+	-DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+cli_worldd_SOURCES += cli/serve_exec.c cli/serve_exec.h
+cli_worldd_LDADD = libworld.a $(WORLDD_DEP_LIBS) -lpthread
+# worldd-serve: the same verbs with the daemon linked in (libmicrohttpd and
+# GnuTLS under it); `worldd serve` execs it, so no other verb loads them.
+pkglibexec_PROGRAMS += cli/worldd-serve
+cli_worldd_serve_SOURCES = $(cli_worldd_SOURCES)
+cli_worldd_serve_CPPFLAGS = $(cli_worldd_CPPFLAGS)
+cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh
 EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh
 

@@ -2,6 +2,7 @@
  * `serve`. Only argument parsing lives here; daemon/server.c runs it. */
 #include "cli/verbs.h"
 #include "daemon/server.h"
+#include "cli/serve_exec.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,10 @@
 
 static int serve_run(int argc, char **argv)
 {
+#ifdef WORLDD_SERVE_EXEC
+	/* The worldd program links no daemon: worldd-serve runs it. */
+	return worldd_exec_serve(argc, argv);
+#endif
 	const char *verb = "serve";
 	struct daemon_config cfg = { 0 };
 	for (int i = 0; i < argc; i++) {
