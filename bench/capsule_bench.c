@@ -166,9 +166,12 @@ int main(int argc, char **argv)
 		printf("\n  with the shared network namespace: overhead %.3f ms; / bwrap overhead = %.2f (goal <= 0.25: %s)",
 		       s50 - u50, (s50 - u50) / (b50 - u50), (s50 - u50) <= 0.25 * (b50 - u50) ? "met" : "NOT met");
 	printf("\n  pin (sha256 into a sealed memfd, once per interpreter): %.3f ms\n", pin_ms);
-	printf("  capsule layers (own network namespace), median ms per run:\n");
-	for (int k = 0; k < CAPSULE_T_COUNT; k++)
-		printf("    %-46s %8.3f\n", capsule_phase_names[k], pct(phase[k], n, .5));
+	printf("  capsule layers (own network namespace), ms per run (p99: where the stalls are):\n");
+	printf("    %-46s %8s %8s\n", "", "p50", "p99");
+	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
+		double m = pct(phase[k], n, .5);
+		printf("    %-46s %8.3f %8.3f\n", capsule_phase_names[k], m, pct(phase[k], n, .99));
+	}
 	capsule_netns_share(false, &err);
 	close(memfd);
 	return 0;

@@ -1723,7 +1723,10 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	}
 	close_fd(&go[1]);
 	h->setup_fd = ep[0];
-	h->timing.ns[CAPSULE_T_HANDOVER] = now_ns() - t_mark;
+	/* From the child's last step (seccomp loaded) to the listener here:
+	 * the child's steps are counted above, not again in this one. */
+	uint64_t t_now = now_ns();
+	h->timing.ns[CAPSULE_T_HANDOVER] = t_now > ct[5] ? t_now - ct[5] : 0;
 	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
 	free(cp);
@@ -1890,9 +1893,11 @@ void capsule_describe(const struct capsule_handle *h, char *buf, size_t len)
 		snprintf(ids, sizeof ids, "root mode: capsule uid/gid %d -> host %u", CAPSULE_INSIDE_ID, h->host_id);
 	else
 		snprintf(ids, sizeof ids, "unprivileged: capsule uid/gid %d -> host %u (own)", CAPSULE_INSIDE_ID, h->host_id);
-	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
+	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
 	         ids, h->shared_netns ? "shared empty namespace" : "own empty namespace", kind[h->cg_memory], kind[h->cg_pids],
 	         h->cg_note[0] ? " (" : "", h->cg_note, h->cg_note[0] ? "; rlimits remain)" : "",
+	         (h->cg_memory == CAPSULE_CG_V1 || h->cg_pids == CAPSULE_CG_V1) && !h->cg_favordynmods
+	             ? " (v1 without favordynmods: an occasional attach waits for an RCU grace period)" : "",
 	         h->landlock_abi ? "ABI " : "unavailable", h->landlock_abi, h->wt_note[0] ? "; worktree: " : "",
 	         h->wt_note);
 }
