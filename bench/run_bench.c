@@ -277,8 +277,9 @@ int main(int argc, char **argv)
 		if (k != CAPSULE_T_FINISH) setup += v;
 		printf("  capsule: %-43s %8.3f\n", capsule_phase_names[k], v);
 	}
-	printf("  %-52s %8.3f\n", "capsule: exec of the interpreter, its run and exit", pct(capwall, K, .5) - setup -
+	printf("  %-52s %8.3f\n", "capsule: interpreter exec, run (fresh cache), exit", pct(capwall, K, .5) - setup -
 	       pct(capt[CAPSULE_T_FINISH], K, .5));
+	printf("  %-52s %8.3f\n", "a bare capsule running it, whole (no agent)", pct(capwall, K, .5));
 	struct sup_limits lim;
 	sup_limits_default(&lim);
 	struct launcher *l = launcher_capsule_new(bin, NULL, &err);
@@ -300,8 +301,10 @@ int main(int argc, char **argv)
 	}
 	sup_free(s);
 	printf("  %-52s %8.3f\n", "supervisor call (capsule + agent + frames), whole", pct(sup, K, .5));
-	printf("  %-52s %8.3f\n", "  of which agent, frames, output over the capsule", pct(sup, K, .5) - pct(capwall, K, .5));
-	printf("  %-52s %8.3f\n", "worldd run whole (back to back, from above)", pct(t[R_WORLDD], n, .5));
+	double wr = pct(t[R_WORLDD], n, .5);
+	printf("  %-52s %8.3f\n", "worldd run whole (back to back, from above)", wr);
+	printf("  %-52s %8.3f\n", "  rest: groups made and removed, sweep, exit", wr - (help - floor_ms) - pct(pin, K, .5) -
+	       pct(sup, K, .5));
 	close(memfd);
 	close(devnull);
 	snprintf(p, sizeof p, "rm -rf '%s'", dir);

@@ -693,6 +693,85 @@ static void cg_release_all(void)
 	}
 }
 
+/* ---- keeping the v1 attach fast -------------------------------------------
+ * A write to a v1 cgroup.procs takes the kernel's cgroup_threadgroup_rwsem
+ * for writing; when no writer came for a while, that first waits for an
+ * RCU grace period (rcu_sync leaving its fast path): a median ~9 ms here,
+ * up to 30, against 10 us back to back. The keeper thread writes this
+ * process's own pid into the group it already is in (a move to where it
+ * is: nothing changes place) every 5 ms, so the rwsem stays on its slow
+ * path and a capsule's attach does not wait. For a long-lived process (the
+ * daemon): in a short-lived one (a `worldd run`) the keeper's own first
+ * write pays the grace period and delays the exit (measured: a whole run
+ * 13 ms instead of 7.6), so the CLI does not start it. Not needed where the hierarchy is mounted with
+ * favordynmods (the kernel then keeps the slow path itself) or on v2
+ * (CLONE_INTO_CGROUP places the child at clone). The cost: 200 tiny writes
+ * a second, and forks on the host take the rwsem's slower read path while
+ * it runs (as with favordynmods). */
+static void close_fd(int *fd);
+static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned keep_users;
+static bool keep_stop, keep_running;
+static pthread_t keep_thread;
+static char keep_file[1100];
+static int keep_fd = -1; /* held while the keeper runs: no fd comes and goes */
+
+static void *keeper(void *arg)
+{
+	(void)arg;
+	char pid[32];
+	snprintf(pid, sizeof pid, "%d", (int)getpid());
+	for (;;) {
+		pthread_mutex_lock(&keep_mu);
+		bool stop = keep_stop;
+		pthread_mutex_unlock(&keep_mu);
+		if (stop) break;
+		if (write(keep_fd, pid, strlen(pid)) < 0) break; /* refused: nothing to keep */
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int capsule_cgroup_keepwarm(bool on)
+{
+	pthread_mutex_lock(&keep_mu);
+	int rc = 0;
+	if (on) {
+		if (keep_users++ == 0 && !keep_running) {
+			pthread_mutex_lock(&cg_mu);
+			cg_own_locked();
+			const struct cg_where *w = cg_lookup_locked(1);
+			if (w->v1_rc != 0) w = cg_lookup_locked(0);
+			bool v1 = w->v1_rc == 0 && !w->v1_favordynmods;
+			if (v1) snprintf(keep_file, sizeof keep_file, "%s%s/cgroup.procs", w->v1mnt, w->v1grp);
+			pthread_mutex_unlock(&cg_mu);
+			sigset_t all, old;
+			sigfillset(&all);
+			/* the thread takes no signal (the caller's handlers stay the caller's) */
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			if (v1 && (keep_fd = open(keep_file, O_WRONLY | O_CLOEXEC)) >= 0) {
+				keep_stop = false;
+				keep_running = pthread_create(&keep_thread, NULL, keeper, NULL) == 0;
+				if (!keep_running) close_fd(&keep_fd);
+				rc = keep_running ? 1 : 0;
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		} else {
+			rc = keep_running ? 1 : 0;
+		}
+	} else if (keep_users > 0 && --keep_users == 0 && keep_running) {
+		keep_stop = true;
+		pthread_mutex_unlock(&keep_mu);
+		pthread_join(keep_thread, NULL);
+		pthread_mutex_lock(&keep_mu);
+		keep_running = false;
+		close_fd(&keep_fd);
+	}
+	pthread_mutex_unlock(&keep_mu);
+	return rc;
+}
+
 void capsule_cgroups_release(void)
 {
 	cg_release_all();

@@ -180,6 +180,16 @@ void capsule_cgroups_release(void);
  * or -1 with errno. */
 int capsule_cleanup_on_signals(void);
 
+/* Keep the v1 cgroup attach from waiting for an RCU grace period (see
+ * capsule.c): while on, a thread of this process writes its own pid into
+ * its own v1 group every 5 ms (nothing moves). Reference-counted: each
+ * true needs one false, the last stops the thread. Does nothing on v2, with
+ * favordynmods, or without the right to write the group. For long-lived
+ * supervisors (the daemon calls it at start-up); a short-lived process
+ * would only pay the first write's wait itself. Returns 1 when the keeper
+ * runs, 0 when it is not needed or not possible. */
+int capsule_cgroup_keepwarm(bool on);
+
 /* Start a capsule. On success the handle is filled and the capsule runs
  * (setup complete up to and including seccomp). Returns -1 with WX_SETUP
  * (one line naming the failed step) or another code. */

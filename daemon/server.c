@@ -580,6 +580,10 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 
 	int swept = sweep_capsule_cgroups();
 	if (swept) dlog("start: removed %d capsule cgroup(s) left by processes that are gone", swept);
+	/* v1 cgroups without favordynmods: an attach after a quiet spell waits
+	 * for an RCU grace period (~10 ms); keep it fast (capsule.h). */
+	if (capsule_cgroup_keepwarm(true) == 1)
+		dlog("start: cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting");
 
 	struct coord_config cc = { .store = d.writer, .workspace_root = cfg->workspace_root,
 	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
