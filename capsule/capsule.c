@@ -636,14 +636,14 @@ static void cg_put(struct capsule_handle *h, int ci)
 	/* The pid namespace is gone when init is reaped; a v1 group may list a
 	 * task for a moment while it is released. */
 	snprintf(path, sizeof path, "%s/cgroup.procs", s->dir);
-	for (int k = 0; k < 100; k++) {
+	for (int k = 0; k < 1000; k++) { /* at most ~100 ms, in 100 us steps */
 		int n = read_small(path, buf, sizeof buf);
 		if (n < 0) break;
 		if (n == 0) {
 			empty = true;
 			break;
 		}
-		struct timespec ts = { 0, 1000000 };
+		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
 	if (empty && ci == 0) {

@@ -156,8 +156,8 @@ struct capsule_handle {
  * one costs ~0.65 ms per capsule plus a teardown in a kernel thread, and a
  * capsule can open no socket to use it. Holds one fd until
  * capsule_netns_share(false). Root only (WX_SETUP otherwise); unprivileged
- * capsules always get their own. Not thread-safe: call it before starting
- * capsules, or under the lock that serialises capsule_start. */
+ * capsules always get their own. Thread-safe: it excludes concurrent starts
+ * only for its own short change (a read-write lock). */
 int capsule_netns_share(bool on, struct world_err *err);
 
 /* Remove the capsule cgroups whose maker is dead (its pid gone, or reused
