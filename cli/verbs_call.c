@@ -61,7 +61,8 @@ static int read_fd_capped(int fd, size_t max, char **out, size_t *len, struct wo
 
 static const char call_help[] =
     "usage: worldd call --store DB --session CRED [--workspace-root DIR --tool-ailang-bin BIN]\n"
-    "                   [--examples-dir DIR] [--task ID] SKILL (--json ARGS | --json-file FILE|-)\n"
+    "                   [--examples-dir DIR] [--task ID] [--wait-lock SECONDS]\n"
+    "                   SKILL (--json ARGS | --json-file FILE|-)\n"
     "\n"
     "One invocation of the published transition SKILL, locally, under the session\n"
     "whose credential is CRED: the arguments are canonicalised, the transition runs\n"
@@ -80,6 +81,7 @@ static const char call_help[] =
     "  --task ID              task id, [A-Za-z0-9._-]{1,128} (default: a fresh random one)\n"
     "  --json ARGS            the arguments, a JSON object (at most 1 MiB)\n"
     "  --json-file FILE|-     the arguments from a file or standard input\n"
+    WORLDD_WAIT_LOCK_HELP
     "\n"
     "On stderr, one line: committed entry N (invocation ID) or replayed entry N.\n"
     "\n"
@@ -104,7 +106,8 @@ static int verb_call(int argc, char **argv)
 		{ .name = "--store", .has_value = 1 }, { .name = "--session", .has_value = 1 },
 		{ .name = "--workspace-root", .has_value = 1 }, { .name = "--tool-ailang-bin", .has_value = 1 },
 		{ .name = "--examples-dir", .has_value = 1 }, { .name = "--task", .has_value = 1 },
-		{ .name = "--json", .has_value = 1 }, { .name = "--json-file", .has_value = 1 }, { .name = NULL },
+		{ .name = "--json", .has_value = 1 }, { .name = "--json-file", .has_value = 1 },
+		{ .name = "--wait-lock", .has_value = 1 }, { .name = NULL },
 	};
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
@@ -113,6 +116,8 @@ static int verb_call(int argc, char **argv)
 	           *task = f[5].value, *json = f[6].value, *jfile = f[7].value;
 	if (!store) return worldd_usage(verb, "--store DB is required");
 	if (!cred) return worldd_usage(verb, "--session CRED is required");
+	double wait = 0;
+	if ((rc = worldd_wait_lock(verb, f[8].value, &wait))) return rc;
 	if (npos != 1) return worldd_usage(verb, "give exactly one SKILL");
 	if (!json == !jfile) return worldd_usage(verb, "give exactly one of --json ARGS or --json-file FILE|-");
 	if ((ws == NULL) != (tool == NULL) && tool && !ws)
@@ -129,7 +134,7 @@ static int verb_call(int argc, char **argv)
 	struct coordinator *c = NULL;
 	struct coord_session *s = NULL;
 	struct coord_result res = { 0 };
-	if (world_store_open(store, WORLD_STORE_WRITER, &st, &e) < 0) goto fail;
+	if (world_store_open_wait(store, WORLD_STORE_WRITER, wait, &st, &e) < 0) goto fail;
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
 	sup_limits_default(&cfg.limits);
@@ -161,6 +166,7 @@ done:
 
 static const char mint_help[] =
     "usage: worldd session mint --store DB --episode EP --grant EFFECT=SCOPE:BUDGET [--grant ...] [--ttl S]\n"
+    "                           [--wait-lock SECONDS]\n"
     "\n"
     "Mints a session credential for episode EP (^[a-z0-9][a-z0-9-]{0,63}$) with the\n"
     "grants given (each split at the first '=' and the last ':'; budget 0..2^53).\n"
@@ -173,6 +179,7 @@ static const char mint_help[] =
     "\n"
     "  --ttl S   lifetime in seconds (default 3600, at most 31536000); the session\n"
     "            is live while now < expires_at\n"
+    WORLDD_WAIT_LOCK_HELP
     "\n"
     "exit codes: 0 minted, 2 usage (bad episode, grant or ttl), 5 store locked,\n"
     "  9 I/O, 20 attended step refused (nothing written)\n";
@@ -182,7 +189,7 @@ static int verb_session_mint(int argc, char **argv)
 	const char *verb = "session mint";
 	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--episode", .has_value = 1 },
 		                   { .name = "--grant", .has_value = 1, .multi = 1 }, { .name = "--ttl", .has_value = 1 },
-		                   { .name = NULL } };
+		                   { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
@@ -191,6 +198,8 @@ static int verb_session_mint(int argc, char **argv)
 	if (!f[2].nvalues) return worldd_usage(verb, "at least one --grant EFFECT=SCOPE:BUDGET is required");
 	if (!broker_episode_valid(f[1].value))
 		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[1].value);
+	double wait = 0;
+	if ((rc = worldd_wait_lock(verb, f[4].value, &wait))) return rc;
 	long long ttl = 3600;
 	if (f[3].value) {
 		char *end;
@@ -206,7 +215,7 @@ static int verb_session_mint(int argc, char **argv)
 	/* Check the writer lock before asking: a question we then cannot act on
 	 * wastes the operator's attention. */
 	struct world_store *st;
-	if (world_store_open(f[0].value, WORLD_STORE_WRITER, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[256];
 	snprintf(question, sizeof question,
 	         "Confirm mint for episode %s (%d grant(s), expiry +%llds) with a session credential? [y/N] ", f[1].value,
@@ -296,12 +305,13 @@ static int verb_session_list(int argc, char **argv)
 }
 
 static const char revoke_help[] =
-    "usage: worldd session revoke --store DB (ID | --episode EP)\n"
+    "usage: worldd session revoke --store DB (ID | --episode EP) [--wait-lock SECONDS]\n"
     "\n"
     "Deletes one session by its id (as worldd session list prints it), or every\n"
     "session of an episode. The episode's spent budget is kept: a new session of\n"
     "the same episode continues from it. Prints `revoked N session(s)`.\n"
     "An id or episode that matches nothing is refused and nothing changes.\n"
+    WORLDD_WAIT_LOCK_HELP
     "\n"
     "exit codes: 0 revoked, 2 usage, 4 no such session, 5 store locked, 9 I/O\n";
 
@@ -309,7 +319,7 @@ static int verb_session_revoke(int argc, char **argv)
 {
 	const char *verb = "session revoke";
 	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--episode", .has_value = 1 },
-		                   { .name = NULL } };
+		                   { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
 	if (rc) return rc;
@@ -322,9 +332,11 @@ static int verb_session_revoke(int argc, char **argv)
 	} else if (!broker_episode_valid(f[1].value)) {
 		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[1].value);
 	}
+	double wait = 0;
+	if ((rc = worldd_wait_lock(verb, f[2].value, &wait))) return rc;
 	struct world_err e;
 	struct world_store *st;
-	if (world_store_open(f[0].value, WORLD_STORE_WRITER, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	int n = 0;
 	rc = world_session_revoke(st, npos ? hash : NULL, npos ? NULL : f[1].value, &n, &e);
 	world_store_close(st);

@@ -70,6 +70,18 @@ is "$rc" 22 "a revoked credential is unknown"
 run_capture out err rc "$WORLDD" session revoke --store "$DB" --episode ep2
 is "$out" "revoked 2 session(s)" "revoke every session of an episode"
 
+# --wait-lock: a writer queues behind another writer instead of failing
+cred3=$("$FIX" "$T" ep3 'Test.Echo=s:1')
+flock "$DB.writer.lock" sleep 1 & holder=$!
+sleep 0.2
+run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" t.seen --json '{}'
+is "$rc" 5 "the store held by another writer: exit 5 at once (control)"
+run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" --wait-lock 20 t.seen --json '{}'
+is "$rc" 0 "--wait-lock 20: the call waits for the lock, then commits"
+wait "$holder"
+run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" --wait-lock x t.seen --json '{}'
+is "$rc" 2 "--wait-lock x: usage"
+
 run_capture out err rc "$WORLDD" journal --store "$DB" --indeterminate
 is "$rc" 0 "journal --indeterminate: exit 0"
 is "$out" "0 indeterminate intent(s)" "a clean store has none"
