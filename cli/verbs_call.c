@@ -8,7 +8,6 @@
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/coordinator.h"
-#include "store/file.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
@@ -17,45 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* One byte over the coordinator's 1 MiB cap, so that it is the coordinator
+ * that refuses an over-long argument text, with the same words for every caller. */
 #define ARGS_READ_MAX (((size_t)1 << 20) + 1)
-
-static int flush_stdout(const char *verb)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "worldd %s: writing standard output: %s\n", verb, strerror(errno ? errno : EIO));
-		return WX_IO;
-	}
-	return 0;
-}
-
-static int read_fd_capped(int fd, size_t max, char **out, size_t *len, struct world_err *err)
-{
-	size_t cap = 1 << 14, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) return werr(err, WX_FAIL, "out of memory");
-	for (;;) {
-		if (n == cap) {
-			if (cap > max) break;
-			cap *= 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) { free(buf); return werr(err, WX_FAIL, "out of memory"); }
-			buf = nb;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR) continue;
-			free(buf);
-			return werr(err, WX_IO, "standard input: read: %s", strerror(errno));
-		}
-		if (r == 0) break;
-		n += (size_t)r;
-		if (n > max) break;
-	}
-	buf[n] = 0;
-	*out = buf;
-	*len = n;
-	return 0;
-}
 
 /* ---- call ---- */
 
@@ -125,11 +88,7 @@ static int verb_call(int argc, char **argv)
 	struct world_err e = { 0 };
 	char *args = NULL;
 	size_t args_len = 0;
-	if (jfile) {
-		int r = strcmp(jfile, "-") == 0 ? read_fd_capped(0, ARGS_READ_MAX, &args, &args_len, &e)
-		                                : world_read_file(jfile, ARGS_READ_MAX, &args, &args_len, &e);
-		if (r < 0) return worldd_fail(verb, &e);
-	}
+	if (jfile && (rc = worldd_read_input(verb, "--json-file", jfile, ARGS_READ_MAX, &args, &args_len))) return rc;
 	struct world_store *st = NULL;
 	struct coordinator *c = NULL;
 	struct coord_session *s = NULL;
@@ -149,7 +108,7 @@ static int verb_call(int argc, char **argv)
 	printf("%s\n", res.output);
 	fprintf(stderr, "worldd call: %s entry %lld (invocation %s)\n", res.replayed ? "replayed" : "committed",
 	        res.entry_index, res.invocation_id);
-	rc = flush_stdout(verb);
+	rc = 0; /* stdout is checked for every verb in cli/worldd.c */
 	goto done;
 fail:
 	rc = worldd_fail(verb, &e);
@@ -234,7 +193,7 @@ static int verb_session_mint(int argc, char **argv)
 	explicit_bzero(cred, sizeof cred);
 	fprintf(stderr, "worldd session mint: session %s for episode %s, expires_at %lld (+%llds)\n", id, f[1].value, exp,
 	        ttl);
-	return flush_stdout(verb);
+	return WX_OK;
 }
 
 /* ---- session list / revoke ---- */
@@ -301,7 +260,7 @@ static int verb_session_list(int argc, char **argv)
 		free(t);
 	}
 	json_decref(l.arr);
-	return flush_stdout(verb);
+	return WX_OK;
 }
 
 static const char revoke_help[] =
@@ -342,7 +301,7 @@ static int verb_session_revoke(int argc, char **argv)
 	world_store_close(st);
 	if (rc < 0) return worldd_fail(verb, &e);
 	printf("revoked %d session(s)\n", n);
-	return flush_stdout(verb);
+	return WX_OK;
 }
 
 /* ---- journal ---- */
@@ -399,7 +358,7 @@ static int verb_journal(int argc, char **argv)
 		printf("%lld indeterminate intent(s)\n", j.n);
 	}
 	json_decref(j.arr);
-	return flush_stdout(verb);
+	return WX_OK;
 }
 
 const struct worldd_verb broker_verbs[] = {

@@ -27,11 +27,11 @@ static inline void ctest_die(const char *what, const struct world_err *e)
 	exit(99);
 }
 
-static inline void ctest_init(struct ctest *t, const char *name)
+/* Open (or create) DIR/world.db as writer, archive $AILANG_LITE and
+ * bootstrap epoch 1 for its release (a no-op when already done). */
+static inline void ctest_open(struct ctest *t, const char *dir)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(t->dir, sizeof t->dir, "%s/%s.XXXXXX", tmp ? tmp : "/tmp", name);
-	if (!mkdtemp(t->dir)) ctest_die("mkdtemp", NULL);
+	snprintf(t->dir, sizeof t->dir, "%s", dir);
 	snprintf(t->db, sizeof t->db, "%s/world.db", t->dir);
 	struct world_err e;
 	if (world_store_open(t->db, WORLD_STORE_WRITER, &t->st, &e) < 0) ctest_die("open", &e);
@@ -41,6 +41,16 @@ static inline void ctest_init(struct ctest *t, const char *name)
 	long long epoch;
 	int created;
 	if (registry_epoch_bootstrap(t->st, t->interp.version, &epoch, &created, &e) < 0) ctest_die("epoch", &e);
+}
+
+/* A fresh temporary directory NAME.XXXXXX under $TMPDIR, opened as above. */
+static inline void ctest_init(struct ctest *t, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s/%s.XXXXXX", tmp ? tmp : "/tmp", name);
+	if (!mkdtemp(dir)) ctest_die("mkdtemp", NULL);
+	ctest_open(t, dir);
 }
 
 static inline void ctest_fini(struct ctest *t)

@@ -11,14 +11,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct ctest t = { 0 };
-	snprintf(t.dir, sizeof t.dir, "%s", argv[1]);
-	snprintf(t.db, sizeof t.db, "%s/world.db", t.dir);
+	ctest_open(&t, argv[1]);
 	struct world_err e;
-	if (world_store_open(t.db, WORLD_STORE_WRITER, &t.st, &e) < 0) ctest_die("open", &e);
-	if (world_archive_interpreter(t.st, getenv("AILANG_LITE"), &t.interp, &e) < 0) ctest_die("archive", &e);
-	long long epoch;
-	int created;
-	if (registry_epoch_bootstrap(t.st, t.interp.version, &epoch, &created, &e) < 0) ctest_die("epoch", &e);
 	json_t *reg = NULL;
 	long long rev;
 	if (registry_load(t.st, &reg, &rev, NULL, &e) < 0) ctest_die("registry", &e);
