@@ -18,7 +18,6 @@
 #include "daemon/route.h"
 #include "store/canon.h"
 #include "store/store.h"
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -87,17 +86,6 @@ static json_t *task_json(const struct task *t, const char *task_id)
 	return v;
 }
 
-static json_t *rpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
-	                 "message", msg);
-}
 
 /* ---- the card ---- */
 
@@ -189,11 +177,11 @@ static json_t *args_of(const json_t *message, const char **why)
 static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *message = json_object_get(params, "message");
-	if (!json_is_object(message)) return rpc_error(id, -32602, "params.message must be an object");
+	if (!json_is_object(message)) return drpc_error(id, -32602, "params.message must be an object");
 	const char *task = NULL;
 	if (dia == D_REF) {
 		json_t *jt = json_object_get(params, "id");
-		if (!json_is_string(jt)) return rpc_error(id, -32602, "tasks/send needs params.id (the task id)");
+		if (!json_is_string(jt)) return drpc_error(id, -32602, "tasks/send needs params.id (the task id)");
 		task = json_string_value(jt);
 	} else {
 		json_t *jt = json_object_get(message, "taskId");
@@ -201,10 +189,10 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		if (json_is_string(jt) && *json_string_value(jt)) task = json_string_value(jt);
 	}
 	if (task && !task_id_ok(task))
-		return rpc_error(id, -32602, "task id \"%.140s\" must be 1-128 characters of [A-Za-z0-9._-]", task);
+		return drpc_error(id, -32602, "task id \"%.140s\" must be 1-128 characters of [A-Za-z0-9._-]", task);
 	const char *why = NULL;
 	json_t *args = args_of(message, &why);
-	if (!args) return rpc_error(id, -32602, "%s", why);
+	if (!args) return drpc_error(id, -32602, "%s", why);
 	const char *skill = skill_of(params, message);
 	json_t *vis = NULL;
 	if (!skill) {
@@ -212,19 +200,19 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		if (coord_visible(rq->d->coord, s, &vis, &err) < 0) {
 			json_decref(args);
 			dlog("error route=/a2a/: visible transitions: %s", err.msg);
-			return rpc_error(id, -32603, "Internal: internal store failure");
+			return drpc_error(id, -32603, "Internal: internal store failure");
 		}
 		if (json_array_size(vis) != 1) {
 			json_decref(args);
 			json_decref(vis);
-			return rpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)",
+			return drpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)",
 			                 json_array_size(vis));
 		}
 		skill = json_string_value(json_object_get(json_array_get(vis, 0), "id"));
 	}
 	char *text = json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	json_decref(args);
-	if (!text || !skill) { free(text); json_decref(vis); return rpc_error(id, -32603, "Internal: internal store failure"); }
+	if (!text || !skill) { free(text); json_decref(vis); return drpc_error(id, -32603, "Internal: internal store failure"); }
 	struct coord_call call = { .session = s, .channel = "a2a", .skill_id = skill, .task_id = task, .args = text,
 	                           .args_len = strlen(text) };
 	struct coord_result res;
@@ -244,7 +232,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		const char *k = coord_error_class(err.code);
 		if (err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) {
 			task_clear(&t);
-			return rpc_error(id, -32602, "%s", err.msg);
+			return drpc_error(id, -32602, "%s", err.msg);
 		}
 		char msg[1200];
 		if (strcmp(k, "Internal") == 0) {
@@ -269,7 +257,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		if (!json_is_object(t.output)) {
 			task_clear(&t);
 			dlog("error route=/a2a/: committed output is not a JSON object");
-			return rpc_error(id, -32603, "Internal: internal store failure");
+			return drpc_error(id, -32603, "Internal: internal store failure");
 		}
 	}
 	json_t *tj = task_json(&t, tid);
@@ -286,7 +274,7 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 {
 	json_t *jt = json_object_get(params, "id");
 	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
-		return rpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
+		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
 	struct task t;
 	memset(&t, 0, sizeof t);
@@ -303,7 +291,7 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 	if (rc < 0 || strcmp(jr.status, "committed") != 0) {
 		dreader_put(rq->d, st);
 		if (rc < 0 && err.code != WX_NOT_FOUND) goto internal;
-		return rpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
+		return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
 	}
 	int ok = world_object_get(st, jr.outcome_ref, &rec, &err) == 0 &&
 	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
@@ -334,7 +322,7 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 internal:
 	task_clear(&t);
 	dlog("error route=/a2a/ GetTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
-	return rpc_error(id, -32603, "Internal: internal store failure");
+	return drpc_error(id, -32603, "Internal: internal store failure");
 }
 
 void a2a_handle(struct dreq *rq, struct dresp *r)
@@ -353,8 +341,8 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	json_error_t je;
 	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	json_t *out = NULL;
-	if (!msg) out = rpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
-	else if (!json_is_object(msg)) out = rpc_error(NULL, -32600, "invalid request: one JSON-RPC request object (no batches on /a2a/)");
+	if (!msg) out = drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
+	else if (!json_is_object(msg)) out = drpc_error(NULL, -32600, "invalid request: one JSON-RPC request object (no batches on /a2a/)");
 	else {
 		json_t *id = json_object_get(msg, "id");
 		json_t *m = json_object_get(msg, "method");
@@ -362,10 +350,10 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		json_t *params = json_object_get(msg, "params");
 		if (!json_is_string(jv) || strcmp(json_string_value(jv), "2.0") != 0 || !json_is_string(m) ||
 		    (id && !json_is_string(id) && !json_is_integer(id)))
-			out = rpc_error(json_is_string(id) || json_is_integer(id) ? id : NULL, -32600,
+			out = drpc_error(json_is_string(id) || json_is_integer(id) ? id : NULL, -32600,
 			                "invalid request: expected {\"jsonrpc\":\"2.0\",\"id\",\"method\",\"params\"}");
 		else if (!id) out = NULL; /* a notification: nothing to answer */
-		else if (!json_is_object(params)) out = rpc_error(id, -32602, "params must be an object");
+		else if (!json_is_object(params)) out = drpc_error(id, -32602, "params must be an object");
 		else {
 			const char *mn = json_string_value(m);
 			snprintf(rq->note, sizeof rq->note, "%.100s", mn);
@@ -374,7 +362,7 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/get") == 0) out = get(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
-			else out = rpc_error(id, -32601, "method not found: %.200s (this agent answers tasks/send, message/send, SendMessage, tasks/get, GetTask)", mn);
+			else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers tasks/send, message/send, SendMessage, tasks/get, GetTask)", mn);
 		}
 	}
 	json_decref(msg);

@@ -12,7 +12,6 @@
  * the call is a tool result with isError:true whose text names the error
  * class and message (never an untyped -32603). */
 #include "daemon/route.h"
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -73,17 +72,6 @@ static int ctype_is_json(const char *ct)
 	return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
-static json_t *rpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static json_t *rpc_error(json_t *id, int code, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
-	                 "message", msg);
-}
 
 static json_t *rpc_result(json_t *id, json_t *result)
 {
@@ -121,7 +109,7 @@ static json_t *object_schema(const json_t *s)
 
 static json_t *tools_list(struct mcp *m, json_t *id)
 {
-	if (load_visible(m) < 0) return rpc_error(id, -32603, "Internal: internal store failure");
+	if (load_visible(m) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
 	json_t *tools = json_array();
 	size_t i;
 	json_t *dsc;
@@ -156,12 +144,12 @@ static json_t *tool_error(const char *klass, const char *msg, int code)
 static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 {
 	json_t *jname = json_object_get(params, "name");
-	if (!json_is_string(jname)) return rpc_error(id, -32602, "tools/call needs params.name (a string)");
+	if (!json_is_string(jname)) return drpc_error(id, -32602, "tools/call needs params.name (a string)");
 	const char *name = json_string_value(jname);
 	json_t *args = json_object_get(params, "arguments");
 	if (args && !json_is_object(args) && !json_is_null(args))
-		return rpc_error(id, -32602, "tools/call: params.arguments must be an object");
-	if (load_visible(m) < 0) return rpc_error(id, -32603, "Internal: internal store failure");
+		return drpc_error(id, -32602, "tools/call: params.arguments must be an object");
+	if (load_visible(m) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
 	const char *skill = NULL;
 	size_t i;
 	json_t *dsc;
@@ -170,7 +158,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		char esc[65];
 		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; break; }
 	}
-	if (!skill) return rpc_error(id, -32602, "unknown tool \"%.200s\"", name);
+	if (!skill) return drpc_error(id, -32602, "unknown tool \"%.200s\"", name);
 	/* An optional idempotency key: params._meta["world/task_id"]. A retry
 	 * with the same key and arguments answers the committed result. */
 	const char *task = NULL;
@@ -180,11 +168,11 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		size_t n = t ? strlen(t) : 0;
 		if (!t || n < 1 || n > 128 ||
 		    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
-			return rpc_error(id, -32602, "params._meta[\"world/task_id\"] must be 1-128 characters of [A-Za-z0-9._-]");
+			return drpc_error(id, -32602, "params._meta[\"world/task_id\"] must be 1-128 characters of [A-Za-z0-9._-]");
 		task = t;
 	}
 	char *text = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17)) : strdup("{}");
-	if (!text) return rpc_error(id, -32603, "Internal: internal store failure");
+	if (!text) return drpc_error(id, -32603, "Internal: internal store failure");
 	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = task,
 	                           .args = text, .args_len = strlen(text) };
 	struct coord_result res;
@@ -224,27 +212,27 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 /* One JSON-RPC message; NULL when it needs no answer (notification, response). */
 static json_t *one(struct mcp *m, json_t *msg, int batched)
 {
-	if (!json_is_object(msg)) return rpc_error(NULL, -32600, "invalid request: a JSON-RPC message is an object");
+	if (!json_is_object(msg)) return drpc_error(NULL, -32600, "invalid request: a JSON-RPC message is an object");
 	json_t *id = json_object_get(msg, "id");
 	json_t *method = json_object_get(msg, "method");
 	json_t *jv = json_object_get(msg, "jsonrpc");
 	if (id && !json_is_string(id) && !json_is_integer(id))
-		return rpc_error(NULL, -32600, "invalid request: id must be a string or an integer");
+		return drpc_error(NULL, -32600, "invalid request: id must be a string or an integer");
 	if (!json_is_string(jv) || strcmp(json_string_value(jv), "2.0") != 0)
-		return rpc_error(id, -32600, "invalid request: jsonrpc must be \"2.0\"");
+		return drpc_error(id, -32600, "invalid request: jsonrpc must be \"2.0\"");
 	if (!method) {
 		if (id && (json_object_get(msg, "result") || json_object_get(msg, "error"))) return NULL; /* a response */
-		return rpc_error(id, -32600, "invalid request: no method");
+		return drpc_error(id, -32600, "invalid request: no method");
 	}
-	if (!json_is_string(method)) return rpc_error(id, -32600, "invalid request: method must be a string");
+	if (!json_is_string(method)) return drpc_error(id, -32600, "invalid request: method must be a string");
 	const char *mn = json_string_value(method);
 	json_t *params = json_object_get(msg, "params");
 	if (params && !json_is_object(params) && !json_is_array(params))
-		return rpc_error(id, -32600, "invalid request: params must be an object or an array");
+		return drpc_error(id, -32600, "invalid request: params must be an object or an array");
 	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, cancelled, ...) */
 	if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "%.100s", mn);
 	if (strcmp(mn, "initialize") == 0) {
-		if (batched) return rpc_error(id, -32600, "initialize must not be part of a batch");
+		if (batched) return drpc_error(id, -32600, "initialize must not be part of a batch");
 		json_t *pv = json_object_get(params, "protocolVersion");
 		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
 		return rpc_result(id, json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
@@ -255,10 +243,10 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 	if (strcmp(mn, "ping") == 0) return rpc_result(id, json_object());
 	if (strcmp(mn, "tools/list") == 0) return tools_list(m, id);
 	if (strcmp(mn, "tools/call") == 0) {
-		if (!json_is_object(params)) return rpc_error(id, -32602, "tools/call needs params {name, arguments}");
+		if (!json_is_object(params)) return drpc_error(id, -32602, "tools/call needs params {name, arguments}");
 		return tools_call(m, id, params);
 	}
-	return rpc_error(id, -32601, "method not found: %.200s", mn);
+	return drpc_error(id, -32601, "method not found: %.200s", mn);
 }
 
 static void answer(struct dresp *r, json_t *v, int sse)
@@ -308,14 +296,14 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	json_error_t je;
 	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	if (!msg) {
-		dresp_json(r, 400, rpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
+		dresp_json(r, 400, drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
 		goto out;
 	}
 	if (json_is_array(msg)) {
 		if (strcmp(ver, LEGACY_VERSION) != 0) {
-			dresp_json(r, 400, rpc_error(NULL, -32600, "invalid request: batches are accepted only under MCP-Protocol-Version 2025-03-26 (this request says %s)", ver));
+			dresp_json(r, 400, drpc_error(NULL, -32600, "invalid request: batches are accepted only under MCP-Protocol-Version 2025-03-26 (this request says %s)", ver));
 		} else if (json_array_size(msg) == 0) {
-			dresp_json(r, 400, rpc_error(NULL, -32600, "invalid request: empty batch"));
+			dresp_json(r, 400, drpc_error(NULL, -32600, "invalid request: empty batch"));
 		} else {
 			json_t *outs = json_array();
 			size_t i;

@@ -81,6 +81,9 @@ void dresp_text(struct dresp *r, int status, const char *ctype, const char *text
 /* The error envelope {"error":{"class":CLASS,"message":MSG}}; the status is
  * the class's (dclass_status). */
 void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A JSON-RPC 2.0 error object {"jsonrpc","id","error":{"code","message"}}
+ * (id NULL = null), shared by the MCP and A2A projections. */
+json_t *drpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failure of this host (store I/O, integrity, out of memory): 500
  * Internal "internal store failure"; the cause goes to the log. */
 void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err);

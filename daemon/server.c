@@ -661,3 +661,14 @@ out:
 	if (rc == 0) dlog("stopped");
 	return rc;
 }
+
+json_t *drpc_error(json_t *id, int code, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
+	                 "message", msg);
+}
