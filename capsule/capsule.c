@@ -9,11 +9,6 @@
 #include <linux/filter.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
-/* SHA256_Init/Update/Final: OpenSSL's own assembly (SHA-NI where the CPU
- * has it) without the provider machinery, whose first use in a process
- * costs about 1 ms (bench/pin_bench). Deprecated in 3.0, not removed. */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <poll.h>
 #include <pthread.h>
 #include <dirent.h>
@@ -87,151 +82,6 @@ struct world_ll_path_beneath_attr {
 #define GO_FD 11              /* parent -> child sync pipe inside the child */
 #define ERR_FD CAPSULE_SETUP_FD /* child -> parent setup channel inside the child */
 #define SETUP_TIMEOUT_MS 10000
-
-/* ---- the pin ------------------------------------------------------------ */
-
-static void hex(const unsigned char *d, size_t n, char *out)
-{
-	static const char x[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = x[d[i] >> 4];
-		out[2 * i + 1] = x[d[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
-/* A static ELF for this machine: no PT_INTERP (no loader in the capsule). */
-static int check_static_elf(const unsigned char *b, size_t n, const char *path, struct world_err *err)
-{
-	if (n < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: not an ELF binary", path);
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
-	if (b[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: not an x86_64 ELF64 binary", path);
-	if (eh->e_phoff > n || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > n - eh->e_phoff)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: malformed program headers", path);
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(b + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
-			return werr(err, WX_BAD_INPUT,
-			            "interpreter %s: dynamically linked (capsule roots hold no libc; link it -static)", path);
-	return 0;
-}
-
-static int valid_ref(const char *ref)
-{
-	if (strncmp(ref, "sha256:", 7) != 0 || strlen(ref) != 71) return 0;
-	for (const char *p = ref + 7; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
-	return 1;
-}
-
-int capsule_pin_interpreter(const char *path, const char *expected_ref, int *memfd_out,
-                            char *ref_out, struct world_err *err)
-{
-	if (expected_ref && !valid_ref(expected_ref))
-		return werr(err, WX_BAD_INPUT, "interpreter ref '%s' malformed: want sha256:<64 lowercase hex>", expected_ref);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "interpreter %s: open: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = errno;
-		close(fd);
-		return werr(err, WX_BAD_INPUT, "interpreter %s: %s", path, S_ISREG(st.st_mode) ? strerror(e) : "not a regular file");
-	}
-	int mfd = memfd_create("world-interpreter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (mfd < 0) {
-		close(fd);
-		return werr(err, WX_IO, "interpreter %s: memfd_create: %s", path, strerror(errno));
-	}
-	unsigned char *buf = NULL;
-	SHA256_CTX md;
-	if (SHA256_Init(&md) != 1) {
-		werr(err, WX_FAIL, "interpreter %s: sha256 init failed", path);
-		goto fail;
-	}
-	/* One pass: each chunk is hashed while it is in the cache and written
-	 * to the memfd, so every byte hashed is the byte written (an in-kernel
-	 * copy_file_range answers EXDEV from a disk file to a memfd; sendfile
-	 * plus hashing the sealed mapping measured slower). The first chunk is
-	 * also checked for a static ELF. */
-	enum { BUFSZ = 1 << 18 };
-	buf = malloc(BUFSZ);
-	if (!buf) {
-		werr(err, WX_FAIL, "interpreter %s: out of memory", path);
-		goto fail;
-	}
-	int first = 1;
-	for (;;) {
-		ssize_t n = read(fd, buf, BUFSZ);
-		if (n < 0 && errno == EINTR) continue;
-		if (n < 0) {
-			werr(err, WX_IO, "interpreter %s: read: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (n == 0) break;
-		if (first && check_static_elf(buf, (size_t)n, path, err) < 0) goto fail;
-		first = 0;
-		if (SHA256_Update(&md, buf, (size_t)n) != 1) {
-			werr(err, WX_FAIL, "interpreter %s: sha256 update failed", path);
-			goto fail;
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(mfd, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR) continue;
-			if (w < 0) {
-				werr(err, WX_IO, "interpreter %s: write memfd: %s", path, strerror(errno));
-				goto fail;
-			}
-			off += w;
-		}
-	}
-	if (first) {
-		werr(err, WX_BAD_INPUT, "interpreter %s: empty file", path);
-		goto fail;
-	}
-	/* F_SEAL_WRITE answers EBUSY while the kernel still holds transient
-	 * references to the pages just written (seen under load: pages still in
-	 * a per-CPU LRU batch); no writable mapping exists, so wait briefly and
-	 * try again rather than fail the run. */
-	int sealed = -1;
-	for (int attempt = 0; attempt < 100; attempt++) {
-		sealed = fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
-		if (sealed == 0 || errno != EBUSY) break;
-		struct timespec pause = { 0, 2 * 1000 * 1000 };
-		nanosleep(&pause, NULL);
-	}
-	if (sealed < 0) {
-		werr(err, WX_IO, "interpreter %s: seal memfd: %s", path, strerror(errno));
-		goto fail;
-	}
-	unsigned char dig[SHA256_DIGEST_LENGTH];
-	if (SHA256_Final(dig, &md) != 1) {
-		werr(err, WX_FAIL, "interpreter %s: sha256 final failed", path);
-		goto fail;
-	}
-	free(buf);
-	buf = NULL;
-	close(fd);
-	fd = -1;
-	char h[65];
-	hex(dig, 32, h);
-	if (expected_ref && strcmp(expected_ref + 7, h) != 0) {
-		close(mfd);
-		return werr(err, WX_HASH_MISMATCH, "interpreter hash mismatch: expected %s got sha256:%s (%s)",
-		            expected_ref, h, path);
-	}
-	if (ref_out) snprintf(ref_out, 72, "sha256:%s", h);
-	*memfd_out = mfd;
-	return 0;
-fail:
-	free(buf);
-	if (fd >= 0) close(fd);
-	close(mfd);
-	return -1;
-}
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -1271,6 +1121,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 		int rc = s->inside(&c->ctx, s->inside_arg);
 		_exit(rc & 0xff);
 	}
+	if (!capsule_interp_sealed(CAPSULE_INTERP_FD)) child_fail(errfd, "the pinned interpreter is not sealed", EPERM);
 	syscall(SYS_execveat, CAPSULE_INTERP_FD, "", (char *const *)c->argv, (char *const *)capsule_env,
 	        AT_EMPTY_PATH);
 	child_fail(errfd, "execveat pinned interpreter", errno);
@@ -1278,6 +1129,12 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 
 int capsule_apply_interpreter_limits(const struct capsule_ctx *ctx)
 {
+	/* An unsealed memfd is a pin that failed or has not finished: never
+	 * exec it (pin.h). */
+	if (!capsule_interp_sealed(ctx->interp_fd)) {
+		errno = EPERM;
+		return -1;
+	}
 	const struct capsule_limits *l = &ctx->profile->limits;
 	struct rlimit as = { l->rlim_as, l->rlim_as }, data = { l->rlim_data, l->rlim_data };
 	if (setrlimit(RLIMIT_AS, &as) < 0 || setrlimit(RLIMIT_DATA, &data) < 0) return -1;

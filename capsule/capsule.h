@@ -1,6 +1,6 @@
 /* capsule/capsule.h: one confined process tree (DESIGN §4).
  *
- * Owns: pinning the interpreter (hash into a sealed memfd), the setup
+ * Owns (with capsule/pin.h, the pin of the interpreter): the setup
  * sequence of a capsule (namespaces, tmpfs root + pivot_root, rlimits,
  * cgroups, uid map, capabilities, no_new_privs, fds, landlock, seccomp),
  * the seccomp denial report (user-notification listener held by the
@@ -36,18 +36,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* ---- the pin ------------------------------------------------------------ */
-
-/* Read `path`, sha256 it and copy it into a memfd sealed with
- * F_SEAL_WRITE|F_SEAL_GROW|F_SEAL_SHRINK|F_SEAL_SEAL. The bytes hashed are
- * the bytes in the memfd, so what runs is what was hashed. expected_ref
- * ("sha256:<64 hex>") may be NULL. ref_out (>= 72 bytes) gets the ref.
- * The file must be a static ELF (capsule roots hold no libc).
- * Errors: WX_HASH_MISMATCH "interpreter hash mismatch: expected sha256:...
- * got sha256:...", WX_NOT_FOUND / WX_IO on the file, WX_BAD_INPUT when not
- * a static ELF or a malformed ref. */
-int capsule_pin_interpreter(const char *path, const char *expected_ref, int *memfd_out,
-                            char *ref_out, struct world_err *err);
+#include "capsule/pin.h"
 
 /* ---- starting a capsule ------------------------------------------------- */
 
@@ -73,7 +62,8 @@ struct capsule_ctx {
 pid_t capsule_spawn_interpreter(const struct capsule_ctx *ctx, const char *const argv[],
                                 int in_fd, int out_fd, int err_fd);
 
-/* Set the profile's RLIMIT_AS and RLIMIT_DATA on the calling process
+/* Check that the pinned interpreter is sealed (pin.h: else -1, EPERM) and
+ * set the profile's RLIMIT_AS and RLIMIT_DATA on the calling process
  * (setrlimit/prlimit64 are allowed: lowering needs no privilege). The
  * capsule's init already has them (so does an `inside` agent: a sanitized
  * agent must reserve its memory before capsule_start); spawning helpers may
@@ -84,7 +74,10 @@ typedef int (*capsule_inside_fn)(const struct capsule_ctx *ctx, void *arg);
 
 struct capsule_spec {
 	const struct capsule_profile *profile;
-	int interp_fd;                     /* sealed memfd from capsule_pin_interpreter */
+	/* The pin's memfd (capsule/pin.h). It may still be unsealed while the
+	 * pin finishes on its thread; nothing is ever exec'd from it unsealed
+	 * (capsule_apply_interpreter_limits refuses). */
+	int interp_fd;
 	const struct capsule_file *files;  /* staged in the tmpfs root */
 	size_t nfiles;
 	/* Interpreter argv (argv[0] included); NULL = "ailang" + profile->argv. */

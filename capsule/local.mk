@@ -1,6 +1,6 @@
 # capsule/: Linux confinement for interpreter runs (DESIGN §4): the pin,
 # the setup sequence, profiles as data, the denial report, one-run helper.
-libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/profile.c capsule/profile.h \
+libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
 	capsule/run.c capsule/run.h
 
 # Static test programs run as the "interpreter" inside capsules.

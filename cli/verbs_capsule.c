@@ -226,7 +226,8 @@ static struct supervisor *make_supervisor(const struct run_opts *o, int check, s
 		unsigned whole = check || !o->effectful ? t : 2 * t;
 		if (lim.invocation_ms < whole) lim.invocation_ms = whole;
 	}
-	struct launcher *l = launcher_capsule_new(o->bin, o->ref, err);
+	/* One run per process: the pin overlaps the capsule's setup. */
+	struct launcher *l = launcher_capsule_begin(o->bin, o->ref, err);
 	if (!l) return NULL;
 	return sup_new(&lim, l, err);
 }

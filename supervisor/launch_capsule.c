@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,29 @@
 #include <unistd.h>
 
 struct capl {
-	int memfd;            /* the pinned interpreter */
+	struct capsule_pin *pin; /* the interpreter (capsule/pin.h), maybe still pinning */
+	int memfd;            /* its memfd */
+	pthread_mutex_t pin_mu; /* guards the one wait for the pin */
+	bool pin_done;
+	int pin_rc;
+	struct world_err pin_err;
 	char ref[80];
 	int shares_netns;     /* holds a reference on the shared network namespace */
 };
+
+/* The pin's outcome, waiting for it the first time (any thread). */
+static int capl_pinned(struct capl *c, struct world_err *err)
+{
+	pthread_mutex_lock(&c->pin_mu);
+	if (!c->pin_done) {
+		c->pin_rc = capsule_pin_wait(c->pin, c->ref, &c->pin_err);
+		c->pin_done = true;
+	}
+	int rc = c->pin_rc;
+	pthread_mutex_unlock(&c->pin_mu);
+	if (rc < 0 && err) *err = c->pin_err;
+	return rc;
+}
 
 /* capsule_start needs no lock of ours (each call has its own child plan);
  * this one guards only the shared network namespace's reference count. */
@@ -111,6 +131,11 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 	if (!p) return werr(err, WX_SETUP, "capsule launcher: no profile %s", sup_profile_name(spec->profile));
 	struct capsule_file files[8];
 	if (spec->nfiles > 8) return werr(err, WX_USAGE, "capsule launcher: too many staged files");
+	/* Without an agent the capsule execs the interpreter as soon as it is
+	 * set up: the pin must be done first. With one, the agent execs only
+	 * on the start frame, which the caller sends after we return, so the
+	 * pin finishes while the capsule is being set up (pin.h). */
+	if (!spec->inside && capl_pinned(c, err) < 0) return -1;
 	/* Without an agent the interpreter is the capsule's first process. */
 	const char *argv[32];
 	if (!spec->inside) {
@@ -145,6 +170,15 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 	};
 	int rc = capsule_start(&cs, &r->h, err);
 	if (rc < 0) {
+		free(r);
+		return -1;
+	}
+	if (capl_pinned(c, err) < 0) {
+		/* the pin failed: this capsule never runs anything */
+		struct capsule_report cr;
+		struct world_err ignored;
+		capsule_kill(&r->h);
+		(void)capsule_finish(&r->h, &cr, &ignored);
 		free(r);
 		return -1;
 	}
@@ -207,6 +241,7 @@ static int capl_describe(struct launcher *l, enum sup_profile sp, int fd, struct
 	struct capl *c = l->ctx;
 	const struct capsule_profile *p = profile_of(sp);
 	if (!p) return werr(err, WX_NOT_FOUND, "profile %s not found", sup_profile_name(sp));
+	if (capl_pinned(c, err) < 0) return -1;
 	const struct capsule_limits *lim = &p->limits;
 	size_t nsys = 0;
 	for (const struct capsule_syscall *s = p->syscalls; s && s->name; s++)
@@ -241,13 +276,15 @@ static int capl_describe(struct launcher *l, enum sup_profile sp, int fd, struct
 static void capl_destroy(struct launcher *l)
 {
 	struct capl *c = l->ctx;
-	close(c->memfd);
+	capsule_pin_free(c->pin); /* waits for it, closes the memfd */
+	pthread_mutex_destroy(&c->pin_mu);
 	if (c->shares_netns) netns_unref();
 	free(c);
 	free(l);
 }
 
-struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err)
+static struct launcher *capl_new(const char *interp_path, const char *expected_ref, bool wait,
+                                 struct world_err *err)
 {
 	struct launcher *l = calloc(1, sizeof *l);
 	struct capl *c = calloc(1, sizeof *c);
@@ -257,7 +294,17 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 		werr(err, WX_FAIL, "capsule launcher: out of memory");
 		return NULL;
 	}
-	if (capsule_pin_interpreter(interp_path, expected_ref, &c->memfd, c->ref, err) < 0) {
+	c->pin = capsule_pin_begin(interp_path, expected_ref, err);
+	if (!c->pin) {
+		free(l);
+		free(c);
+		return NULL;
+	}
+	c->memfd = capsule_pin_fd(c->pin);
+	pthread_mutex_init(&c->pin_mu, NULL);
+	if (wait && capl_pinned(c, err) < 0) {
+		capsule_pin_free(c->pin);
+		pthread_mutex_destroy(&c->pin_mu);
 		free(l);
 		free(c);
 		return NULL;
@@ -280,7 +327,19 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 	return l;
 }
 
+struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err)
+{
+	return capl_new(interp_path, expected_ref, true, err);
+}
+
+struct launcher *launcher_capsule_begin(const char *interp_path, const char *expected_ref, struct world_err *err)
+{
+	return capl_new(interp_path, expected_ref, false, err);
+}
+
 const char *launcher_capsule_ref(struct launcher *l)
 {
-	return l && l->start == capl_start ? ((struct capl *)l->ctx)->ref : NULL;
+	if (!l || l->start != capl_start) return NULL;
+	struct capl *c = l->ctx;
+	return capl_pinned(c, NULL) == 0 ? c->ref : NULL;
 }

@@ -109,7 +109,15 @@ pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *
  * empty network namespace (capsule_netns_share; one fd held, closed when the
  * last capsule launcher is destroyed); unprivileged, each capsule has its own. */
 struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err);
-/* The pinned interpreter's ref ("sha256:..."), or NULL for another launcher. */
+/* The same, but the pin (copy, hash, seal: ~1.3 ms) goes on in the
+ * background (capsule/pin.h) while the caller sets up; only errors of
+ * opening the file return here. The first capsule start waits for it, after
+ * the capsule is set up (with an agent) or before (without), and fails with
+ * the pin's own error (e.g. WX_HASH_MISMATCH) when it failed: a whole-process
+ * run (`worldd run`) hides the pin behind the capsule's setup. */
+struct launcher *launcher_capsule_begin(const char *interp_path, const char *expected_ref, struct world_err *err);
+/* The pinned interpreter's ref ("sha256:..."), or NULL for another launcher
+ * or a pin that failed (waits for a pin still going). */
 const char *launcher_capsule_ref(struct launcher *l);
 
 /* The test double: no confinement but a pid namespace (when permitted) so

@@ -1,20 +1,10 @@
 /* supervisor/testbroker.c: see testbroker.h. */
 #include "supervisor/testbroker.h"
 #include <jansson.h>
-#include <openssl/evp.h>
+#include "store/ref.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int sha256_ref(const char *p, size_t len, char out[72])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (EVP_Digest(p, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) return -1;
-	memcpy(out, "sha256:", 7);
-	for (unsigned i = 0; i < 32; i++) snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
-	return 0;
-}
 
 int sup_test_broker(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply,
                     struct world_err *err)
@@ -46,8 +36,9 @@ int sup_test_broker(void *ctx, const char *plan, size_t plan_len, struct sup_bro
 		return werr(err, WX_BAD_INPUT, "test broker: effect needs a string id, effect and an object payload");
 	}
 	char *ebytes = json_dumps(e, JSON_COMPACT);
-	char ref[72];
-	int hrc = ebytes ? sha256_ref(ebytes, strlen(ebytes), ref) : -1;
+	char ref[WORLD_REF_SIZE];
+	struct world_err herr;
+	int hrc = ebytes ? world_hash_ref(ebytes, strlen(ebytes), ref, &herr) : -1;
 	free(ebytes);
 	json_t *results = hrc < 0 ? NULL :
 	    json_pack("[{s:s, s:s, s:s, s:s, s:{s:O}}]", "id", id, "effect", name, "status", "ok",

@@ -263,6 +263,45 @@ int main(void)
 	   "both interpreter runs reported over the kept fd: %s", got);
 	ok(h.cg_memory_dir[0] == 0 && h.cg_pids_dir[0] == 0, "cgroup directories removed");
 
+	/* ---- the background pin: sealed only when it matched, never exec'd unsealed ---- */
+	err = (struct world_err){ 0, "" };
+	struct capsule_pin *bp = capsule_pin_begin(fixture, want, &err);
+	ok(bp != NULL, "capsule_pin_begin with the matching ref: %s", err.msg);
+	char bref[80] = "";
+	ok(bp && capsule_pin_wait(bp, bref, &err) == 0 && strcmp(bref, want) == 0, "background pin: ref %s", bref);
+	ok(bp && capsule_interp_sealed(capsule_pin_fd(bp)), "background pin: the memfd is sealed once it matched");
+	ok(bp && capsule_pin_wait(bp, NULL, &err) == 0, "waiting again gives the same outcome");
+	capsule_pin_free(bp);
+	ok(capsule_pin_begin("/nonexistent/bin", NULL, &err) == NULL && err.code == WX_NOT_FOUND,
+	   "capsule_pin_begin: a missing file fails at once (WX_NOT_FOUND)");
+	bp = capsule_pin_begin(fixture, zero, &err);
+	ok(bp != NULL, "capsule_pin_begin with a wrong ref starts (the hash is known later)");
+	int unsealed = bp ? capsule_pin_fd(bp) : -1;
+	ok(bp && capsule_pin_wait(bp, NULL, &err) < 0 && err.code == WX_HASH_MISMATCH, "and fails on wait: %s", err.msg);
+	ok(unsealed >= 0 && !capsule_interp_sealed(unsealed), "a pin that did not match leaves the memfd unsealed");
+	/* An agent holding that memfd cannot run it (control: the same agent
+	 * with the sealed memfd ran both rounds above). */
+	ok(pipe2(proto, O_CLOEXEC) == 0, "protocol pipe");
+	files[0] = (struct capsule_file){ "host/capsule/main.ail", "echo", 4 };
+	spec.interp_fd = unsealed;
+	spec.keep_fds = &proto[1];
+	ok(capsule_start(&spec, &h, &err) == 0, "capsule_start with the unsealed memfd and an agent: %s", err.msg);
+	close(proto[1]);
+	gl = 0;
+	while ((n = read(proto[0], got + gl, sizeof got - 1 - gl)) > 0) gl += (size_t)n;
+	got[gl] = 0;
+	close(proto[0]);
+	ok(capsule_finish(&h, &rep, &err) == 0, "capsule_finish");
+	ok(rep.exited && rep.exit_status == 43 && gl == 0,
+	   "the agent's interpreter spawn is refused: it exits 43, nothing ran (status %d, got '%s')", rep.exit_status, got);
+	/* Nor can a capsule without an agent (control: run_fixture above). */
+	ok(run_fixture("echo", unsealed, &res, &err) == 0, "capsule_run with the unsealed memfd");
+	ok(res.report.setup_failed && strstr(res.report.setup_error, "not sealed") && (!res.out || !res.out[0]),
+	   "a capsule without an agent refuses the unsealed memfd at setup: %s", res.report.setup_error);
+	capsule_run_result_free(&res);
+	capsule_pin_free(bp);
+	spec.interp_fd = memfd;
+
 	/* ---- kill ---- */
 	files[0] = (struct capsule_file){ "host/capsule/main.ail", "sleep", 5 };
 	spec.inside = NULL;
