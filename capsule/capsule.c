@@ -506,6 +506,24 @@ static void cg_put(struct capsule_handle *h, int ci)
 		capsule_cg_drop(s);
 }
 
+static void handle_init(struct capsule_handle *h);
+
+int capsule_prepare(const struct capsule_profile *p)
+{
+	struct capsule_handle h;
+	handle_init(&h);
+	int made = 0;
+	for (int ci = 0; ci < 2; ci++) {
+		cg_take(&h, p, ci);
+		int i = h.cg_slot[ci];
+		if (i < 0) continue;
+		/* new or just taken idle, and never attached to: idle again */
+		__atomic_store_n(&cg_pool[ci][i].state, CG_IDLE, __ATOMIC_RELEASE);
+		made++;
+	}
+	return made;
+}
+
 /* Kill every live capsule of the pool and remove every group, within about
  * two seconds. Async-signal-safe: atomics, kill, rmdir and nanosleep only. */
 static void cg_release_all(void)

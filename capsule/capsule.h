@@ -161,6 +161,15 @@ int capsule_netns_share(bool on, struct world_err *err);
  * WX_IO naming the first stale group that could not be removed. */
 int capsule_cgroups_sweep(unsigned *removed, struct world_err *err);
 
+/* Do now what the first capsule_start of a process would: look up the
+ * cgroup hierarchies, sweep the groups of dead makers (above), and make one
+ * idle pooled group per controller with p's limits, so that the first
+ * capsule only takes them. For a caller with time to spare before its
+ * first capsule (`worldd run` while its pin and network namespace are made
+ * on other threads). Returns how many groups are ready (0-2); a failure
+ * only leaves the work to capsule_start, which reports it. */
+int capsule_prepare(const struct capsule_profile *p);
+
 /* Kill this process's live capsules and remove all its pooled groups
  * (within ~2 s). Registered with atexit at the first capsule; a daemon may
  * call it when it stops. Async-signal-safe. */

@@ -9,6 +9,7 @@ cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLDD_SERVE_EXEC \
 	-DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
 cli_worldd_SOURCES += cli/serve_exec.c cli/serve_exec.h
 cli_worldd_LDADD = libworld.a $(WORLDD_DEP_LIBS) -lpthread
+cli_worldd_LDFLAGS = $(AM_LDFLAGS) $(WORLDD_LDFLAGS)
 # worldd-serve: the same verbs with the daemon linked in (libmicrohttpd and
 # GnuTLS under it); `worldd serve` execs it, so no other verb loads them.
 pkglibexec_PROGRAMS += cli/worldd-serve
