@@ -15,8 +15,9 @@
  * period). Target: worldd run <= 1.5x bwrap in both.
  *
  * Then where the time of one `worldd run` goes, from the code it runs:
- * start-up (the --help row minus the static no-op), the pin (in a fresh
- * process), every capsule phase (capsule.h's timing of a capsule running
+ * start-up (the --help row minus the static no-op), the pin and the shared
+ * network namespace (each in a fresh process; the run makes both on their
+ * own threads, overlapped with the capsule's set-up), every capsule phase (capsule.h's timing of a capsule running
  * the interpreter directly), and the supervisor call around it.
  *
  * usage: run_bench WORLDD AILANG_LITE NOOP [BWRAP] [N] [IDLE_N] */
@@ -148,6 +149,56 @@ static void print_table(const char *title, const struct rows *r, double *t[NROWS
 	}
 }
 
+/* Some cgroup root mounted with favordynmods (capsule.c's v1_paths). */
+static int host_favordynmods(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f) return 0;
+	char line[1024];
+	int on = 0;
+	while (fgets(line, sizeof line, f)) {
+		char *dash = strstr(line, " - cgroup");
+		if (dash && strstr(dash, "favordynmods")) on = 1;
+	}
+	fclose(f);
+	return on;
+}
+
+/* ms of one call of fn in a fresh process (a child), -1 on failure. */
+static double fresh_ms(int (*fn)(void *), void *arg)
+{
+	int pp[2];
+	if (pipe(pp) < 0) return -1;
+	pid_t c = fork();
+	if (c == 0) {
+		double a = now_ms();
+		int rc = fn(arg);
+		double v = rc == 0 ? now_ms() - a : -1;
+		_exit(write(pp[1], &v, sizeof v) == sizeof v ? 0 : 1);
+	}
+	double v = -1;
+	if (c < 0 || read(pp[0], &v, sizeof v) != sizeof v) v = -1;
+	if (c > 0) waitpid(c, NULL, 0);
+	close(pp[0]);
+	close(pp[1]);
+	return v;
+}
+
+static int do_pin(void *arg)
+{
+	struct world_err err;
+	int mfd;
+	char ref[80];
+	return capsule_pin_interpreter(arg, NULL, &mfd, ref, &err);
+}
+
+static int do_netns(void *arg)
+{
+	(void)arg;
+	struct world_err err;
+	return capsule_netns_share(true, &err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -209,6 +260,9 @@ int main(int argc, char **argv)
 	}
 	printf("whole-process runs of DESIGN §2's echo transition with %s, %ld cores\n", bin,
 	       sysconf(_SC_NPROCESSORS_ONLN));
+	printf("host: cgroup favordynmods %s\n", host_favordynmods()
+	           ? "on (a cgroup.procs write never waits for an RCU grace period)"
+	           : "off (an attach after a quiet spell waits ~10 ms: see docs/security.md)");
 	if (measure(&r, 1, 0, t) < 0) return 1; /* warm-up, and every outcome checked */
 	if (measure(&r, n, 0, t) < 0) return 1;
 	print_table("back to back", &r, t, n);
@@ -218,28 +272,15 @@ int main(int argc, char **argv)
 	/* ---- where one worldd run's time goes ---- */
 	printf("where the time of one `worldd run` goes (median ms; in-process parts from the code it runs):\n");
 	double help = pct(t[R_HELP], n, .5), floor_ms = pct(t[R_NOOP], n, .5);
-	printf("  %-52s %8.3f\n", "exec + ld.so + libc + exit of worldd (--help - no-op)", help - floor_ms);
+	printf("  %-52s %8.3f\n", "exec + start-up + exit of worldd (--help - no-op)", help - floor_ms);
 	enum { K = 15 };
-	double pin[K], sup[K], capt[CAPSULE_T_COUNT][K], capwall[K];
+	double pin[K], net[K], sup[K], capt[CAPSULE_T_COUNT][K], capwall[K];
 	for (int i = 0; i < K; i++) {
-		int pp[2];
-		if (pipe(pp) < 0) return 1;
-		pid_t c = fork();
-		if (c == 0) {
-			struct world_err err;
-			int mfd;
-			char ref[80];
-			double a = now_ms();
-			int rc = capsule_pin_interpreter(bin, NULL, &mfd, ref, &err);
-			double v = rc == 0 ? now_ms() - a : -1;
-			_exit(write(pp[1], &v, sizeof v) == sizeof v ? 0 : 1);
-		}
-		if (read(pp[0], &pin[i], sizeof pin[i]) != sizeof pin[i]) pin[i] = -1;
-		waitpid(c, NULL, 0);
-		close(pp[0]);
-		close(pp[1]);
+		pin[i] = fresh_ms(do_pin, bin);
+		net[i] = geteuid() == 0 ? fresh_ms(do_netns, NULL) : 0;
 	}
-	printf("  %-52s %8.3f\n", "pin: copy 1.2 MB into a sealed memfd, sha256 (fresh process)", pct(pin, K, .5));
+	printf("  %-52s %8.3f\n", "pin: copy 1.2 MB into a sealed memfd, sha256 (*)", pct(pin, K, .5));
+	if (geteuid() == 0) printf("  %-52s %8.3f\n", "the shared empty network namespace, made (*)", pct(net, K, .5));
 	struct world_err err;
 	int memfd;
 	char ref[80];
@@ -303,8 +344,11 @@ int main(int argc, char **argv)
 	printf("  %-52s %8.3f\n", "supervisor call (capsule + agent + frames), whole", pct(sup, K, .5));
 	double wr = pct(t[R_WORLDD], n, .5);
 	printf("  %-52s %8.3f\n", "worldd run whole (back to back, from above)", wr);
-	printf("  %-52s %8.3f\n", "  rest: groups made and removed, sweep, exit", wr - (help - floor_ms) - pct(pin, K, .5) -
+	printf("  %-52s %8.3f\n", "  rest: start-up, sweep, groups, waiting (*), exit", wr - (help - floor_ms) -
 	       pct(sup, K, .5));
+	printf("  (*) in a fresh process; in `worldd run` both are made on their own threads while the\n"
+	       "      groups are made and the capsule is set up (launcher_capsule_begin), so they cost CPU,\n"
+	       "      not wall time, unless the two cores are busy\n");
 	close(memfd);
 	close(devnull);
 	snprintf(p, sizeof p, "rm -rf '%s'", dir);

@@ -135,28 +135,36 @@ static int read_small(const char *path, char *buf, size_t cap)
 
 static unsigned long capsule_seq;
 
-/* The v1 hierarchy mounting `controller`, and the caller's group in it. */
+/* The v1 hierarchy mounting `controller`, and the caller's group in it.
+ * *fdm: some cgroup root (v1 or v2) is mounted with favordynmods. The
+ * option is per root, but what it changes is global: the kernel then takes
+ * a per-process lock for a cgroup.procs write instead of leaving the global
+ * percpu rwsem's fast path (an RCU grace period, ~10 ms, after a quiet
+ * spell). A v1 root cannot be remounted with it (EINVAL): the host sets it
+ * on the v2 mount or with the boot parameter cgroup_favordynmods=1
+ * (docs/security.md). */
 static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, size_t glen, bool *fdm)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	if (!f) return -1;
 	char line[1024];
 	int found = 0;
+	*fdm = false;
 	while (fgets(line, sizeof line, f)) {
-		/* ... mountpoint ... - cgroup cgroup rw,memory */
+		/* ... mountpoint ... - cgroup cgroup rw,memory  (or - cgroup2 cgroup2 rw,favordynmods) */
 		char *dash = strstr(line, " - ");
-		if (!dash || strncmp(dash, " - cgroup ", 10) != 0) continue;
+		bool v2 = dash && strncmp(dash, " - cgroup2 ", 11) == 0;
+		if (!dash || (!v2 && strncmp(dash, " - cgroup ", 10) != 0)) continue;
 		char *opts = strrchr(dash, ' ');
 		if (!opts) continue;
 		opts++;
 		opts[strcspn(opts, "\n")] = 0;
-		int has = 0, dyn = 0;
+		int has = 0;
 		for (char *save = NULL, *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			if (strcmp(t, controller) == 0) has = 1;
-			if (strcmp(t, "favordynmods") == 0) dyn = 1;
+			if (!v2 && strcmp(t, controller) == 0) has = 1;
+			if (strcmp(t, "favordynmods") == 0) *fdm = true;
 		}
-		if (!has) continue;
-		*fdm = dyn;
+		if (!has || found) continue;
 		char *p = line;
 		for (int i = 0; i < 4 && p; i++) {
 			p = strchr(p, ' ');
@@ -168,7 +176,6 @@ static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, s
 		memcpy(mnt, p, l);
 		mnt[l] = 0;
 		found = 1;
-		break;
 	}
 	fclose(f);
 	if (!found) return -1;
@@ -229,7 +236,7 @@ static int v2_path(const char *controller, char *dir, size_t len)
 struct cg_where {
 	bool looked;
 	int v2_rc, v1_rc;
-	bool v1_favordynmods; /* the v1 hierarchy is mounted with favordynmods */
+	bool v1_favordynmods; /* favordynmods is on (some cgroup root has it: v1_paths) */
 	char v2base[800], v1mnt[256], v1grp[768];
 };
 static struct cg_where cg_cache[2];
@@ -571,9 +578,11 @@ static void cg_release_all(void)
  * path and a capsule's attach does not wait. For a long-lived process (the
  * daemon): in a short-lived one (a `worldd run`) the keeper's own first
  * write pays the grace period and delays the exit (measured: a whole run
- * 13 ms instead of 7.6), so the CLI does not start it. Not needed where the hierarchy is mounted with
- * favordynmods (the kernel then keeps the slow path itself) or on v2
- * (CLONE_INTO_CGROUP places the child at clone). The cost: 200 tiny writes
+ * 13 ms instead of 7.6), so the CLI does not start it. Not needed where
+ * the host has favordynmods on (v1_paths: the kernel then takes a
+ * per-process lock and never waits; this is what makes a sparse CLI run as
+ * fast as a back-to-back one) or on v2 (CLONE_INTO_CGROUP places the child
+ * at clone). The cost: 200 tiny writes
  * a second, and forks on the host take the rwsem's slower read path while
  * it runs (as with favordynmods). */
 static void close_fd(int *fd);
@@ -1850,8 +1859,10 @@ void capsule_describe(const struct capsule_handle *h, char *buf, size_t len)
 	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
 	         ids, h->shared_netns ? "shared empty namespace" : "own empty namespace", kind[h->cg_memory], kind[h->cg_pids],
 	         h->cg_note[0] ? " (" : "", h->cg_note, h->cg_note[0] ? "; rlimits remain)" : "",
-	         (h->cg_memory == CAPSULE_CG_V1 || h->cg_pids == CAPSULE_CG_V1) && !h->cg_favordynmods
-	             ? " (v1 without favordynmods: an occasional attach waits for an RCU grace period)" : "",
+	         h->cg_memory != CAPSULE_CG_V1 && h->cg_pids != CAPSULE_CG_V1 ? ""
+	         : h->cg_favordynmods ? " (favordynmods: attaches never wait)"
+	                              : " (v1 without favordynmods: an attach after a quiet spell waits ~10 ms for an RCU "
+	                                "grace period; docs/security.md)",
 	         h->landlock_abi ? "ABI " : "unavailable", h->landlock_abi, h->wt_note[0] ? "; worktree: " : "",
 	         h->wt_note);
 }

@@ -583,7 +583,10 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	/* v1 cgroups without favordynmods: an attach after a quiet spell waits
 	 * for an RCU grace period (~10 ms); keep it fast (capsule.h). */
 	if (capsule_cgroup_keepwarm(true) == 1)
-		dlog("start: cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting");
+		dlog("start: cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting "
+		     "(favordynmods on the host makes it unneeded: docs/security.md)");
+	else
+		dlog("start: capsule cgroup attaches do not wait (favordynmods on, cgroup v2, or no v1 group to write)");
 
 	struct coord_config cc = { .store = d.writer, .workspace_root = cfg->workspace_root,
 	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
