@@ -151,7 +151,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: supervisor_bench AILANG_LITE [RUNS]\n");
 		return 2;
 	}
-	const char *bin = argv[1];
+	/* absolute: the baseline row runs in its own directory */
+	char *bin = realpath(argv[1], NULL);
+	if (!bin) {
+		fprintf(stderr, "supervisor_bench: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
 	int runs = argc > 2 ? atoi(argv[2]) : 500;
 	char dir[256];
 	const char *tmp = getenv("TMPDIR");
