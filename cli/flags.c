@@ -2,6 +2,7 @@
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "store/file.h"
+#include "store/store.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -120,11 +121,7 @@ int worldd_wait_lock(const char *verb, const char *s, double *out)
 {
 	*out = 0;
 	if (!s) return 0;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+	if (world_wait_lock_parse(s, out) < 0)
 		return worldd_usage(verb, "--wait-lock '%s' is not a number of seconds in 0..86400", s);
-	*out = v;
 	return 0;
 }

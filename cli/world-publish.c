@@ -804,7 +804,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 /* ---------------------------------------------------------------- verbs */
 
 struct opts {
-	const char *store, *manifest, *bin, *iref;
+	const char *store, *manifest, *bin, *iref, *wait_lock;
 	int live;
 };
 
@@ -830,6 +830,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, int transitions)
 		else if (nl == 10 && strncmp(a, "--manifest", nl) == 0) slot = &o->manifest;
 		else if (nl == 12 && strncmp(a, "--ailang-bin", nl) == 0) slot = &o->bin;
 		else if (transitions && nl == 17 && strncmp(a, "--interpreter-ref", nl) == 0) slot = &o->iref;
+		else if (transitions && nl == 11 && strncmp(a, "--wait-lock", nl) == 0) slot = &o->wait_lock;
 		else return usage("unknown flag %.*s", (int)nl, a);
 		if (*slot) return usage("flag %.*s given twice", (int)nl, a);
 		*slot = v;
@@ -919,6 +920,9 @@ static int transitions_run(int argc, char **argv)
 	}
 	if (!o.store) return usage("--store DB is required");
 	if (!o.manifest) return usage("--manifest FILE is required");
+	double wait = 0;
+	if (o.wait_lock && world_wait_lock_parse(o.wait_lock, &wait) < 0)
+		return usage("--wait-lock '%s' is not a number of seconds in 0..86400", o.wait_lock);
 	if (!!o.bin == !!o.iref) return usage("give exactly one of --ailang-bin BIN and --interpreter-ref sha256:...");
 
 	struct world_err err = { 0, "" };
@@ -930,7 +934,7 @@ static int transitions_run(int argc, char **argv)
 		return fail(&err);
 	}
 	struct world_store *st = NULL;
-	if (world_store_open(o.store, WORLD_STORE_WRITER, &st, &err) < 0) {
+	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, wait, &st, &err) < 0) {
 		if (err.code == WX_LOCKED) {
 			char m[sizeof err.msg];
 			snprintf(m, sizeof m, "%s", err.msg);
@@ -1096,6 +1100,7 @@ out:
 static const char help[] =
 	"usage: world-publish transitions --store DB --manifest FILE\n"
 	"                     (--ailang-bin BIN | --interpreter-ref sha256:HEX) [--live]\n"
+	"                     [--wait-lock SECONDS]\n"
 	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n"
 	"       world-publish --version\n"
 	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused.\n\n"
@@ -1105,9 +1110,11 @@ static const char help[] =
 	"for a typed confirmation at the controlling terminal, then writes the sources and the next\n"
 	"world/transition-registry/v1 revision (compare-and-swap of its head) in one transaction.\n"
 	"An identical republish writes nothing. The daemon must be stopped (writer lock); --live is\n"
-	"refused. --ailang-bin archives BIN next to the store (if not yet); --interpreter-ref names\n"
-	"an interpreter already archived there. The semantics epoch is derived from\n"
-	"world/epoch-registry/v1 (worldd epoch bootstrap), never defaulted.\n\n"
+	"refused; --wait-lock SECONDS waits that long for another writer (a worldd call, a mint) to\n"
+	"release the store instead of failing at once with exit 5. --ailang-bin archives BIN next to\n"
+	"the store (if not yet); --interpreter-ref names an interpreter already archived there. The\n"
+	"semantics epoch is derived from world/epoch-registry/v1 (worldd epoch bootstrap), never\n"
+	"defaulted.\n\n"
 	"check: every check but the store write and the attended step; one line per descriptor\n"
 	"(\"ok ...\" or \"refused ...\"); exit 0 only when every descriptor would publish. --store DB\n"
 	"(read only) resolves transitionFn refs.\n\n"

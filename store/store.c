@@ -3,6 +3,7 @@
 #include "store/store_internal.h"
 #include "store/canon.h"
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -275,6 +276,16 @@ static int reader_needs_immutable(const char *path)
 	         access(dir, W_OK) != 0 || (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY));
 	free(dup);
 	return ro;
+}
+
+int world_wait_lock_parse(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400) return -1;
+	*out = v;
+	return 0;
 }
 
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,

@@ -64,6 +64,9 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
  * -shm files; an immutable reader does not see commits still in a -wal. */
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
                           struct world_err *err);
+/* A --wait-lock value: a number of seconds in 0..86400 into *out; -1 when
+ * s is not one (the caller prints its own usage line). */
+int world_wait_lock_parse(const char *s, double *out);
 void world_store_close(struct world_store *st);
 const char *world_store_path(const struct world_store *st);
 /* The underlying handle (for the scan and for tests); do not write through it. */

@@ -150,10 +150,28 @@ is "$(cat t)" "" "... checked before the prompt"
 is "$(dbsum)" "$before" "every refused attended step left the database byte-identical"
 run_capture o e r "$WORLDD" object get --store "$DB" "$SRC3"
 is "$r" 4 "... and the source was not stored"
-# control: the same publish, attended, writes revision 3
-publish_tty "$(phrase 1)" m3.json
-is "$rc" 0 "control: the same publish at a terminal with the phrase succeeds"
+# control: the same publish, attended, writes revision 3; with --wait-lock it
+# queues behind the writer that holds the lock (the refusal above is its
+# control) instead of failing
+exec 9>>"$DB.writer.lock"
+flock -x 9
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out "$T/o" --err "$T/e" --tty "$T/t" --answer "$(phrase 1)" -- \
+  "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock 120 9>&- &
+ppid_=$!
+for _ in $(seq 1 400); do # bounded: until the publisher holds the lock file open
+  for c in /proc/[0-9]*; do
+    [ "$(cat "$c/comm" 2>/dev/null)" = world-publish ] && ls -l "$c/fd" 2>/dev/null | grep -q "writer.lock" && break 2
+  done
+  sleep 0.05
+done
+ok "$(kill -0 "$ppid_" 2>/dev/null; echo $?)" "--wait-lock: the publisher waits while another writer holds the lock"
+exec 9>&-
+wait "$ppid_"
+rc=$?; out=$(cat "$T/o"); err=$(cat "$T/e")
+is "$rc" 0 "control: once the lock is released the same publish, attended, succeeds ($err)"
 like "$out" "published transition registry revision 3 " "... revision 3"
+run_capture o2 e2 r2 "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock soon
+is "$r2" 2 "--wait-lock needs a number of seconds"
 
 # ---- a head moved by another writer between the checks and the swap
 cat > src/echo4.ail <<'AIL'
