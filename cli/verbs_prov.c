@@ -18,13 +18,16 @@
 
 #define RESULT_READ_MAX ((size_t)8 << 20)
 
+/* Lost output is exit 9 and wins over a broken link or a divergence (the
+ * verdict never reached its reader). The line is printed here, where errno
+ * still names the failed write; the stream's error is then cleared so that
+ * worldd's exit check (cli/worldd.c) does not print a second one. */
 static int flush_out(const char *verb)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "worldd %s: writing standard output: %s\n", verb, strerror(errno ? errno : EIO));
-		return WX_IO;
-	}
-	return 0;
+	if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+	fprintf(stderr, "worldd %s: write standard output: %s\n", verb, strerror(errno ? errno : EIO));
+	clearerr(stdout);
+	return WX_IO;
 }
 
 static int read_stdin(size_t max, char **out, size_t *len, struct world_err *err)

@@ -38,6 +38,13 @@ for i in 1 2 3 4 5 6; do
   is "$rc" 0 "why $i: exit 0"
   like "$(printf '%s' "$out" | tail -1)" "^all [0-9]+ link\(s\) verified$" "why $i: every link verified"
 done
+# output that cannot be written: exit 9 (over any verdict), one error line
+for v in "why --store $DB 2" "replay --store $DB 2" "replay --store $DB --all"; do
+  # shellcheck disable=SC2086
+  run_capture out err rc sh -c "'$W' $v > /dev/full"
+  is "$rc:$(printf '%s\n' "$err" | grep -c .)" "9:1" "worldd $v > /dev/full: exit 9 and one error line"
+  like "$err" "^worldd (why|replay): write standard output: No space left on device$" "... naming the full disk ($err)"
+done
 run_capture out err rc "$W" why --store "$DB" 2
 for l in entry chain record world journal input plan 'effects\[0\]\.record' 'effects\[0\]\.request' \
          'effects\[0\]\.result' 'effects\[0\]\.journal' output source interpreter 'interpreter\.manifest'; do
