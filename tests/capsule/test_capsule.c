@@ -39,6 +39,20 @@ static int count_fds(void)
 	return n - 1; /* the DIR's own fd */
 }
 
+/* This process's capsule groups (world-capsule-<pid>-*), sorted, one line each. */
+static void own_groups(char *out, size_t n)
+{
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "find /sys/fs/cgroup -maxdepth 7 -type d -name 'world-capsule-%d-*' 2>/dev/null | sort",
+	         (int)getpid());
+	out[0] = 0;
+	FILE *p = popen(cmd, "r");
+	if (!p) return;
+	size_t len = fread(out, 1, n - 1, p);
+	out[len] = 0;
+	pclose(p);
+}
+
 static void sha256_of(const char *path, char *out)
 {
 	char cmd[4200];
@@ -169,6 +183,16 @@ int main(void)
 	ok(capsule_pin_interpreter("/nonexistent/bin", NULL, &m2, NULL, &err) < 0 && err.code == WX_NOT_FOUND,
 	   "missing interpreter: WX_NOT_FOUND");
 
+	/* ---- capsule_prepare: the first capsule's groups are made ahead ---- */
+	char groups_before[4096], groups_after[4096];
+	int made = capsule_prepare(capsule_profile_find("transition"));
+	own_groups(groups_before, sizeof groups_before);
+	if (geteuid() == 0) {
+		is_int(made, 2, "capsule_prepare made a memory and a pids group (%s)", groups_before);
+	} else {
+		ok(made >= 0 && made <= 2, "capsule_prepare unprivileged: %d group(s) (%s)", made, groups_before);
+	}
+
 	/* ---- one run ---- */
 	struct capsule_run_result res;
 	ok(run_fixture("echo", memfd, &res, &err) == 0, "capsule_run echo: %s", err.msg);
@@ -177,6 +201,11 @@ int main(void)
 	is_str(res.out, "{\"args\":\"{\\\"k\\\":[1,2]}\",\"argc\":10}\n",
 	       "args.json holds one JSON string literal of the input; argv has the 10 words of §2");
 	capsule_run_result_free(&res);
+	own_groups(groups_after, sizeof groups_after);
+	if (made > 0)
+		is_str(groups_after, groups_before, "the first capsule ran in the prepared groups (none made at its start)");
+	else
+		skip("no group could be prepared here", "the first capsule ran in the prepared groups");
 
 	/* fds the parent holds without close-on-exec never reach the capsule */
 	int leak1 = open("/dev/null", O_RDONLY), leak2 = dup(leak1);
