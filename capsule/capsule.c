@@ -257,6 +257,14 @@ static struct cg_where cg_cache[2];
  * capsule_cgroups_sweep. The pool is removed at exit (atexit) and, once
  * capsule_cleanup_on_signals was called, on SIGINT/SIGTERM/SIGHUP. */
 enum { CG_FREE, CG_IDLE, CG_BUSY, CG_RELEASING };
+/* The files of a group a capsule reads or writes, each opened at its first
+ * use and kept while the capsule holds the group (read again with pread at
+ * offset 0: kernfs regenerates the content), so that the counter read when
+ * the group is taken and again at the reap, and cgroup.procs written at the
+ * attach and read at the reap, each cost one open of a long cgroupfs path,
+ * not two. Closed when the group goes back to the pool: the library holds
+ * no fd between capsules. */
+enum { CGF_PROCS, CGF_EVENTS, CGF_USAGE, CGF_N };
 #define CG_POOL 128
 #define CG_REUSE_MAX_USAGE (1u << 20) /* memory still charged after a run */
 struct cg_slot {
@@ -264,6 +272,7 @@ struct cg_slot {
 	pid_t pid;                /* the capsule's init while busy, atomic */
 	enum capsule_cg_kind kind;
 	uint64_t limit;           /* the limit written last */
+	int fd[CGF_N];            /* CGF_*, or -1 (while busy) */
 	char dir[256];
 };
 static struct cg_slot cg_pool[2][CG_POOL];
@@ -289,6 +298,39 @@ static unsigned long long proc_start_time(pid_t pid)
 
 static void capsule_cg_drop(struct cg_slot *s);
 
+/* Async-signal-safe (close only). */
+static void cg_close_fds(struct cg_slot *s)
+{
+	for (int k = 0; k < CGF_N; k++) {
+		if (s->fd[k] >= 0) close(s->fd[k]);
+		s->fd[k] = -1;
+	}
+}
+
+/* The kept fd `which` of slot s, opening s->dir/name at its first use; -1
+ * with errno when it cannot be opened. */
+static int cg_fd(struct cg_slot *s, int which, const char *name, int flags)
+{
+	if (s->fd[which] >= 0) return s->fd[which];
+	char path[300];
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", s->dir, name) >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return s->fd[which] = open(path, flags | O_CLOEXEC);
+}
+
+/* Read a kept file of slot s from its start, like read_small. */
+static int cg_read(struct cg_slot *s, int which, const char *name, char *buf, size_t cap)
+{
+	int fd = cg_fd(s, which, name, O_RDONLY);
+	if (fd < 0) return -1;
+	ssize_t n = pread(fd, buf, cap - 1, 0);
+	if (n < 0) return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
 static void cg_release_atexit(void) { capsule_cgroups_release(); }
 
 /* Under cg_mu: the pool belongs to this process (a forked copy forgets the
@@ -298,7 +340,14 @@ static void cg_own_locked(void)
 	pid_t me = getpid();
 	if (__atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) == me) return;
 	static bool registered;
+	/* A forked copy closes its copies of the parent's kept fds. */
+	if (__atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) != 0)
+		for (int ci = 0; ci < 2; ci++)
+			for (int i = 0; i < CG_POOL; i++) cg_close_fds(&cg_pool[ci][i]);
 	memset(cg_pool, 0, sizeof cg_pool);
+	for (int ci = 0; ci < 2; ci++)
+		for (int i = 0; i < CG_POOL; i++)
+			for (int k = 0; k < CGF_N; k++) cg_pool[ci][i].fd[k] = -1;
 	cg_owner_start = proc_start_time(me);
 	cg_swept = false;
 	__atomic_store_n(&cg_owner, me, __ATOMIC_RELEASE);
@@ -392,18 +441,18 @@ static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_
 	return 0;
 }
 
-static long cg_event(const char *dir, enum capsule_cg_kind k, bool mem)
+/* The limit-hit counter of slot s (memory when mem). */
+static long cg_event(struct cg_slot *s, bool mem)
 {
-	if (!dir[0]) return 0;
 	char path[400], buf[2048];
+	enum capsule_cg_kind k = s->kind;
 	const char *file = mem ? (k == CAPSULE_CG_V2 ? "memory.events" : "memory.oom_control") : "pids.events";
 	const char *key = mem ? "oom_kill " : "max ";
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	if (read_small(path, buf, sizeof buf) < 0) return 0;
+	if (cg_read(s, CGF_EVENTS, file, buf, sizeof buf) < 0) return 0;
 	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
 		if (strncmp(l, key, strlen(key)) == 0) return atol(l + strlen(key));
-	if (mem && k == CAPSULE_CG_V1) {
-		snprintf(path, sizeof path, "%s/memory.failcnt", dir);
+	if (mem && k == CAPSULE_CG_V1) { /* kernels before oom_kill in oom_control */
+		snprintf(path, sizeof path, "%s/memory.failcnt", s->dir);
 		if (read_small(path, buf, sizeof buf) > 0) return atol(buf);
 	}
 	return 0;
@@ -451,7 +500,7 @@ static void cg_take(struct capsule_handle *h, const struct capsule_profile *p, i
 			}
 			s->limit = limit;
 		}
-		h->cg_base[ci] = cg_event(s->dir, s->kind, mem);
+		h->cg_base[ci] = cg_event(s, mem);
 	} else {
 		if (cg_make(h, s, w, ci, limit) < 0) {
 			__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
@@ -468,6 +517,7 @@ static void cg_take(struct capsule_handle *h, const struct capsule_profile *p, i
  * released) and free the slot. */
 static void capsule_cg_drop(struct cg_slot *s)
 {
+	cg_close_fds(s);
 	for (int i = 0; i < 200; i++) {
 		if (rmdir(s->dir) == 0 || errno == ENOENT) break;
 		if (errno != EBUSY) break;
@@ -488,13 +538,12 @@ static void cg_put(struct capsule_handle *h, int ci)
 	if (i < 0) return;
 	struct cg_slot *s = &cg_pool[ci][i];
 	__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
-	char path[300], buf[64];
+	char buf[64];
 	bool empty = false;
 	/* The pid namespace is gone when init is reaped; a v1 group may list a
 	 * task for a moment while it is released. */
-	snprintf(path, sizeof path, "%s/cgroup.procs", s->dir);
 	for (int k = 0; k < 1000; k++) { /* at most ~100 ms, in 100 us steps */
-		int n = read_small(path, buf, sizeof buf);
+		int n = cg_read(s, CGF_PROCS, "cgroup.procs", buf, sizeof buf);
 		if (n < 0) break;
 		if (n == 0) {
 			empty = true;
@@ -503,10 +552,10 @@ static void cg_put(struct capsule_handle *h, int ci)
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
-	if (empty && ci == 0) {
-		snprintf(path, sizeof path, "%s/%s", s->dir, s->kind == CAPSULE_CG_V2 ? "memory.current" : "memory.usage_in_bytes");
-		empty = read_small(path, buf, sizeof buf) > 0 && strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
-	}
+	if (empty && ci == 0)
+		empty = cg_read(s, CGF_USAGE, s->kind == CAPSULE_CG_V2 ? "memory.current" : "memory.usage_in_bytes", buf,
+		                sizeof buf) > 0 && strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
+	cg_close_fds(s);
 	if (empty && __atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) == getpid())
 		__atomic_store_n(&s->state, CG_IDLE, __ATOMIC_RELEASE);
 	else
@@ -525,6 +574,7 @@ int capsule_prepare(const struct capsule_profile *p)
 		int i = h.cg_slot[ci];
 		if (i < 0) continue;
 		/* new or just taken idle, and never attached to: idle again */
+		cg_close_fds(&cg_pool[ci][i]);
 		__atomic_store_n(&cg_pool[ci][i].state, CG_IDLE, __ATOMIC_RELEASE);
 		made++;
 	}
@@ -552,6 +602,7 @@ static void cg_release_all(void)
 				 * stays busy: its capsule_finish frees the slot. */
 				if (__atomic_compare_exchange_n(&s->state, &st, CG_RELEASING, false, __ATOMIC_ACQ_REL,
 				                                __ATOMIC_ACQUIRE)) {
+					cg_close_fds(s);
 					if (rmdir(s->dir) == 0 || errno != EBUSY) {
 						__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
 					} else {
@@ -1219,12 +1270,20 @@ static int write_id_maps(pid_t pid, bool root_mode, unsigned host_id, struct wor
 	return 0;
 }
 
-static int cg_attach(const char *dir, pid_t pid)
+/* Move pid into the v1 group of slot s. Read-write: cg_put reads the
+ * same fd. */
+static int cg_attach(struct cg_slot *s, pid_t pid)
 {
-	char path[400], val[32];
-	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	snprintf(val, sizeof val, "%d", (int)pid);
-	return write_file(path, val);
+	char val[32];
+	int fd = cg_fd(s, CGF_PROCS, "cgroup.procs", O_RDWR);
+	if (fd < 0) return -1;
+	int len = snprintf(val, sizeof val, "%d", (int)pid);
+	ssize_t w = write(fd, val, (size_t)len);
+	if (w != len) {
+		if (w >= 0) errno = EIO;
+		return -1;
+	}
+	return 0;
 }
 
 static const char *pick_mount_point(void)
@@ -1622,7 +1681,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	const char *cgdirs[2] = { h->cg_memory == CAPSULE_CG_V1 ? h->cg_memory_dir : NULL,
 	                          h->cg_pids == CAPSULE_CG_V1 ? h->cg_pids_dir : NULL };
 	for (int i = 0; i < 2 && !child_gone; i++) {
-		if (!cgdirs[i] || cg_attach(cgdirs[i], h->pid) == 0) continue;
+		if (!cgdirs[i] || cg_attach(&cg_pool[i][h->cg_slot[i]], h->pid) == 0) continue;
 		if (errno == ESRCH) {
 			child_gone = true; /* it failed already: its report says why */
 			break;
@@ -1842,8 +1901,8 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 		}
 	}
 	snprintf(r->denied, sizeof r->denied, "%s", h->denied);
-	r->memory_limit_hit = cg_event(h->cg_memory_dir, h->cg_memory, true) > h->cg_base[0];
-	r->pids_limit_hit = cg_event(h->cg_pids_dir, h->cg_pids, false) > h->cg_base[1];
+	r->memory_limit_hit = h->cg_slot[0] >= 0 && cg_event(&cg_pool[0][h->cg_slot[0]], true) > h->cg_base[0];
+	r->pids_limit_hit = h->cg_slot[1] >= 0 && cg_event(&cg_pool[1][h->cg_slot[1]], false) > h->cg_base[1];
 	cg_put(h, 0);
 	cg_put(h, 1);
 	close_fd(&h->pidfd);
