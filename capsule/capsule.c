@@ -57,6 +57,15 @@
 #ifndef SECCOMP_GET_NOTIF_SIZES
 #define SECCOMP_GET_NOTIF_SIZES 3
 #endif
+#ifndef PIDFD_GET_MNT_NAMESPACE
+#define PIDFD_GET_MNT_NAMESPACE _IO(0xFF, 3) /* linux/pidfd.h, 6.11 */
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -528,6 +537,8 @@ static void capsule_cg_drop(struct cg_slot *s)
 	__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
 }
 
+static void mntns_wait(struct capsule_handle *h);
+
 /* After the capsule is reaped: back to the pool when empty, else removed. */
 static void cg_put(struct capsule_handle *h, int ci)
 {
@@ -552,9 +563,18 @@ static void cg_put(struct capsule_handle *h, int ci)
 		struct timespec ts = { 0, 100000 };
 		nanosleep(&ts, NULL);
 	}
-	if (empty && ci == 0)
-		empty = cg_read(s, CGF_USAGE, s->kind == CAPSULE_CG_V2 ? "memory.current" : "memory.usage_in_bytes", buf,
-		                sizeof buf) > 0 && strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
+	if (empty && ci == 0) {
+		const char *usage = s->kind == CAPSULE_CG_V2 ? "memory.current" : "memory.usage_in_bytes";
+		empty = cg_read(s, CGF_USAGE, usage, buf, sizeof buf) > 0 && strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
+		/* The capsule's tmpfs files stay charged here until its mount
+		 * namespace is gone (mntns_release hands that to the closer): a
+		 * group that looks full is judged again once it is, as before. */
+		if (!empty && h->mntns_req >= 0) {
+			mntns_wait(h);
+			empty = cg_read(s, CGF_USAGE, usage, buf, sizeof buf) > 0 &&
+			        strtoull(buf, NULL, 10) <= CG_REUSE_MAX_USAGE;
+		}
+	}
 	cg_close_fds(s);
 	if (empty && __atomic_load_n(&cg_owner, __ATOMIC_ACQUIRE) == getpid())
 		__atomic_store_n(&s->state, CG_IDLE, __ATOMIC_RELEASE);
@@ -1300,7 +1320,7 @@ static void handle_init(struct capsule_handle *h)
 {
 	memset(h, 0, sizeof *h);
 	h->pid = -1;
-	h->pidfd = h->notify_fd = h->setup_fd = -1;
+	h->pidfd = h->notify_fd = h->setup_fd = h->mntns_fd = h->mntns_req = -1;
 	h->cg_slot[0] = h->cg_slot[1] = -1;
 }
 
@@ -1473,6 +1493,204 @@ const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 	"child: fds, rlimits", "child: capabilities, no_new_privs", "child: landlock",
 	"child: seccomp", "listener handover", "finish (reap, cgroup removal)",
 };
+
+/* ---- the capsule's mount namespace, released off the reaping path ------
+ * The last reference to a mount namespace unmounts its tree and waits for an
+ * expedited RCU grace period (namespace_unlock): ~50 us here. Held by the
+ * capsule's init alone, that wait falls in its exit, before the parent can
+ * reap it. So the parent takes a reference of its own right after the clone
+ * (PIDFD_GET_MNT_NAMESPACE) and, once the capsule is reaped, the closer
+ * thread drops the last one: the namespace, with no process left in it,
+ * goes a moment later and nobody waits for it.
+ *
+ * The closer keeps its references in a file table of its own
+ * (close_range CLOSE_RANGE_UNSHARE: it starts empty and shares nothing), so
+ * the caller's table holds no fd of this library between capsules: while
+ * the capsule is set up the closer copies the parent's reference
+ * (pidfd_getfd on this process: /proc/self/fd, the leader's table, is the
+ * one it copies from, so the copy is checked to be the same namespace
+ * inode), and capsule_finish closes the parent's before handing the copy
+ * over to be closed. Anything that does not work out leaves the old way:
+ * the last close where it happens. The capsule's tmpfs pages stay charged
+ * to its memory group until then: cg_put waits for the closer before it
+ * removes a group that looks too full to reuse (mntns_wait). */
+enum { NSR_FREE, NSR_TAKE, NSR_HELD, NSR_CLOSE, NSR_CLOSING };
+#define NS_REQS 256
+struct ns_req {
+	int state;        /* NSR_* */
+	int main_fd;      /* the reference in the caller's table (NSR_TAKE) */
+	dev_t dev;        /* its identity, for the check of the copy */
+	ino_t ino;
+	int priv_fd;      /* the copy in the closer's table, or -1 */
+	unsigned gen;     /* closes done in this slot (mntns_wait) */
+};
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	pid_t owner;      /* the process whose closer runs (a forked copy has none) */
+	int ready;        /* 0 starting, 1 running, -1 failed */
+	struct ns_req req[NS_REQS];
+} nsc = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, { { 0 } } };
+
+static void *ns_closer(void *arg)
+{
+	(void)arg;
+	int self = -1;
+	bool ok = syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0 &&
+	          (self = (int)syscall(SYS_pidfd_open, getpid(), 0)) >= 0;
+	pthread_mutex_lock(&nsc.mu);
+	nsc.ready = ok ? 1 : -1;
+	pthread_cond_broadcast(&nsc.done);
+	while (ok) {
+		struct ns_req *r = NULL;
+		for (int i = 0; i < NS_REQS && !r; i++)
+			if (nsc.req[i].state == NSR_TAKE || nsc.req[i].state == NSR_CLOSE) r = &nsc.req[i];
+		if (!r) {
+			pthread_cond_wait(&nsc.work, &nsc.mu);
+			continue;
+		}
+		if (r->state == NSR_CLOSE) {
+			int fd = r->priv_fd;
+			r->priv_fd = -1;
+			r->state = NSR_CLOSING;
+			pthread_mutex_unlock(&nsc.mu);
+			close(fd); /* the grace period is waited here */
+			pthread_mutex_lock(&nsc.mu);
+			r->state = NSR_FREE;
+			r->gen++;
+			pthread_cond_broadcast(&nsc.done);
+			continue;
+		}
+		int main_fd = r->main_fd;
+		dev_t dev = r->dev;
+		ino_t ino = r->ino;
+		pthread_mutex_unlock(&nsc.mu);
+		int fd = (int)syscall(SYS_pidfd_getfd, self, main_fd, 0);
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)) {
+			close(fd); /* not the namespace: the caller's own table is another */
+			fd = -1;
+		}
+		pthread_mutex_lock(&nsc.mu);
+		r->priv_fd = fd;
+		r->state = NSR_HELD;
+		pthread_cond_broadcast(&nsc.done);
+	}
+	pthread_mutex_unlock(&nsc.mu);
+	return NULL;
+}
+
+/* fork() while the closer holds nsc.mu would leave the copy a lock nobody
+ * releases: the lock is taken across the fork and the copy starts afresh
+ * (it has no closer; its first capsule starts one). */
+static void ns_atfork_prepare(void) { pthread_mutex_lock(&nsc.mu); }
+static void ns_atfork_parent(void) { pthread_mutex_unlock(&nsc.mu); }
+static void ns_atfork_child(void)
+{
+	pthread_mutex_init(&nsc.mu, NULL);
+	pthread_cond_init(&nsc.work, NULL);
+	pthread_cond_init(&nsc.done, NULL);
+	nsc.owner = 0;
+}
+
+/* Under nsc.mu: the closer of this process runs (started at the first
+ * capsule). */
+static bool ns_closer_locked(void)
+{
+	if (nsc.owner == getpid()) return nsc.ready == 1;
+	static bool atfork;
+	if (!atfork) {
+		if (pthread_atfork(ns_atfork_prepare, ns_atfork_parent, ns_atfork_child) != 0) return false;
+		atfork = true;
+	}
+	/* A forked copy: the parent's closer and its references are not here. */
+	memset(nsc.req, 0, sizeof nsc.req);
+	nsc.owner = getpid();
+	nsc.ready = 0;
+	sigset_t all, old;
+	sigfillset(&all);
+	/* the thread takes no signal (the caller's handlers stay the caller's) */
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_t a;
+	pthread_t t;
+	bool ok = pthread_attr_init(&a) == 0;
+	if (ok) {
+		ok = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+		     pthread_create(&t, &a, ns_closer, NULL) == 0;
+		pthread_attr_destroy(&a);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) nsc.ready = -1;
+	while (nsc.ready == 0) pthread_cond_wait(&nsc.done, &nsc.mu);
+	return nsc.ready == 1;
+}
+
+/* After the clone: a reference of our own to the capsule's mount namespace,
+ * copied by the closer while the child sets up. Without one (an older
+ * kernel, the child already gone, no closer) the capsule's exit drops it. */
+static void mntns_hold(struct capsule_handle *h)
+{
+	int fd = (int)ioctl(h->pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
+	if (fd < 0) return;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&nsc.mu);
+	int slot = -1;
+	if (ns_closer_locked())
+		for (int i = 0; i < NS_REQS && slot < 0; i++)
+			if (nsc.req[i].state == NSR_FREE) slot = i;
+	if (slot >= 0) {
+		/* gen is kept: it counts the slot's closes */
+		nsc.req[slot] = (struct ns_req){ NSR_TAKE, fd, st.st_dev, st.st_ino, -1, nsc.req[slot].gen };
+		pthread_cond_signal(&nsc.work);
+	}
+	pthread_mutex_unlock(&nsc.mu);
+	if (slot < 0) {
+		close(fd); /* the child still holds it: not the last reference */
+		return;
+	}
+	h->mntns_fd = fd;
+	h->mntns_req = slot;
+}
+
+/* After the reap: close our reference, then let the closer drop the last
+ * (h->mntns_req stays set while that is pending: mntns_wait). */
+static void mntns_release(struct capsule_handle *h)
+{
+	if (h->mntns_fd < 0) return;
+	struct ns_req *r = &nsc.req[h->mntns_req];
+	pthread_mutex_lock(&nsc.mu);
+	while (r->state == NSR_TAKE) pthread_cond_wait(&nsc.done, &nsc.mu);
+	pthread_mutex_unlock(&nsc.mu);
+	/* Not the last reference when the closer holds its copy (else it is,
+	 * and this close waits as the capsule's exit would have). */
+	close_fd(&h->mntns_fd);
+	pthread_mutex_lock(&nsc.mu);
+	if (r->priv_fd >= 0) {
+		r->state = NSR_CLOSE;
+		h->mntns_gen = r->gen;
+		pthread_cond_signal(&nsc.work);
+	} else {
+		r->state = NSR_FREE;
+		h->mntns_req = -1;
+	}
+	pthread_mutex_unlock(&nsc.mu);
+}
+
+/* Wait until the closer has dropped the namespace mntns_release handed it
+ * (its tmpfs pages are uncharged then). */
+static void mntns_wait(struct capsule_handle *h)
+{
+	if (h->mntns_req < 0) return;
+	struct ns_req *r = &nsc.req[h->mntns_req];
+	pthread_mutex_lock(&nsc.mu);
+	while (r->gen == h->mntns_gen) pthread_cond_wait(&nsc.done, &nsc.mu);
+	pthread_mutex_unlock(&nsc.mu);
+	h->mntns_req = -1;
+}
 
 /* The shared empty network namespace (see capsule_netns_share), or -1. */
 static int shared_net_fd = -1;
@@ -1658,6 +1876,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	for (int ci = 0; ci < 2; ci++)
 		if (h->cg_slot[ci] >= 0) __atomic_store_n(&cg_pool[ci][h->cg_slot[ci]].pid, h->pid, __ATOMIC_RELEASE);
 	h->pidfd = pidfd;
+	mntns_hold(h);
 	close_fd(&go[0]);
 	close_fd(&ep[1]);
 	close_fd(&cgfd);
@@ -1772,10 +1991,12 @@ fail:
 	close_fd(&ep[0]);
 	close_fd(&ep[1]);
 	close_fd(&cgfd);
+	mntns_release(h);
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
 	cg_put(h, 0);
 	cg_put(h, 1);
+	h->mntns_req = -1;
 	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
 	free(cp);
@@ -1876,6 +2097,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 		return werr(err, WX_FAIL, "capsule: waitid pid %d: %s", (int)h->pid, strerror(errno));
 	}
 	h->reaped = true;
+	mntns_release(h);
 	r->killed = h->killed;
 	if (si.si_code == CLD_EXITED) {
 		r->exited = true;
@@ -1905,6 +2127,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 	r->pids_limit_hit = h->cg_slot[1] >= 0 && cg_event(&cg_pool[1][h->cg_slot[1]], false) > h->cg_base[1];
 	cg_put(h, 0);
 	cg_put(h, 1);
+	h->mntns_req = -1; /* the closer finishes on its own */
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
 	close_fd(&h->setup_fd);

@@ -21,6 +21,10 @@
  * capsule_cleanup_on_signals(). Groups a SIGKILLed maker left are removed
  * by the next process's first capsule (capsule_cgroups_sweep).
  *
+ * The capsule's mount namespace is released after the reap by a thread of
+ * this library (started at the first capsule, with a file table of its own:
+ * it holds no fd of the caller's), so that nobody waits for its teardown.
+ *
  * The capsule's init has PR_SET_PDEATHSIG=SIGKILL: it dies with the
  * *thread* that called capsule_start (start capsules from a long-lived
  * thread). The child resets signal dispositions, the signal mask and the
@@ -126,6 +130,9 @@ struct capsule_handle {
 	int pidfd;        /* readable when the capsule's init exits */
 	int notify_fd;    /* seccomp listener: readable when a denied call waits; call capsule_on_notify */
 	int setup_fd;     /* EOF = exec happened; a line = late setup error (read by capsule_finish) */
+	int mntns_fd;     /* our reference to the capsule's mount namespace (capsule.c: mntns_hold), or -1 */
+	int mntns_req;    /* its request to the closer thread, or -1 */
+	unsigned mntns_gen;       /* (capsule.c: mntns_wait) */
 	bool root_mode;   /* started as root: ids mapped to the dedicated range */
 	unsigned host_id; /* host uid/gid of the capsule user */
 	int landlock_abi; /* 0 = not applied */
