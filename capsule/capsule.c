@@ -1876,7 +1876,6 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	for (int ci = 0; ci < 2; ci++)
 		if (h->cg_slot[ci] >= 0) __atomic_store_n(&cg_pool[ci][h->cg_slot[ci]].pid, h->pid, __ATOMIC_RELEASE);
 	h->pidfd = pidfd;
-	mntns_hold(h);
 	close_fd(&go[0]);
 	close_fd(&ep[1]);
 	close_fd(&cgfd);
@@ -1914,6 +1913,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	}
 	t_mark = now_ns();
 	h->timing.ns[CAPSULE_T_CGATTACH] = t_mark - t_go;
+	/* Here, not earlier: the child waits for nothing from us any more, and
+	 * the closer copies the reference while this thread sleeps below. */
+	mntns_hold(h);
 
 	/* Wait for the listener (setup done) or a setup error: one datagram,
 	 * "L<timestamps>" with the listener as SCM_RIGHTS, or "E<line>". */
