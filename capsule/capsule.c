@@ -846,7 +846,6 @@ struct child_plan {
 	struct sock_fprog prog;
 	int ll_abi;
 	bool root_mode;
-	cap_t nocaps;
 	const char *mnt;        /* where the new root is mounted before pivot_root */
 	int go_fd, err_fd;      /* as inherited, before renumbering */
 	int go_peer, ep_peer;   /* the parent's ends, closed first thing in the child */
@@ -1182,7 +1181,13 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 		child_fail(errfd, "drop bounding set", errno);
 	}
 	CHECK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0, "clear ambient capabilities");
-	CHECK(cap_set_proc(c->nocaps) == 0, "clear capabilities");
+	/* Empty effective, permitted and inheritable sets: what libcap's
+	 * cap_set_proc of an empty cap_t does, without its cap_init (a capget
+	 * and an allocation in the parent for every capsule). */
+	struct __user_cap_header_struct caph = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct capd[_LINUX_CAPABILITY_U32S_3];
+	memset(capd, 0, sizeof capd);
+	CHECK(syscall(SYS_capset, &caph, capd) == 0, "clear capabilities");
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl PR_SET_NO_NEW_PRIVS");
 
 	c->ts[3] = now_ns();
@@ -1777,7 +1782,11 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	cp->argv[ac] = NULL;
 	cp->ctx.profile = p;
 	cp->ctx.interp_fd = CAPSULE_INTERP_FD;
-	cp->ll_abi = p->landlock ? capsule_landlock_abi() : 0;
+	/* The kernel's landlock ABI is fixed at boot: asked once per process. */
+	static int ll_abi = -1;
+	int abi = __atomic_load_n(&ll_abi, __ATOMIC_RELAXED);
+	if (p->landlock && abi < 0) __atomic_store_n(&ll_abi, abi = capsule_landlock_abi(), __ATOMIC_RELAXED);
+	cp->ll_abi = p->landlock ? abi : 0;
 	h->landlock_abi = cp->ll_abi;
 	h->root_mode = cp->root_mode;
 
@@ -1786,12 +1795,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return free(cp), werr_prefix(err, "capsule setup");
 	cp->prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
 	cp->prog.filter = (struct sock_filter *)bpf;
-	cp->nocaps = cap_init();
-	if (!cp->nocaps) return free(cp), werr(err, WX_SETUP, "capsule setup: cap_init: %s", strerror(errno));
 	/* Held until setup is done: the child requires this very directory. */
 	int wt_fd = -1;
 	if (spec->worktree && open_worktree(cp, spec->worktree, &wt_fd, err) < 0) {
-		cap_free(cp->nocaps);
 		free(cp);
 		return -1;
 	}
@@ -1975,7 +1981,6 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	 * the child's steps are counted above, not again in this one. */
 	uint64_t t_now = now_ns();
 	h->timing.ns[CAPSULE_T_HANDOVER] = t_now > ct[5] ? t_now - ct[5] : 0;
-	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
 	free(cp);
 	return 0;
@@ -1999,7 +2004,6 @@ fail:
 	cg_put(h, 0);
 	cg_put(h, 1);
 	h->mntns_req = -1;
-	cap_free(cp->nocaps);
 	close_fd(&wt_fd);
 	free(cp);
 	h->pid = -1;
