@@ -888,6 +888,14 @@ static bool is_writable(const struct capsule_profile *p, const char *name)
 	return false;
 }
 
+/* The spec stages an entry of exactly this name (a file, or "dir/"). */
+static bool is_staged(const struct capsule_spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (strcmp(s->files[i].name, name) == 0) return true;
+	return false;
+}
+
 static int stage_file(const struct capsule_file *f, bool writable)
 {
 	char path[PATH_MAX];
@@ -937,23 +945,33 @@ static int landlock_apply(const struct child_plan *c)
 	}
 	int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0) return -1;
-	struct { const char *path; uint64_t access; char buf[64]; } rules[8];
+	/* What each path is, known from the setup (no fstat): the root, the
+	 * cache and the worktree are directories (made here, or opened
+	 * O_DIRECTORY); a device is bound onto a file made for it (a bind of
+	 * a directory onto a file fails); a writable file was opened O_WRONLY
+	 * (which a directory refuses). */
+	struct { const char *path; uint64_t access; bool dir; char buf[64]; } rules[8];
 	size_t n = 0;
 	rules[n].path = "/";
+	rules[n].dir = true;
 	rules[n++].access = CAPSULE_LL_ROOT_ACCESS;
 	rules[n].path = "/.capsule-cache";
+	rules[n].dir = true;
 	rules[n++].access = CAPSULE_LL_CACHE_ACCESS;
 	for (const char *const *d = p->devices; d && *d && n < 8; d++) {
 		rules[n].path = *d;
+		rules[n].dir = false;
 		rules[n++].access = CAPSULE_LL_DEV_ACCESS;
 	}
 	if (c->has_worktree && n < 8) {
 		rules[n].path = p->worktree_mount;
+		rules[n].dir = true;
 		rules[n++].access = CAPSULE_LL_ROOT_ACCESS; /* read only, like the root */
 	}
 	for (const char *const *w = p->writable; w && *w && n < 8; w++) {
 		snprintf(rules[n].buf, sizeof rules[n].buf, "/%s", *w);
 		rules[n].path = rules[n].buf;
+		rules[n].dir = false;
 		rules[n++].access = CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_TRUNCATE;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -964,8 +982,7 @@ static int landlock_apply(const struct child_plan *c)
 		}
 		struct world_ll_path_beneath_attr pb = { .allowed_access = rules[i].access & fs, .parent_fd = fd };
 		/* A file (device) may carry only file rights. */
-		struct stat st;
-		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		if (!rules[i].dir)
 			pb.allowed_access &= CAPSULE_LL_FS_EXECUTE | CAPSULE_LL_FS_WRITE_FILE |
 			                     CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_TRUNCATE;
 		long rc = syscall(__NR_landlock_add_rule, rs, WORLD_LL_RULE_PATH_BENEATH, &pb, 0);
@@ -1091,13 +1108,16 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	 * flags are per mount) and it can be rewritten in place but never
 	 * renamed, unlinked or joined by a new file. Created empty if not staged. */
 	for (const char *const *w = p->writable; w && *w; w++) {
-		int fd = open(*w, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		CHECK(fd >= 0 && close(fd) == 0, "create writable file");
+		if (!is_staged(s, *w)) { /* staged: stage_file made it, O_EXCL */
+			int fd = open(*w, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			CHECK(fd >= 0 && close(fd) == 0, "create writable file");
+		}
 		CHECK(mount(*w, *w, NULL, MS_BIND, NULL) == 0, "bind writable file");
 		CHECK(mount(NULL, *w, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
 		      "remount writable file nosuid,nodev,noexec");
 	}
-	CHECK(mkdir(".capsule-cache", 0700) == 0 || errno == EEXIST, "mkdir .capsule-cache");
+	if (!is_staged(s, ".capsule-cache/"))
+		CHECK(mkdir(".capsule-cache", 0700) == 0 || errno == EEXIST, "mkdir .capsule-cache");
 	CHECK(mount("capsule-cache", ".capsule-cache", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	            c->opts_cache) == 0, "mount tmpfs .capsule-cache");
 	if (c->has_worktree) CHECK(mount_worktree(c, wt_tree) == 0, "mount worktree");
