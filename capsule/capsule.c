@@ -509,7 +509,10 @@ static void cg_take(struct capsule_handle *h, const struct capsule_profile *p, i
 			}
 			s->limit = limit;
 		}
-		h->cg_base[ci] = cg_event(s, mem);
+		/* A v1 group's counter is read by capsule_start right before the
+		 * attach (nothing of the capsule is in the group until then), off
+		 * the path to the clone; a v2 group has the child from the clone. */
+		h->cg_base[ci] = s->kind == CAPSULE_CG_V1 ? -1 : cg_event(s, mem);
 	} else {
 		if (cg_make(h, s, w, ci, limit) < 0) {
 			__atomic_store_n(&s->state, CG_FREE, __ATOMIC_RELEASE);
@@ -1924,6 +1927,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	 * before the exec (or the inside callback). */
 	const char *cgdirs[2] = { h->cg_memory == CAPSULE_CG_V1 ? h->cg_memory_dir : NULL,
 	                          h->cg_pids == CAPSULE_CG_V1 ? h->cg_pids_dir : NULL };
+	for (int i = 0; i < 2; i++)
+		if (cgdirs[i] && h->cg_base[i] < 0) h->cg_base[i] = cg_event(&cg_pool[i][h->cg_slot[i]], i == 0);
 	for (int i = 0; i < 2 && !child_gone; i++) {
 		if (!cgdirs[i] || cg_attach(&cg_pool[i][h->cg_slot[i]], h->pid) == 0) continue;
 		if (errno == ESRCH) {

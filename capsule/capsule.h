@@ -142,7 +142,7 @@ struct capsule_handle {
 	char cg_note[256];        /* why cgroups are not used, when they are not */
 	char wt_note[160];        /* how the worktree is mounted (idmapped or not), when there is one */
 	int cg_slot[2];           /* the pooled groups (memory, pids), or -1 */
-	long cg_base[2];          /* their limit-hit counters when taken */
+	long cg_base[2];          /* their limit-hit counters when taken (v1: before the attach) */
 	bool cg_favordynmods;     /* the host has cgroup favordynmods on (no RCU wait on attach) */
 	bool killed;              /* capsule_kill was called */
 	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
