@@ -1656,8 +1656,16 @@ static bool ns_closer_locked(void)
 /* After the clone: a reference of our own to the capsule's mount namespace,
  * copied by the closer while the child sets up. Without one (an older
  * kernel, the child already gone, no closer) the capsule's exit drops it. */
+static bool mntns_deferred = true; /* capsule_defer_mntns_release */
+
+void capsule_defer_mntns_release(bool on)
+{
+	__atomic_store_n(&mntns_deferred, on, __ATOMIC_RELEASE);
+}
+
 static void mntns_hold(struct capsule_handle *h)
 {
+	if (!__atomic_load_n(&mntns_deferred, __ATOMIC_ACQUIRE)) return;
 	int fd = (int)ioctl(h->pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
 	if (fd < 0) return;
 	struct stat st;

@@ -199,6 +199,13 @@ int capsule_cleanup_on_signals(void);
  * runs, 0 when it is not needed or not possible. */
 int capsule_cgroup_keepwarm(bool on);
 
+/* Whether the closer thread releases each capsule's mount namespace after
+ * the reap (the default, for long-lived callers: nobody waits for its
+ * teardown). A process that runs one capsule and exits (`worldd run`) turns
+ * it off before its first capsule: the deferred release would only move the
+ * same wait into its own exit, after a thread made for nothing. */
+void capsule_defer_mntns_release(bool on);
+
 /* Start a capsule. On success the handle is filled and the capsule runs
  * (setup complete up to and including seccomp). Returns -1 with WX_SETUP
  * (one line naming the failed step) or another code. */

@@ -369,6 +369,8 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
 
 struct launcher *launcher_capsule_begin(const char *interp_path, const char *expected_ref, struct world_err *err)
 {
+	/* one run per process: its capsule's mount namespace may go at its exit */
+	capsule_defer_mntns_release(false);
 	return capl_new(interp_path, expected_ref, false, err);
 }
 

@@ -114,7 +114,8 @@ struct launcher *launcher_capsule_new(const char *interp_path, const char *expec
  * opening the file return here. The first capsule start waits for it, after
  * the capsule is set up (with an agent) or before (without), and fails with
  * the pin's own error (e.g. WX_HASH_MISMATCH) when it failed: a whole-process
- * run (`worldd run`) hides the pin behind the capsule's setup. */
+ * run (`worldd run`) hides the pin behind the capsule's setup. For one run
+ * per process: it also turns capsule_defer_mntns_release off. */
 struct launcher *launcher_capsule_begin(const char *interp_path, const char *expected_ref, struct world_err *err);
 /* The pinned interpreter's ref ("sha256:..."), or NULL for another launcher
  * or a pin that failed (waits for a pin still going). */
