@@ -31,7 +31,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <elf.h>
 #include <grp.h>
 #include <linux/securebits.h>
 #include <linux/openat2.h>
@@ -47,12 +46,6 @@
 #endif
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
-#ifndef F_SEAL_SEAL
-#define F_SEAL_SEAL 0x0001
-#define F_SEAL_SHRINK 0x0002
-#define F_SEAL_GROW 0x0004
-#define F_SEAL_WRITE 0x0008
 #endif
 #ifndef SECCOMP_GET_NOTIF_SIZES
 #define SECCOMP_GET_NOTIF_SIZES 3

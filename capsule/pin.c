@@ -1,6 +1,6 @@
 /* capsule/pin.c: see pin.h. */
 #include "capsule/pin.h"
-#include <elf.h>
+#include "store/elf.h"
 #include <errno.h>
 #include <fcntl.h>
 /* SHA256_Init/Update/Final: OpenSSL's own assembly (SHA-NI where the CPU
@@ -18,12 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef F_SEAL_SEAL
-#define F_SEAL_SEAL 0x0001
-#define F_SEAL_SHRINK 0x0002
-#define F_SEAL_GROW 0x0004
-#define F_SEAL_WRITE 0x0008
-#endif
+/* F_SEAL_*: <fcntl.h> with _GNU_SOURCE (glibc >= 2.27) */
 #define PIN_SEALS (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)
 
 enum { CHUNK = 1 << 18 };
@@ -54,20 +49,15 @@ static void hex(const unsigned char *d, size_t n, char *out)
 /* A static ELF for this machine: no PT_INTERP (no loader in the capsule). */
 static int check_static_elf(const unsigned char *b, size_t n, const char *path, struct world_err *err)
 {
-	if (n < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: not an ELF binary", path);
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
-	if (b[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: not an x86_64 ELF64 binary", path);
-	if (eh->e_phoff > n || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > n - eh->e_phoff)
-		return werr(err, WX_BAD_INPUT, "interpreter %s: malformed program headers", path);
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(b + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
-			return werr(err, WX_BAD_INPUT,
-			            "interpreter %s: dynamically linked (capsule roots hold no libc; link it -static)", path);
-	return 0;
+	switch (world_elf_check_static(b, n)) {
+	case WORLD_ELF_STATIC: return 0;
+	case WORLD_ELF_NOT_ELF: return werr(err, WX_BAD_INPUT, "interpreter %s: not an ELF binary", path);
+	case WORLD_ELF_WRONG_ARCH: return werr(err, WX_BAD_INPUT, "interpreter %s: not an x86_64 ELF64 binary", path);
+	case WORLD_ELF_BAD_PHDRS: return werr(err, WX_BAD_INPUT, "interpreter %s: malformed program headers", path);
+	case WORLD_ELF_DYNAMIC: break;
+	}
+	return werr(err, WX_BAD_INPUT, "interpreter %s: dynamically linked (capsule roots hold no libc; link it -static)",
+	            path);
 }
 
 static int valid_ref(const char *ref)

@@ -10,6 +10,7 @@
  * files and directories this call created are removed again. */
 #include "store/store_internal.h"
 #include "store/canon.h"
+#include "store/elf.h"
 #include "store/file.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
 #include <regex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -66,26 +66,22 @@ static void undo_dirs(const struct made_dirs *made)
 	for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]); /* deepest first; best effort */
 }
 
-/* A static ELF for this machine (no PT_INTERP: capsule roots hold no
- * loader), the same rule capsule_pin_interpreter applies at run time; the
- * store cannot link capsule/, so it is restated here. */
+/* A static ELF for this machine (store/elf.h: the same check the pin
+ * applies at run time), worded for the archive. */
 static int check_static_elf(const unsigned char *b, size_t n, const char *bin, struct world_err *err)
 {
-	if (n < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0)
+	switch (world_elf_check_static(b, n)) {
+	case WORLD_ELF_STATIC: return 0;
+	case WORLD_ELF_NOT_ELF:
 		return werr(err, WX_BAD_INPUT, "archive: %s: not an ELF binary, so not an interpreter; nothing archived", bin);
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
-	if (b[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
+	case WORLD_ELF_WRONG_ARCH:
 		return werr(err, WX_BAD_INPUT, "archive: %s: not an x86_64 ELF64 binary; nothing archived", bin);
-	if (eh->e_phoff > n || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > n - eh->e_phoff)
+	case WORLD_ELF_BAD_PHDRS:
 		return werr(err, WX_BAD_INPUT, "archive: %s: malformed ELF program headers; nothing archived", bin);
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(b + eh->e_phoff);
-	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_INTERP)
-			return werr(err, WX_BAD_INPUT,
-			            "archive: %s: dynamically linked, not a static ELF (capsule roots hold no libc); nothing archived",
-			            bin);
-	return 0;
+	case WORLD_ELF_DYNAMIC: break;
+	}
+	return werr(err, WX_BAD_INPUT,
+	            "archive: %s: dynamically linked, not a static ELF (capsule roots hold no libc); nothing archived", bin);
 }
 
 /* DESIGN §2's release line: a name ("AILANG", "AILANG-lite", a test

@@ -19,12 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef F_SEAL_SEAL
-#define F_SEAL_SEAL 0x0001
-#define F_SEAL_SHRINK 0x0002
-#define F_SEAL_GROW 0x0004
-#define F_SEAL_WRITE 0x0008
-#endif
 
 static char fixture[4096];
 
