@@ -26,6 +26,16 @@ the test `tests/cli_docs.sh` fails while the page is stale).
 
 CI (`.ci/run`) runs exactly `./scripts/test.sh` with `CI=true`.
 
+One host setting makes an occasional capsule start as fast as a
+back-to-back one: cgroup `favordynmods` (with cgroups v1 for memory and
+pids, the first attach after a quiet spell otherwise waits ~10-15 ms for an
+RCU grace period). Set it with
+`mount -o remount,favordynmods /sys/fs/cgroup/unified` (any cgroup2 mount;
+a v1 mount refuses it) or boot with `cgroup_favordynmods=1`; on Linux 6.18
+it stays on until reboot. Every run's layers line (`--summary`) and the
+daemon's start log say whether it is on; without it `worldd serve` runs a
+keeper thread instead (docs/security.md §7).
+
 ## Output lines worth scripting against
 
 - `worldd scan` prints nothing when the scan is clean and complete; otherwise
