@@ -29,6 +29,16 @@ is "$rc" 0 "echo: exit 0"
 is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "echo: output object printed, input staged as a JSON string literal"
 run echo --summary
 like "$err" "capsule profile transition; interpreter sha256:[0-9a-f]{64}" "--summary names the profile and the interpreter ref"
+# the attach-wait report follows the host's own state (docs/security.md §7):
+# favordynmods on some cgroup root, or v1 groups without it
+if grep -q ' - cgroup2\? .*favordynmods' /proc/self/mountinfo; then
+  like "$err" "cgroups: memory v[12], pids v[12] \(favordynmods: attaches never wait\)" "--summary: favordynmods is on here, and says so"
+elif printf '%s' "$err" | grep -q "cgroups: memory v1\|pids v1"; then
+  like "$err" "\(v1 without favordynmods: an attach after a quiet spell waits ~10 ms for an RCU grace period; docs/security.md\)" \
+    "--summary: v1 groups without favordynmods, and says so"
+else
+  unlike "$err" "favordynmods" "--summary: no v1 group used, nothing said of favordynmods"
+fi
 if [ "$(id -u)" = 0 ]; then
   like "$err" "root mode: capsule uid/gid 1000 -> host 18[0-9]{8}" "as root the capsule user maps to the dedicated range"
 else

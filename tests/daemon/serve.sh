@@ -27,6 +27,13 @@ ok "$([ ! -e "$DB.operator-token" ]; echo $?)" "refused start-ups leave no token
 
 daemon_start || bail "daemon did not start"
 is "$(grep -c '^worldd listening on ' "$T/out")" 1 "exactly one listening line"
+# the start log says whether capsule attaches can wait (docs/security.md §7)
+if grep -q ' - cgroup2\? .*favordynmods' /proc/self/mountinfo; then
+  like "$(cat "$T/err")" "start: capsule cgroup attaches do not wait" "start log: favordynmods is on here: no keeper thread"
+else
+  like "$(cat "$T/err")" "start: (cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting|capsule cgroup attaches do not wait)" \
+    "start log: says whether a keeper thread keeps the attaches from waiting"
+fi
 like "$URL" '^http://127\.0\.0\.1:[0-9]+$' "port 0 prints the real port"
 is "$(wc -l < "$T/out" | tr -d ' ')" 1 "stdout holds only the listening line (clean scan, nothing indeterminate)"
 is "$(stat -c %a "$DB.operator-token")" 600 "operator token file has mode 0600"
