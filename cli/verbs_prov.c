@@ -30,39 +30,6 @@ static int flush_out(const char *verb)
 	return WX_IO;
 }
 
-static int read_stdin(size_t max, char **out, size_t *len, struct world_err *err)
-{
-	size_t cap = 1 << 14, n = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf) return werr(err, WX_FAIL, "out of memory");
-	for (;;) {
-		if (n == cap) {
-			if (cap > max) {
-				free(buf);
-				return werr(err, WX_BAD_INPUT, "standard input: over %zu bytes", max);
-			}
-			cap *= 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) { free(buf); return werr(err, WX_FAIL, "out of memory"); }
-			buf = nb;
-		}
-		ssize_t r = read(0, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR) continue;
-			free(buf);
-			return werr(err, WX_IO, "standard input: read: %s", strerror(errno));
-		}
-		if (r == 0) break;
-		n += (size_t)r;
-	}
-	/* `worldd call` ends its output with one newline */
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
-	buf[n] = 0;
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 static int open_reader(const char *verb, const char *path, struct world_store **st)
 {
 	struct world_err e = { 0 };
@@ -154,7 +121,12 @@ static int verb_why(int argc, char **argv)
 	struct world_err e = { 0 };
 	char *result = NULL;
 	size_t rlen = 0;
-	if (strcmp(pos[0], "-") == 0 && read_stdin(RESULT_READ_MAX, &result, &rlen, &e) < 0) return worldd_fail(verb, &e);
+	if (strcmp(pos[0], "-") == 0) {
+		int rrc = worldd_read_input(verb, "result", "-", RESULT_READ_MAX, &result, &rlen);
+		if (rrc) return rrc;
+		/* `worldd call` ends its output with one newline */
+		while (rlen && (result[rlen - 1] == '\n' || result[rlen - 1] == '\r')) result[--rlen] = 0;
+	}
 	struct world_store *st = NULL;
 	struct prov_client *cl = NULL;
 	struct prov_src src;

@@ -399,29 +399,21 @@ int prov_client_resolve(struct prov_client *c, const char *target, long long *in
 int prov_client_resolve_result(struct prov_client *c, const char *bytes, size_t len, long long *index,
                                struct world_err *err)
 {
-	json_t *v = world_json_parse(bytes, len, err);
-	if (!v) return werr_prefix(err, "result");
-	if (!json_is_object(v)) {
-		json_decref(v);
-		return werr(err, WX_BAD_INPUT, "result: not a JSON object");
-	}
-	size_t n;
-	char *cj = world_canon_json(v, &n, err);
-	char ref[WORLD_REF_SIZE] = "";
-	int rc = -1;
+	char ref[WORLD_REF_SIZE];
+	json_t *v = prov_result_parse(bytes, len, ref, err);
+	if (!v) return -1;
 	struct world_err e = { 0 };
-	if (cj && world_hash_ref(cj, n, ref, err) == 0) rc = scan_log(c, W_OUTPUT, ref, index, &e);
+	int rc = scan_log(c, W_OUTPUT, ref, index, &e);
 	/* a result altered since: the invocation its plan was written for */
 	const char *plan = jstr(json_object_get(v, "world"), "plan");
-	if (rc < 0 && cj && plan && world_ref_valid(plan)) {
+	if (rc < 0 && plan && world_ref_valid(plan)) {
 		struct world_object o;
 		if (cl_object(c, plan, &o, &e) == 0) {
 			rc = scan_log(c, W_INVOCATION, o.provenance, index, &e);
 			world_object_free(&o);
 		}
 	}
-	if (rc < 0 && cj) werr(err, e.code == WX_NOT_FOUND || !e.code ? WX_NOT_FOUND : e.code, "result %s: %s", ref, e.msg);
-	free(cj);
+	if (rc < 0) werr(err, e.code == WX_NOT_FOUND || !e.code ? WX_NOT_FOUND : e.code, "result %s: %s", ref, e.msg);
 	json_decref(v);
 	return rc;
 }

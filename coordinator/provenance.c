@@ -105,33 +105,46 @@ static int index_by_label(struct world_store *st, const char *ref, long long *in
 	return rc;
 }
 
-int prov_resolve_result(struct world_store *st, const char *bytes, size_t len, long long *index, struct world_err *err)
+json_t *prov_result_parse(const char *bytes, size_t len, char ref[WORLD_REF_SIZE], struct world_err *err)
 {
 	json_t *v = world_json_parse(bytes, len, err);
-	if (!v) return werr_prefix(err, "result");
+	if (!v) {
+		werr_prefix(err, "result");
+		return NULL;
+	}
 	if (!json_is_object(v)) {
 		json_decref(v);
-		return werr(err, WX_BAD_INPUT, "result: not a JSON object");
+		werr(err, WX_BAD_INPUT, "result: not a JSON object");
+		return NULL;
 	}
 	size_t n;
 	char *c = world_canon_json(v, &n, err);
-	char ref[WORLD_REF_SIZE];
-	int rc = -1;
-	if (c && world_hash_ref(c, n, ref, err) == 0) {
-		struct world_err e = { 0 };
-		const char *what = NULL;
-		rc = world_log_find_ref(st, ref, index, &what, &e);
-		if (rc == 0 && strcmp(what, "output") != 0) rc = -1;
-		json_t *w = json_object_get(v, "world");
-		const char *plan = json_string_value(json_object_get(w, "plan"));
-		const char *rec = json_string_value(json_object_get(json_array_get(json_object_get(w, "effects"), 0), "record"));
-		if (rc < 0 && plan && world_ref_valid(plan)) rc = index_by_label(st, plan, index, &e);
-		if (rc < 0 && rec && world_ref_valid(rec)) rc = index_by_label(st, rec, index, &e);
-		if (rc < 0)
-			werr(err, WX_NOT_FOUND, "result %s: no committed entry has it as output%s", ref,
-			     w ? ", nor does its world block lead to one" : " (and it has no world block to follow)");
-	}
+	int ok = c && world_hash_ref(c, n, ref, err) == 0;
 	free(c);
+	if (!ok) {
+		json_decref(v);
+		return NULL;
+	}
+	return v;
+}
+
+int prov_resolve_result(struct world_store *st, const char *bytes, size_t len, long long *index, struct world_err *err)
+{
+	char ref[WORLD_REF_SIZE];
+	json_t *v = prov_result_parse(bytes, len, ref, err);
+	if (!v) return -1;
+	struct world_err e = { 0 };
+	const char *what = NULL;
+	int rc = world_log_find_ref(st, ref, index, &what, &e);
+	if (rc == 0 && strcmp(what, "output") != 0) rc = -1;
+	json_t *w = json_object_get(v, "world");
+	const char *plan = json_string_value(json_object_get(w, "plan"));
+	const char *rec = json_string_value(json_object_get(json_array_get(json_object_get(w, "effects"), 0), "record"));
+	if (rc < 0 && plan && world_ref_valid(plan)) rc = index_by_label(st, plan, index, &e);
+	if (rc < 0 && rec && world_ref_valid(rec)) rc = index_by_label(st, rec, index, &e);
+	if (rc < 0)
+		werr(err, WX_NOT_FOUND, "result %s: no committed entry has it as output%s", ref,
+		     w ? ", nor does its world block lead to one" : " (and it has no world block to follow)");
 	json_decref(v);
 	return rc;
 }

@@ -94,6 +94,11 @@ int prov_resolve(struct world_store *st, const char *target, long long *index, s
  * JSON object, WX_NOT_FOUND when it leads nowhere. */
 int prov_resolve_result(struct world_store *st, const char *bytes, size_t len, long long *index,
                         struct world_err *err);
+/* The first step of both resolvers (this one and provclient.h's): parse a
+ * result, require a JSON object, and give its canonical ref. Returns the
+ * object (the caller decrefs it), or NULL with err (WX_BAD_INPUT "result:
+ * ..." when it is not a JSON object). */
+json_t *prov_result_parse(const char *bytes, size_t len, char ref[WORLD_REF_SIZE], struct world_err *err);
 
 /* Walk entry index. result (may be NULL): the result object to compare with
  * the stored output. 0: w filled (broken links or not; see w->broken);
