@@ -21,6 +21,7 @@
  * then the comparison with the current head, so an identical republish
  * writes nothing at all, not even the interpreter archive. */
 #include "cli/attended.h"
+#include "cli/output.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/error.h"
@@ -1153,16 +1154,5 @@ static int dispatch(int argc, char **argv)
 /* As in worldd: output lost to a full disk or a closed pipe is exit 9. */
 int main(int argc, char **argv)
 {
-	int rc = dispatch(argc, argv);
-	int bad = fflush(stdout) != 0 || ferror(stdout);
-	int e = errno;
-	if (fclose(stdout) != 0 && !bad) {
-		bad = 1;
-		e = errno;
-	}
-	if (bad) {
-		fprintf(stderr, "world-publish: write standard output: %s\n", strerror(e ? e : EIO));
-		if (rc == WX_OK) rc = WX_IO;
-	}
-	return rc;
+	return cli_close_stdout("world-publish", dispatch(argc, argv));
 }

@@ -2,6 +2,7 @@
  * of every component (see verbs.h); owns --help, --version, dispatch, and
  * the one check that standard output really reached its file (every verb
  * returns through it, so output lost to a full disk is exit 9 everywhere). */
+#include "cli/output.h"
 #include "cli/verbs.h"
 #include <errno.h>
 #include <limits.h>
@@ -101,18 +102,9 @@ static int verb_matches(const char *name, int argc, char **argv)
  * full disk or a closed pipe failed, whatever it returned. */
 static int finish(const char *verb, int rc)
 {
-	int bad = fflush(stdout) != 0 || ferror(stdout);
-	int e = errno;
-	if (fclose(stdout) != 0 && !bad) {
-		bad = 1;
-		e = errno;
-	}
-	if (bad) {
-		fprintf(stderr, "worldd%s%s: write standard output: %s\n", verb ? " " : "", verb ? verb : "",
-		        strerror(e ? e : EIO));
-		if (rc == WX_OK) rc = WX_IO;
-	}
-	return rc;
+	char who[96];
+	snprintf(who, sizeof who, "worldd%s%s", verb ? " " : "", verb ? verb : "");
+	return cli_close_stdout(who, rc);
 }
 
 static int dispatch(int argc, char **argv, const char **verb)
