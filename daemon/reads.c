@@ -171,14 +171,9 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		                             rq->d->interp_version));
 		return;
 	}
-	if (!rq->d->open_reads) {
-		struct coord_session *s = NULL;
-		if (dauth(rq, r, 1, 0, &s, NULL) < 0) return;
-		coord_session_free(s);
-	}
+	struct world_store *st = dreader_authorised(rq, r, !rq->d->open_reads);
+	if (!st) return;
 	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(rq->d, &err);
-	if (!st) { dresp_internal(rq, r, "reader handle", &err); return; }
 	switch (route) {
 	case HEAD: {
 		struct world_world w;

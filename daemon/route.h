@@ -113,6 +113,11 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
  * dreader_put. NULL + err when the store cannot be opened. */
 struct world_store *dreader_get(struct dctx *d, struct world_err *err);
 void dreader_put(struct dctx *d, struct world_store *st);
+/* The preamble of a route that reads the store: when need_credential, a
+ * session's credential or the operator token (dauth); then a reader handle.
+ * NULL with r filled (the 401 envelope, or 500 "reader handle") when either
+ * fails; else the handle, given back with dreader_put. */
+struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int need_credential);
 
 /* MCP tool name of a transition id (DESIGN §7: _ -> _u, . -> _d, / -> _s);
  * 0, or -1 when the escaped name is over 64 bytes. */

@@ -212,6 +212,19 @@ struct dreader {
 	struct dreader *next_free, *next_all;
 };
 
+struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int need_credential)
+{
+	if (need_credential) {
+		struct coord_session *s = NULL;
+		if (dauth(rq, r, 1, 0, &s, NULL) < 0) return NULL;
+		coord_session_free(s);
+	}
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	if (!st) dresp_internal(rq, r, "reader handle", &err);
+	return st;
+}
+
 struct world_store *dreader_get(struct dctx *d, struct world_err *err)
 {
 	pthread_mutex_lock(&d->pool_mu);
