@@ -10,6 +10,7 @@
  * median cost of each capsule layer from capsule.h's phase timing.
  *
  * usage: capsule_bench NOOP [BWRAP] [N] */
+#include "bench/bench.h"
 #include "capsule/capsule.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -20,29 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double q)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	int i = (int)(q * (n - 1) + 0.5);
-	return v[i];
-}
-
 static double run_argv(char *const argv[], int devnull)
 {
-	double t0 = now_ms();
+	double t0 = bench_now_ms();
 	pid_t pid = fork();
 	if (pid == 0) {
 		dup2(devnull, 0);
@@ -56,7 +37,7 @@ static double run_argv(char *const argv[], int devnull)
 		fprintf(stderr, "capsule_bench: %s failed\n", argv[0]);
 		exit(1);
 	}
-	return now_ms() - t0;
+	return bench_now_ms() - t0;
 }
 
 int main(int argc, char **argv)
@@ -73,12 +54,12 @@ int main(int argc, char **argv)
 	struct world_err err = { 0, "" };
 	int memfd;
 	char ref[80];
-	double tp = now_ms();
+	double tp = bench_now_ms();
 	if (capsule_pin_interpreter(noop, NULL, &memfd, ref, &err) < 0) {
 		fprintf(stderr, "capsule_bench: %s\n", err.msg);
 		return 1;
 	}
-	double pin_ms = now_ms() - tp;
+	double pin_ms = bench_now_ms() - tp;
 	const struct capsule_profile *p = capsule_profile_find("transition");
 	struct capsule_file files[] = { { "host/capsule/main.ail", "noop", 4 }, { "args.json", "\"{}\"", 4 },
 	                                { ".capsule-cache/", NULL, 0 } };
@@ -116,12 +97,12 @@ int main(int argc, char **argv)
 				}
 				struct capsule_handle h;
 				struct capsule_report r;
-				double t0 = now_ms();
+				double t0 = bench_now_ms();
 				if (capsule_start(&spec, &h, &err) < 0 || capsule_finish(&h, &r, &err) < 0) {
 					fprintf(stderr, "capsule_bench: %s\n", err.msg);
 					return 1;
 				}
-				double t = now_ms() - t0;
+				double t = bench_now_ms() - t0;
 				if (!r.exited || r.exit_status != 0) {
 					fprintf(stderr, "capsule_bench: capsule run failed (status %d signal %d %s)\n",
 					        r.exit_status, r.term_signal, r.setup_error);
@@ -136,23 +117,23 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	double u50 = pct(tu, n, .5), u90 = pct(tu, n, .9), u99 = pct(tu, n, .99);
-	double c50 = pct(tc, n, .5), c90 = pct(tc, n, .9), c99 = pct(tc, n, .99);
+	double u50 = bench_pct(tu, n, .5), u90 = bench_pct(tu, n, .9), u99 = bench_pct(tu, n, .99);
+	double c50 = bench_pct(tc, n, .5), c90 = bench_pct(tc, n, .9), c99 = bench_pct(tc, n, .99);
 	printf("capsule benchmark: static no-op, %d interleaved runs each (wall ms)\n", n);
 	printf("  capsule layers: %s\n", summary);
 	printf("  %-34s %8s %8s %8s\n", "", "p50", "p90", "p99");
 	printf("  %-34s %8.3f %8.3f %8.3f\n", "unconfined (fork+exec)", u50, u90, u99);
 	double b50 = 0;
 	if (bwrap) {
-		b50 = pct(tb, n, .5);
-		double b90 = pct(tb, n, .9), b99 = pct(tb, n, .99);
+		b50 = bench_pct(tb, n, .5);
+		double b90 = bench_pct(tb, n, .9), b99 = bench_pct(tb, n, .99);
 		printf("  %-34s %8.3f %8.3f %8.3f\n", "bwrap --unshare-all, tmpfs root", b50, b90, b99);
 	}
 	printf("  %-34s %8.3f %8.3f %8.3f\n", "capsule (transition profile)", c50, c90, c99);
 	double s50 = 0;
 	if (root) {
-		s50 = pct(ts, n, .5);
-		double s90 = pct(ts, n, .9), s99 = pct(ts, n, .99);
+		s50 = bench_pct(ts, n, .5);
+		double s90 = bench_pct(ts, n, .9), s99 = bench_pct(ts, n, .99);
 		printf("  %-34s %8.3f %8.3f %8.3f\n", "capsule, shared empty netns", s50, s90, s99);
 	}
 	printf("  ratios (p50): capsule/unconfined %.2fx", c50 / u50);
@@ -169,8 +150,8 @@ int main(int argc, char **argv)
 	printf("  capsule layers (own network namespace), ms per run (p99: where the stalls are):\n");
 	printf("    %-46s %8s %8s\n", "", "p50", "p99");
 	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
-		double m = pct(phase[k], n, .5);
-		printf("    %-46s %8.3f %8.3f\n", capsule_phase_names[k], m, pct(phase[k], n, .99));
+		double m = bench_pct(phase[k], n, .5);
+		printf("    %-46s %8.3f %8.3f\n", capsule_phase_names[k], m, bench_pct(phase[k], n, .99));
 	}
 	/* An occasional caller: 250 ms idle before each capsule, without and
 	 * with capsule_cgroup_keepwarm (what a long-lived daemon can do). */
@@ -184,20 +165,20 @@ int main(int argc, char **argv)
 			nanosleep(&idle, NULL);
 			struct capsule_handle h;
 			struct capsule_report r;
-			double t0 = now_ms();
+			double t0 = bench_now_ms();
 			if (capsule_start(&spec, &h, &err) < 0 || capsule_finish(&h, &r, &err) < 0) {
 				fprintf(stderr, "capsule_bench: %s\n", err.msg);
 				return 1;
 			}
-			sw[k][i] = now_ms() - t0;
+			sw[k][i] = bench_now_ms() - t0;
 			sa[k][i] = (double)h.timing.ns[CAPSULE_T_CGATTACH] / 1e6;
 			if (k == 1) capsule_cgroup_keepwarm(false);
 		}
 	printf("  250 ms idle before each capsule (%d runs): whole p50 %.3f ms, cgroup attach p50 %.3f p90 %.3f ms\n",
-	       SPARSE, pct(sw[0], SPARSE, .5), pct(sa[0], SPARSE, .5), pct(sa[0], SPARSE, .9));
+	       SPARSE, bench_pct(sw[0], SPARSE, .5), bench_pct(sa[0], SPARSE, .5), bench_pct(sa[0], SPARSE, .9));
 	if (kept)
 		printf("  the same with capsule_cgroup_keepwarm:      whole p50 %.3f ms, cgroup attach p50 %.3f p90 %.3f ms\n",
-		       pct(sw[1], SPARSE, .5), pct(sa[1], SPARSE, .5), pct(sa[1], SPARSE, .9));
+		       bench_pct(sw[1], SPARSE, .5), bench_pct(sa[1], SPARSE, .5), bench_pct(sa[1], SPARSE, .9));
 	else
 		printf("  capsule_cgroup_keepwarm: not needed or not possible here (v2, favordynmods, or no right)\n");
 	capsule_netns_share(false, &err);

@@ -23,3 +23,4 @@ bench_programs += bench/daemon_bench
 bench_scripts += bench/daemon_bench.sh
 bench_programs += bench/run_bench
 bench_scripts += bench/run_bench.sh
+EXTRA_DIST += bench/bench.h

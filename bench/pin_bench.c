@@ -15,6 +15,7 @@
  *
  * usage: pin_bench FILE [N] */
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include "bench/bench.h"
 #include "capsule/capsule.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +37,6 @@ static const char *const names[NWAYS] = {
 	"read + EVP (EVP_sha256, implicit fetch)", "read + EVP (EVP_MD_fetch once)", "read + SHA256_* (low level)",
 	"read + libmd SHA256", "sendfile, seal, hash the mapping", "copy_file_range", "capsule_pin_interpreter",
 };
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static EVP_MD *fetched;
 
@@ -116,12 +110,6 @@ static int pin(const char *path, int way, unsigned char dig[32])
 	return rc;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -151,12 +139,12 @@ int main(int argc, char **argv)
 			if (pid == 0) {
 				unsigned char d[32];
 				double r[3];
-				double a = now_ms();
+				double a = bench_now_ms();
 				r[2] = pin(argv[1], w, d);
-				double b = now_ms();
+				double b = bench_now_ms();
 				if (r[2] == 0) r[2] = pin(argv[1], w, d);
 				r[0] = b - a;
-				r[1] = now_ms() - b;
+				r[1] = bench_now_ms() - b;
 				_exit(write(p[1], r, sizeof r) == sizeof r ? 0 : 1);
 			}
 			double r[3] = { 0, 0, -1 };
@@ -176,8 +164,8 @@ int main(int argc, char **argv)
 			printf("  %-42s %25s\n", names[w], "does not work here (EXDEV)");
 			continue;
 		}
-		qsort(first[w], (size_t)n, sizeof(double), cmp_d);
-		qsort(again[w], (size_t)n, sizeof(double), cmp_d);
+		qsort(first[w], (size_t)n, sizeof(double), bench_cmp_double);
+		qsort(again[w], (size_t)n, sizeof(double), bench_cmp_double);
 		printf("  %-42s %12.3f %12.3f\n", names[w], first[w][n / 2], again[w][n / 2]);
 	}
 	printf("  (the first call of an EVP way includes libcrypto's provider initialisation)\n");

@@ -21,6 +21,7 @@
  * the interpreter directly), and the supervisor call around it.
  *
  * usage: run_bench WORLDD AILANG_LITE NOOP [BWRAP] [N] [IDLE_N] */
+#include "bench/bench.h"
 #include "capsule/capsule.h"
 #include "supervisor/supervisor.h"
 #include <errno.h>
@@ -37,69 +38,6 @@
 static const char SRC[] = "module echo\nexport func main(input: string) -> string { \"{\\\"echo\\\":${input}}\" }\n";
 static const char ARGS[] = "{\"message\":\"hello, world\"}";
 static const char WANT[] = "{\"echo\":{\"message\":\"hello, world\"}}";
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, int n, double q)
-{
-	double *c = malloc((size_t)n * sizeof *c);
-	memcpy(c, v, (size_t)n * sizeof *c);
-	qsort(c, (size_t)n, sizeof *c, cmp_d);
-	double r = c[(int)(q * (n - 1) + 0.5)];
-	free(c);
-	return r;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f) return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-/* Run argv (cwd dir, environment envp) once; its stdout is compared with
- * want when want is set. Returns the wall ms, or -1 on a wrong outcome. */
-static double run_once(char *const argv[], char *const envp[], const char *dir, const char *want)
-{
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) return -1;
-	double t0 = now_ms();
-	pid_t pid = fork();
-	if (pid < 0) return -1;
-	if (pid == 0) {
-		int dn = open("/dev/null", O_RDWR);
-		if ((dir && chdir(dir) < 0) || dup2(p[1], 1) < 0 || dup2(dn, 2) < 0 || dup2(dn, 0) < 0) _exit(126);
-		if (envp) execve(argv[0], argv, envp);
-		else execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	char buf[4096];
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)n;
-	close(p[0]);
-	int st;
-	if (waitpid(pid, &st, 0) != pid) return -1;
-	double t = now_ms() - t0;
-	buf[len] = 0;
-	if (len && buf[len - 1] == '\n') buf[--len] = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
-	if (want && strcmp(buf, want) != 0) return -1;
-	return t;
-}
 
 enum { R_UNCONF, R_BWRAP, R_WORLDD, R_HELP, R_NOOP, NROWS };
 static const char *const row_name[NROWS] = {
@@ -125,7 +63,7 @@ static int measure(const struct rows *r, int n, int idle_ms, double *t[NROWS])
 				struct timespec ts = { idle_ms / 1000, (long)(idle_ms % 1000) * 1000000L };
 				nanosleep(&ts, NULL);
 			}
-			double v = run_once(r->argv[w], r->envp[w], r->dir[w], r->want[w]);
+			double v = bench_run_once(r->argv[w], r->envp[w], r->dir[w], r->want[w]);
 			if (v < 0) {
 				fprintf(stderr, "run_bench: %s: wrong outcome\n", row_name[w]);
 				return -1;
@@ -141,10 +79,10 @@ static void print_table(const char *title, const struct rows *r, double *t[NROWS
 	printf("  %-36s %8s %8s %8s\n", "", "p50", "p90", "p99");
 	for (int w = 0; w < NROWS; w++) {
 		if (!r->on[w]) continue;
-		printf("  %-36s %8.3f %8.3f %8.3f\n", row_name[w], pct(t[w], n, .5), pct(t[w], n, .9), pct(t[w], n, .99));
+		printf("  %-36s %8.3f %8.3f %8.3f\n", row_name[w], bench_pct(t[w], n, .5), bench_pct(t[w], n, .9), bench_pct(t[w], n, .99));
 	}
 	if (r->on[R_BWRAP]) {
-		double q = pct(t[R_WORLDD], n, .5) / pct(t[R_BWRAP], n, .5);
+		double q = bench_pct(t[R_WORLDD], n, .5) / bench_pct(t[R_BWRAP], n, .5);
 		printf("  worldd run / bwrap (p50) = %.2fx (target <= 1.5x: %s)\n", q, q <= 1.5 ? "met" : "NOT met");
 	}
 }
@@ -171,9 +109,9 @@ static double fresh_ms(int (*fn)(void *), void *arg)
 	if (pipe(pp) < 0) return -1;
 	pid_t c = fork();
 	if (c == 0) {
-		double a = now_ms();
+		double a = bench_now_ms();
 		int rc = fn(arg);
-		double v = rc == 0 ? now_ms() - a : -1;
+		double v = rc == 0 ? bench_now_ms() - a : -1;
 		_exit(write(pp[1], &v, sizeof v) == sizeof v ? 0 : 1);
 	}
 	double v = -1;
@@ -225,9 +163,9 @@ int main(int argc, char **argv)
 	snprintf(p, sizeof p, "%s/host/capsule", dir); mkdir(p, 0755);
 	snprintf(cache, sizeof cache, "%s/.capsule-cache", dir); mkdir(cache, 0700);
 	snprintf(src, sizeof src, "%s/host/capsule/main.ail", dir);
-	write_file(src, SRC);
+	bench_write_file(src, SRC);
 	snprintf(bargs, sizeof bargs, "%s/args.json", dir);
-	write_file(bargs, "\"{\\\"message\\\":\\\"hello, world\\\"}\"");
+	bench_write_file(bargs, "\"{\\\"message\\\":\\\"hello, world\\\"}\"");
 	snprintf(bhost, sizeof bhost, "%s/host", dir);
 
 	char e1[300], e3[450];
@@ -271,7 +209,7 @@ int main(int argc, char **argv)
 
 	/* ---- where one worldd run's time goes ---- */
 	printf("where the time of one `worldd run` goes (median ms; in-process parts from the code it runs):\n");
-	double help = pct(t[R_HELP], n, .5), floor_ms = pct(t[R_NOOP], n, .5);
+	double help = bench_pct(t[R_HELP], n, .5), floor_ms = bench_pct(t[R_NOOP], n, .5);
 	printf("  %-52s %8.3f\n", "exec + start-up + exit of worldd (--help - no-op)", help - floor_ms);
 	enum { K = 15 };
 	double pin[K], net[K], sup[K], capt[CAPSULE_T_COUNT][K], capwall[K];
@@ -279,8 +217,8 @@ int main(int argc, char **argv)
 		pin[i] = fresh_ms(do_pin, bin);
 		net[i] = geteuid() == 0 ? fresh_ms(do_netns, NULL) : 0;
 	}
-	printf("  %-52s %8.3f\n", "pin: copy 1.2 MB into a sealed memfd, sha256 (*)", pct(pin, K, .5));
-	if (geteuid() == 0) printf("  %-52s %8.3f\n", "the shared empty network namespace, made (*)", pct(net, K, .5));
+	printf("  %-52s %8.3f\n", "pin: copy 1.2 MB into a sealed memfd, sha256 (*)", bench_pct(pin, K, .5));
+	if (geteuid() == 0) printf("  %-52s %8.3f\n", "the shared empty network namespace, made (*)", bench_pct(net, K, .5));
 	struct world_err err;
 	int memfd;
 	char ref[80];
@@ -301,7 +239,7 @@ int main(int argc, char **argv)
 		                           .stdin_fd = devnull, .stdout_fd = devnull, .stderr_fd = devnull };
 		struct capsule_handle h;
 		struct capsule_report rep;
-		double a = now_ms();
+		double a = bench_now_ms();
 		if (capsule_start(&cs, &h, &err) < 0) {
 			fprintf(stderr, "capsule_start: %s\n", err.msg);
 			return 1;
@@ -309,18 +247,18 @@ int main(int argc, char **argv)
 		struct pollfd pf = { h.pidfd, POLLIN, 0 };
 		poll(&pf, 1, -1);
 		if (capsule_finish(&h, &rep, &err) < 0) return 1;
-		capwall[i] = now_ms() - a;
+		capwall[i] = bench_now_ms() - a;
 		for (int k = 0; k < CAPSULE_T_COUNT; k++) capt[k][i] = (double)h.timing.ns[k] / 1e6;
 	}
 	double setup = 0;
 	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
-		double v = pct(capt[k], K, .5);
+		double v = bench_pct(capt[k], K, .5);
 		if (k != CAPSULE_T_FINISH) setup += v;
 		printf("  capsule: %-43s %8.3f\n", capsule_phase_names[k], v);
 	}
-	printf("  %-52s %8.3f\n", "capsule: interpreter exec, run (fresh cache), exit", pct(capwall, K, .5) - setup -
-	       pct(capt[CAPSULE_T_FINISH], K, .5));
-	printf("  %-52s %8.3f\n", "a bare capsule running it, whole (no agent)", pct(capwall, K, .5));
+	printf("  %-52s %8.3f\n", "capsule: interpreter exec, run (fresh cache), exit", bench_pct(capwall, K, .5) - setup -
+	       bench_pct(capt[CAPSULE_T_FINISH], K, .5));
+	printf("  %-52s %8.3f\n", "a bare capsule running it, whole (no agent)", bench_pct(capwall, K, .5));
 	struct sup_limits lim;
 	sup_limits_default(&lim);
 	struct launcher *l = launcher_capsule_new(bin, NULL, &err);
@@ -331,9 +269,9 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < K; i++) {
 		struct sup_result res;
-		double a = now_ms();
+		double a = bench_now_ms();
 		int rc = sup_run_pure(s, SRC, sizeof SRC - 1, ARGS, sizeof ARGS - 1, &res, &err);
-		sup[i] = now_ms() - a;
+		sup[i] = bench_now_ms() - a;
 		if (rc < 0) {
 			fprintf(stderr, "sup_run_pure: %s\n", err.msg);
 			return 1;
@@ -341,11 +279,11 @@ int main(int argc, char **argv)
 		sup_result_free(&res);
 	}
 	sup_free(s);
-	printf("  %-52s %8.3f\n", "supervisor call (capsule + agent + frames), whole", pct(sup, K, .5));
-	double wr = pct(t[R_WORLDD], n, .5);
+	printf("  %-52s %8.3f\n", "supervisor call (capsule + agent + frames), whole", bench_pct(sup, K, .5));
+	double wr = bench_pct(t[R_WORLDD], n, .5);
 	printf("  %-52s %8.3f\n", "worldd run whole (back to back, from above)", wr);
 	printf("  %-52s %8.3f\n", "  rest: start-up, sweep, groups, waiting (*), exit", wr - (help - floor_ms) -
-	       pct(sup, K, .5));
+	       bench_pct(sup, K, .5));
 	printf("  (*) in a fresh process; in `worldd run` both are made on their own threads while the\n"
 	       "      groups are made and the capsule is set up (launcher_capsule_begin), so they cost CPU,\n"
 	       "      not wall time, unless the two cores are busy\n");

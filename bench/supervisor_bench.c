@@ -4,6 +4,7 @@
  * side by side in one process. Also the supervisor over its unconfined test
  * double (protocol + agent cost without the sandbox). Figures only.
  * usage: supervisor_bench AILANG_LITE [RUNS] */
+#include "bench/bench.h"
 #include "supervisor/supervisor.h"
 #include "capsule/capsule.h"
 #include <poll.h>
@@ -23,50 +24,19 @@ static const char SRC[] = "module echo\nexport func main(input: string) -> strin
 static const char ARGS[] = "{\"message\":\"hello, world\"}";
 static const char WANT[] = "{\"echo\":{\"message\":\"hello, world\"}}";
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+static double now(void) { return bench_now_ms() / 1e3; } /* seconds */
 
 /* ---- baseline: unconfined fork+exec of the interpreter ------------------ */
+/* One unconfined run of the echo transition in dir: 0, or -1 on a wrong output. */
 static int fork_exec_once(const char *bin, const char *dir)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0) return -1;
-	pid_t pid = fork();
-	if (pid < 0) return -1;
-	if (pid == 0) {
-		if (chdir(dir) < 0 || dup2(p[1], 1) < 0) _exit(126);
-		char e1[300], e3[320];
-		snprintf(e1, sizeof e1, "AILANG_FS_SANDBOX=%s", dir);
-		snprintf(e3, sizeof e3, "AILANG_CACHE_DIR=%s/.capsule-cache", dir);
-		char *envp[] = { e1, "AILANG_RELAX_MODULES=1", e3, NULL };
-		char *argv[] = { (char *)bin, "run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
-		                 "host/capsule/main.ail", NULL };
-		execve(bin, argv, envp);
-		_exit(127);
-	}
-	close(p[1]);
-	char buf[4096];
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)n;
-	close(p[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	buf[len] = '\0';
-	if (len && buf[len - 1] == '\n') buf[--len] = '\0';
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(buf, WANT) == 0 ? 0 : -1;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	if (!f) return -1;
-	fputs(text, f);
-	return fclose(f);
+	char e1[300], e3[320];
+	snprintf(e1, sizeof e1, "AILANG_FS_SANDBOX=%s", dir);
+	snprintf(e3, sizeof e3, "AILANG_CACHE_DIR=%s/.capsule-cache", dir);
+	char *envp[] = { e1, "AILANG_RELAX_MODULES=1", e3, NULL };
+	char *argv[] = { (char *)bin, "run", "--quiet", "--caps", "", "--entry", "main", "--args-file", "args.json",
+	                 "host/capsule/main.ail", NULL };
+	return bench_run_once(argv, envp, dir, WANT) < 0 ? -1 : 0;
 }
 
 /* ---- supervisor runs from N threads ------------------------------------ */
@@ -166,8 +136,8 @@ int main(int argc, char **argv)
 	snprintf(p, sizeof p, "%s/host", dir); mkdir(p, 0700);
 	snprintf(p, sizeof p, "%s/host/capsule", dir); mkdir(p, 0700);
 	snprintf(p, sizeof p, "%s/.capsule-cache", dir); mkdir(p, 0700);
-	snprintf(p, sizeof p, "%s/host/capsule/main.ail", dir); write_file(p, SRC);
-	snprintf(p, sizeof p, "%s/args.json", dir); write_file(p, "\"{\\\"message\\\":\\\"hello, world\\\"}\"");
+	snprintf(p, sizeof p, "%s/host/capsule/main.ail", dir); bench_write_file(p, SRC);
+	snprintf(p, sizeof p, "%s/args.json", dir); bench_write_file(p, "\"{\\\"message\\\":\\\"hello, world\\\"}\"");
 
 	/* Rows are measured in interleaved rounds so that a change in the
 	 * machine's load during the run hits every row alike. */
