@@ -87,21 +87,6 @@ static void print_table(const char *title, const struct rows *r, double *t[NROWS
 	}
 }
 
-/* Some cgroup root mounted with favordynmods (capsule.c's v1_paths). */
-static int host_favordynmods(void)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f) return 0;
-	char line[1024];
-	int on = 0;
-	while (fgets(line, sizeof line, f)) {
-		char *dash = strstr(line, " - cgroup");
-		if (dash && strstr(dash, "favordynmods")) on = 1;
-	}
-	fclose(f);
-	return on;
-}
-
 /* ms of one call of fn in a fresh process (a child), -1 on failure. */
 static double fresh_ms(int (*fn)(void *), void *arg)
 {
@@ -198,7 +183,7 @@ int main(int argc, char **argv)
 	}
 	printf("whole-process runs of DESIGN §2's echo transition with %s, %ld cores\n", bin,
 	       sysconf(_SC_NPROCESSORS_ONLN));
-	printf("host: cgroup favordynmods %s\n", host_favordynmods()
+	printf("host: cgroup favordynmods %s\n", capsule_cgroup_favordynmods()
 	           ? "on (a cgroup.procs write never waits for an RCU grace period)"
 	           : "off (an attach after a quiet spell waits ~10 ms: see docs/security.md)");
 	if (measure(&r, 1, 0, t) < 0) return 1; /* warm-up, and every outcome checked */

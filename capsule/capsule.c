@@ -677,6 +677,14 @@ static void *keeper(void *arg)
 	return NULL;
 }
 
+bool capsule_cgroup_favordynmods(void)
+{
+	pthread_mutex_lock(&cg_mu);
+	bool on = cg_lookup_locked(0)->v1_favordynmods;
+	pthread_mutex_unlock(&cg_mu);
+	return on;
+}
+
 int capsule_cgroup_keepwarm(bool on)
 {
 	pthread_mutex_lock(&keep_mu);

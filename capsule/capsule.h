@@ -199,6 +199,11 @@ int capsule_cleanup_on_signals(void);
  * runs, 0 when it is not needed or not possible. */
 int capsule_cgroup_keepwarm(bool on);
 
+/* Whether the host has cgroup favordynmods on (some cgroup root is mounted
+ * with it: a cgroup.procs write then never waits for an RCU grace period).
+ * The same finding as every capsule's cg_favordynmods, looked up once. */
+bool capsule_cgroup_favordynmods(void);
+
 /* Whether the closer thread releases each capsule's mount namespace after
  * the reap (the default, for long-lived callers: nobody waits for its
  * teardown). A process that runs one capsule and exits (`worldd run`) turns
