@@ -158,6 +158,8 @@ int main(int argc, char **argv)
 		{ "  same, 1 in flight, a netns per capsule", 0, 1, 1, NULL, 0, 0 },
 		{ "  same, 8 in flight, a netns per capsule", 0, 8, 1, NULL, 0, 0 },
 		{ "supervisor + unconfined test double, 1 in flight", 1, 1, 0, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 2 in flight", 1, 2, 0, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 16 in flight", 1, 16, 0, NULL, 0, 0 },
 	};
 	size_t nrows = sizeof rows / sizeof rows[0];
 	for (size_t i = 0; i < nrows; i++) {

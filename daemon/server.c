@@ -2,6 +2,7 @@
  * request logs and shutdown (see server.h), and the shared helpers of
  * route.h (responses, envelope classes, credentials, the reader pool). */
 #include "daemon/server.h"
+#include "supervisor/spawner.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
 #include "capsule/capsule.h"
@@ -513,20 +514,6 @@ static int token_write(struct dctx *d, char path[4200], struct world_err *err)
 	return 0;
 }
 
-/* ---- stale capsule cgroups ---- */
-
-/* Removes the capsule cgroups of creators that are gone (a supervisor
- * killed with SIGKILL cannot remove its own): capsule/capsule.h's sweep,
- * which tells a dead creator from a live one by pid and start time.
- * Returns how many were removed. */
-static int sweep_capsule_cgroups(void)
-{
-	unsigned removed = 0;
-	struct world_err e = { 0, "" };
-	if (capsule_cgroups_sweep(&removed, &e) < 0) dlog("start: %s", e.msg);
-	return (int)removed;
-}
-
 /* ---- start-up and shutdown ---- */
 
 static int report_indeterminate(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
@@ -562,6 +549,16 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0) return werr(err, WX_FAIL, "block SIGTERM/SIGINT failed");
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The capsule spawner first, while this process is small and has one
+	 * thread: every capsule is a clone of the spawner, whose size does not
+	 * grow with the calls in flight (supervisor/spawner.h). It also removes
+	 * the groups of dead makers and, on v1 without favordynmods, keeps the
+	 * cgroup attach fast (it is the process that attaches). */
+	struct sup_spawner_opts so_sp = { .keepwarm = true };
+	struct sup_spawner_info spi;
+	struct world_err sperr = { 0, "" };
+	bool spawner = sup_spawner_start(&so_sp, &spi, &sperr) == 0;
+
 	static struct dctx d; /* static: MHD's threads and the signal path see it until exit */
 	memset(&d, 0, sizeof d);
 	pthread_mutex_init(&d.pool_mu, NULL);
@@ -591,11 +588,25 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (world_scan(d.writer, &so, stdout, &sr, err) < 0) goto out;
 	dlog("scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", sr.log_rows, sr.world_rows, sr.holes, sr.complete);
 
-	int swept = sweep_capsule_cgroups();
-	if (swept) dlog("start: removed %d capsule cgroup(s) left by processes that are gone", swept);
+	int keepwarm;
+	if (spawner) {
+		dlog("start: capsule spawner pid=%d (every capsule is made by it: docs/daemon.md)", (int)spi.pid);
+		if (spi.sweep_error[0]) dlog("start: %s", spi.sweep_error);
+		if (spi.swept) dlog("start: removed %u capsule cgroup(s) left by processes that are gone", spi.swept);
+		keepwarm = spi.keepwarm;
+	} else {
+		/* Capsules are then clones of this process: slower under load,
+		 * as confined. */
+		dlog("start: %s; capsules are made by the daemon itself", sperr.msg);
+		unsigned removed = 0;
+		struct world_err e = { 0, "" };
+		if (capsule_cgroups_sweep(&removed, &e) < 0) dlog("start: %s", e.msg);
+		if (removed) dlog("start: removed %u capsule cgroup(s) left by processes that are gone", removed);
+		keepwarm = capsule_cgroup_keepwarm(true);
+	}
 	/* v1 cgroups without favordynmods: an attach after a quiet spell waits
 	 * for an RCU grace period (~10 ms); keep it fast (capsule.h). */
-	if (capsule_cgroup_keepwarm(true) == 1)
+	if (keepwarm == 1)
 		dlog("start: cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting "
 		     "(favordynmods on the host makes it unneeded: docs/security.md)");
 	else
@@ -669,6 +680,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 out:
 	if (mhd) MHD_stop_daemon(mhd);
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
+	/* The spawner removes its pooled groups and exits; waited for, so
+	 * nothing of ours is left when "stopped" is logged. */
+	if (spawner) sup_spawner_stop();
 	pool_close(&d);
 	if (token_path[0] && unlink(token_path) < 0 && errno != ENOENT)
 		dlog("error: remove %s: %s", token_path, strerror(errno));

@@ -6,6 +6,7 @@
  * confinement step. */
 #include "supervisor/launcher.h"
 #include "capsule/capsule.h"
+#include "supervisor/spawner.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@ struct capl {
 	int shares_netns;     /* holds a reference on the shared network namespace */
 	pthread_t net_thread; /* making that reference, when net_pending */
 	bool net_pending;
+	bool here;            /* capsules are clones of this process even with a spawner running */
 };
 
 static int netns_ref(void);
@@ -98,6 +100,7 @@ static void netns_unref(void)
 
 struct capl_run {
 	struct capsule_handle h;
+	int chan; /* made by the spawner: the call's channel to it (spawner.h), else -1 */
 };
 
 struct tramp {
@@ -143,6 +146,15 @@ static int capl_inside(const struct capsule_ctx *ctx, void *arg)
 	return t->inside(t->arg, &ex);
 }
 
+/* The same for a capsule the spawner made: the agent's argument is the
+ * spawner's copy (spawner.h). */
+int capl_spawner_inside(const struct capsule_ctx *ctx, void *arg)
+{
+	const struct sup_spawner_agent *a = arg;
+	struct tramp t = { a->inside, (void *)a->arg };
+	return capl_inside(ctx, &t);
+}
+
 static const struct capsule_profile *profile_of(enum sup_profile p)
 {
 	return capsule_profile_find(sup_profile_name(p));
@@ -176,6 +188,7 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		files[i] = (struct capsule_file){ spec->files[i].name, spec->files[i].data, spec->files[i].len };
 	struct capl_run *r = calloc(1, sizeof *r);
 	if (!r) return werr(err, WX_SETUP, "capsule launcher: out of memory");
+	r->chan = -1;
 	/* Read by the child from its copy of this stack frame. */
 	struct tramp t = { spec->inside, spec->arg };
 	struct capsule_spec cs = {
@@ -193,7 +206,19 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		.inside_arg = spec->inside ? &t : NULL,
 		.worktree = spec->worktree,
 	};
-	int rc = capsule_start(&cs, &r->h, err);
+	/* With a spawner (a long-lived supervisor started one), the spawner's
+	 * small process makes the capsule, not this one (spawner.h). */
+	int rc;
+	if (!c->here && sup_spawner_running()) {
+		struct sup_spawner_agent agent = { spec->inside, spec->arg, spec->arg_len };
+		if (spec->inside && spec->arg && !spec->arg_len) {
+			free(r);
+			return werr(err, WX_USAGE, "capsule launcher: an agent argument without its size cannot go to the spawner");
+		}
+		rc = sup_spawner_capsule_start(&cs, spec->inside ? &agent : NULL, &r->h, &r->chan, err);
+	} else {
+		rc = capsule_start(&cs, &r->h, err);
+	}
 	if (rc < 0) {
 		free(r);
 		return -1;
@@ -203,7 +228,8 @@ static int capl_start(struct launcher *l, const struct launch_spec *spec, struct
 		struct capsule_report cr;
 		struct world_err ignored;
 		capsule_kill(&r->h);
-		(void)capsule_finish(&r->h, &cr, &ignored);
+		if (r->chan >= 0) (void)sup_spawner_finish(r->chan, &r->h, &cr, &ignored);
+		else (void)capsule_finish(&r->h, &cr, &ignored);
 		free(r);
 		return -1;
 	}
@@ -239,7 +265,7 @@ static int capl_finish(struct launcher *l, struct launched *c, struct launch_rep
 	struct capsule_report cr;
 	memset(&cr, 0, sizeof cr);
 	capsule_describe(&r->h, rep->layers, sizeof rep->layers);
-	int rc = capsule_finish(&r->h, &cr, err);
+	int rc = r->chan >= 0 ? sup_spawner_finish(r->chan, &r->h, &cr, err) : capsule_finish(&r->h, &cr, err);
 	rep->status = cr.exited ? (cr.exit_status & 0xff) << 8 : (cr.term_signal & 0x7f);
 	if (cr.setup_failed) {
 		rep->setup_failed = 1;
@@ -309,7 +335,7 @@ static void capl_destroy(struct launcher *l)
 	free(l);
 }
 
-static struct launcher *capl_new(const char *interp_path, const char *expected_ref, bool wait,
+static struct launcher *capl_new(const char *interp_path, const char *expected_ref, bool wait, bool here,
                                  struct world_err *err)
 {
 	struct launcher *l = calloc(1, sizeof *l);
@@ -327,6 +353,7 @@ static struct launcher *capl_new(const char *interp_path, const char *expected_r
 		return NULL;
 	}
 	c->memfd = capsule_pin_fd(c->pin);
+	c->here = here;
 	pthread_mutex_init(&c->pin_mu, NULL);
 	if (wait && capl_pinned(c, err) < 0) {
 		capsule_pin_free(c->pin);
@@ -335,22 +362,27 @@ static struct launcher *capl_new(const char *interp_path, const char *expected_r
 		free(c);
 		return NULL;
 	}
-	if (!wait) {
+	/* With a spawner, the network namespace, the groups and their cleanup
+	 * are the spawner's (it makes the capsules). */
+	bool spawned = !here && sup_spawner_running();
+	if (!wait && !spawned) {
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		c->net_pending = pthread_create(&c->net_thread, NULL, netns_thread, c) == 0;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	if (!c->net_pending) c->shares_netns = netns_ref();
+	if (!c->net_pending && !spawned) c->shares_netns = netns_ref();
 	/* Every verb that makes capsules: nothing outlives an interrupted run
 	 * (the groups go on SIGINT/SIGTERM/SIGHUP; the capsules die with us),
 	 * and groups left by a SIGKILLed run are removed now; the first
 	 * capsule's groups are made meanwhile too (while the pin and the
 	 * network namespace are under way). A group that will not go harms no
 	 * run: failures are not fatal. */
-	(void)capsule_cleanup_on_signals();
-	(void)capsule_prepare(profile_of(SUP_PROFILE_TRANSITION)); /* sweeps, and one group pair ready */
+	if (!spawned) {
+		(void)capsule_cleanup_on_signals();
+		(void)capsule_prepare(profile_of(SUP_PROFILE_TRANSITION)); /* sweeps, and one group pair ready */
+	}
 	l->name = "capsule";
 	l->ctx = c;
 	l->start = capl_start;
@@ -364,14 +396,19 @@ static struct launcher *capl_new(const char *interp_path, const char *expected_r
 
 struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err)
 {
-	return capl_new(interp_path, expected_ref, true, err);
+	return capl_new(interp_path, expected_ref, true, false, err);
+}
+
+struct launcher *launcher_capsule_new_here(const char *interp_path, const char *expected_ref, struct world_err *err)
+{
+	return capl_new(interp_path, expected_ref, true, true, err);
 }
 
 struct launcher *launcher_capsule_begin(const char *interp_path, const char *expected_ref, struct world_err *err)
 {
 	/* one run per process: its capsule's mount namespace may go at its exit */
 	capsule_defer_mntns_release(false);
-	return capl_new(interp_path, expected_ref, false, err);
+	return capl_new(interp_path, expected_ref, false, true, err);
 }
 
 const char *launcher_capsule_ref(struct launcher *l)

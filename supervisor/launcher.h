@@ -48,6 +48,10 @@ struct launch_spec {
 	/* Runs in the confined child; its return value is the exit status. */
 	int (*inside)(void *arg, const struct launch_exec *ex);
 	void *arg;
+	/* The size of *arg: the capsule gets a copy of these bytes (at most 64),
+	 * which is what lets the spawner (spawner.h) make the capsule. 0 with a
+	 * non-NULL arg: in-process only (the spawner refuses it). */
+	size_t arg_len;
 	/* When inside is NULL: the pinned interpreter itself is the capsule's
 	 * first process, exec'd with these args (its argv after argv[0],
 	 * NULL-terminated, at most 30), and no protocol fds are kept; its wait
@@ -104,11 +108,17 @@ struct launcher {
 pid_t launch_spawn_raw(int in_fd, int out_fd, int err_fd, void (*exec_fn)(void *arg), void *arg);
 
 /* The product launcher: pins the interpreter (sha256 into a sealed memfd;
- * expected_ref may be NULL) and runs every capsule through capsule.h. As
- * root, while at least one capsule launcher exists, their capsules share one
- * empty network namespace (capsule_netns_share; one fd held, closed when the
- * last capsule launcher is destroyed); unprivileged, each capsule has its own. */
+ * expected_ref may be NULL) and runs every capsule through capsule.h. When
+ * the process runs a capsule spawner (spawner.h: the daemon starts one),
+ * the spawner makes the capsules; otherwise each is a clone of this
+ * process. As root, in-process capsule launchers share one empty network
+ * namespace while at least one exists (capsule_netns_share; one fd held,
+ * closed when the last is destroyed), as do the spawner's capsules;
+ * unprivileged, each capsule has its own. */
 struct launcher *launcher_capsule_new(const char *interp_path, const char *expected_ref, struct world_err *err);
+/* The same, but its capsules are clones of this process even when a
+ * spawner runs (the benchmark's side-by-side rows). */
+struct launcher *launcher_capsule_new_here(const char *interp_path, const char *expected_ref, struct world_err *err);
 /* The same, but the pin (copy, hash, seal: ~1.3 ms) goes on in the
  * background (capsule/pin.h) while the caller sets up; only errors of
  * opening the file return here. The first capsule start waits for it, after

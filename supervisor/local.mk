@@ -3,6 +3,7 @@
 libworld_a_SOURCES += supervisor/frame.c supervisor/frame.h \
 	supervisor/launcher.h supervisor/launch_unconfined.c supervisor/launch_capsule.c \
 	supervisor/agent.c supervisor/agent.h \
+	supervisor/spawner.c supervisor/spawner.h \
 	supervisor/supervisor.c supervisor/supervisor.h \
 	supervisor/testbroker.c supervisor/testbroker.h
 

@@ -788,6 +788,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		.keep_fds = { to[0], from[1] },
 		.inside = s->agent,
 		.arg = &aargs,
+		.arg_len = sizeof aargs,
 	};
 	if (s->launcher->start(s->launcher, &spec, &cap, err) < 0) {
 		r.failed = 1;

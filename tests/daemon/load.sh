@@ -47,6 +47,17 @@ kids() { # pid:starttime of every descendant of $1
     kids "$p"
   done
 }
+spawner() { # the daemon's capsule spawner (supervisor/spawner.h): its child named world-spawner
+  local p
+  for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = world-spawner ] && echo "$p"
+  done
+}
+capsules() { # the capsule processes of daemon $1: every descendant but the spawner
+  local sp
+  sp=$(spawner "$1")
+  kids "$1" | grep -v "^${sp:-none}:"
+}
 
 daemon_start --capacity 8 || bail "daemon did not start"
 mkdir -p "$T/acks"
@@ -58,7 +69,9 @@ is "$(awk '{print $2}' "$T/acked1" | sort -n | uniq | wc -l | tr -d ' ')" $((CLI
 is "$(awk '{print $2}' "$T/acked1" | sort -n | tail -1)" $((CLIENTS * 4)) "entry indexes run 1..200 without a gap"
 http GET /v1/head -H "$(auth "$CRED")"
 is "$(jget revision <<<"$BODY")" $((CLIENTS * 4)) "the head is at revision 200"
-is "$(kids "$DPID" | wc -l | tr -d ' ')" 0 "no capsule process is left after the load"
+SP=$(spawner "$DPID")
+ok "$([ -n "$SP" ]; echo $?)" "the daemon runs a capsule spawner (pid ${SP:-none})"
+is "$(capsules "$DPID" | wc -l | tr -d ' ')" 0 "no capsule process is left after the load"
 F1=$(fds)
 rm -f "$T/acks"/*
 for i in $(seq 1 $CLIENTS); do client "$i" 2 & done
@@ -71,12 +84,15 @@ rm -f "$T/acks"/*
 for i in $(seq 1 $CLIENTS); do client "$i" 20 & done
 for i in $(seq 1 8); do client "slow$i" 20 tests_dslow & done # capsules that live ~0.2 s each
 for _ in $(seq 1 600); do # until 100 answers are in and capsules are running, at most 60 s
-  [ "$(ls "$T/acks" | grep -c '\.code$')" -ge 100 ] && [ -n "$(kids "$DPID")" ] && break
+  [ "$(ls "$T/acks" | grep -c '\.code$')" -ge 100 ] && [ -n "$(capsules "$DPID")" ] && break
   sleep 0.1
 done
 KIDS=$(kids "$DPID")
-OLDPID=$DPID
-kill -KILL "$DPID"
+# The daemon and its spawner die at once (the OOM killer, a power cut):
+# nothing of theirs can clean up. (The daemon alone killed: its spawner
+# kills the capsules and removes the groups, tests/supervisor/test_spawner.)
+OLDPID=$(spawner "$DPID") # the maker of the capsules and their groups
+kill -KILL "$DPID" $OLDPID
 wait "$DPID" 2>/dev/null
 DPID=""
 wait 2>/dev/null
@@ -85,7 +101,7 @@ N2=$(wc -l < "$T/acked2" | tr -d ' ')
 ok "$([ "$N2" -ge 1 ]; echo $?)" "SIGKILL mid-load: $N2 calls had been acknowledged"
 ok "$([ "$N2" -lt $((CLIENTS * 20)) ]; echo $?)" "... and the kill cut the load short"
 left=0
-for _ in $(seq 1 300); do # capsules die with their supervisor (PDEATHSIG); at most 30 s
+for _ in $(seq 1 300); do # capsules die with their spawner (PDEATHSIG); at most 30 s
   left=0 seen=""
   for k in $KIDS; do
     p=${k%%:*}; st=${k#*:}
@@ -149,8 +165,8 @@ is "$(acks | wc -l | tr -d ' ')" 20 "the restarted daemon serves calls"
 rm -f "$T/acks"/*
 client drain 1 tests_dslow &
 CPID=$!
-for _ in $(seq 1 300); do [ -n "$(kids "$DPID")" ] && break; sleep 0.01; done
-inflight=$(kids "$DPID" | wc -l | tr -d ' ')
+for _ in $(seq 1 300); do [ -n "$(capsules "$DPID")" ] && break; sleep 0.01; done
+inflight=$(capsules "$DPID" | wc -l | tr -d ' ')
 kill -TERM "$DPID"
 wait "$CPID"
 is "$(cat "$T/acks/drain-1.code" 2>/dev/null)" 200 "SIGTERM during a call ($inflight capsule process(es) running): the call is still answered"
