@@ -9,6 +9,7 @@
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
 #include "supervisor/launcher.h"
+#include "supervisor/spawner.h"
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -75,6 +76,9 @@ int main(int argc, char **argv)
 	if (argc < 2) { fprintf(stderr, "usage: coordinator_bench AILANG_LITE [RUNS]\n"); return 2; }
 	setenv("AILANG_LITE", argv[1], 1);
 	int runs = argc > 2 ? atoi(argv[2]) : 300;
+	/* As in the daemon: the capsule spawner first (supervisor/spawner.h). */
+	struct world_err se;
+	if (sup_spawner_start(NULL, NULL, &se) < 0) ctest_die("capsule spawner", &se);
 	struct ctest t;
 	ctest_init(&t, "coordbench");
 	int have_read = broker_handler_find(broker_handlers, "Workspace.Read") != NULL;

@@ -7,6 +7,7 @@
  * usage: daemon_bench PORT CREDENTIAL AILANG_LITE CALLS TOOL ARGS [TOOL ARGS...]
  * Prints per tool and client count: calls/s, p50, p99 (ms), x bare. */
 #include "supervisor/launcher.h"
+#include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
 #include <arpa/inet.h>
 #include <errno.h>
@@ -152,6 +153,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: daemon_bench PORT CREDENTIAL AILANG_LITE CALLS TOOL ARGS [TOOL ARGS...]\n");
 		return 2;
 	}
+	/* As in the daemon: the capsule spawner first (supervisor/spawner.h). */
+	struct world_err se;
+	if (sup_spawner_start(NULL, NULL, &se) < 0) { fprintf(stderr, "daemon_bench: %s\n", se.msg); return 1; }
 	port = atoi(argv[1]);
 	cred = argv[2];
 	int calls = atoi(argv[4]);

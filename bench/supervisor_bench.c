@@ -7,6 +7,7 @@
 #include "bench/bench.h"
 #include "supervisor/supervisor.h"
 #include "capsule/capsule.h"
+#include "supervisor/spawner.h"
 #include <poll.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -128,6 +129,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int runs = argc > 2 ? atoi(argv[2]) : 500;
+	/* Like the daemon: the capsule spawner first, while this process is
+	 * small and has one thread (supervisor/spawner.h). */
+	struct world_err serr;
+	struct sup_spawner_info spi;
+	if (sup_spawner_start(NULL, &spi, &serr) < 0) {
+		fprintf(stderr, "%s\n", serr.msg);
+		return 1;
+	}
 	char dir[256];
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof dir, "%s/world-sup-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -144,27 +153,33 @@ int main(int argc, char **argv)
 	enum { ROUNDS = 10 };
 	int per = runs / ROUNDS > 0 ? runs / ROUNDS : 1;
 	runs = per * ROUNDS;
-	printf("echo transition (DESIGN §2) with %s, %d runs per row in %d interleaved rounds, %ld cores\n", bin, runs,
-	       ROUNDS, sysconf(_SC_NPROCESSORS_ONLN));
-	/* own_netns: as root the capsule launcher shares one empty network
+	printf("echo transition (DESIGN §2) with %s, %d runs per row in %d interleaved rounds, %ld cores;\n"
+	       "capsules made by the capsule spawner (pid %d) unless the row says otherwise\n", bin, runs,
+	       ROUNDS, sysconf(_SC_NPROCESSORS_ONLN), (int)spi.pid);
+	/* own_netns: as root the spawner's capsules share one empty network
 	 * namespace; these rows switch that off around their runs, to show
-	 * what it saves. */
+	 * what it saves. here: the capsules are clones of this process (the
+	 * launcher_capsule_new_here rows), as before the spawner. */
 	int root = geteuid() == 0;
-	struct { const char *name; int unconfined; int inflight; int own_netns; struct supervisor *s; double t; int failed; } rows[] = {
-		{ "supervisor + capsule, 1 in flight", 0, 1, 0, NULL, 0, 0 },
-		{ "supervisor + capsule, 2 in flight", 0, 2, 0, NULL, 0, 0 },
-		{ "supervisor + capsule, 8 in flight", 0, 8, 0, NULL, 0, 0 },
-		{ "supervisor + capsule, 16 in flight", 0, 16, 0, NULL, 0, 0 },
-		{ "  same, 1 in flight, a netns per capsule", 0, 1, 1, NULL, 0, 0 },
-		{ "  same, 8 in flight, a netns per capsule", 0, 8, 1, NULL, 0, 0 },
-		{ "supervisor + unconfined test double, 1 in flight", 1, 1, 0, NULL, 0, 0 },
-		{ "supervisor + unconfined test double, 2 in flight", 1, 2, 0, NULL, 0, 0 },
-		{ "supervisor + unconfined test double, 16 in flight", 1, 16, 0, NULL, 0, 0 },
+	struct { const char *name; int unconfined; int here; int inflight; int own_netns; struct supervisor *s; double t; int failed; } rows[] = {
+		{ "supervisor + capsule, 1 in flight", 0, 0, 1, 0, NULL, 0, 0 },
+		{ "supervisor + capsule, 2 in flight", 0, 0, 2, 0, NULL, 0, 0 },
+		{ "supervisor + capsule, 8 in flight", 0, 0, 8, 0, NULL, 0, 0 },
+		{ "supervisor + capsule, 16 in flight", 0, 0, 16, 0, NULL, 0, 0 },
+		{ "  same, 1 in flight, a netns per capsule", 0, 0, 1, 1, NULL, 0, 0 },
+		{ "  same, 8 in flight, a netns per capsule", 0, 0, 8, 1, NULL, 0, 0 },
+		{ "  capsules cloned from this process, 2 in flight", 0, 1, 2, 0, NULL, 0, 0 },
+		{ "  capsules cloned from this process, 16 in flight", 0, 1, 16, 0, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 1 in flight", 1, 0, 1, 0, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 2 in flight", 1, 0, 2, 0, NULL, 0, 0 },
+		{ "supervisor + unconfined test double, 16 in flight", 1, 0, 16, 0, NULL, 0, 0 },
 	};
 	size_t nrows = sizeof rows / sizeof rows[0];
 	for (size_t i = 0; i < nrows; i++) {
 		struct world_err err;
-		struct launcher *l = rows[i].unconfined ? launcher_unconfined_new(bin, &err) : launcher_capsule_new(bin, NULL, &err);
+		struct launcher *l = rows[i].unconfined ? launcher_unconfined_new(bin, &err)
+		                     : rows[i].here     ? launcher_capsule_new_here(bin, NULL, &err)
+		                                        : launcher_capsule_new(bin, NULL, &err);
 		struct sup_limits lim;
 		sup_limits_default(&lim);
 		lim.capacity = (unsigned)rows[i].inflight;
@@ -189,9 +204,9 @@ int main(int argc, char **argv)
 		base_t += now() - t0;
 		for (size_t i = 0; i < nrows; i++) {
 			if (rows[i].own_netns && !root) continue;
-			if (rows[i].own_netns) capsule_netns_share(false, NULL);
+			if (rows[i].own_netns) sup_spawner_netns_share(false, NULL);
 			rows[i].t += run_sup(rows[i].s, rows[i].inflight, per, &rows[i].failed);
-			if (rows[i].own_netns && capsule_netns_share(true, &err) < 0) {
+			if (rows[i].own_netns && sup_spawner_netns_share(true, &err) < 0) {
 				fprintf(stderr, "%s\n", err.msg);
 				return 1;
 			}
@@ -219,9 +234,12 @@ int main(int argc, char **argv)
 		sup_free(rows[i].s);
 	}
 	printf("capsule vs fork+exec, 1 in flight: %.1fx the time per run\n", rows[0].t / base_t);
-	/* rows 1 and 3: 2 and 16 in flight (same number of runs each) */
+	/* rows 1 and 3: 2 and 16 in flight (same number of runs each); 6
+	 * and 7 the same with capsules cloned from this process */
 	printf("16 in flight vs 2 in flight: %.2fx the rate (target >= 1, no collapse: %s)\n", rows[1].t / rows[3].t,
 	       rows[3].t <= rows[1].t ? "met" : "NOT met");
+	printf("  with capsules cloned from this process instead: %.2fx; 16 in flight, spawner vs cloned here: %.2fx the rate\n",
+	       rows[6].t / rows[7].t, rows[7].t / rows[3].t);
 	printf("a bare capsule (no agent, no protocol; BIN --version): setup %.2f ms, exec+exit %.2f ms, reap %.2f ms;\n"
 	       "  the setup is the most a pool of pre-confined capsules could take off one call's latency\n",
 	       bare[0] * 1000 / runs, bare[1] * 1000 / runs, bare[2] * 1000 / runs);

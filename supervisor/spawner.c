@@ -556,7 +556,7 @@ void sup_spawner_stop(void)
 	pthread_mutex_lock(&cl.mu);
 	if (cl.ctl >= 0) {
 		close(cl.ctl);
-		while (waitpid(cl.pid, NULL, 0) < 0 && errno == EINTR) {}
+		while (cl.pid > 0 && waitpid(cl.pid, NULL, 0) < 0 && errno == EINTR) {}
 	}
 	cl.ctl = -1;
 	cl.pid = -1;
@@ -578,8 +578,12 @@ static int broken(struct world_err *err, const char *what)
 	int e = errno;
 	pthread_mutex_lock(&cl.mu);
 	cl.broken = true;
+	/* A spawner that died is reaped now, not left a zombie until stop. */
+	if (cl.pid > 0 && waitpid(cl.pid, NULL, WNOHANG) == cl.pid) cl.pid = -1;
 	pthread_mutex_unlock(&cl.mu);
-	return werr(err, WX_SETUP, "capsule spawner: %s: %s", what, e == EPROTO ? "malformed message" : e ? strerror(e) : "gone");
+	return werr(err, WX_SETUP, "capsule spawner: %s: %s", what, e == EPROTO                          ? "malformed message"
+	            : e && e != EPIPE && e != ECONNRESET ? strerror(e)
+	                                                 : "gone");
 }
 
 /* A call channel, its far end already sent: the answer of type `type`. */
@@ -612,6 +616,7 @@ int sup_spawner_netns_share(bool on, struct world_err *err)
 	if (!d) return close(chan), werr(err, WX_FAIL, "capsule spawner: out of memory");
 	int r = recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL);
 	close(chan);
+	if (r == 0) errno = 0;
 	int rc = r == 1 ? d->rc : broken(err, "network namespace");
 	if (r == 1 && rc < 0 && err) *err = d->err;
 	free(d);
@@ -723,6 +728,7 @@ int sup_spawner_capsule_start(const struct capsule_spec *spec, const struct sup_
 	size_t ngot = 0;
 	int r = recv_msg(c, ans, sizeof *ans, SP_STARTED, got, 2, &ngot);
 	if (r != 1) {
+		if (r == 0) errno = 0; /* end of stream: the spawner is gone */
 		broken(err, "start");
 		goto out;
 	}
@@ -771,6 +777,7 @@ int sup_spawner_finish(int chan, struct capsule_handle *h, struct capsule_report
 	} else {
 		int rr = recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL);
 		if (rr != 1) {
+			if (rr == 0) errno = 0;
 			broken(err, "finish");
 		} else {
 			*r = d->rep;
