@@ -469,15 +469,22 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, (size_t)8 << 20);
-	for (int i = 1; i < nthreads; i++) {
+	int made = 0;
+	for (int i = 0; i < nthreads; i++) {
 		pthread_t t;
 		if (pthread_create(&t, &at, sp_worker, NULL) != 0) break; /* fewer threads, still correct */
 		pthread_detach(t);
+		made++;
 	}
 	pthread_attr_destroy(&at);
 	if (send_msg(ctl, &hello, sizeof hello, NULL, 0) < 0) sp_die();
-	sp_worker(NULL);
-	sp_die();
+	/* The main thread makes no capsule unless it must: a capsule's child
+	 * runs on a copy of its maker's stack, and this one may be a process's
+	 * growable main stack, which the child's RLIMIT_AS could keep from
+	 * growing (under a sanitizer's shadow); a pool thread's is one fixed
+	 * mapping. */
+	if (made == 0) sp_worker(NULL);
+	for (;;) pause();
 }
 
 /* ---- the supervisor's side ------------------------------------------------ */
