@@ -452,7 +452,7 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	hello.type = SP_HELLO;
 	hello.pid = (int32_t)getpid();
 	struct world_err e = { 0, "" };
-	if (capsule_cgroups_sweep(&hello.swept, &e) < 0) snprintf(hello.sweep_error, sizeof hello.sweep_error, "%s", e.msg);
+	if (capsule_cgroups_sweep(&hello.swept, &e) < 0) snprintf(hello.sweep_error, sizeof hello.sweep_error, "%.*s", (int)sizeof hello.sweep_error - 1, e.msg);
 	(void)capsule_cleanup_on_signals(); /* SIGTERM: groups removed, then die */
 	(void)capsule_prepare(capsule_profile_find("transition"));
 	hello.keepwarm = o->keepwarm ? capsule_cgroup_keepwarm(true) : 0;
