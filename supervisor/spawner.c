@@ -494,14 +494,29 @@ static struct {
 	int ctl;      /* -1: no spawner */
 	pid_t pid;
 	bool broken;  /* a malformed answer or the spawner gone: not used again */
+	pid_t owner;  /* the process that started it (a forked copy has none) */
 	struct sup_spawner_info info;
-} cl = { PTHREAD_MUTEX_INITIALIZER, -1, -1, false, { 0 } };
+} cl = { PTHREAD_MUTEX_INITIALIZER, -1, -1, false, 0, { 0 } };
+
+/* Under cl.mu: a forked copy of the supervisor forgets its parent's
+ * spawner (it is not this process's: its capsules would be made with the
+ * parent's credentials and die with the parent's spawner), closing its copy
+ * of the control socket. */
+static void cl_own_locked(void)
+{
+	if (cl.ctl < 0 || cl.owner == getpid()) return;
+	close(cl.ctl);
+	cl.ctl = -1;
+	cl.pid = -1;
+	cl.broken = false;
+}
 
 int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info *info, struct world_err *err)
 {
 	static const struct sup_spawner_opts defaults = { false };
 	if (!o) o = &defaults;
 	pthread_mutex_lock(&cl.mu);
+	cl_own_locked();
 	if (cl.ctl >= 0) {
 		if (info) *info = cl.info;
 		pthread_mutex_unlock(&cl.mu);
@@ -538,6 +553,7 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 	cl.ctl = sv[0];
 	cl.pid = pid;
 	cl.broken = false;
+	cl.owner = getpid();
 	memset(&cl.info, 0, sizeof cl.info);
 	cl.info.pid = pid;
 	cl.info.swept = h.swept;
@@ -553,6 +569,7 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 bool sup_spawner_running(void)
 {
 	pthread_mutex_lock(&cl.mu);
+	cl_own_locked();
 	bool on = cl.ctl >= 0 && !cl.broken;
 	pthread_mutex_unlock(&cl.mu);
 	return on;
@@ -561,6 +578,7 @@ bool sup_spawner_running(void)
 void sup_spawner_stop(void)
 {
 	pthread_mutex_lock(&cl.mu);
+	cl_own_locked();
 	if (cl.ctl >= 0) {
 		close(cl.ctl);
 		while (cl.pid > 0 && waitpid(cl.pid, NULL, 0) < 0 && errno == EINTR) {}
@@ -574,6 +592,7 @@ void sup_spawner_stop(void)
 static int ctl_fd(struct world_err *err)
 {
 	pthread_mutex_lock(&cl.mu);
+	cl_own_locked();
 	int fd = cl.broken ? -1 : cl.ctl;
 	pthread_mutex_unlock(&cl.mu);
 	if (fd < 0) werr(err, WX_SETUP, "capsule spawner: not running");
