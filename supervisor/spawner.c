@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -570,6 +571,12 @@ bool sup_spawner_running(void)
 {
 	pthread_mutex_lock(&cl.mu);
 	cl_own_locked();
+	/* The spawner never writes on the control socket after its hello:
+	 * anything readable there is its end of stream (it is gone). */
+	if (cl.ctl >= 0 && !cl.broken) {
+		struct pollfd p = { cl.ctl, POLLIN | POLLRDHUP, 0 };
+		if (poll(&p, 1, 0) > 0 && p.revents) cl.broken = true;
+	}
 	bool on = cl.ctl >= 0 && !cl.broken;
 	pthread_mutex_unlock(&cl.mu);
 	return on;
