@@ -831,15 +831,19 @@ out:
 		if (r.failed || !r.exited) s->launcher->kill(s->launcher, &cap);
 		struct world_err ferr;
 		/* Bounded: a killed pid namespace is torn down by the kernel. */
-		if (s->launcher->finish(s->launcher, &cap, &rep, &ferr) < 0 && !r.failed) {
+		int frc = s->launcher->finish(s->launcher, &cap, &rep, &ferr);
+		if (frc < 0 && !r.failed) {
 			r.failed = 1;
 			*err = ferr;
 		}
 		drain(&r, &r.out);
 		drain(&r, &r.errb);
 		/* The launcher's own findings are more precise than what the
-		 * protocol saw: a setup step or the seccomp filter. */
-		if (r.failed && rep.setup_failed) werr(err, WX_SETUP, "%s", rep.detail);
+		 * protocol saw: a setup step or the seccomp filter, or that it
+		 * could not reap (the report, its status too, is then unknown:
+		 * e.g. the capsule spawner died). */
+		if (r.failed && frc < 0) *err = ferr;
+		else if (r.failed && rep.setup_failed) werr(err, WX_SETUP, "%s", rep.detail);
 		else if (r.failed && rep.denied_syscall) werr(err, WX_DENIED_SYSCALL, "%s", rep.detail);
 		else if (r.failed && r.premature) {
 			char st[64];
