@@ -40,7 +40,7 @@ static struct supervisor *mk(unsigned capacity, int unconfined)
 	sup_limits_default(&lim);
 	lim.capacity = capacity;
 	struct launcher *l = unconfined ? launcher_unconfined_new(tool_path(), &err)
-	                                : launcher_capsule_new(tool_path(), NULL, &err);
+	                                : suptest_capsule_launcher(tool_path(), &err);
 	if (!l) bail("launcher: %s", err.msg);
 	struct supervisor *s = sup_new(&lim, l, &err);
 	if (!s) bail("sup_new: %s", err.msg);
@@ -468,6 +468,20 @@ static void unprivileged(void)
 		 * capsule child's id maps) would belong to root. exec resets it;
 		 * without one, say so. */
 		if (prctl(PR_SET_DUMPABLE, 1) < 0) _exit(101);
+		/* With SUPTEST_SPAWNER=1: a spawner of this child's own, as uid
+		 * 65534 (a forked copy does not use its parent's: spawner.h). */
+		int spuid = -1;
+		if (suptest_spawner()) {
+			struct world_err e;
+			struct sup_spawner_info si;
+			if (sup_spawner_running() || sup_spawner_start(NULL, &si, &e) < 0) _exit(102);
+			char st[64], line[256];
+			snprintf(st, sizeof st, "/proc/%d/status", (int)si.pid);
+			FILE *f = fopen(st, "r");
+			while (f && fgets(line, sizeof line, f))
+				if (sscanf(line, "Uid: %d", &spuid) == 1) break;
+			if (f) fclose(f);
+		}
 		struct supervisor *s = mk(2, 0);
 		char *a = run_out(s, WT, "cat", "/work/hello.txt", NULL);
 		char *b = run_out(s, WT, "write", "/work/x", NULL);
@@ -475,8 +489,10 @@ static void unprivileged(void)
 		/* The unprivileged path re-resolves the worktree in the capsule:
 		 * race it (the swap directory belongs to this user). */
 		struct swap_counts k = swap_runs(s, UDIR, 40);
-		dprintf(pfd[1], "%s|%s|%s|%d %d %d %d %d", a, b, c, k.saw_other, k.leaked, k.mounted, k.refused, k.in_child);
+		dprintf(pfd[1], "%d|%s|%s|%s|%d %d %d %d %d", spuid, a, b, c, k.saw_other, k.leaked, k.mounted, k.refused,
+		        k.in_child);
 		sup_free(s);
+		sup_spawner_stop();
 		_exit(0);
 	}
 	close(pfd[1]);
@@ -493,7 +509,11 @@ static void unprivileged(void)
 		*counts++ = '\0';
 		if (sscanf(counts, "%d %d %d %d %d", &saw, &leaked, &mounted, &refusedn, &in_child) != 5) leaked = -1;
 	}
-	is_str(buf, "hello worktree|error: EROFS|error: ENOENT",
+	char *body = strchr(buf, '|');
+	int spuid = atoi(buf);
+	if (suptest_spawner())
+		is_int(spuid, 65534, "unprivileged: the child's capsules are made by a spawner of its own, as uid 65534");
+	is_str(body ? body + 1 : buf, "hello worktree|error: EROFS|error: ENOENT",
 	       "unprivileged: worktree readable, not writable, host file invisible");
 	ok(saw, "unprivileged control: a path-following read during the swap reaches the other directory");
 	diag("unprivileged swap: %d mounted, %d refused, %d of them by the capsule's identity re-check", mounted,
