@@ -33,6 +33,15 @@ tests_supervisor_test_tool_SOURCES = tests/supervisor/test_tool.c tests/supervis
 tests_supervisor_test_tool_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_test_tool_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/test_tool
+# The capsule spawner (supervisor/spawner.h): its own tests (as root also
+# run as nobody), and the suites above again with the spawner making every
+# capsule (SUPTEST_SPAWNER=1).
+check_PROGRAMS += tests/supervisor/test_spawner
+tests_supervisor_test_spawner_SOURCES = tests/supervisor/test_spawner.c tests/supervisor/suptest.h
+tests_supervisor_test_spawner_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_spawner_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/test_spawner tests/supervisor/spawner_unpriv.sh tests/supervisor/spawner.sh
+EXTRA_DIST += tests/supervisor/spawner_unpriv.sh tests/supervisor/spawner.sh
 TESTS += tests/supervisor/invoke.sh
 EXTRA_DIST += tests/supervisor/invoke.sh
 
