@@ -1168,12 +1168,11 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(syscall(SYS_close_range, 3 + (unsigned)s->nkeep, CAPSULE_INTERP_FD - 1, 0) == 0, "close_range");
 	CHECK(syscall(SYS_close_range, ERR_FD + 1, ~0U, 0) == 0, "close_range");
 
-	/* 3. rlimits */
+	/* 3. rlimits (RLIMIT_NOFILE after the listener's handover, below) */
 	struct { int res; uint64_t v; const char *name; } rl[] = {
 		{ RLIMIT_AS, p->limits.rlim_as, "setrlimit RLIMIT_AS" },
 		{ RLIMIT_DATA, p->limits.rlim_data, "setrlimit RLIMIT_DATA" },
 		{ RLIMIT_FSIZE, p->limits.rlim_fsize, "setrlimit RLIMIT_FSIZE" },
-		{ RLIMIT_NOFILE, p->limits.rlim_nofile, "setrlimit RLIMIT_NOFILE" },
 		{ RLIMIT_NPROC, p->limits.rlim_nproc, "setrlimit RLIMIT_NPROC" },
 		{ RLIMIT_STACK, p->limits.rlim_stack, "setrlimit RLIMIT_STACK" },
 		{ RLIMIT_CORE, 0, "setrlimit RLIMIT_CORE" },
@@ -1239,6 +1238,13 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	memcpy(CMSG_DATA(cm), &lfd, sizeof(int));
 	CHECK(sendmsg(errfd, &mh, MSG_NOSIGNAL) == n, "hand over the seccomp listener");
 	CHECK(close(lfd) == 0, "close the listener");
+	/* Only now: an unprivileged sender of SCM_RIGHTS may have no more fds
+	 * in flight, summed over every socket of its user, than its own
+	 * RLIMIT_NOFILE (the kernel's too_many_unix_fds; ETOOMANYREFS), and a
+	 * capsule spawner's queued start messages carry that user's fds. Still
+	 * before anything untrusted runs; lowering needs no privilege. */
+	struct rlimit nofile = { p->limits.rlim_nofile, p->limits.rlim_nofile };
+	CHECK(setrlimit(RLIMIT_NOFILE, &nofile) == 0, "setrlimit RLIMIT_NOFILE");
 	/* The parent attaches us to the capsule's cgroups while we set up (a v1
 	 * attach waits for an RCU grace period); nothing untrusted runs before
 	 * the placement is done. */

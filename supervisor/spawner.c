@@ -25,6 +25,7 @@
  * spawner". End of stream on a call channel before SP_FINISH (the calling
  * thread or process died) kills and reaps that capsule. */
 #include "supervisor/spawner.h"
+#include "supervisor/agent.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -455,6 +456,9 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	struct world_err e = { 0, "" };
 	if (capsule_cgroups_sweep(&hello.swept, &e) < 0) snprintf(hello.sweep_error, sizeof hello.sweep_error, "%.*s", (int)sizeof hello.sweep_error - 1, e.msg);
 	(void)capsule_cleanup_on_signals(); /* SIGTERM: groups removed, then die */
+	/* The agent's arena is reserved in the maker of the capsules, before
+	 * the clone (supervisor/agent.h): here, not in the supervisor. */
+	(void)sup_agent_reserve();
 	(void)capsule_prepare(capsule_profile_find("transition"));
 	hello.keepwarm = o->keepwarm ? capsule_cgroup_keepwarm(true) : 0;
 	hello.shared_netns = geteuid() == 0 && capsule_netns_share(true, &e) == 0;

@@ -492,17 +492,13 @@ static void many_in_flight(void)
 		sleep_ms(1);
 	}
 	for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL);
-	/* KNOWN BUG, unprivileged only: the fds of the start messages queued
-	 * for the spawner count against the user's fds in flight (SCM_RIGHTS),
-	 * which the kernel caps at the sender's RLIMIT_NOFILE without
-	 * CAP_SYS_RESOURCE: the capsule's own hand-over of its seccomp listener
-	 * (after its rlimits, nofile 64) then fails with ETOOMANYREFS. Root is
-	 * exempt, and in-process (the control above) nothing queues. */
-	const char *todo = geteuid() != 0 ? " # TODO known bug: unprivileged, 16 in flight exceed the fds in flight "
-	                                    "the capsule may send (ETOOMANYREFS)"
-	                                  : "";
+	/* Unprivileged, the fds of the start messages queued for the spawner
+	 * count against the user's fds in flight (SCM_RIGHTS), which the kernel
+	 * caps at the sender's RLIMIT_NOFILE without CAP_SYS_RESOURCE: the
+	 * capsule hands its seccomp listener over before it lowers its own
+	 * RLIMIT_NOFILE to 64 (capsule.c), or this failed with ETOOMANYREFS. */
 	is_int(calls_good, NTHREADS * PER_THREAD, "%d threads x %d echo calls through the spawner all return the echo "
-	       "(first failure: %s)%s", NTHREADS, PER_THREAD, first_bad[0] ? first_bad : "none", todo);
+	       "(first failure: %s)", NTHREADS, PER_THREAD, first_bad[0] ? first_bad : "none");
 	diag("up to %d calls in flight at once", alive_max);
 	ok(alive_max > 1, "calls were in flight at once (up to %d)", alive_max);
 	is_int(thmax, th0, "the spawner's thread count did not grow with calls in flight (%d)", th0);
