@@ -62,7 +62,8 @@ struct sp_start {
 	uint32_t nkeep, nfiles, nargv;
 	uint64_t agent_fn; /* the launch-level inside callback: same image on both sides (a fork) */
 	uint32_t agent_arg_len;
-	unsigned char agent_arg[SP_AGENT_ARG_MAX];
+	/* the agent reads its argument in place: aligned for any type */
+	_Alignas(max_align_t) unsigned char agent_arg[SP_AGENT_ARG_MAX];
 	uint64_t blob_len;
 	unsigned char blob[SP_INLINE_MAX]; /* the first blob_len bytes are sent, unless SPF_BLOBFD */
 };
