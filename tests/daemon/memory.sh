@@ -22,16 +22,18 @@ is "${#TOKEN}" 64 "the operator token is 64 hex characters"
 # scan PID NEEDLE...: for each needle, in order, "1" when it is in a
 # readable mapping of PID, else "0", in one pass (a capsule lives a few
 # hundred ms); exit 2 when the memory could not be read (the process went
-# away). Mappings over 256 MiB (a sanitizer's shadow, reserved and
-# untouched) are skipped; the heap, stacks and data are read.
+# away). Mappings over 256 MiB (a sanitizer's shadow) are skipped; of the
+# rest, every page present is read (the heap, stacks and data).
 scan() {
   python3 - "$@" <<'PY'
-import sys
+import struct, sys
 pid, needles = sys.argv[1], [n.encode() for n in sys.argv[2:]]
 found = [False] * len(needles)
+PAGE = 4096
 try:
     maps = open(f"/proc/{pid}/maps").read().splitlines()
     mem = open(f"/proc/{pid}/mem", "rb", 0)
+    pagemap = open(f"/proc/{pid}/pagemap", "rb", 0)
 except OSError:
     sys.exit(2)
 read_any = False
@@ -40,14 +42,31 @@ for line in maps:
     lo, hi = (int(x, 16) for x in f[0].split("-"))
     if f[1][0] != "r" or hi - lo > (256 << 20) or (len(f) > 5 and f[5] in ("[vvar]", "[vsyscall]", "[vvar_vclock]")):
         continue
+    # only the pages present (or swapped out): a reserved, untouched arena
+    # holds nothing, and reading it whole would outlast the capsule
     try:
-        mem.seek(lo)
-        data = mem.read(hi - lo)
+        pagemap.seek(lo // PAGE * 8)
+        ents = pagemap.read((hi - lo) // PAGE * 8)
     except OSError:
         continue
-    read_any = True
-    for i, n in enumerate(needles):
-        found[i] = found[i] or n in data
+    there = [(e >> 62) != 0 for e in struct.unpack(f"{len(ents) // 8}Q", ents)]
+    i = 0
+    while i < len(there):
+        if not there[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(there) and there[j]:
+            j += 1
+        try:
+            mem.seek(lo + i * PAGE)
+            data = mem.read((j - i) * PAGE)
+            read_any = True
+            for k, n in enumerate(needles):
+                found[k] = found[k] or n in data
+        except OSError:
+            pass
+        i = j
 if not read_any:
     sys.exit(2)
 print(" ".join("1" if x else "0" for x in found))
