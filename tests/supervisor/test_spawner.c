@@ -330,6 +330,20 @@ static void supervisor_dies(void)
 	}
 	if (!sp_gone) kill(v.spawner, SIGKILL);
 	if (!cap_gone) kill(v.capsule, SIGKILL);
+	/* No longer a subreaper, and every orphan that came here reaped (this
+	 * process has no child of its own yet): the later checks count this
+	 * process's children, and a late orphan would be one. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 0) < 0) bail("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	long long end = now_ms() + 5000;
+	for (;;) {
+		pid_t r = waitpid(-1, NULL, WNOHANG | __WALL);
+		if (r < 0 && errno == ECHILD) break;
+		if (r == 0 && now_ms() >= end) {
+			diag("orphans still alive after 5 s");
+			break;
+		}
+		if (r == 0) sleep_ms(5);
+	}
 }
 
 /* ---- this process's spawner ------------------------------------------------ */
@@ -461,6 +475,22 @@ static int sp_fds(void)
 	return count_dir(p);
 }
 
+/* The spawner's fd count once it stays put for 200 ms (at most 3 s): a
+ * reference to a reaped capsule's mount namespace is held until the
+ * closer thread drops it, so a count taken just after a call may be one
+ * high. */
+static int settled_sp_fds(void)
+{
+	int n = sp_fds();
+	long long since = now_ms(), end = since + 3000;
+	while (now_ms() < end && now_ms() - since < 200) {
+		sleep_ms(10);
+		int m = sp_fds();
+		if (m != n) n = m, since = now_ms();
+	}
+	return n;
+}
+
 static void many_in_flight(void)
 {
 	/* Control: the same calls in-process. */
@@ -481,7 +511,7 @@ static void many_in_flight(void)
 	echo_worker(s);
 	calls_good = calls_bad = 0;
 	first_bad[0] = '\0';
-	int fds0 = count_fds(), th0 = sp_threads(), spf0 = sp_fds();
+	int fds0 = count_fds(), th0 = sp_threads(), spf0 = settled_sp_fds();
 	for (int i = 0; i < NTHREADS; i++) pthread_create(&th[i], NULL, echo_worker, s);
 	int thmax = th0, alive_max = 0;
 	while (atomic_load(&calls_good) + atomic_load(&calls_bad) < NTHREADS * PER_THREAD) {
