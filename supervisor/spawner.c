@@ -501,8 +501,9 @@ static struct {
 	pid_t pid;
 	bool broken;  /* a malformed answer or the spawner gone: not used again */
 	pid_t owner;  /* the process that started it (a forked copy has none) */
+	int pidfd;    /* the spawner's pidfd: readable once it exited */
 	struct sup_spawner_info info;
-} cl = { PTHREAD_MUTEX_INITIALIZER, -1, -1, false, 0, { 0 } };
+} cl = { PTHREAD_MUTEX_INITIALIZER, -1, -1, false, 0, -1, { 0 } };
 
 /* Under cl.mu: a forked copy of the supervisor forgets its parent's
  * spawner (it is not this process's: its capsules would be made with the
@@ -512,7 +513,8 @@ static void cl_own_locked(void)
 {
 	if (cl.ctl < 0 || cl.owner == getpid()) return;
 	close(cl.ctl);
-	cl.ctl = -1;
+	if (cl.pidfd >= 0) close(cl.pidfd);
+	cl.ctl = cl.pidfd = -1;
 	cl.pid = -1;
 	cl.broken = false;
 }
@@ -556,6 +558,16 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 		pthread_mutex_unlock(&cl.mu);
 		return werr(err, WX_SETUP, "capsule spawner: %s", r == 0 ? "ended before its first message" : strerror(e));
 	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		int e = errno;
+		close(sv[0]); /* the spawner ends at end of stream */
+		(void)waitpid(pid, NULL, 0);
+		pthread_mutex_unlock(&cl.mu);
+		return werr(err, WX_SETUP, "capsule spawner: pidfd_open: %s", strerror(e));
+	}
+	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+	cl.pidfd = pidfd;
 	cl.ctl = sv[0];
 	cl.pid = pid;
 	cl.broken = false;
@@ -572,6 +584,40 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 	return 0;
 }
 
+/* Under cl.mu: the spawner process is gone (exited, or no longer our
+ * child). Its socket may outlive it for a moment in a process that
+ * inherited it (a capsule cloned from it, still in its setup), so its end
+ * of stream alone comes late; the process itself is the truth. A spawner
+ * that exited is reaped here. */
+static bool cl_dead_locked(void)
+{
+	if (cl.pidfd < 0) return true;
+	struct pollfd p = { cl.pidfd, POLLIN, 0 };
+	if (poll(&p, 1, 0) <= 0) return false;
+	(void)waitpid(cl.pid, NULL, WNOHANG); /* ours to reap, if nobody did */
+	close(cl.pidfd);
+	cl.pidfd = -1;
+	cl.pid = -1;
+	return true;
+}
+
+/* Wait for an answer on a call channel: readable, or the spawner gone
+ * (checked every 100 ms). Returns 1 when readable, 0 when gone. */
+static int await_answer(int chan)
+{
+	for (;;) {
+		struct pollfd p = { chan, POLLIN, 0 };
+		int n = poll(&p, 1, 100);
+		if (n > 0) return 1;
+		if (n < 0 && errno != EINTR) return 1; /* let recvmsg report it */
+		pthread_mutex_lock(&cl.mu);
+		bool dead = cl_dead_locked();
+		if (dead) cl.broken = true;
+		pthread_mutex_unlock(&cl.mu);
+		if (dead) return 0;
+	}
+}
+
 bool sup_spawner_running(void)
 {
 	pthread_mutex_lock(&cl.mu);
@@ -580,7 +626,7 @@ bool sup_spawner_running(void)
 	 * anything readable there is its end of stream (it is gone). */
 	if (cl.ctl >= 0 && !cl.broken) {
 		struct pollfd p = { cl.ctl, POLLIN | POLLRDHUP, 0 };
-		if (poll(&p, 1, 0) > 0 && p.revents) cl.broken = true;
+		if ((poll(&p, 1, 0) > 0 && p.revents) || cl_dead_locked()) cl.broken = true;
 	}
 	bool on = cl.ctl >= 0 && !cl.broken;
 	pthread_mutex_unlock(&cl.mu);
@@ -595,7 +641,8 @@ void sup_spawner_stop(void)
 		close(cl.ctl);
 		while (cl.pid > 0 && waitpid(cl.pid, NULL, 0) < 0 && errno == EINTR) {}
 	}
-	cl.ctl = -1;
+	if (cl.pidfd >= 0) close(cl.pidfd);
+	cl.ctl = cl.pidfd = -1;
 	cl.pid = -1;
 	pthread_mutex_unlock(&cl.mu);
 }
@@ -616,8 +663,7 @@ static int broken(struct world_err *err, const char *what)
 	int e = errno;
 	pthread_mutex_lock(&cl.mu);
 	cl.broken = true;
-	/* A spawner that died is reaped now, not left a zombie until stop. */
-	if (cl.pid > 0 && waitpid(cl.pid, NULL, WNOHANG) == cl.pid) cl.pid = -1;
+	(void)cl_dead_locked(); /* a spawner that died is reaped now, not left a zombie */
 	pthread_mutex_unlock(&cl.mu);
 	return werr(err, WX_SETUP, "capsule spawner: %s: %s", what, e == EPROTO                          ? "malformed message"
 	            : e && e != EPIPE && e != ECONNRESET ? strerror(e)
@@ -652,7 +698,7 @@ int sup_spawner_netns_share(bool on, struct world_err *err)
 	if (ask(ctl, &m, sizeof m, fds, 1, &chan, err) < 0) return -1;
 	struct sp_done *d = calloc(1, sizeof *d);
 	if (!d) return close(chan), werr(err, WX_FAIL, "capsule spawner: out of memory");
-	int r = recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL);
+	int r = await_answer(chan) ? recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL) : 0;
 	close(chan);
 	if (r == 0) errno = 0;
 	int rc = r == 1 ? d->rc : broken(err, "network namespace");
@@ -764,7 +810,7 @@ int sup_spawner_capsule_start(const struct capsule_spec *spec, const struct sup_
 	if (ask(ctl, m, mlen, fds, (size_t)nfds, &c, err) < 0) goto out;
 	int got[2] = { -1, -1 };
 	size_t ngot = 0;
-	int r = recv_msg(c, ans, sizeof *ans, SP_STARTED, got, 2, &ngot);
+	int r = await_answer(c) ? recv_msg(c, ans, sizeof *ans, SP_STARTED, got, 2, &ngot) : 0;
 	if (r != 1) {
 		if (r == 0) errno = 0; /* end of stream: the spawner is gone */
 		broken(err, "start");
@@ -813,7 +859,7 @@ int sup_spawner_finish(int chan, struct capsule_handle *h, struct capsule_report
 	} else if (send_msg(chan, &m, sizeof m, NULL, 0) < 0) {
 		broken(err, "finish");
 	} else {
-		int rr = recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL);
+		int rr = await_answer(chan) ? recv_msg(chan, d, sizeof *d, SP_DONE, NULL, 0, NULL) : 0;
 		if (rr != 1) {
 			if (rr == 0) errno = 0;
 			broken(err, "finish");
