@@ -62,21 +62,30 @@ static void comm_of(int pid, char *buf, size_t cap)
 	if (f) fclose(f);
 }
 
+/* /proc/PID/stat of pid into buf, and where its fields after the command
+ * name start (the name may hold spaces), or NULL when there is no pid. */
+static char *stat_fields(int pid, char *buf, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/stat", pid);
+	FILE *f = fopen(p, "r");
+	if (!f) return NULL;
+	size_t n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *q = strrchr(buf, ')');
+	return q && q[1] == ' ' ? q + 2 : NULL;
+}
+
 /* Start time of pid (field 22 of /proc/PID/stat), 0 if none: with the pid
  * it names the maker's groups (world-capsule-<pid>-<start>-<n>). */
 static unsigned long long start_of(int pid)
 {
-	char p[64], buf[1024];
-	snprintf(p, sizeof p, "/proc/%d/stat", pid);
-	FILE *f = fopen(p, "r");
-	if (!f) return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *q = strrchr(buf, ')');
+	char buf[1024];
+	char *q = stat_fields(pid, buf, sizeof buf);
 	if (!q) return 0;
 	int field = 2;
-	for (char *save = NULL, *t = strtok_r(q + 1, " ", &save); t; t = strtok_r(NULL, " ", &save))
+	for (char *save = NULL, *t = strtok_r(q, " ", &save); t; t = strtok_r(NULL, " ", &save))
 		if (++field == 22) return strtoull(t, NULL, 10);
 	return 0;
 }
@@ -116,15 +125,9 @@ static int count_groups(int pid, unsigned long long start)
 /* pid exited: a zombie or no process at all. */
 static int exited(int pid)
 {
-	char p[64], buf[512];
-	snprintf(p, sizeof p, "/proc/%d/stat", pid);
-	FILE *f = fopen(p, "r");
-	if (!f) return 1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *q = strrchr(buf, ')');
-	return q && q[1] == ' ' && q[2] == 'Z';
+	char buf[512];
+	char *q = stat_fields(pid, buf, sizeof buf);
+	return !q || q[0] == 'Z';
 }
 
 /* Reap pid if it is our (possibly adopted: we are a subreaper) child; 1 when
