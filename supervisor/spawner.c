@@ -69,7 +69,15 @@ struct sp_start {
 };
 #define SP_START_HDR offsetof(struct sp_start, blob)
 struct sp_netns { uint32_t magic, type; uint32_t on; };
-struct sp_hello { uint32_t magic, type; int32_t pid; uint32_t swept; int32_t keepwarm; uint32_t shared_netns; char sweep_error[256]; };
+struct sp_hello {
+	uint32_t magic, type;
+	int32_t pid;
+	uint32_t swept;
+	int32_t keepwarm;
+	uint32_t shared_netns;
+	char sweep_error[256];
+	char error[256]; /* the spawner could not set itself up ("STEP: strerror"); it then exits */
+};
 struct sp_started { uint32_t magic, type; int32_t rc; uint32_t has_notify; struct world_err err; struct capsule_handle h; };
 struct sp_finish { uint32_t magic, type; uint32_t killed; char denied[96]; };
 struct sp_done { uint32_t magic, type; int32_t rc; struct world_err err; struct capsule_report rep; struct capsule_timing timing; };
@@ -307,7 +315,7 @@ static void sp_do_start(const struct sp_start *m, size_t mlen, int *fds, size_t 
 	};
 	rc = capsule_start(&cs, &cap->h, &ans->err);
 answer:
-	if (mapped) munmap(mapped, m->blob_len);
+	if (mapped && munmap(mapped, m->blob_len) < 0) sp_die(); /* cannot fail for our own mapping */
 	for (size_t i = 1; i < nfds; i++) close(fds[i]); /* our copies: the capsule has its own */
 	ans->rc = rc;
 	int pass[2];
@@ -360,7 +368,7 @@ static void sp_do_finish(struct sp_cap *cap)
 			break;
 		}
 	pthread_mutex_unlock(&sp.mu);
-	epoll_ctl(sp.ep, EPOLL_CTL_DEL, cap->chan, NULL);
+	if (epoll_ctl(sp.ep, EPOLL_CTL_DEL, cap->chan, NULL) < 0) sp_die(); /* it is registered: a bug */
 	struct sp_done *d = calloc(1, sizeof *d);
 	if (!d) sp_die();
 	d->magic = SP_MAGIC;
@@ -426,28 +434,44 @@ static void *sp_worker(void *arg)
 	return NULL;
 }
 
+/* A set-up step failed: say which on the control socket, and exit. */
+static _Noreturn void sp_setup_fail(int ctl, const char *step, int e)
+{
+	struct sp_hello h;
+	memset(&h, 0, sizeof h);
+	h.magic = SP_MAGIC;
+	h.type = SP_HELLO;
+	h.pid = (int32_t)getpid();
+	snprintf(h.error, sizeof h.error, "%s: %s", step, strerror(e));
+	(void)send_msg(ctl, &h, sizeof h, NULL, 0);
+	_exit(1);
+}
+
 static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 {
-	prctl(PR_SET_NAME, "world-spawner", 0, 0, 0);
+	/* The name shows in ps and in the tests' process checks. */
+	if (prctl(PR_SET_NAME, "world-spawner", 0, 0, 0) < 0) sp_setup_fail(ctl, "prctl PR_SET_NAME", errno);
 	/* Signals: the supervisor's handlers and mask are not ours. */
 	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGINT, SIG_IGN); /* a terminal's ^C is the supervisor's to handle */
-	signal(SIGHUP, SIG_IGN);
+		if (s != SIGKILL && s != SIGSTOP && signal(s, SIG_DFL) == SIG_ERR && errno != EINVAL)
+			sp_setup_fail(ctl, "reset signal dispositions", errno);
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR || signal(SIGINT, SIG_IGN) == SIG_ERR || /* ^C: the supervisor's */
+	    signal(SIGHUP, SIG_IGN) == SIG_ERR)
+		sp_setup_fail(ctl, "ignore SIGPIPE, SIGINT, SIGHUP", errno);
 	sigset_t none;
 	sigemptyset(&none);
-	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	int me = pthread_sigmask(SIG_SETMASK, &none, NULL);
+	if (me != 0) sp_setup_fail(ctl, "reset the signal mask", me);
 	/* The supervisor's fds are not ours either: keep 0-2 (diagnostics) and
 	 * the control socket, as fd 3. A shared network namespace the
 	 * supervisor held goes with them (the spawner makes its own). */
 	(void)capsule_netns_share(false, NULL);
 	if (ctl != 3) {
-		if (dup2(ctl, 3) < 0) _exit(1);
+		if (dup2(ctl, 3) < 0) sp_setup_fail(ctl, "dup2 the control socket", errno);
 		ctl = 3;
 	}
-	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0) _exit(1);
-	if (fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) _exit(1);
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0) sp_setup_fail(ctl, "close_range", errno);
+	if (fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0) sp_setup_fail(ctl, "fcntl FD_CLOEXEC", errno);
 	sp.ctl = ctl;
 	struct sp_hello hello;
 	memset(&hello, 0, sizeof hello);
@@ -465,7 +489,7 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	hello.shared_netns = geteuid() == 0 && capsule_netns_share(true, &e) == 0;
 	sp.ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = NULL };
-	if (sp.ep < 0 || epoll_ctl(sp.ep, EPOLL_CTL_ADD, ctl, &ev) < 0) _exit(1);
+	if (sp.ep < 0 || epoll_ctl(sp.ep, EPOLL_CTL_ADD, ctl, &ev) < 0) sp_setup_fail(ctl, "epoll", errno);
 	/* A fixed pool: the spawner's size must not grow with the calls in
 	 * flight (that is its point). 8 MiB stacks, as a default thread's: the
 	 * agent runs on a copy of its maker's stack (only touched pages cost a
@@ -473,16 +497,17 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int nthreads = ncpu < 1 ? 2 : ncpu > 4 ? 8 : (int)ncpu * 2;
 	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, (size_t)8 << 20);
+	int ae = pthread_attr_init(&at);
+	if (ae == 0) ae = pthread_attr_setstacksize(&at, (size_t)8 << 20);
+	if (ae != 0) sp_setup_fail(ctl, "pthread_attr", ae);
 	int made = 0;
 	for (int i = 0; i < nthreads; i++) {
 		pthread_t t;
 		if (pthread_create(&t, &at, sp_worker, NULL) != 0) break; /* fewer threads, still correct */
-		pthread_detach(t);
+		(void)pthread_detach(t); /* cannot fail for a thread just made */
 		made++;
 	}
-	pthread_attr_destroy(&at);
+	(void)pthread_attr_destroy(&at); /* cannot fail on glibc */
 	if (send_msg(ctl, &hello, sizeof hello, NULL, 0) < 0) sp_die();
 	/* The main thread makes no capsule unless it must: a capsule's child
 	 * runs on a copy of its maker's stack, and this one may be a process's
@@ -558,7 +583,14 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 		pthread_mutex_unlock(&cl.mu);
 		return werr(err, WX_SETUP, "capsule spawner: %s", r == 0 ? "ended before its first message" : strerror(e));
 	}
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (h.error[0]) {
+		h.error[sizeof h.error - 1] = 0;
+		close(sv[0]);
+		(void)waitpid(pid, NULL, 0);
+		pthread_mutex_unlock(&cl.mu);
+		return werr(err, WX_SETUP, "capsule spawner: %s", h.error);
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec, as every pidfd */
 	if (pidfd < 0) {
 		int e = errno;
 		close(sv[0]); /* the spawner ends at end of stream */
@@ -566,7 +598,6 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 		pthread_mutex_unlock(&cl.mu);
 		return werr(err, WX_SETUP, "capsule spawner: pidfd_open: %s", strerror(e));
 	}
-	(void)fcntl(pidfd, F_SETFD, FD_CLOEXEC);
 	cl.pidfd = pidfd;
 	cl.ctl = sv[0];
 	cl.pid = pid;
