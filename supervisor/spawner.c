@@ -203,18 +203,18 @@ static const unsigned char *blob_get(const unsigned char *p, size_t len, size_t 
 
 /* ---- the spawner process -------------------------------------------------- */
 
+/* A live capsule: its handle and its call channel (the epoll data of the
+ * channel). The capsule library itself knows every live capsule, which is
+ * how sp_die kills them (capsule_cgroups_release). */
 struct sp_cap {
 	int chan;
 	struct capsule_handle h;
-	struct sp_cap *next;
 };
 
 static struct {
 	int ctl;        /* the control socket (fd 3) */
 	int ep;
-	pthread_mutex_t mu;
-	struct sp_cap *live;
-} sp = { -1, -1, PTHREAD_MUTEX_INITIALIZER, NULL };
+} sp = { -1, -1 };
 
 /* A malformed message from the supervisor, or the supervisor gone: kill
  * every capsule, remove the groups, exit (never the inherited atexit
@@ -340,10 +340,6 @@ answer:
 	}
 	free(ans);
 	cap->chan = chan;
-	pthread_mutex_lock(&sp.mu);
-	cap->next = sp.live;
-	sp.live = cap;
-	pthread_mutex_unlock(&sp.mu);
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = cap };
 	if (epoll_ctl(sp.ep, EPOLL_CTL_ADD, chan, &ev) < 0) sp_die();
 }
@@ -361,13 +357,6 @@ static void sp_do_finish(struct sp_cap *cap)
 	} else {
 		capsule_kill(&cap->h); /* the caller died with its capsule running */
 	}
-	pthread_mutex_lock(&sp.mu);
-	for (struct sp_cap **pp = &sp.live; *pp; pp = &(*pp)->next)
-		if (*pp == cap) {
-			*pp = cap->next;
-			break;
-		}
-	pthread_mutex_unlock(&sp.mu);
 	if (epoll_ctl(sp.ep, EPOLL_CTL_DEL, cap->chan, NULL) < 0) sp_die(); /* it is registered: a bug */
 	struct sp_done *d = calloc(1, sizeof *d);
 	if (!d) sp_die();
@@ -575,28 +564,20 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 	}
 	close(sv[1]);
 	struct sp_hello h;
+	char why[300] = "";
+	int pidfd = -1;
 	int r = recv_msg(sv[0], &h, sizeof h, SP_HELLO, NULL, 0, NULL);
-	if (r != 1) {
-		int e = errno;
-		close(sv[0]);
+	if (r != 1)
+		snprintf(why, sizeof why, "%s", r == 0 ? "ended before its first message" : strerror(errno));
+	else if (h.error[0])
+		snprintf(why, sizeof why, "%.*s", (int)sizeof h.error - 1, h.error);
+	else if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) /* close-on-exec, as every pidfd */
+		snprintf(why, sizeof why, "pidfd_open: %s", strerror(errno));
+	if (why[0]) {
+		close(sv[0]); /* a spawner still running ends at end of stream */
 		(void)waitpid(pid, NULL, 0);
 		pthread_mutex_unlock(&cl.mu);
-		return werr(err, WX_SETUP, "capsule spawner: %s", r == 0 ? "ended before its first message" : strerror(e));
-	}
-	if (h.error[0]) {
-		h.error[sizeof h.error - 1] = 0;
-		close(sv[0]);
-		(void)waitpid(pid, NULL, 0);
-		pthread_mutex_unlock(&cl.mu);
-		return werr(err, WX_SETUP, "capsule spawner: %s", h.error);
-	}
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec, as every pidfd */
-	if (pidfd < 0) {
-		int e = errno;
-		close(sv[0]); /* the spawner ends at end of stream */
-		(void)waitpid(pid, NULL, 0);
-		pthread_mutex_unlock(&cl.mu);
-		return werr(err, WX_SETUP, "capsule spawner: pidfd_open: %s", strerror(e));
+		return werr(err, WX_SETUP, "capsule spawner: %s", why);
 	}
 	cl.pidfd = pidfd;
 	cl.ctl = sv[0];
@@ -615,11 +596,11 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 	return 0;
 }
 
-/* Under cl.mu: the spawner process is gone (exited, or no longer our
- * child). Its socket may outlive it for a moment in a process that
- * inherited it (a capsule cloned from it, still in its setup), so its end
- * of stream alone comes late; the process itself is the truth. A spawner
- * that exited is reaped here. */
+/* Under cl.mu: the spawner process is gone (its pidfd is readable once
+ * every thread of it exited). Its socket may outlive it for a moment in a
+ * process that inherited it (a capsule cloned from it, still in its
+ * setup), so its end of stream comes late; the process itself is the
+ * truth. A spawner that exited is reaped here. */
 static bool cl_dead_locked(void)
 {
 	if (cl.pidfd < 0) return true;
@@ -653,8 +634,10 @@ bool sup_spawner_running(void)
 {
 	pthread_mutex_lock(&cl.mu);
 	cl_own_locked();
-	/* The spawner never writes on the control socket after its hello:
-	 * anything readable there is its end of stream (it is gone). */
+	/* Either sign: the spawner never writes on the control socket after its
+	 * hello, so anything readable there is its end of stream (its fds go
+	 * early in its exit, before its pidfd turns readable); and its pidfd,
+	 * for when another process still holds that socket. */
 	if (cl.ctl >= 0 && !cl.broken) {
 		struct pollfd p = { cl.ctl, POLLIN | POLLRDHUP, 0 };
 		if ((poll(&p, 1, 0) > 0 && p.revents) || cl_dead_locked()) cl.broken = true;
@@ -701,7 +684,9 @@ static int broken(struct world_err *err, const char *what)
 	                                                 : "gone");
 }
 
-/* A call channel, its far end already sent: the answer of type `type`. */
+/* Send msg on the control socket with a new call channel as its first fd
+ * (fds[0] is filled in; the far end goes with the message); *chan is our
+ * end, on which the spawner answers. */
 static int ask(int ctl, const void *msg, size_t len, int *fds, size_t nfds, int *chan, struct world_err *err)
 {
 	int sv[2];
