@@ -1,6 +1,7 @@
 /* capsule/pin.c: see pin.h. */
 #include "capsule/pin.h"
 #include "store/elf.h"
+#include "store/ref.h"
 #include <errno.h>
 #include <fcntl.h>
 /* SHA256_Init/Update/Final: OpenSSL's own assembly (SHA-NI where the CPU
@@ -36,16 +37,6 @@ struct capsule_pin {
 	char ref[72];
 };
 
-static void hex(const unsigned char *d, size_t n, char *out)
-{
-	static const char x[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = x[d[i] >> 4];
-		out[2 * i + 1] = x[d[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 /* A static ELF for this machine: no PT_INTERP (no loader in the capsule). */
 static int check_static_elf(const unsigned char *b, size_t n, const char *path, struct world_err *err)
 {
@@ -58,14 +49,6 @@ static int check_static_elf(const unsigned char *b, size_t n, const char *path, 
 	}
 	return werr(err, WX_BAD_INPUT, "interpreter %s: dynamically linked (capsule roots hold no libc; link it -static)",
 	            path);
-}
-
-static int valid_ref(const char *ref)
-{
-	if (strncmp(ref, "sha256:", 7) != 0 || strlen(ref) != 71) return 0;
-	for (const char *p = ref + 7; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
-	return 1;
 }
 
 bool capsule_interp_sealed(int fd)
@@ -107,12 +90,12 @@ static int pin_copy(struct capsule_pin *p)
 	if (first) return werr(err, WX_BAD_INPUT, "interpreter %s: empty file", path);
 	unsigned char dig[SHA256_DIGEST_LENGTH];
 	if (SHA256_Final(dig, &md) != 1) return werr(err, WX_FAIL, "interpreter %s: sha256 final failed", path);
-	char h[65];
-	hex(dig, 32, h);
+	char ref[WORLD_REF_SIZE];
+	world_ref_format(dig, ref);
 	/* Seal only what matched: an unsealed memfd is never exec'd. */
-	if (p->expected[0] && strcmp(p->expected + 7, h) != 0)
-		return werr(err, WX_HASH_MISMATCH, "interpreter hash mismatch: expected %s got sha256:%s (%s)",
-		            p->expected, h, path);
+	if (p->expected[0] && strcmp(p->expected, ref) != 0)
+		return werr(err, WX_HASH_MISMATCH, "interpreter hash mismatch: expected %s got %s (%s)", p->expected,
+		            ref, path);
 	/* F_SEAL_WRITE answers EBUSY while the kernel still holds transient
 	 * references to the pages just written (seen under load: pages still in
 	 * a per-CPU LRU batch); no writable mapping exists, so wait briefly and
@@ -125,7 +108,7 @@ static int pin_copy(struct capsule_pin *p)
 		nanosleep(&pause, NULL);
 	}
 	if (sealed < 0) return werr(err, WX_IO, "interpreter %s: seal memfd: %s", path, strerror(errno));
-	snprintf(p->ref, sizeof p->ref, "sha256:%s", h);
+	memcpy(p->ref, ref, sizeof ref);
 	return 0;
 }
 
@@ -139,7 +122,7 @@ static void *pin_thread(void *arg)
 static struct capsule_pin *pin_begin(const char *path, const char *expected_ref, bool in_background,
                                      struct world_err *err)
 {
-	if (expected_ref && !valid_ref(expected_ref)) {
+	if (expected_ref && !world_ref_valid(expected_ref)) {
 		werr(err, WX_BAD_INPUT, "interpreter ref '%s' malformed: want sha256:<64 lowercase hex>", expected_ref);
 		return NULL;
 	}
