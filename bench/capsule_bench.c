@@ -4,7 +4,10 @@
  * noise hits all alike: unconfined (fork + exec), `bwrap --unshare-all`
  * with an empty tmpfs root, a capsule of profile `transition` (the
  * interpreter pinned once, as the supervisor does) and, as root, the same
- * capsule joining the shared empty network namespace (capsule_netns_share). Prints p50/p90/p99 of
+ * capsule joining the shared empty network namespace (capsule_netns_share),
+ * both cloned from the template mount namespace (capsule_mount_template),
+ * and the shared-netns capsule once more cloned from this process's own
+ * mount table, as before the template. Prints p50/p90/p99 of
  * the wall time of each, the overhead of each over the unconfined run and
  * their ratio (goal: capsule overhead <= 1/4 of bubblewrap's), then the
  * median cost of each capsule layer from capsule.h's phase timing.
@@ -66,10 +69,14 @@ int main(int argc, char **argv)
 	struct capsule_spec spec = { .profile = p, .interp_fd = memfd, .files = files, .nfiles = 3,
 	                             .stdin_fd = devnull, .stdout_fd = devnull, .stderr_fd = devnull };
 	double *tu = calloc((size_t)n, sizeof(double)), *tb = calloc((size_t)n, sizeof(double)),
-	       *tc = calloc((size_t)n, sizeof(double)), *ts = calloc((size_t)n, sizeof(double));
+	       *tc = calloc((size_t)n, sizeof(double)), *ts = calloc((size_t)n, sizeof(double)),
+	       *tn = calloc((size_t)n, sizeof(double));
 	int root = geteuid() == 0;
-	double *phase[CAPSULE_T_COUNT];
-	for (int k = 0; k < CAPSULE_T_COUNT; k++) phase[k] = calloc((size_t)n, sizeof(double));
+	double *phase[CAPSULE_T_COUNT], *sphase[CAPSULE_T_COUNT];
+	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
+		phase[k] = calloc((size_t)n, sizeof(double));
+		sphase[k] = calloc((size_t)n, sizeof(double));
+	}
 	char *un_argv[] = { (char *)noop, NULL };
 	char *bw_argv[] = { (char *)bwrap, "--unshare-all", "--die-with-parent", "--tmpfs", "/", "--ro-bind",
 	                    (char *)noop, "/noop", "/noop", NULL };
@@ -78,8 +85,8 @@ int main(int argc, char **argv)
 	run_argv(un_argv, devnull);
 	if (bwrap) run_argv(bw_argv, devnull);
 	for (int i = 0; i < n + 1; i++) {
-		for (int j = 0; j < 4; j++) {
-			int which = (i + j) % 4; /* rotate the order */
+		for (int j = 0; j < 5; j++) {
+			int which = (i + j) % 5; /* rotate the order */
 			if (which == 0) {
 				double t = run_argv(un_argv, devnull);
 				if (i > 0) tu[i - 1] = t;
@@ -88,10 +95,12 @@ int main(int argc, char **argv)
 				double t = run_argv(bw_argv, devnull);
 				if (i > 0) tb[i - 1] = t;
 			} else {
-				int shared = which == 3;
+				int shared = which >= 3, tmpl = which != 4;
 				if (shared && !root) continue;
-				/* outside the timed window: make or drop the shared namespace */
-				if (capsule_netns_share(shared, &err) < 0) {
+				/* outside the timed window: make or drop the shared namespace
+				 * and the template */
+				if (capsule_netns_share(shared, &err) < 0 ||
+				    (root && capsule_mount_template(tmpl, &err) < 0)) {
 					fprintf(stderr, "capsule_bench: %s\n", err.msg);
 					return 1;
 				}
@@ -108,7 +117,11 @@ int main(int argc, char **argv)
 					        r.exit_status, r.term_signal, r.setup_error);
 					return 1;
 				}
-				if (i > 0 && shared) ts[i - 1] = t;
+				if (i > 0 && which == 4) tn[i - 1] = t;
+				if (i > 0 && which == 3) {
+					ts[i - 1] = t;
+					for (int k = 0; k < CAPSULE_T_COUNT; k++) sphase[k][i - 1] = (double)h.timing.ns[k] / 1e6;
+				}
 				if (i > 0 && !shared) {
 					tc[i - 1] = t;
 					for (int k = 0; k < CAPSULE_T_COUNT; k++) phase[k][i - 1] = (double)h.timing.ns[k] / 1e6;
@@ -135,6 +148,8 @@ int main(int argc, char **argv)
 		s50 = bench_pct(ts, n, .5);
 		double s90 = bench_pct(ts, n, .9), s99 = bench_pct(ts, n, .99);
 		printf("  %-34s %8.3f %8.3f %8.3f\n", "capsule, shared empty netns", s50, s90, s99);
+		printf("  %-34s %8.3f %8.3f %8.3f\n", "  the same, caller's mount table", bench_pct(tn, n, .5),
+		       bench_pct(tn, n, .9), bench_pct(tn, n, .99));
 	}
 	printf("  ratios (p50): capsule/unconfined %.2fx", c50 / u50);
 	if (bwrap) printf(", bwrap/unconfined %.2fx, capsule/bwrap %.2fx", b50 / u50, c50 / b50);
@@ -146,12 +161,17 @@ int main(int argc, char **argv)
 	if (root && bwrap)
 		printf("\n  with the shared network namespace: overhead %.3f ms; / bwrap overhead = %.2f (goal <= 0.25: %s)",
 		       s50 - u50, (s50 - u50) / (b50 - u50), (s50 - u50) <= 0.25 * (b50 - u50) ? "met" : "NOT met");
+	if (root && bwrap)
+		printf("\n  the same without the template mount namespace: overhead %.3f ms; / bwrap overhead = %.2f",
+		       bench_pct(tn, n, .5) - u50, (bench_pct(tn, n, .5) - u50) / (b50 - u50));
 	printf("\n  pin (sha256 into a sealed memfd, once per interpreter): %.3f ms\n", pin_ms);
-	printf("  capsule layers (own network namespace), ms per run (p99: where the stalls are):\n");
-	printf("    %-46s %8s %8s\n", "", "p50", "p99");
+	printf("  capsule layers, ms per run (p99: where the stalls are):\n");
+	printf("    %-38s %16s %16s\n", "", "own netns", root ? "shared netns" : "");
+	printf("    %-38s %8s %8s %8s %8s\n", "", "p50", "p99", root ? "p50" : "", root ? "p99" : "");
 	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
-		double m = bench_pct(phase[k], n, .5);
-		printf("    %-46s %8.3f %8.3f\n", capsule_phase_names[k], m, bench_pct(phase[k], n, .99));
+		printf("    %-38s %8.3f %8.3f", capsule_phase_names[k], bench_pct(phase[k], n, .5), bench_pct(phase[k], n, .99));
+		if (root) printf(" %8.3f %8.3f", bench_pct(sphase[k], n, .5), bench_pct(sphase[k], n, .99));
+		printf("\n");
 	}
 	/* An occasional caller: 250 ms idle before each capsule, without and
 	 * with capsule_cgroup_keepwarm (what a long-lived daemon can do). */

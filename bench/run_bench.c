@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 	double setup = 0;
 	for (int k = 0; k < CAPSULE_T_COUNT; k++) {
 		double v = bench_pct(capt[k], K, .5);
-		if (k != CAPSULE_T_FINISH) setup += v;
+		if (k != CAPSULE_T_REAP && k != CAPSULE_T_FINISH) setup += v;
 		printf("  capsule: %-43s %8.3f\n", capsule_phase_names[k], v);
 	}
 	printf("  %-52s %8.3f\n", "capsule: interpreter exec, run (fresh cache), exit", bench_pct(capwall, K, .5) - setup -

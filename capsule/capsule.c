@@ -663,6 +663,9 @@ static int keep_fd = -1; /* held while the keeper runs: no fd comes and goes */
 static void *keeper(void *arg)
 {
 	(void)arg;
+	/* A filesystem context of its own, so that the thread that starts
+	 * capsules still shares its own with nobody (capsule_mount_template). */
+	(void)unshare(CLONE_FS);
 	char pid[32];
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	for (;;) {
@@ -851,6 +854,7 @@ struct child_plan {
 	int ll_abi;
 	bool root_mode;
 	const char *mnt;        /* where the new root is mounted before pivot_root */
+	bool in_template;       /* cloned from the template mount namespace: move + chroot, nothing to detach */
 	int go_fd, err_fd;      /* as inherited, before renumbering */
 	int go_peer, ep_peer;   /* the parent's ends, closed first thing in the child */
 	char opts_root[64], opts_cache[64];
@@ -1099,7 +1103,8 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
 	c->ts[0] = now_ns();
 	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
-	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
+	if (!c->in_template) /* the template's one mount is private already */
+		CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
 	int wt_tree = c->wt_tree;
 	if (c->has_worktree && wt_tree < 0) CHECK((wt_tree = open_worktree_tree(c)) >= 0, "open worktree");
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
@@ -1134,8 +1139,17 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 		CHECK(mount(NULL, rel, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL) == 0,
 		      "remount device nosuid,noexec");
 	}
-	CHECK(syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
-	CHECK(umount2(".", MNT_DETACH) == 0, "detach old root");
+	if (c->in_template) {
+		/* The namespace holds only the template's empty read-only root:
+		 * the new root goes over it and becomes this process's root. No
+		 * host mount was ever here, so nothing is detached (and no RCU
+		 * grace period waited for). */
+		CHECK(mount(".", "/", NULL, MS_MOVE, NULL) == 0, "move the new root over the template's");
+		CHECK(chroot(".") == 0, "chroot new root");
+	} else {
+		CHECK(syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
+		CHECK(umount2(".", MNT_DETACH) == 0, "detach old root");
+	}
 	CHECK(chdir("/") == 0, "chdir /");
 	CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	            NULL) == 0, "remount root read-only");
@@ -1526,7 +1540,8 @@ const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 	"prepare (filter, cgroup groups)", "clone3 (namespaces, pidfd)", "id maps",
 	"cgroup attach (overlaps child setup)", "child: identity, cgroup ns", "child: mounts, tmpfs root, pivot_root",
 	"child: fds, rlimits", "child: capabilities, no_new_privs", "child: landlock",
-	"child: seccomp", "listener handover", "finish (reap, cgroup removal)",
+	"child: seccomp", "listener handover", "wait for the exit, reap (capsule_finish)",
+	"finish (cgroup check and release)",
 };
 
 /* ---- the capsule's mount namespace, released off the reaping path ------
@@ -1571,7 +1586,10 @@ static void *ns_closer(void *arg)
 {
 	(void)arg;
 	int self = -1;
-	bool ok = syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0 &&
+	/* Its own filesystem context too: a thread sharing the starter's would
+	 * keep it out of the template mount namespace (capsule_mount_template).
+	 * Done before it says it is ready, so the next start finds it done. */
+	bool ok = unshare(CLONE_FS) == 0 && syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0 &&
 	          (self = (int)syscall(SYS_pidfd_open, getpid(), 0)) >= 0;
 	pthread_mutex_lock(&nsc.mu);
 	nsc.ready = ok ? 1 : -1;
@@ -1783,6 +1801,178 @@ static int netns_share_locked(bool on, struct world_err *err)
 	return 0;
 }
 
+/* ---- the template mount namespace --------------------------------------
+ * CLONE_NEWNS copies the whole mount table of the thread that clones (21
+ * mounts here, hundreds on a container host), and the old root that
+ * pivot_root leaves on top then has to be detached, which waits for an
+ * expedited RCU grace period (namespace_unlock). A long-lived root maker of
+ * capsules keeps instead one template namespace whose only mount is an
+ * empty read-only tmpfs with one directory, /r: a start enters it around
+ * clone3 (setns, on the calling thread only), so the capsule's namespace is
+ * a copy of that one mount; the child mounts its tmpfs root on /r, moves it
+ * over / and chroots into it. Nothing is unmounted, and no host mount is
+ * ever in a capsule's namespace, not even during its setup.
+ *
+ * setns(CLONE_NEWNS) resets the thread's root and working directory and
+ * needs a filesystem context the thread shares with nobody (EINVAL
+ * otherwise: a caller's pool thread, which then starts the old way). The
+ * working directory is put back from an fd; the root cannot be, so the
+ * template is refused to a process whose root is not its namespace's
+ * (chrooted): the helper that makes it reports the namespace's root. All
+ * signals are blocked while the thread is in the template, so that no
+ * handler of the caller runs without the host's files. Profiles with
+ * device nodes or a worktree start the old way: both are host paths. */
+static int tmpl_fd = -1;
+static pthread_rwlock_t tmpl_rw = PTHREAD_RWLOCK_INITIALIZER;
+
+struct tmpl_report { int step; int err; dev_t root_dev; ino_t root_ino; };
+static const char *const tmpl_steps[] = {
+	"enter this process's mount namespace", "stat its root", "unshare mount namespace", "make mounts private",
+	"mount tmpfs", "chdir", "mkdir r", "pivot_root", "detach old root", "chdir /", "remount read-only",
+};
+
+/* The helper: a fork that makes the namespace, reports, and waits for EOF
+ * (its parent opens the namespace meanwhile). Raw system calls only. */
+static void __attribute__((noreturn)) tmpl_helper(int fd, int self_ns, const char *mnt)
+{
+	struct tmpl_report r = { 0, 0, 0, 0 };
+	struct stat st;
+#define TSTEP(n, x) do { r.step = (n); if (!(x)) { r.err = errno; goto out; } } while (0)
+	TSTEP(0, setns(self_ns, CLONE_NEWNS) == 0); /* the root as the namespace has it */
+	TSTEP(1, stat("/", &st) == 0);
+	r.root_dev = st.st_dev;
+	r.root_ino = st.st_ino;
+	TSTEP(2, unshare(CLONE_NEWNS) == 0);
+	TSTEP(3, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	TSTEP(4, mount("capsule-template", mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	               "size=4k,nr_inodes=4,mode=0755") == 0);
+	TSTEP(5, chdir(mnt) == 0);
+	TSTEP(6, mkdir("r", 0755) == 0);
+	TSTEP(7, syscall(SYS_pivot_root, ".", ".") == 0);
+	TSTEP(8, umount2(".", MNT_DETACH) == 0);
+	TSTEP(9, chdir("/") == 0);
+	TSTEP(10, mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0);
+	r.step = -1;
+#undef TSTEP
+out:
+	if (write(fd, &r, sizeof r) == (ssize_t)sizeof r) {
+		char c;
+		while (read(fd, &c, 1) < 0 && errno == EINTR) {}
+	}
+	_exit(0);
+}
+
+static int tmpl_make_locked(struct world_err *err)
+{
+	if (geteuid() != 0) return werr(err, WX_SETUP, "capsule: a template mount namespace needs root");
+	const char *mnt = pick_mount_point();
+	if (!mnt) return werr(err, WX_SETUP, "capsule: template mount namespace: no /tmp or /mnt directory");
+	struct stat root;
+	if (stat("/", &root) < 0) return werr(err, WX_SETUP, "capsule: template mount namespace: stat /: %s", strerror(errno));
+	int self_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (self_ns < 0) return werr(err, WX_SETUP, "capsule: open /proc/self/ns/mnt: %s", strerror(errno));
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		int e = errno;
+		close(self_ns);
+		return werr(err, WX_SETUP, "capsule: template mount namespace: socketpair: %s", strerror(e));
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		tmpl_helper(sv[1], self_ns, mnt);
+	}
+	int fork_errno = errno;
+	close(sv[1]);
+	close(self_ns);
+	int rc = 0;
+	if (pid < 0) {
+		rc = werr(err, WX_SETUP, "capsule: template mount namespace: fork: %s", strerror(fork_errno));
+	} else {
+		struct tmpl_report r;
+		ssize_t got;
+		while ((got = read(sv[0], &r, sizeof r)) < 0 && errno == EINTR) {}
+		if (got != (ssize_t)sizeof r) {
+			rc = werr(err, WX_SETUP, "capsule: template mount namespace: the helper ended without a report");
+		} else if (r.step >= 0) {
+			rc = werr(err, WX_SETUP, "capsule: template mount namespace: %s: %s", tmpl_steps[r.step], strerror(r.err));
+		} else if (r.root_dev != root.st_dev || r.root_ino != root.st_ino) {
+			rc = werr(err, WX_SETUP, "capsule: template mount namespace: this process's root is not its mount "
+			          "namespace's (chrooted); entering the template would lose it");
+		} else {
+			char path[64];
+			snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+			tmpl_fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (tmpl_fd < 0) rc = werr(err, WX_SETUP, "capsule: open %s: %s", path, strerror(errno));
+		}
+		close(sv[0]); /* EOF: the helper exits */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+	}
+	if (pid < 0) close(sv[0]);
+	return rc;
+}
+
+int capsule_mount_template(bool on, struct world_err *err)
+{
+	pthread_rwlock_wrlock(&tmpl_rw);
+	int rc = 0;
+	if (!on && tmpl_fd >= 0) {
+		close(tmpl_fd);
+		tmpl_fd = -1;
+	} else if (on && tmpl_fd < 0) {
+		rc = tmpl_make_locked(err);
+	}
+	pthread_rwlock_unlock(&tmpl_rw);
+	return rc;
+}
+
+int capsule_thread_private_fs(void)
+{
+	return unshare(CLONE_FS);
+}
+
+/* The calling thread, with its signals blocked, in the template namespace
+ * (1), or as it was (0: no template, or this thread may not enter it).
+ * Undone by tmpl_leave. */
+struct tmpl_stay { int own_ns, own_cwd; sigset_t mask; };
+
+static int tmpl_enter(struct tmpl_stay *t)
+{
+	t->own_ns = t->own_cwd = -1;
+	pthread_rwlock_rdlock(&tmpl_rw);
+	int in = 0;
+	if (tmpl_fd >= 0) {
+		sigset_t all;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &t->mask);
+		t->own_ns = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		t->own_cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (t->own_ns >= 0 && t->own_cwd >= 0 && setns(tmpl_fd, CLONE_NEWNS) == 0) {
+			in = 1;
+		} else {
+			close_fd(&t->own_ns);
+			close_fd(&t->own_cwd);
+			pthread_sigmask(SIG_SETMASK, &t->mask, NULL);
+		}
+	}
+	pthread_rwlock_unlock(&tmpl_rw);
+	return in;
+}
+
+/* Back to the thread's own namespace and working directory; -1 with errno
+ * if that failed (the thread is stranded in the template: the caller says
+ * so loudly). */
+static int tmpl_leave(struct tmpl_stay *t)
+{
+	int rc = setns(t->own_ns, CLONE_NEWNS) == 0 && fchdir(t->own_cwd) == 0 ? 0 : -1;
+	int e = errno;
+	close_fd(&t->own_ns);
+	close_fd(&t->own_cwd);
+	pthread_sigmask(SIG_SETMASK, &t->mask, NULL);
+	errno = e;
+	return rc;
+}
+
 int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err)
 {
 	uint64_t t_mark = now_ns();
@@ -1887,11 +2077,20 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		}
 	}
 	pthread_rwlock_unlock(&shared_net_rw);
+	/* As root, the capsule's mount namespace is a copy of the template's
+	 * one mount when this thread may enter it (see tmpl_enter). */
+	struct tmpl_stay stay;
+	if (cp->root_mode && !p->devices && !spec->worktree && tmpl_enter(&stay)) {
+		cp->in_template = true;
+		cp->mnt = "/r";
+		h->mount_template = true;
+	}
 	h->timing.ns[CAPSULE_T_PREPARE] = now_ns() - t_mark;
 	t_mark = now_ns();
 	long pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0) child_run(cp);
 	int clone_errno = errno;
+	int tmpl_back = cp->in_template ? tmpl_leave(&stay) : 0, tmpl_errno = errno;
 	if (own_net >= 0) {
 		int back = setns(own_net, CLONE_NEWNET);
 		int e = errno;
@@ -1907,6 +2106,17 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 			}
 			goto fail;
 		}
+	}
+	if (tmpl_back < 0) {
+		/* Should never happen either. */
+		werr(err, WX_SETUP, "capsule setup: return to the caller's mount namespace: %s (this thread is left "
+		     "in the capsules' template)", strerror(tmpl_errno));
+		if (pid > 0) {
+			h->pid = (pid_t)pid;
+			h->pidfd = pidfd;
+			goto fail_child;
+		}
+		goto fail;
 	}
 	if (pid < 0) {
 		werr(err, WX_SETUP, "capsule setup: clone3: %s", strerror(clone_errno));
@@ -2143,6 +2353,8 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 		return werr(err, WX_FAIL, "capsule: waitid pid %d: %s", (int)h->pid, strerror(errno));
 	}
 	h->reaped = true;
+	uint64_t t_reaped = now_ns();
+	h->timing.ns[CAPSULE_T_REAP] = t_reaped - t_fin;
 	mntns_release(h);
 	r->killed = h->killed;
 	if (si.si_code == CLD_EXITED) {
@@ -2177,7 +2389,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 	close_fd(&h->pidfd);
 	close_fd(&h->notify_fd);
 	close_fd(&h->setup_fd);
-	h->timing.ns[CAPSULE_T_FINISH] = now_ns() - t_fin;
+	h->timing.ns[CAPSULE_T_FINISH] = now_ns() - t_reaped;
 	return 0;
 }
 
@@ -2189,8 +2401,10 @@ void capsule_describe(const struct capsule_handle *h, char *buf, size_t len)
 		snprintf(ids, sizeof ids, "root mode: capsule uid/gid %d -> host %u", CAPSULE_INSIDE_ID, h->host_id);
 	else
 		snprintf(ids, sizeof ids, "unprivileged: capsule uid/gid %d -> host %u (own)", CAPSULE_INSIDE_ID, h->host_id);
-	snprintf(buf, len, "%s; net: %s; cgroups: memory %s, pids %s%s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
-	         ids, h->shared_netns ? "shared empty namespace" : "own empty namespace", kind[h->cg_memory], kind[h->cg_pids],
+	snprintf(buf, len, "%s; net: %s; mounts: %s; cgroups: memory %s, pids %s%s%s%s%s; landlock: %s%d; seccomp: allowlist + user-notif listener%s%s",
+	         ids, h->shared_netns ? "shared empty namespace" : "own empty namespace",
+	         h->mount_template ? "template (root moved over it)" : "caller's copied (old root detached)",
+	         kind[h->cg_memory], kind[h->cg_pids],
 	         h->cg_note[0] ? " (" : "", h->cg_note, h->cg_note[0] ? "; rlimits remain)" : "",
 	         h->cg_memory != CAPSULE_CG_V1 && h->cg_pids != CAPSULE_CG_V1 ? ""
 	         : h->cg_favordynmods ? " (favordynmods: attaches never wait)"

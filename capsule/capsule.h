@@ -119,7 +119,8 @@ enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2
 enum capsule_phase {
 	CAPSULE_T_PREPARE, CAPSULE_T_CLONE, CAPSULE_T_IDMAP, CAPSULE_T_CGATTACH,
 	CAPSULE_T_CHILD_IDS, CAPSULE_T_CHILD_MOUNTS, CAPSULE_T_CHILD_FDS, CAPSULE_T_CHILD_CAPS,
-	CAPSULE_T_CHILD_LANDLOCK, CAPSULE_T_CHILD_SECCOMP, CAPSULE_T_HANDOVER, CAPSULE_T_FINISH,
+	CAPSULE_T_CHILD_LANDLOCK, CAPSULE_T_CHILD_SECCOMP, CAPSULE_T_HANDOVER, CAPSULE_T_REAP,
+	CAPSULE_T_FINISH,
 	CAPSULE_T_COUNT
 };
 extern const char *const capsule_phase_names[CAPSULE_T_COUNT];
@@ -137,6 +138,7 @@ struct capsule_handle {
 	unsigned host_id; /* host uid/gid of the capsule user */
 	int landlock_abi; /* 0 = not applied */
 	bool shared_netns; /* joined the shared empty network namespace (capsule_netns_share) */
+	bool mount_template; /* its mount namespace is a copy of the template's (capsule_mount_template) */
 	enum capsule_cg_kind cg_memory, cg_pids;
 	char cg_memory_dir[256], cg_pids_dir[256];
 	char cg_note[256];        /* why cgroups are not used, when they are not */
@@ -159,6 +161,26 @@ struct capsule_handle {
  * capsules always get their own. Thread-safe: it excludes concurrent starts
  * only for its own short change (a read-write lock). */
 int capsule_netns_share(bool on, struct world_err *err);
+
+/* Opt-in for long-lived root makers of capsules (the capsule spawner): one
+ * template mount namespace, an empty read-only tmpfs root, that every later
+ * capsule without device nodes or a worktree is cloned from instead of
+ * from the caller's whole mount table; the capsule's root then goes over
+ * the template's (move + chroot) and nothing is unmounted. Saves the copy
+ * of the caller's mounts and the old root's detach (an RCU grace period).
+ * A start uses it from a thread whose filesystem context is its own: the
+ * only thread of a process, or one that called capsule_thread_private_fs;
+ * other threads start as before. Root only (WX_SETUP otherwise), and not
+ * in a chrooted process. Costs a fork once; holds one fd until
+ * capsule_mount_template(false). Thread-safe like capsule_netns_share. */
+int capsule_mount_template(bool on, struct world_err *err);
+
+/* Give the calling thread a filesystem context (root, working directory,
+ * umask) of its own, copied from the process's (unshare CLONE_FS): for
+ * threads a capsule maker dedicates to capsule_start (the spawner's pool),
+ * so that they may enter the template mount namespace. A later chdir by
+ * another thread no longer moves this one. Returns 0, or -1 with errno. */
+int capsule_thread_private_fs(void);
 
 /* Remove the capsule cgroups whose maker is dead (its pid gone, or reused
  * by a process with another start time), in the directories this process

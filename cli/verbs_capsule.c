@@ -13,6 +13,7 @@
 #include "cli/verbs.h"
 #include "capsule/profile.h"
 #include "supervisor/agent.h"
+#include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
 #include "supervisor/testbroker.h"
 #include <errno.h>
@@ -72,7 +73,7 @@ _Static_assert(SOURCE_CAP_BYTES == SUP_SOURCE_MAX, "the help text states the sup
 struct run_opts {
 	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree;
 	long long timeout_ms;
-	int summary, show_stderr, effectful, test_broker;
+	int summary, show_stderr, effectful, test_broker, spawner;
 };
 
 /* ---- helpers ---- */
@@ -185,6 +186,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 		{ .name = "--input", .has_value = 1 },      { .name = "--input-file", .has_value = 1 },
 		{ .name = "--profile", .has_value = 1 },    { .name = "--worktree", .has_value = 1 },
 		{ .name = "--effectful" },                  { .name = "--test-broker" },
+		{ .name = "--spawner" },
 		{ .name = NULL },
 	};
 	if (!is_run) f[6].name = NULL;
@@ -205,6 +207,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 	o->worktree = f[9].value;
 	o->effectful = f[10].value != NULL;
 	o->test_broker = f[11].value != NULL;
+	o->spawner = f[12].value != NULL;
 	if (o->input && o->input_file) return worldd_usage(verb, "give only one of --input JSON and --input-file FILE");
 	if (o->input_file && strcmp(o->input_file, "-") == 0 && strcmp(o->source, "-") == 0)
 		return worldd_usage(verb, "--source and --input-file cannot both be - (standard input)");
@@ -226,8 +229,14 @@ static struct supervisor *make_supervisor(const struct run_opts *o, int check, s
 		unsigned whole = check || !o->effectful ? t : 2 * t;
 		if (lim.invocation_ms < whole) lim.invocation_ms = whole;
 	}
-	/* One run per process: the pin overlaps the capsule's setup. */
-	struct launcher *l = launcher_capsule_begin(o->bin, o->ref, err);
+	/* --spawner: the capsule is made as worldd serve makes each one, by a
+	 * capsule spawner forked first (before any thread: the pin's comes
+	 * next), which as root shares one empty network namespace and clones
+	 * from the template mount namespace (supervisor/spawner.h). Else one
+	 * run per process: the pin overlaps the capsule's setup. */
+	if (o->spawner && sup_spawner_start(NULL, NULL, err) < 0) return NULL;
+	struct launcher *l = o->spawner ? launcher_capsule_new(o->bin, o->ref, err)
+	                                : launcher_capsule_begin(o->bin, o->ref, err);
 	if (!l) return NULL;
 	return sup_new(&lim, l, err);
 }
@@ -478,7 +487,8 @@ static int cmd_profile_show(int argc, char **argv)
 #define RUN_HELP \
 	"usage: worldd run [--ailang-bin BIN] --source FILE|- [--input JSON | --input-file FILE|-]\n" \
 	"                  [--effectful --test-broker] [--profile transition|tool-run] [--worktree DIR]\n" \
-	"                  [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary] [--show-stderr]\n\n" \
+	"                  [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary] [--show-stderr]\n" \
+	"                  [--spawner]\n\n" \
 	"Runs one transition call through the supervisor (admission, deadlines, caps and the\n" \
 	"frame protocol, docs/protocol.md): pins BIN, stages FILE as host/capsule/main.ail and\n" \
 	"the input (a JSON object, default {}) as args.json (one JSON string literal) in an\n" \
@@ -498,7 +508,11 @@ static int cmd_profile_show(int argc, char **argv)
 	"  --input-file FILE|-     the arguments from a file or standard input\n" \
 	"  --effectful --test-broker  plan -> test broker -> finish\n" \
 	"  --profile NAME          transition (default) or tool-run\n" \
-	"  --worktree DIR          tool-run only: DIR mounted read-only at /work\n\n" \
+	"  --worktree DIR          tool-run only: DIR mounted read-only at /work\n" \
+	"  --spawner               make the capsule as worldd serve does: in a capsule spawner\n" \
+	"                          forked first, as root with the shared empty network namespace\n" \
+	"                          and the template mount namespace (docs/security.md); slower\n" \
+	"                          for one run, for checking the daemon's path from the CLI\n\n" \
 	"--timeout-ms sets each phase's deadline (defaults: pure 4000 ms, plan 4000, finish\n" \
 	"2000, tool run 20000); the whole-call deadline (20000 ms) is raised to hold them.\n" \
 	CPU_HELP \

@@ -592,6 +592,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (spawner) {
 		dlog("start: capsule spawner pid=%d (every capsule is made by it: docs/daemon.md)", (int)spi.pid);
 		if (spi.sweep_error[0]) dlog("start: %s", spi.sweep_error);
+		if (spi.template_error[0])
+			dlog("start: %s; capsules copy the daemon's mount table instead (docs/security.md)", spi.template_error);
 		if (spi.swept) dlog("start: removed %u capsule cgroup(s) left by processes that are gone", spi.swept);
 		keepwarm = spi.keepwarm;
 	} else {

@@ -75,6 +75,8 @@ struct sp_hello {
 	uint32_t swept;
 	int32_t keepwarm;
 	uint32_t shared_netns;
+	uint32_t mount_template;
+	char template_error[256];
 	char sweep_error[256];
 	char error[256]; /* the spawner could not set itself up ("STEP: strerror"); it then exits */
 };
@@ -411,6 +413,10 @@ static void sp_do_control(void)
 static void *sp_worker(void *arg)
 {
 	(void)arg;
+	/* A filesystem context of its own: a start may then enter the template
+	 * mount namespace around its clone (capsule_mount_template). Without
+	 * it (it cannot fail but for memory) capsules start the old way. */
+	(void)capsule_thread_private_fs();
 	for (;;) {
 		struct epoll_event ev;
 		int n = epoll_wait(sp.ep, &ev, 1, -1);
@@ -476,6 +482,12 @@ static _Noreturn void sp_main(int ctl, const struct sup_spawner_opts *o)
 	(void)capsule_prepare(capsule_profile_find("transition"));
 	hello.keepwarm = o->keepwarm ? capsule_cgroup_keepwarm(true) : 0;
 	hello.shared_netns = geteuid() == 0 && capsule_netns_share(true, &e) == 0;
+	if (geteuid() == 0) {
+		e = (struct world_err){ 0, "" };
+		hello.mount_template = capsule_mount_template(true, &e) == 0;
+		if (!hello.mount_template)
+			snprintf(hello.template_error, sizeof hello.template_error, "%.*s", (int)sizeof hello.template_error - 1, e.msg);
+	}
 	sp.ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = NULL };
 	if (sp.ep < 0 || epoll_ctl(sp.ep, EPOLL_CTL_ADD, ctl, &ev) < 0) sp_setup_fail(ctl, "epoll", errno);
@@ -589,6 +601,9 @@ int sup_spawner_start(const struct sup_spawner_opts *o, struct sup_spawner_info 
 	cl.info.swept = h.swept;
 	cl.info.keepwarm = h.keepwarm;
 	cl.info.shared_netns = h.shared_netns != 0;
+	cl.info.mount_template = h.mount_template != 0;
+	h.template_error[sizeof h.template_error - 1] = 0;
+	snprintf(cl.info.template_error, sizeof cl.info.template_error, "%s", h.template_error);
 	h.sweep_error[sizeof h.sweep_error - 1] = 0;
 	snprintf(cl.info.sweep_error, sizeof cl.info.sweep_error, "%s", h.sweep_error);
 	if (info) *info = cl.info;
@@ -881,6 +896,7 @@ int sup_spawner_finish(int chan, struct capsule_handle *h, struct capsule_report
 			broken(err, "finish");
 		} else {
 			*r = d->rep;
+			h->timing.ns[CAPSULE_T_REAP] = d->timing.ns[CAPSULE_T_REAP];
 			h->timing.ns[CAPSULE_T_FINISH] = d->timing.ns[CAPSULE_T_FINISH];
 			rc = d->rc;
 			if (rc < 0 && err) *err = d->err;

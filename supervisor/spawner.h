@@ -47,6 +47,8 @@ struct sup_spawner_info {
 	unsigned swept;        /* stale capsule cgroups removed (capsule_cgroups_sweep) */
 	int keepwarm;          /* capsule_cgroup_keepwarm's answer: 1 the keeper runs, 0 not needed or not possible */
 	bool shared_netns;     /* as root: its capsules share one empty network namespace */
+	bool mount_template;   /* as root: its capsules' mount namespaces are copies of the template's */
+	char template_error[256]; /* as root, why there is no template (capsule_mount_template), or "" */
 	char sweep_error[256]; /* the sweep's error, or "" */
 };
 

@@ -28,10 +28,19 @@ for user in $(esc_users); do
     --user "$user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
 done
 
+# The daemon's capsule maker (`worldd run --spawner`): the capsule spawner,
+# and as root the shared network namespace and the template mount namespace
+# (the capsule's root moved over the template's; no host mount ever in its
+# namespace). As the first user: root where the suite runs as root.
+first_user=$(esc_users | cut -d' ' -f1)
+esc_judge attempts --spawner --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+  --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp"
+esc_judge resource --spawner --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
+  --user "$first_user" --profile "$ESC_WORK/profile.json" --cwd "$ESC_WORK/tmp"
+
 # The other profiles: tool-run (adds /dev/null, /dev/zero, /dev/urandom) and
 # source-check (`worldd check`: the attempt travels in the source), as the
 # first user only, to keep the pass short.
-first_user=$(esc_users | cut -d' ' -f1)
 esc_judge attempts --no-batch --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" --params "$(esc_params)" \
   --user "$first_user" --names "$names" --cwd "$ESC_WORK/tmp" --profile-name tool-run
 esc_judge attempts --no-batch --verb check --worldd "$WORLDD" --bin "$ESC_BIN" --source "$ESC_SRC" \
