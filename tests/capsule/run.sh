@@ -29,6 +29,7 @@ is "$rc" 0 "echo: exit 0"
 is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "echo: output object printed, input staged as a JSON string literal"
 run echo --summary
 like "$err" "capsule profile transition; interpreter sha256:[0-9a-f]{64}" "--summary names the profile and the interpreter ref"
+like "$err" "mounts: caller's copied \(old root detached\)" "a one-shot run copies this process's mount table and detaches it"
 # the attach-wait report follows the host's own state (docs/security.md §7):
 # favordynmods on some cgroup root, or v1 groups without it
 if grep -q ' - cgroup2\? .*favordynmods' /proc/self/mountinfo; then
@@ -44,6 +45,19 @@ if [ "$(id -u)" = 0 ]; then
 else
   skip "not root" "as root the capsule user maps to the dedicated range"
 fi
+# --spawner: made as worldd serve makes each capsule (supervisor/spawner.h):
+# as root with the shared network namespace and the template mount namespace
+run echo --spawner --summary
+is "$rc" 0 "--spawner: echo exits 0"
+is "$out" '{"args":"{\"a\":[1,\"x\"]}","argc":10}' "--spawner: the same output"
+if [ "$(id -u)" = 0 ]; then
+  like "$err" "mounts: template \(root moved over it\)" "--spawner as root: cloned from the template mount namespace"
+  like "$err" "net: shared empty namespace" "--spawner as root: the shared empty network namespace"
+else
+  like "$err" "mounts: caller's copied" "--spawner unprivileged: no template (root only)"
+fi
+run "syscall keyctl" --spawner
+is "$err" "worldd run: syscall denied: keyctl; capsule killed" "--spawner: a denied syscall is named as without it (exit $rc)"
 printf '{"b":true}' > "$T/in.json"
 printf 'echo\n' > "$T/main.ail"
 run_capture out err rc "$WORLDD" run --ailang-bin "$FIX" --source "$T/main.ail" --input-file "$T/in.json"

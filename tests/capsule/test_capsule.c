@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,6 +136,192 @@ static int inside_agent(const struct capsule_ctx *ctx, void *arg)
 		if (write(3, line, (size_t)l) != l) return 44;
 	}
 	return 0;
+}
+
+
+/* ---- the template mount namespace (capsule_mount_template) ---- */
+
+/* Start one capsule of `cmd` with stdout into a pipe; its output, whether
+ * it was cloned from the template, and (while it runs, for "sleep") its
+ * mountinfo as the host sees it. */
+struct direct { char out[4096]; bool tmpl; int mounts; bool only_capsule_mounts; char first_bad[256]; int rc; };
+static void run_direct(const char *cmd, int memfd, struct direct *d)
+{
+	memset(d, 0, sizeof *d);
+	d->rc = -1;
+	struct capsule_file files[] = { { "host/capsule/main.ail", cmd, strlen(cmd) }, { "args.json", "\"{}\"", 4 },
+	                                { ".capsule-cache/", NULL, 0 } };
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) return;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct capsule_spec spec = { .profile = capsule_profile_find("transition"), .interp_fd = memfd, .files = files,
+	                             .nfiles = 3, .stdin_fd = null, .stdout_fd = p[1], .stderr_fd = null };
+	struct capsule_handle h;
+	struct world_err err;
+	if (capsule_start(&spec, &h, &err) < 0) {
+		snprintf(d->first_bad, sizeof d->first_bad, "start: %.200s", err.msg);
+		close(p[0]);
+		close(p[1]);
+		if (null >= 0) close(null);
+		return;
+	}
+	close(p[1]);
+	if (null >= 0) close(null);
+	d->tmpl = h.mount_template;
+	char path[64], line[1024];
+	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)h.pid);
+	FILE *f = fopen(path, "r");
+	d->only_capsule_mounts = f != NULL;
+	while (f && fgets(line, sizeof line, f)) {
+		d->mounts++;
+		/* "... - FSTYPE SOURCE OPTIONS": only the capsule's own tmpfs mounts */
+		char *dash = strstr(line, " - "), fstype[64] = "", source[128] = "";
+		if (!dash || sscanf(dash + 3, "%63s %127s", fstype, source) != 2 || strcmp(fstype, "tmpfs") != 0 ||
+		    (strcmp(source, "capsule") != 0 && strcmp(source, "capsule-cache") != 0)) {
+			if (d->only_capsule_mounts) snprintf(d->first_bad, sizeof d->first_bad, "%.200s", line);
+			d->only_capsule_mounts = false;
+		}
+	}
+	if (f) fclose(f);
+	if (strncmp(cmd, "sleep", 5) == 0) capsule_kill(&h);
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(p[0], d->out + got, sizeof d->out - 1 - got)) > 0) got += (size_t)n;
+	close(p[0]);
+	struct capsule_report rep;
+	d->rc = capsule_finish(&h, &rep, &err) == 0 && (rep.exited || rep.killed) ? 0 : -1;
+}
+
+struct thread_start { int memfd; bool private_fs; struct direct d; };
+static void *start_from_thread(void *a)
+{
+	struct thread_start *t = a;
+	if (t->private_fs && capsule_thread_private_fs() < 0) return NULL;
+	run_direct("echo", t->memfd, &t->d);
+	return NULL;
+}
+
+static void test_mount_template(int memfd)
+{
+	struct world_err err = { 0, "" };
+	if (geteuid() != 0) {
+		ok(capsule_mount_template(true, &err) < 0 && err.code == WX_SETUP && strstr(err.msg, "needs root"),
+		   "unprivileged: no template mount namespace (%s)", err.msg);
+		struct direct d;
+		run_direct("echo", memfd, &d);
+		ok(d.rc == 0 && !d.tmpl, "unprivileged capsules copy the caller's mount table (and run)");
+		return;
+	}
+	/* control: the old way, and what this process itself sees */
+	struct direct old, now;
+	run_direct("sleep", memfd, &old);
+	ok(old.rc == 0 && !old.tmpl, "without the template the capsule is cloned from this process's mount table");
+	ok(old.only_capsule_mounts, "... and after its detach only the capsule's own mounts are left (%d)", old.mounts);
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int own = 0, own_other = 0;
+	char line[1024];
+	while (f && fgets(line, sizeof line, f)) {
+		own++;
+		if (!strstr(line, " - tmpfs capsule ")) own_other++;
+	}
+	if (f) fclose(f);
+	ok(own_other > 0, "control: the same reading of this process's mountinfo sees host mounts (%d of %d)", own_other, own);
+
+	ok(capsule_mount_template(true, &err) == 0, "capsule_mount_template(true): %s", err.msg);
+	ok(capsule_mount_template(true, &err) == 0, "a second capsule_mount_template(true) keeps the same template");
+	char cwd_before[4096] = "", cwd_after[4096] = "";
+	ok(chdir("/tmp") == 0 && getcwd(cwd_before, sizeof cwd_before) != NULL, "chdir /tmp");
+	sigset_t blk, before, after;
+	sigemptyset(&blk);
+	sigaddset(&blk, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &blk, &before);
+	pthread_sigmask(SIG_BLOCK, NULL, &before);
+	run_direct("sleep", memfd, &now);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	ok(now.rc == 0 && now.tmpl, "the only thread of its filesystem context clones from the template (%s)", now.first_bad);
+	ok(now.only_capsule_mounts, "its namespace holds only the capsule's own mounts (%s)", now.first_bad);
+	is_int(now.mounts, old.mounts, "as many mounts as the old way shows (the template's root is out of reach)");
+	ok(getcwd(cwd_after, sizeof cwd_after) != NULL && strcmp(cwd_after, cwd_before) == 0,
+	   "the caller's working directory is back (%s)", cwd_after);
+	ok(memcmp(&before, &after, sizeof before) == 0 && sigismember(&after, SIGUSR1) && !sigismember(&after, SIGTERM),
+	   "the caller's signal mask is back (SIGUSR1 still blocked, nothing more)");
+	pthread_sigmask(SIG_UNBLOCK, &blk, NULL);
+	char own_ns[128] = "", back_ns[128] = "";
+	ok(readlink("/proc/self/ns/mnt", own_ns, sizeof own_ns - 1) > 0, "this thread's mount namespace: %s", own_ns);
+	/* control: entering a mount namespace and coming back, without
+	 * putting the working directory back, leaves the thread at / */
+	int self = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	ok(self >= 0 && setns(self, CLONE_NEWNS) == 0 && getcwd(cwd_after, sizeof cwd_after) && strcmp(cwd_after, "/") == 0,
+	   "control: a setns round trip alone leaves the working directory at / (%s)", cwd_after);
+	if (self >= 0) close(self);
+	ok(readlink("/proc/self/ns/mnt", back_ns, sizeof back_ns - 1) > 0 && strcmp(own_ns, back_ns) == 0,
+	   "the caller stayed in its own mount namespace");
+	ok(chdir(cwd_before) == 0, "back to %s", cwd_before);
+
+	/* the same posture from inside */
+	struct direct post;
+	run_direct("posture", memfd, &post);
+	json_t *pj = json_loads(post.out, 0, NULL);
+	ok(post.rc == 0 && post.tmpl && pj, "posture from a template capsule: %s", post.out);
+	is_int(json_integer_value(json_object_get(pj, "proc")), 0, "template: no /proc in the capsule");
+	is_int(json_integer_value(json_object_get(pj, "etc")), 0, "template: no host /etc in the capsule");
+	is_int(json_array_size(json_object_get(pj, "fds")), 3, "template: exactly fds 0,1,2");
+	is_int(json_integer_value(json_object_get(pj, "uid")), CAPSULE_INSIDE_ID, "template: inside uid is 1000");
+	is_int(json_integer_value(json_object_get(pj, "cap_eff")), 0, "template: no effective capabilities");
+	is_int(json_integer_value(json_object_get(pj, "seccomp")), 2, "template: seccomp mode is filter");
+	is_int(json_integer_value(json_object_get(pj, "pid")), 1, "template: pid 1 of its own pid namespace");
+	json_decref(pj);
+
+	/* threads: one sharing this filesystem context starts the old way, one
+	 * with its own (capsule_thread_private_fs) from the template */
+	struct thread_start ts[2] = { { memfd, false, { .rc = -1 } }, { memfd, true, { .rc = -1 } } };
+	pthread_t th;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th, NULL, start_from_thread, &ts[i]) == 0) pthread_join(th, NULL);
+	ok(ts[0].d.rc == 0 && !ts[0].d.tmpl && strstr(ts[0].d.out, "\"args\""),
+	   "a thread sharing the filesystem context starts the old way, and runs");
+	ok(ts[1].d.rc == 0 && ts[1].d.tmpl && strstr(ts[1].d.out, "\"args\""),
+	   "a thread with its own (capsule_thread_private_fs) clones from the template, and runs");
+
+	/* a chrooted process is refused the template: setns would lose its root */
+	for (int chrooted = 0; chrooted < 2; chrooted++) {
+		int pp[2];
+		if (pipe(pp) < 0) break;
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(pp[0]);
+			char dir[] = "/tmp/world-tmpl-chroot.XXXXXX", sub[300];
+			struct world_err e = { 0, "" };
+			int rc = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+			         mkdtemp(dir) != NULL ? 0 : -1;
+			if (rc == 0 && chrooted) {
+				snprintf(sub, sizeof sub, "%s/proc", dir);
+				rc = mkdir(sub, 0755) == 0 && mount("/proc", sub, NULL, MS_BIND | MS_REC, NULL) == 0 ? 0 : -1;
+				snprintf(sub, sizeof sub, "%s/tmp", dir);
+				if (rc == 0) rc = mkdir(sub, 01777) == 0 && chroot(dir) == 0 && chdir("/") == 0 ? 0 : -1;
+			}
+			if (rc < 0) snprintf(e.msg, sizeof e.msg, "test setup: %s", strerror(errno));
+			else rc = capsule_mount_template(false, &e) == 0 && capsule_mount_template(true, &e) == 0 ? 0 : -1;
+			dprintf(pp[1], "%d %s", rc, rc == 0 ? "" : e.msg);
+			_exit(0);
+		}
+		close(pp[1]);
+		char msg[1200] = "";
+		ssize_t n = read(pp[0], msg, sizeof msg - 1);
+		msg[n > 0 ? n : 0] = 0;
+		close(pp[0]);
+		waitpid(pid, NULL, 0);
+		if (chrooted)
+			ok(strncmp(msg, "-1 ", 3) == 0 && strstr(msg, "chrooted"), "a chrooted process is refused the template: %s",
+			   msg + 3);
+		else
+			ok(strcmp(msg, "0 ") == 0, "control: the same process not chrooted gets one (%s)", msg);
+	}
+
+	ok(capsule_mount_template(false, &err) == 0, "capsule_mount_template(false)");
+	struct direct off;
+	run_direct("echo", memfd, &off);
+	ok(off.rc == 0 && !off.tmpl, "with the template off capsules copy the caller's mount table again");
 }
 
 int main(void)
@@ -473,6 +661,7 @@ int main(void)
 	} else {
 		ok(capsule_netns_share(true, &err) < 0 && err.code == WX_SETUP, "unprivileged: no shared namespace");
 	}
+	test_mount_template(memfd);
 	close(memfd);
 	is_int(count_fds(), fds0, "no fd leaked by the capsule API");
 	/* At exit (and on SIGINT/SIGTERM/SIGHUP with capsule_cleanup_on_signals)

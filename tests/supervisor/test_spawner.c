@@ -372,6 +372,12 @@ static void start_twice(void)
 	is_str(comm, "world-spawner", "its name is world-spawner");
 	if (geteuid() == 0) ok(a.shared_netns, "as root its capsules share one network namespace (info.shared_netns)");
 	else ok(!a.shared_netns, "unprivileged its capsules have their own network namespaces (info.shared_netns off)");
+	if (geteuid() == 0)
+		ok(a.mount_template && !a.template_error[0],
+		   "as root its capsules are cloned from the template mount namespace (info.mount_template)%s%s",
+		   a.template_error[0] ? ": " : "", a.template_error);
+	else
+		ok(!a.mount_template, "unprivileged its capsules copy its mount table (info.mount_template off)");
 	diag("spawner: pid %d, %u stale groups swept%s%s", (int)a.pid, a.swept, a.sweep_error[0] ? ": " : "",
 	     a.sweep_error);
 	sp_pid = a.pid;
