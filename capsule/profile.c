@@ -610,7 +610,13 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 		        "                   capsule without symlinks and required to be the same inode\n", p->worktree_mount);
 	fprintf(out, "  staged:");
 	for (const char *const *s = p->staged; s && *s; s++) fprintf(out, " %s", *s);
-	fprintf(out, "\n  old root detached; no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");
+	if (p->devices || p->worktree_mount)
+		fprintf(out, "\n  no other host mount: the old root is detached (a profile with device nodes or a\n"
+		        "  worktree is never cloned from the template mount namespace)\n");
+	else
+		fprintf(out, "\n  no host mount: the old root is detached, or never copied (cloned from the template\n"
+		        "  mount namespace, root capsule makers that keep one: docs/security.md)\n");
+	fprintf(out, "  no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");
 	fprintf(out, "\n[rlimits]\n");
 	for (size_t i = 0; rlimit_rows[i].name; i++)
 		fprintf(out, "  %-16s %llu\n", rlimit_rows[i].name, (unsigned long long)rlimit_value(p, (int)i));
