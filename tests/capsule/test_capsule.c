@@ -286,14 +286,13 @@ static void test_mount_template(int memfd)
 	/* a chrooted process is refused the template: setns would lose its root */
 	for (int chrooted = 0; chrooted < 2; chrooted++) {
 		int pp[2];
-		if (pipe(pp) < 0) break;
+		char dir[] = "/tmp/world-tmpl-chroot.XXXXXX", sub[300];
+		if (!mkdtemp(dir) || pipe(pp) < 0) break;
 		pid_t pid = fork();
 		if (pid == 0) {
 			close(pp[0]);
-			char dir[] = "/tmp/world-tmpl-chroot.XXXXXX", sub[300];
 			struct world_err e = { 0, "" };
-			int rc = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-			         mkdtemp(dir) != NULL ? 0 : -1;
+			int rc = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 ? 0 : -1;
 			if (rc == 0 && chrooted) {
 				snprintf(sub, sizeof sub, "%s/proc", dir);
 				rc = mkdir(sub, 0755) == 0 && mount("/proc", sub, NULL, MS_BIND | MS_REC, NULL) == 0 ? 0 : -1;
@@ -311,6 +310,12 @@ static void test_mount_template(int memfd)
 		msg[n > 0 ? n : 0] = 0;
 		close(pp[0]);
 		waitpid(pid, NULL, 0);
+		/* its bind of /proc went with its mount namespace */
+		snprintf(sub, sizeof sub, "%s/proc", dir);
+		rmdir(sub);
+		snprintf(sub, sizeof sub, "%s/tmp", dir);
+		rmdir(sub);
+		ok(rmdir(dir) == 0, "the chroot directory %s is removed", dir);
 		if (chrooted)
 			ok(strncmp(msg, "-1 ", 3) == 0 && strstr(msg, "chrooted"), "a chrooted process is refused the template: %s",
 			   msg + 3);
