@@ -1538,9 +1538,9 @@ out:
 
 const char *const capsule_phase_names[CAPSULE_T_COUNT] = {
 	"prepare (filter, cgroup groups)", "clone3 (namespaces, pidfd)", "id maps",
-	"cgroup attach (overlaps child setup)", "child: identity, cgroup ns", "child: mounts, tmpfs root, pivot_root",
+	"cgroup attach (overlaps child setup)", "child: identity, cgroup ns", "child: mounts, tmpfs root, new root",
 	"child: fds, rlimits", "child: capabilities, no_new_privs", "child: landlock",
-	"child: seccomp", "listener handover", "wait for the exit, reap (capsule_finish)",
+	"child: seccomp", "listener handover", "exit and reap (in capsule_finish)",
 	"finish (cgroup check and release)",
 };
 
