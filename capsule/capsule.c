@@ -853,7 +853,7 @@ struct child_plan {
 	struct sock_fprog prog;
 	int ll_abi;
 	bool root_mode;
-	const char *mnt;        /* where the new root is mounted before pivot_root */
+	const char *mnt;        /* where the new root is mounted before pivot_root (or the move, in the template) */
 	bool in_template;       /* cloned from the template mount namespace: move + chroot, nothing to detach */
 	int go_fd, err_fd;      /* as inherited, before renumbering */
 	int go_peer, ep_peer;   /* the parent's ends, closed first thing in the child */
@@ -1102,7 +1102,8 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	 * capsule's own (the parent attaches us meanwhile; see 'C' below). */
 	if (p->namespaces & CLONE_NEWCGROUP) CHECK(unshare(CLONE_NEWCGROUP) == 0, "unshare cgroup namespace");
 	c->ts[0] = now_ns();
-	/* 2. mounts: private; tmpfs root with the staged files; pivot_root */
+	/* 2. mounts: private; tmpfs root with the staged files; pivot_root (or,
+	 * from the template mount namespace, a move over its root) */
 	if (!c->in_template) /* the template's one mount is private already */
 		CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
 	int wt_tree = c->wt_tree;
