@@ -252,12 +252,15 @@ static struct cg_where cg_cache[2];
  * limit-hit counters (which cannot be reset) are read when a group is taken,
  * so a report compares against that baseline.
  *
- * Groups are named world-capsule-<pid>-<start>-<n> after the process that
- * made them (pid, and its start time in clock ticks since boot from
- * /proc/PID/stat), so that a later process can tell the groups of a dead
- * maker (SIGKILL leaves them) from those of a live one whose pid matches:
- * capsule_cgroups_sweep. The pool is removed at exit (atexit) and, once
- * capsule_cleanup_on_signals was called, on SIGINT/SIGTERM/SIGHUP. */
+ * Groups are named world-capsule-<pid>-<start>-<n>-ns<pidns> after the
+ * process that made them (pid, its start time in clock ticks since boot
+ * from /proc/PID/stat, and the inode of its pid namespace), so that a later
+ * process can tell the groups of a dead maker (SIGKILL leaves them) from
+ * those of a live one whose pid matches: capsule_cgroups_sweep. A pid means
+ * something only in its own pid namespace, and a container in another one
+ * may share the directory: such groups are never judged. The pool is
+ * removed at exit (atexit) and, once capsule_cleanup_on_signals was
+ * called, on SIGINT/SIGTERM/SIGHUP. */
 enum { CG_FREE, CG_IDLE, CG_BUSY, CG_RELEASING };
 /* The files of a group a capsule reads or writes, each opened at its first
  * use and kept while the capsule holds the group (read again with pread at
@@ -281,6 +284,7 @@ static struct cg_slot cg_pool[2][CG_POOL];
 static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t cg_owner;                  /* the process the pool belongs to (atomic) */
 static unsigned long long cg_owner_start;
+static unsigned long long cg_owner_pidns; /* its pid namespace's inode (0: unknown) */
 static bool cg_swept;
 
 /* Start time of pid (clock ticks since boot, field 22 of /proc/PID/stat),
@@ -351,6 +355,8 @@ static void cg_own_locked(void)
 		for (int i = 0; i < CG_POOL; i++)
 			for (int k = 0; k < CGF_N; k++) cg_pool[ci][i].fd[k] = -1;
 	cg_owner_start = proc_start_time(me);
+	struct stat ns;
+	cg_owner_pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
 	cg_swept = false;
 	__atomic_store_n(&cg_owner, me, __ATOMIC_RELEASE);
 	if (!registered && atexit(cg_release_atexit) == 0) registered = true;
@@ -410,8 +416,8 @@ static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_
 	unsigned long seq = __atomic_add_fetch(&capsule_seq, 1, __ATOMIC_RELAXED);
 	s->limit = 0;
 	if (w->v2_rc == 0 &&
-	    (size_t)snprintf(s->dir, sizeof s->dir, "%s/world-capsule-%d-%llu-%lu", w->v2base, (int)cg_owner,
-	                     cg_owner_start, seq) < sizeof s->dir && mkdir(s->dir, 0755) == 0) {
+	    (size_t)snprintf(s->dir, sizeof s->dir, "%s/world-capsule-%d-%llu-%lu-ns%llu", w->v2base, (int)cg_owner,
+	                     cg_owner_start, seq, cg_owner_pidns) < sizeof s->dir && mkdir(s->dir, 0755) == 0) {
 		s->kind = CAPSULE_CG_V2;
 		if (cg_set_limit(s, mem, limit) == 0) {
 			s->limit = limit;
@@ -424,8 +430,8 @@ static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_
 		note_append(h, "%s: %s", controller, "no usable cgroup hierarchy");
 		return -1;
 	}
-	if ((size_t)snprintf(s->dir, sizeof s->dir, "%s%s/world-capsule-%d-%llu-%lu", w->v1mnt, w->v1grp,
-	                     (int)cg_owner, cg_owner_start, seq) >= sizeof s->dir) {
+	if ((size_t)snprintf(s->dir, sizeof s->dir, "%s%s/world-capsule-%d-%llu-%lu-ns%llu", w->v1mnt, w->v1grp,
+	                     (int)cg_owner, cg_owner_start, seq, cg_owner_pidns) >= sizeof s->dir) {
 		note_append(h, "%s: %s", controller, "cgroup path too long");
 		return -1;
 	}
@@ -769,9 +775,15 @@ int capsule_cleanup_on_signals(void)
 	return installed;
 }
 
-/* Remove the stale groups in one directory: world-capsule-<pid>-<start>-<n>
- * whose maker (pid with that start time) is gone, and the older
- * world-capsule-<pid>-<n> whose pid is gone. */
+/* Remove the stale groups in one directory: world-capsule-<pid>-<start>-
+ * <n>-ns<pidns> of this pid namespace whose maker (pid with that start
+ * time) is gone, killing what is left in them; groups of another pid
+ * namespace are not touched (their pids are not ours to look up, and the
+ * processes in them may be another container's live capsules). The names
+ * of earlier versions carry no namespace, world-capsule-<pid>-<start>-<n>
+ * and world-capsule-<pid>-<n>: one whose pid looks gone is removed only if
+ * it is empty already (rmdir refuses a busy group); nothing in it is
+ * killed. */
 static void sweep_dir(const char *base, unsigned *removed, struct world_err *err)
 {
 	DIR *d = opendir(base);
@@ -780,12 +792,17 @@ static void sweep_dir(const char *base, unsigned *removed, struct world_err *err
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "world-capsule-", 14) != 0) continue;
 		int pid = 0, used = 0;
-		unsigned long long start = 0;
+		unsigned long long start = 0, pidns = 0;
 		unsigned long seq = 0;
 		const char *rest = e->d_name + 14;
-		bool alive;
-		if (sscanf(rest, "%d-%llu-%lu%n", &pid, &start, &seq, &used) == 3 && rest[used] == 0 && pid > 0) {
+		bool alive, this_ns = false;
+		if (sscanf(rest, "%d-%llu-%lu-ns%llu%n", &pid, &start, &seq, &pidns, &used) == 4 && rest[used] == 0 &&
+		    pid > 0) {
+			if (cg_owner_pidns == 0 || pidns != cg_owner_pidns) continue; /* another pid namespace's */
 			if (pid == (int)cg_owner && start == cg_owner_start) continue; /* ours */
+			this_ns = true;
+			alive = proc_start_time(pid) == start;
+		} else if (sscanf(rest, "%d-%llu-%lu%n", &pid, &start, &seq, &used) == 3 && rest[used] == 0 && pid > 0) {
 			alive = proc_start_time(pid) == start;
 		} else if (sscanf(rest, "%d-%lu%n", &pid, &seq, &used) == 2 && rest[used] == 0 && pid > 0) {
 			alive = kill(pid, 0) == 0 || errno == EPERM;
@@ -795,9 +812,15 @@ static void sweep_dir(const char *base, unsigned *removed, struct world_err *err
 		if (alive) continue;
 		char path[1100];
 		if ((size_t)snprintf(path, sizeof path, "%s/%s", base, e->d_name) >= sizeof path) continue;
+		if (!this_ns) {
+			/* No namespace in the name: remove it only if empty. */
+			if (rmdir(path) == 0) (*removed)++;
+			continue;
+		}
 		/* Its capsules die with their maker (PR_SET_PDEATHSIG) but may
 		 * still be exiting: kill whatever is left in the group (orphans of
-		 * a dead maker) and wait up to half a second for it to empty. */
+		 * a dead maker of this pid namespace) and wait up to half a second
+		 * for it to empty. */
 		int rc = -1;
 		for (int k = 0; k < 100; k++) {
 			if ((rc = rmdir(path)) == 0 || errno != EBUSY) break;

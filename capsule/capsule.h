@@ -15,11 +15,12 @@
  * `inside`), and the shared state (the cgroup pool, the filter cache, the
  * shared network namespace) has its own short locks.
  *
- * Cgroups: the groups (world-capsule-<pid>-<start>-<n>, below the caller's
- * own) are pooled per process and reused by later capsules once checked
- * empty; they are removed at exit, and on SIGINT/SIGTERM/SIGHUP after
- * capsule_cleanup_on_signals(). Groups a SIGKILLed maker left are removed
- * by the next process's first capsule (capsule_cgroups_sweep).
+ * Cgroups: the groups (world-capsule-<pid>-<start>-<n>-ns<pidns>, below the
+ * caller's own) are pooled per process and reused by later capsules once
+ * checked empty; they are removed at exit, and on SIGINT/SIGTERM/SIGHUP
+ * after capsule_cleanup_on_signals(). Groups a SIGKILLed maker left are
+ * removed by the next process's first capsule of the same pid namespace
+ * (capsule_cgroups_sweep; another namespace's groups are never touched).
  *
  * The capsule's mount namespace is released after the reap by a thread of
  * this library (started at the first capsule, with a file table of its own:
@@ -184,7 +185,10 @@ int capsule_thread_private_fs(void);
 
 /* Remove the capsule cgroups whose maker is dead (its pid gone, or reused
  * by a process with another start time), in the directories this process
- * makes its own in (below its own memory and pids groups). Runs once by
+ * makes its own in (below its own memory and pids groups): the groups of
+ * this pid namespace, killing what is left in them; groups named by an
+ * earlier version (no namespace in the name) only when already empty; the
+ * groups of another pid namespace never. Runs once by
  * itself at a process's first capsule_start; a daemon calls it at start-up.
  * *removed (may be NULL) counts the groups removed. Returns 0, or -1 with
  * WX_IO naming the first stale group that could not be removed. */

@@ -234,7 +234,9 @@ static void test_mount_template(int memfd)
 	sigset_t blk, before, after;
 	sigemptyset(&blk);
 	sigaddset(&blk, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &blk, &before);
+	sigemptyset(&before);
+	sigemptyset(&after);
+	pthread_sigmask(SIG_BLOCK, &blk, NULL);
 	pthread_sigmask(SIG_BLOCK, NULL, &before);
 	run_direct("sleep", memfd, &now);
 	pthread_sigmask(SIG_BLOCK, NULL, &after);
@@ -243,7 +245,9 @@ static void test_mount_template(int memfd)
 	is_int(now.mounts, old.mounts, "as many mounts as the old way shows (the template's root is out of reach)");
 	ok(getcwd(cwd_after, sizeof cwd_after) != NULL && strcmp(cwd_after, cwd_before) == 0,
 	   "the caller's working directory is back (%s)", cwd_after);
-	ok(memcmp(&before, &after, sizeof before) == 0 && sigismember(&after, SIGUSR1) && !sigismember(&after, SIGTERM),
+	int mask_same = 1; /* the kernel fills only the first 64 bits of a sigset_t */
+	for (int sig = 1; sig < NSIG; sig++) mask_same &= sigismember(&before, sig) == sigismember(&after, sig);
+	ok(mask_same && sigismember(&after, SIGUSR1) && !sigismember(&after, SIGTERM),
 	   "the caller's signal mask is back (SIGUSR1 still blocked, nothing more)");
 	pthread_sigmask(SIG_UNBLOCK, &blk, NULL);
 	char own_ns[128] = "", back_ns[128] = "";
@@ -613,21 +617,66 @@ int main(void)
 			if (k) ppstart = v;
 			else mystart = v;
 		}
-		snprintf(stale1, sizeof stale1, "%s/world-capsule-%d-%llu-1", parent, (int)dead, mystart);
-		snprintf(stale2, sizeof stale2, "%s/world-capsule-%d-%llu-1", parent, (int)getppid(), ppstart + 1);
+		struct stat nsst;
+		unsigned long long ns = stat("/proc/self/ns/pid", &nsst) == 0 ? (unsigned long long)nsst.st_ino : 0;
+		unsigned long long other = ns + 1000003; /* no pid namespace of ours */
+		snprintf(stale1, sizeof stale1, "%s/world-capsule-%d-%llu-1-ns%llu", parent, (int)dead, mystart, ns);
+		snprintf(stale2, sizeof stale2, "%s/world-capsule-%d-%llu-1-ns%llu", parent, (int)getppid(), ppstart + 1, ns);
 		snprintf(legacy, sizeof legacy, "%s/world-capsule-%d-7", parent, (int)dead);
-		snprintf(live, sizeof live, "%s/world-capsule-%d-%llu-1", parent, (int)getppid(), ppstart);
-		ok(mkdir(stale1, 0755) == 0 && mkdir(stale2, 0755) == 0 && mkdir(legacy, 0755) == 0 && mkdir(live, 0755) == 0,
-		   "control: four groups named after makers made by hand (%s)", strerror(errno));
+		snprintf(live, sizeof live, "%s/world-capsule-%d-%llu-1-ns%llu", parent, (int)getppid(), ppstart, ns);
+		char prev[400], foreign[400];
+		snprintf(prev, sizeof prev, "%s/world-capsule-%d-%llu-2", parent, (int)dead, mystart);
+		snprintf(foreign, sizeof foreign, "%s/world-capsule-%d-%llu-1-ns%llu", parent, (int)dead, mystart, other);
+		ok(ns > 0 && mkdir(stale1, 0755) == 0 && mkdir(stale2, 0755) == 0 && mkdir(legacy, 0755) == 0 &&
+		   mkdir(live, 0755) == 0 && mkdir(prev, 0755) == 0 && mkdir(foreign, 0755) == 0,
+		   "control: six groups named after makers made by hand (%s)", strerror(errno));
+		/* and three busy ones, each holding a sleeping process, named after
+		 * the dead maker: of this pid namespace (the control: its process
+		 * is killed), of another one, and without a namespace */
+		char busy[3][400];
+		pid_t sleeper[3];
+		const char *busy_what[3] = { "this pid namespace's", "another pid namespace's", "an earlier version's" };
+		snprintf(busy[0], sizeof busy[0], "%s/world-capsule-%d-%llu-3-ns%llu", parent, (int)dead, mystart, ns);
+		snprintf(busy[1], sizeof busy[1], "%s/world-capsule-%d-%llu-3-ns%llu", parent, (int)dead, mystart, other);
+		snprintf(busy[2], sizeof busy[2], "%s/world-capsule-%d-%llu-3", parent, (int)dead, mystart);
+		for (int b = 0; b < 3; b++) {
+			sleeper[b] = fork();
+			if (sleeper[b] == 0) {
+				for (;;) pause();
+			}
+			char procs[1300], num[32];
+			snprintf(procs, sizeof procs, "%s/cgroup.procs", busy[b]);
+			snprintf(num, sizeof num, "%d", (int)sleeper[b]);
+			int fd = mkdir(busy[b], 0755) == 0 ? open(procs, O_WRONLY | O_CLOEXEC) : -1;
+			ok(fd >= 0 && write(fd, num, strlen(num)) == (ssize_t)strlen(num), "a sleeping process in %s dead maker's group",
+			   busy_what[b]);
+			if (fd >= 0) close(fd);
+		}
 		unsigned removed = 0;
 		ok(capsule_cgroups_sweep(&removed, &err) == 0, "capsule_cgroups_sweep: %s", err.msg);
 		ok(stat(stale1, &st) < 0 && errno == ENOENT, "a group of a dead pid is removed");
 		ok(stat(stale2, &st) < 0 && errno == ENOENT, "a group of a live pid with another start time is removed (pid reused)");
-		ok(stat(legacy, &st) < 0 && errno == ENOENT, "an old-style world-capsule-PID-N group of a dead pid is removed");
+		ok(stat(legacy, &st) < 0 && errno == ENOENT, "an old-style world-capsule-PID-N group of a dead pid is removed (empty)");
+		ok(stat(prev, &st) < 0 && errno == ENOENT, "a world-capsule-PID-START-N group (no namespace) of a dead pid is removed (empty)");
+		ok(stat(foreign, &st) == 0, "the same dead maker's group named with another pid namespace stays (not ours to judge)");
 		ok(stat(live, &st) == 0, "a group of a live maker (pid and start time match) stays");
 		ok(stat(memdir, &st) == 0, "this process's own pooled group stays");
-		ok(removed >= 3, "the sweep counts what it removed (%u)", removed);
+		ok(removed >= 5, "the sweep counts what it removed (%u)", removed);
+		int st0;
+		ok(waitpid(sleeper[0], &st0, WNOHANG) == sleeper[0] && WIFSIGNALED(st0) && WTERMSIG(st0) == SIGKILL &&
+		   stat(busy[0], &st) < 0, "control: the process in this pid namespace's dead maker's group is killed, the group removed");
+		for (int b = 1; b < 3; b++)
+			ok(kill(sleeper[b], 0) == 0 && waitpid(sleeper[b], NULL, WNOHANG) == 0 && stat(busy[b], &st) == 0,
+			   "the process in %s dead maker's group is not killed, the group stays", busy_what[b]);
+		for (int b = 0; b < 3; b++) {
+			if (b > 0) {
+				kill(sleeper[b], SIGKILL);
+				waitpid(sleeper[b], NULL, 0);
+			}
+			for (int k = 0; k < 100 && rmdir(busy[b]) < 0 && errno == EBUSY; k++) usleep(5000);
+		}
 		rmdir(live);
+		rmdir(foreign);
 	}
 
 	/* ---- setup error: one line naming the step ---- */
