@@ -48,9 +48,13 @@ struct dctx {
 	struct dreader *all;             /* every handle, closed at shutdown */
 };
 
+struct dhdr; /* a request's headers and arguments, copied for a call worker */
+
 struct dreq {
 	struct dctx *d;
-	struct MHD_Connection *conn;
+	struct MHD_Connection *conn;     /* NULL on a call worker: hdrs holds the copies */
+	const struct dhdr *hdrs;
+	size_t nhdrs;
 	const char *method;              /* "GET", "POST", ... */
 	const char *path;                /* decoded URL path, no query */
 	const char *body;                /* NUL-terminated for convenience */

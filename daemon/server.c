@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -134,13 +135,31 @@ const char *dclass_of_store(int code)
 
 /* ---- request access ---- */
 
+/* A header or argument copied off a suspended connection (call workers
+ * never touch the connection itself). */
+struct dhdr {
+	int header;   /* 1 header (names compared without case), 0 query argument */
+	char *name, *value;
+};
+
+static const char *copied(const struct dreq *rq, int header, const char *name)
+{
+	for (size_t i = 0; i < rq->nhdrs; i++)
+		if (rq->hdrs[i].header == header &&
+		    (header ? strcasecmp(rq->hdrs[i].name, name) == 0 : strcmp(rq->hdrs[i].name, name) == 0))
+			return rq->hdrs[i].value;
+	return NULL;
+}
+
 const char *dreq_header(const struct dreq *rq, const char *name)
 {
+	if (!rq->conn) return copied(rq, 1, name);
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
 const char *dreq_arg(const struct dreq *rq, const char *name)
 {
+	if (!rq->conn) return copied(rq, 0, name);
 	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
@@ -308,6 +327,16 @@ struct dconn {
 	size_t seen;         /* body bytes received, kept or not */
 	int too_large;       /* over limit: the rest is dropped, then 413 */
 	int responded;       /* a response was queued */
+	/* A request handed to a call worker (see "the call workers"): */
+	atomic_int answered; /* the worker has put its response below */
+	struct MHD_Connection *conn;
+	struct dctx *d;
+	char method[16], path[2048];
+	struct dhdr *hdrs;
+	size_t nhdrs, hcap;
+	struct dresp resp;
+	char invocation_id[256], note[128], timing[128];
+	struct dconn *next;  /* in the workers' queue */
 };
 
 static atomic_int inflight;
@@ -392,6 +421,144 @@ static enum MHD_Result early(struct MHD_Connection *conn, const char *method, co
 	return send_resp(conn, method, url, &r, dc, "", NULL, NULL);
 }
 
+/* ---- the call workers ------------------------------------------------
+ * libmicrohttpd's own threads must never block (its manual, "Flow
+ * control"): each connection is served by one of them, so a call waiting
+ * for its capsule there held up every other connection of that thread
+ * (measured with bench/daemon_bench's clients: 5 of 8, and 11 of 16,
+ * connections on one thread, their calls run one after another). So a POST
+ * (a call: MCP, A2A, replay), once its body is in, is handed to a pool of
+ * `capacity` call workers: the connection is suspended, its headers and
+ * arguments are copied, a worker runs the route and stores the response,
+ * then resumes the connection; libmicrohttpd calls on_request once more,
+ * which queues the stored response. GET routes (reads, health, the card)
+ * answer at once on the HTTP threads. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct dconn *head, *tail;
+	int stopping;
+	unsigned n;
+	pthread_t t[64];
+} workers = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, { 0 } };
+
+static void dispatch(struct dreq *rq, struct dresp *r);
+
+static void worker_answer(struct dconn *dc)
+{
+	struct dreq rq = { .d = dc->d, .conn = NULL, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs, .method = dc->method,
+	                   .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len };
+	dispatch(&rq, &dc->resp);
+	memcpy(dc->invocation_id, rq.invocation_id, sizeof dc->invocation_id);
+	memcpy(dc->note, rq.note, sizeof dc->note);
+	memcpy(dc->timing, rq.timing, sizeof dc->timing);
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&workers.mu);
+	for (;;) {
+		while (!workers.head && !workers.stopping) pthread_cond_wait(&workers.cv, &workers.mu);
+		struct dconn *dc = workers.head;
+		if (!dc) break; /* stopping, and nothing left */
+		workers.head = dc->next;
+		if (!workers.head) workers.tail = NULL;
+		int stopping = workers.stopping;
+		pthread_mutex_unlock(&workers.mu);
+		if (stopping) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
+		else worker_answer(dc);
+		atomic_store(&dc->answered, 1);
+		MHD_resume_connection(dc->conn);
+		pthread_mutex_lock(&workers.mu);
+	}
+	pthread_mutex_unlock(&workers.mu);
+	return NULL;
+}
+
+/* Start n workers; 0, or -1 when not one could start (the daemon then
+ * answers calls on its HTTP threads, as before). */
+static int workers_start(unsigned n)
+{
+	if (n > sizeof workers.t / sizeof workers.t[0]) n = sizeof workers.t / sizeof workers.t[0];
+	for (unsigned i = 0; i < n; i++)
+		if (pthread_create(&workers.t[workers.n], NULL, worker_main, NULL) == 0) workers.n++;
+	return workers.n ? 0 : -1;
+}
+
+/* Let the workers finish the call each is running, answer what is still
+ * queued with Capacity (not run), and join them: every suspended
+ * connection is resumed before libmicrohttpd stops. */
+static void workers_stop(void)
+{
+	pthread_mutex_lock(&workers.mu);
+	workers.stopping = 1;
+	pthread_cond_broadcast(&workers.cv);
+	pthread_mutex_unlock(&workers.mu);
+	for (unsigned i = 0; i < workers.n; i++) pthread_join(workers.t[i], NULL);
+	workers.n = 0;
+}
+
+static enum MHD_Result copy_value(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct dconn *dc = cls;
+	if (dc->nhdrs == dc->hcap) {
+		size_t cap = dc->hcap ? 2 * dc->hcap : 16;
+		struct dhdr *h = realloc(dc->hdrs, cap * sizeof *h);
+		if (!h) return MHD_NO;
+		dc->hdrs = h;
+		dc->hcap = cap;
+	}
+	struct dhdr *h = &dc->hdrs[dc->nhdrs];
+	h->header = kind == MHD_HEADER_KIND;
+	h->name = strdup(key ? key : "");
+	h->value = strdup(value ? value : "");
+	if (!h->name || !h->value) {
+		free(h->name);
+		free(h->value);
+		return MHD_NO;
+	}
+	dc->nhdrs++;
+	return MHD_YES;
+}
+
+static void free_copies(struct dconn *dc)
+{
+	for (size_t i = 0; i < dc->nhdrs; i++) {
+		free(dc->hdrs[i].name);
+		free(dc->hdrs[i].value);
+	}
+	free(dc->hdrs);
+	dc->hdrs = NULL;
+	dc->nhdrs = dc->hcap = 0;
+}
+
+/* Hand the whole request to a worker (1), or 0 to answer it here (no
+ * worker, or the copy failed). */
+static int hand_over(struct dctx *d, struct MHD_Connection *conn, const char *method, const char *url, struct dconn *dc)
+{
+	if (!workers.n) return 0;
+	snprintf(dc->method, sizeof dc->method, "%s", method);
+	snprintf(dc->path, sizeof dc->path, "%s", url);
+	int kinds = MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND;
+	if (MHD_get_connection_values(conn, (enum MHD_ValueKind)kinds, copy_value, dc) < 0 ||
+	    (size_t)MHD_get_connection_values(conn, (enum MHD_ValueKind)kinds, NULL, NULL) != dc->nhdrs) {
+		free_copies(dc);
+		return 0;
+	}
+	dc->conn = conn;
+	dc->d = d;
+	dc->next = NULL;
+	MHD_suspend_connection(conn);
+	pthread_mutex_lock(&workers.mu);
+	if (workers.tail) workers.tail->next = dc;
+	else workers.head = dc;
+	workers.tail = dc;
+	pthread_cond_signal(&workers.cv);
+	pthread_mutex_unlock(&workers.mu);
+	return 1;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -451,8 +618,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (dc->responded) return MHD_YES;
+	if (atomic_load(&dc->answered)) { /* resumed: a worker's response */
+		dc->responded = 1;
+		return send_resp(conn, dc->method, dc->path, &dc->resp, dc, dc->invocation_id, dc->note, dc->timing);
+	}
 	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
-	/* the whole request is here */
+	/* the whole request is here: a call goes to a worker */
+	if (strcmp(method, "POST") == 0 && hand_over(cls, conn, method, url, dc)) return MHD_YES;
 	char path[2048];
 	snprintf(path, sizeof path, "%s", url);
 	struct dreq rq = { .d = d, .conn = conn, .method = method, .path = path,
@@ -469,6 +641,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct dconn *dc = *con_cls;
 	if (!dc) return;
 	free(dc->body);
+	free(dc->resp.body);
+	free_copies(dc);
 	free(dc);
 	*con_cls = NULL;
 	atomic_fetch_sub(&inflight, 1);
@@ -626,7 +800,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	struct sockaddr_in sin;
 	struct sockaddr_in6 sin6;
 	struct sockaddr *sa;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
 	if (strcmp(host, "::1") == 0) {
 		memset(&sin6, 0, sizeof sin6);
 		sin6.sin6_family = AF_INET6;
@@ -641,9 +815,10 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		sin.sin_port = htons((uint16_t)port);
 		sa = (struct sockaddr *)&sin;
 	}
+	if (workers_start(capacity) < 0) dlog("start: no call worker could start; calls run on the HTTP threads");
 	mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, &d,
 	                       MHD_OPTION_SOCK_ADDR, sa,
-	                       MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(capacity < 2 ? 2 : capacity),
+	                       MHD_OPTION_THREAD_POOL_SIZE, (unsigned)DAEMON_HTTP_THREADS,
 	                       MHD_OPTION_CONNECTION_LIMIT, (unsigned)DAEMON_CONNECTION_LIMIT,
 	                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)DAEMON_IDLE_TIMEOUT_S,
 	                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
@@ -674,12 +849,15 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		struct timespec ten = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ten, NULL);
 	}
-	/* MHD_stop_daemon joins the pool threads: a call still running finishes
-	 * first (every call is bounded by its invocation deadline). */
+	/* The workers finish the calls they run (every call is bounded by its
+	 * invocation deadline) and answer what is queued, resuming every
+	 * connection, before libmicrohttpd stops. */
+	workers_stop();
 	MHD_stop_daemon(mhd);
 	mhd = NULL;
 	rc = 0;
 out:
+	workers_stop();
 	if (mhd) MHD_stop_daemon(mhd);
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
 	/* The spawner removes its pooled groups and exits; waited for, so

@@ -17,6 +17,8 @@
 #define DAEMON_CONNECTION_LIMIT 256     /* open connections at once */
 #define DAEMON_IDLE_TIMEOUT_S 30        /* a connection silent this long is closed */
 #define DAEMON_DRAIN_MS 25000           /* shutdown: in-flight calls get this long */
+#define DAEMON_HTTP_THREADS 2           /* libmicrohttpd's threads: I/O and the GET routes only; calls run on
+                                           `capacity` call workers (server.c) */
 
 struct daemon_config {
 	const char *store_path;          /* --store */

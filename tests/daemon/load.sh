@@ -79,6 +79,63 @@ wait $(jobs -p | grep -v "^$DPID$") 2>/dev/null
 is "$(acks | wc -l | tr -d ' ')" $((CLIENTS * 2)) "a second burst: every call acknowledged"
 is "$(fds)" "$F1" "the daemon holds as many fds after the second burst as after the first (no leak)"
 
+# ---- a call in flight holds up no other connection ----
+# Calls run on the daemon's call workers, not on libmicrohttpd's threads
+# (daemon/server.c). Eight keep-alive connections are opened first (so the
+# HTTP threads have taken them on before any call), six carry slow calls
+# (~0.2 s of CPU each; capacity 8), and once three capsules run the other
+# two carry GET /v1/health and an echo call: both must be answered before
+# the first slow call is. (Before, a call ran on the HTTP thread that had
+# its connection, and that thread's other connections waited: bench/
+# daemon_bench's eight clients had five connections on one thread.)
+SP=$(spawner "$DPID")
+run_capture hol hol_err hol_rc python3 - "$URL" "$CRED" "$SP" <<'PY'
+import http.client, json, os, sys, threading, time, urllib.parse
+url, cred, sp = sys.argv[1], sys.argv[2], sys.argv[3]
+u = urllib.parse.urlparse(url)
+conns = [http.client.HTTPConnection(u.hostname, u.port, timeout=60) for _ in range(8)]
+for c in conns: c.connect()
+hdrs = {"Authorization": "Bearer " + cred, "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"}
+def call(c, tool, i):
+    body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": {"i": i}}})
+    c.request("POST", "/mcp/", body, hdrs)
+    r = c.getresponse(); r.read()
+    return r.status
+done = {}
+def slow(i):
+    st = call(conns[i], "tests_dslow", i)
+    done["slow%d" % i] = (time.monotonic(), st)
+ts = [threading.Thread(target=slow, args=(i,)) for i in range(6)]
+for t in ts: t.start()
+def capsules():
+    n = 0
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == sp: n += 1
+            except (OSError, IndexError): pass
+    return n
+for _ in range(1000):
+    if capsules() >= 3: break
+    time.sleep(0.005)
+running = capsules()
+conns[6].request("GET", "/v1/health"); r = conns[6].getresponse(); r.read()
+done["health"] = (time.monotonic(), r.status)
+st = call(conns[7], "tools_decho", 7)
+done["echo"] = (time.monotonic(), st)
+for t in ts: t.join()
+first_slow = min(v[0] for k, v in done.items() if k.startswith("slow"))
+print("running=%d health=%d echo=%d slow=%s health_first=%d echo_first=%d" % (
+    running, done["health"][1], done["echo"][1], ",".join(str(done["slow%d" % i][1]) for i in range(6)),
+    done["health"][0] < first_slow, done["echo"][0] < first_slow))
+PY
+diag "keep-alive connections: $hol $hol_err"
+like "$hol" "running=[3-9][0-9]* health=200 echo=200 slow=200,200,200,200,200,200" \
+  "eight keep-alive connections: six slow calls, a health check and an echo call all answered 200"
+like "$hol" "health_first=1" "GET /v1/health on another connection is answered before the first slow call"
+like "$hol" "echo_first=1" "... and so is a tools/call on another connection"
+
 # ---- SIGKILL in the middle of a load ----
 rm -f "$T/acks"/*
 for i in $(seq 1 $CLIENTS); do client "$i" 20 & done
