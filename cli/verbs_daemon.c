@@ -78,7 +78,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           those effects fail as \"no workspace root\")\n"
 	  "  --tool-ailang-bin BIN    the tool interpreter for Ailang.* effects (needs --workspace-root)\n"
 	  "  --examples-dir DIR       the examples Ailang.Discover searches (default none)\n"
-	  "  --capacity N             capsules alive at once = HTTP worker threads (default 8, 1-256)\n"
+	  "  --capacity N             capsules alive at once = call worker threads (default 8, 1-256)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n\n"
 	  "exit codes:\n"

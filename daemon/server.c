@@ -439,7 +439,7 @@ static struct {
 	struct dconn *head, *tail;
 	int stopping;
 	unsigned n;
-	pthread_t t[64];
+	pthread_t t[256]; /* = the most --capacity allows */
 } workers = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, { 0 } };
 
 static void dispatch(struct dreq *rq, struct dresp *r);
