@@ -444,14 +444,24 @@ static struct {
 
 static void dispatch(struct dreq *rq, struct dresp *r);
 
-static void worker_answer(struct dconn *dc)
+/* Run the route of a whole request (method, dc->path, the body): its
+ * answer and what the request log names are kept in dc. conn is the
+ * connection on an HTTP thread, NULL on a worker (the copies are read). */
+static void run_route(struct dctx *d, struct MHD_Connection *conn, const char *method, struct dconn *dc)
 {
-	struct dreq rq = { .d = dc->d, .conn = NULL, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs, .method = dc->method,
+	struct dreq rq = { .d = d, .conn = conn, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs, .method = method,
 	                   .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len };
 	dispatch(&rq, &dc->resp);
 	memcpy(dc->invocation_id, rq.invocation_id, sizeof dc->invocation_id);
 	memcpy(dc->note, rq.note, sizeof dc->note);
 	memcpy(dc->timing, rq.timing, sizeof dc->timing);
+}
+
+/* Queue the answer run_route kept. */
+static enum MHD_Result send_kept(struct MHD_Connection *conn, struct dconn *dc)
+{
+	dc->responded = 1;
+	return send_resp(conn, dc->method, dc->path, &dc->resp, dc, dc->invocation_id, dc->note, dc->timing);
 }
 
 static void *worker_main(void *arg)
@@ -467,7 +477,7 @@ static void *worker_main(void *arg)
 		int stopping = workers.stopping;
 		pthread_mutex_unlock(&workers.mu);
 		if (stopping) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
-		else worker_answer(dc);
+		else run_route(dc->d, NULL, dc->method, dc);
 		atomic_store(&dc->answered, 1);
 		MHD_resume_connection(dc->conn);
 		pthread_mutex_lock(&workers.mu);
@@ -535,14 +545,13 @@ static void free_copies(struct dconn *dc)
 
 /* Hand the whole request to a worker (1), or 0 to answer it here (no
  * worker, or the copy failed). */
-static int hand_over(struct dctx *d, struct MHD_Connection *conn, const char *method, const char *url, struct dconn *dc)
+static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *dc)
 {
 	if (!workers.n) return 0;
-	snprintf(dc->method, sizeof dc->method, "%s", method);
-	snprintf(dc->path, sizeof dc->path, "%s", url);
+	/* The count includes the entry a failed copy stopped at (-1: no
+	 * connection), so it equals the copies only when all were made. */
 	int kinds = MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND;
-	if (MHD_get_connection_values(conn, (enum MHD_ValueKind)kinds, copy_value, dc) < 0 ||
-	    (size_t)MHD_get_connection_values(conn, (enum MHD_ValueKind)kinds, NULL, NULL) != dc->nhdrs) {
+	if (MHD_get_connection_values(conn, (enum MHD_ValueKind)kinds, copy_value, dc) != (int)dc->nhdrs) {
 		free_copies(dc);
 		return 0;
 	}
@@ -618,21 +627,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (dc->responded) return MHD_YES;
-	if (atomic_load(&dc->answered)) { /* resumed: a worker's response */
-		dc->responded = 1;
-		return send_resp(conn, dc->method, dc->path, &dc->resp, dc, dc->invocation_id, dc->note, dc->timing);
-	}
+	if (atomic_load(&dc->answered)) return send_kept(conn, dc); /* resumed: a worker's answer */
 	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
 	/* the whole request is here: a call goes to a worker */
-	if (strcmp(method, "POST") == 0 && hand_over(cls, conn, method, url, dc)) return MHD_YES;
-	char path[2048];
-	snprintf(path, sizeof path, "%s", url);
-	struct dreq rq = { .d = d, .conn = conn, .method = method, .path = path,
-	                   .body = dc->body ? dc->body : "", .body_len = dc->len };
-	struct dresp r = { 0 };
-	dispatch(&rq, &r);
-	dc->responded = 1;
-	return send_resp(conn, method, url, &r, dc, rq.invocation_id, rq.note, rq.timing);
+	snprintf(dc->method, sizeof dc->method, "%s", method);
+	snprintf(dc->path, sizeof dc->path, "%s", url);
+	if (strcmp(method, "POST") == 0 && hand_over(d, conn, dc)) return MHD_YES;
+	run_route(d, conn, method, dc);
+	return send_kept(conn, dc);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
