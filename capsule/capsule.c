@@ -409,15 +409,21 @@ static int cg_set_limit(struct cg_slot *s, bool mem, uint64_t v)
 }
 
 /* Make a new group for slot s below the caller's own; 0, or -1 with a note. */
+/* s->dir = BASE SUB/world-capsule-<pid>-<start>-<seq>-ns<pidns> (the
+ * name the sweep parses); false when it does not fit. */
+static bool cg_name(struct cg_slot *s, const char *base, const char *sub, unsigned long seq)
+{
+	return (size_t)snprintf(s->dir, sizeof s->dir, "%s%s/world-capsule-%d-%llu-%lu-ns%llu", base, sub, (int)cg_owner,
+	                        cg_owner_start, seq, cg_owner_pidns) < sizeof s->dir;
+}
+
 static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_where *w, int ci, uint64_t limit)
 {
 	bool mem = ci == 0;
 	const char *controller = mem ? "memory" : "pids";
 	unsigned long seq = __atomic_add_fetch(&capsule_seq, 1, __ATOMIC_RELAXED);
 	s->limit = 0;
-	if (w->v2_rc == 0 &&
-	    (size_t)snprintf(s->dir, sizeof s->dir, "%s/world-capsule-%d-%llu-%lu-ns%llu", w->v2base, (int)cg_owner,
-	                     cg_owner_start, seq, cg_owner_pidns) < sizeof s->dir && mkdir(s->dir, 0755) == 0) {
+	if (w->v2_rc == 0 && cg_name(s, w->v2base, "", seq) && mkdir(s->dir, 0755) == 0) {
 		s->kind = CAPSULE_CG_V2;
 		if (cg_set_limit(s, mem, limit) == 0) {
 			s->limit = limit;
@@ -430,8 +436,7 @@ static int cg_make(struct capsule_handle *h, struct cg_slot *s, const struct cg_
 		note_append(h, "%s: %s", controller, "no usable cgroup hierarchy");
 		return -1;
 	}
-	if ((size_t)snprintf(s->dir, sizeof s->dir, "%s%s/world-capsule-%d-%llu-%lu-ns%llu", w->v1mnt, w->v1grp,
-	                     (int)cg_owner, cg_owner_start, seq, cg_owner_pidns) >= sizeof s->dir) {
+	if (!cg_name(s, w->v1mnt, w->v1grp, seq)) {
 		note_append(h, "%s: %s", controller, "cgroup path too long");
 		return -1;
 	}
@@ -671,7 +676,7 @@ static void *keeper(void *arg)
 	(void)arg;
 	/* A filesystem context of its own, so that the thread that starts
 	 * capsules still shares its own with nobody (capsule_mount_template). */
-	(void)unshare(CLONE_FS);
+	(void)capsule_thread_private_fs();
 	char pid[32];
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	for (;;) {
@@ -1613,7 +1618,7 @@ static void *ns_closer(void *arg)
 	/* Its own filesystem context too: a thread sharing the starter's would
 	 * keep it out of the template mount namespace (capsule_mount_template).
 	 * Done before it says it is ready, so the next start finds it done. */
-	bool ok = unshare(CLONE_FS) == 0 && syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0 &&
+	bool ok = capsule_thread_private_fs() == 0 && syscall(SYS_close_range, 0U, ~0U, CLOSE_RANGE_UNSHARE) == 0 &&
 	          (self = (int)syscall(SYS_pidfd_open, getpid(), 0)) >= 0;
 	pthread_mutex_lock(&nsc.mu);
 	nsc.ready = ok ? 1 : -1;
