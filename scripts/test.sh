@@ -8,12 +8,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/install-test-deps.sh"
 status=0
-"$top/scripts/build.sh" "$top/build/check"
+"$top/scripts/build.sh" "$top/build/check" --enable-test-hooks
 ( cd "$top/build/check" && make -s -j"$(nproc)" check ) || status=1
 echo "== plain build: $("$top/tests/summarize" "$top/build/check" || true)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1; export ASAN_OPTIONS
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export UBSAN_OPTIONS
-WORLD_CFLAGS="-O1 -g" "$top/scripts/build.sh" "$top/build/asan" --enable-sanitizers
+WORLD_CFLAGS="-O1 -g" "$top/scripts/build.sh" "$top/build/asan" --enable-sanitizers --enable-test-hooks
 ( cd "$top/build/asan" && make -s -j"$(nproc)" check ) || status=1
 echo "== sanitizer build: $("$top/tests/summarize" "$top/build/asan" || true)"
 "$top/tests/summarize" "$top/build/check" "$top/build/asan" || status=1

@@ -1,0 +1,37 @@
+/* store/pause.h: test-only pause points in the windows where concurrent
+ * calls race (a claim and its check, a file's read and its replace, a
+ * commit). Compiled in only with `configure --enable-test-hooks`
+ * (scripts/test.sh builds that way; the quick start and `make install`
+ * builds do not): without it world_pause() is an empty inline function.
+ *
+ * Owns: the points' names and the two ways a test holds a thread there.
+ *   - In-process (C tests): world_pause_set_hook(fn, ctx): fn(ctx, name) is
+ *     called at every point, on the arriving thread; it may block.
+ *   - Across processes (shell tests, the daemon): WORLD_TEST_PAUSE names
+ *     the points to hold, comma-separated, each "NAME" (hold every
+ *     arrival) or "NAME@K" (hold only the K-th arrival in this process), and
+ *     WORLD_TEST_PAUSE_DIR a directory. The K-th arrival at NAME creates
+ *     DIR/NAME.K.reached, then waits (polling every 5 ms, at most 120 s,
+ *     then goes on with a log line) until DIR/NAME.K.go exists.
+ *
+ * The points (grep for world_pause to see each in place):
+ *   coord.claimed      the call's task id is claimed, nothing has run yet
+ *   coord.before_commit the call's output exists, its commit not yet written
+ *   effect.before_apply a file effect holds its episode's turn, before it
+ *                       reads the file it is about to replace
+ *   daemon.worker      a call worker picked a job up, before it runs it */
+#ifndef WORLD_STORE_PAUSE_H
+#define WORLD_STORE_PAUSE_H
+
+typedef void (*world_pause_fn)(void *ctx, const char *name);
+
+#ifdef WORLD_TEST_HOOKS
+void world_pause(const char *name);
+void world_pause_set_hook(world_pause_fn fn, void *ctx);
+#define WORLD_PAUSE_COMPILED 1
+#else
+static inline void world_pause(const char *name) { (void)name; }
+static inline void world_pause_set_hook(world_pause_fn fn, void *ctx) { (void)fn; (void)ctx; }
+#define WORLD_PAUSE_COMPILED 0
+#endif
+#endif
