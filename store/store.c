@@ -3,6 +3,7 @@
 #include "store/store_internal.h"
 #include "store/canon.h"
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -46,6 +47,14 @@ static const char *const schema_sql =
     " expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL);"
     "CREATE TABLE interpreters("
     " ref TEXT PRIMARY KEY, version TEXT NOT NULL, size INTEGER NOT NULL, archived_at INTEGER NOT NULL);";
+
+/* What schema 2 adds to schema 1 (a new store gets both; a writer migrates
+ * a schema-1 store with this, see migrate_v1). */
+static const char *const schema_v2_sql =
+    "CREATE TABLE episode_objects(episode TEXT NOT NULL, ref TEXT NOT NULL, PRIMARY KEY(episode, ref)) WITHOUT ROWID;"
+    "CREATE INDEX episode_objects_by_ref ON episode_objects(ref);"
+    "CREATE TABLE episode_usage(episode TEXT PRIMARY KEY, calls INTEGER NOT NULL, bytes INTEGER NOT NULL);"
+    "CREATE UNIQUE INDEX journal_one_commit ON journal(kind, subject) WHERE phase = 'outcome' AND status = 'committed';";
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
@@ -278,6 +287,118 @@ static int reader_needs_immutable(const char *path)
 	return ro;
 }
 
+/* ---- schema 1 -> 2 ---- */
+
+/* Adds ref to the membership of episode (the migration's backfill). */
+static int mig_member(struct world_store *st, sqlite3_stmt *ins, const char *episode, const char *ref,
+                      struct world_err *err)
+{
+	if (!ref || !world_ref_valid(ref)) return 0;
+	sqlite3_reset(ins);
+	sqlite3_bind_text(ins, 1, episode, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 2, ref, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(ins) != SQLITE_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: episode_objects insert", err);
+	sqlite3_reset(ins);
+	return 0;
+}
+
+/* A stored object's payload parsed as JSON, or NULL (absent, damaged, not
+ * JSON: the backfill skips what it cannot read; the scan reports damage). */
+static json_t *mig_json(struct world_store *st, const char *ref)
+{
+	if (!ref || !world_ref_valid(ref)) return NULL;
+	struct world_object o;
+	struct world_err ig;
+	if (world_object_get(st, ref, &o, &ig) < 0) return NULL;
+	json_t *v = world_json_parse((const char *)o.payload, o.len, NULL);
+	world_object_free(&o);
+	if (v && !json_is_object(v)) { json_decref(v); v = NULL; }
+	return v;
+}
+
+/* The membership of every committed entry: its invocation record, the
+ * record's input, output, plan and effect records (with each effect
+ * record's request and result), the entry's hash and its world. */
+static int mig_backfill(struct world_store *st, struct world_err *err)
+{
+	sqlite3_stmt *q = NULL, *ins = NULL;
+	int rc = -1, src;
+	if (ws_prep(st, "SELECT l.transition_ref, l.entry_hash, (SELECT w.ref FROM worlds w WHERE w.log_head = l.entry_hash "
+	                "LIMIT 1) FROM log_entries l ORDER BY l.entry_index", &q, err) < 0)
+		return -1;
+	if (ws_prep(st, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)", &ins, err) < 0) goto out;
+	while ((src = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *tref = (const char *)sqlite3_column_text(q, 0);
+		json_t *rec = mig_json(st, tref);
+		const char *ep = rec ? json_string_value(json_object_get(rec, "episodeId")) : NULL;
+		int bad = 0;
+		if (ep && *ep && strlen(ep) <= 256) {
+			static const char *const keys[] = { "input", "output", "plan" };
+			bad = mig_member(st, ins, ep, tref, err) < 0 ||
+			      mig_member(st, ins, ep, (const char *)sqlite3_column_text(q, 1), err) < 0 ||
+			      mig_member(st, ins, ep, (const char *)sqlite3_column_text(q, 2), err) < 0;
+			for (size_t k = 0; !bad && k < sizeof keys / sizeof keys[0]; k++)
+				bad = mig_member(st, ins, ep, json_string_value(json_object_get(rec, keys[k])), err) < 0;
+			size_t i;
+			json_t *e;
+			json_array_foreach(json_object_get(rec, "effects"), i, e) {
+				if (bad) break;
+				const char *eref = json_string_value(e);
+				bad = mig_member(st, ins, ep, eref, err) < 0;
+				json_t *er = bad ? NULL : mig_json(st, eref);
+				if (er)
+					bad = mig_member(st, ins, ep, json_string_value(json_object_get(er, "requestRef")), err) < 0 ||
+					      mig_member(st, ins, ep, json_string_value(json_object_get(er, "resultRef")), err) < 0;
+				json_decref(er);
+			}
+		}
+		json_decref(rec);
+		if (bad) goto out;
+	}
+	if (src != SQLITE_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: log read", err); goto out; }
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+/* One transaction: the schema-2 tables, the outcome rows' kind and subject
+ * from their intents, the one-commit check (an old store holding two
+ * committed outcomes for one subject is refused, untouched), the
+ * membership backfill, user_version 2. Any failure rolls all of it back. */
+static int migrate_v1(struct world_store *st, struct world_err *err)
+{
+	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+	if (ws_exec(st, "UPDATE journal SET kind = (SELECT i.kind FROM journal i WHERE i.id = journal.intent_id), "
+	                "subject = (SELECT i.subject FROM journal i WHERE i.id = journal.intent_id) "
+	                "WHERE phase = 'outcome' AND EXISTS (SELECT 1 FROM journal i WHERE i.id = journal.intent_id "
+	                "AND i.phase = 'intent')", err) < 0)
+		goto fail;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT kind, subject, count(*) FROM journal WHERE phase = 'outcome' AND status = 'committed' "
+	                "GROUP BY kind, subject HAVING count(*) > 1 ORDER BY min(id) LIMIT 1", &s, err) < 0)
+		goto fail;
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		werr(err, WX_SCHEMA, "store %s: cannot migrate to schema 2: %s %s has %d committed outcomes (at most one "
+		     "allowed); store left at schema 1, untouched", st->path, (const char *)sqlite3_column_text(s, 0),
+		     (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2));
+		sqlite3_finalize(s);
+		goto fail;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: journal check", err); goto fail; }
+	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
+	    ws_exec(st, "PRAGMA user_version=2", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
+		goto fail;
+	return 0;
+fail:;
+	struct world_err ig;
+	ws_exec(st, "ROLLBACK", &ig);
+	return -1;
+}
+
 int world_wait_lock_parse(const char *s, double *out)
 {
 	char *end;
@@ -362,11 +483,14 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		    read_user_version(st, &v, err) < 0)
 			goto fail;
 	}
-	if (v != 0 && v != WORLD_STORE_SCHEMA_VERSION) {
-		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows %d); store left untouched",
+	/* 1 is known too: a writer migrates it below, a reader reads what it
+	 * holds (the schema-2 calls answer WX_SCHEMA on it). */
+	if (v != 0 && v != 1 && v != WORLD_STORE_SCHEMA_VERSION) {
+		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 and %d); store left untouched",
 		     path, v, WORLD_STORE_SCHEMA_VERSION);
 		goto fail;
 	}
+	st->version = v;
 	if (v == 0) {
 		int n = 0;
 		if (count_tables(st, &n, err) < 0) goto fail;
@@ -386,14 +510,17 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		if (ws_exec(st, nosync ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=FULL", err) < 0) goto fail;
 		if (v == 0) {
 			if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) goto fail;
-			if (ws_exec(st, schema_sql, err) < 0 ||
+			if (ws_exec(st, schema_sql, err) < 0 || ws_exec(st, schema_v2_sql, err) < 0 ||
 			    ws_exec(st, "PRAGMA user_version=" WS_STR(WORLD_STORE_SCHEMA_VERSION), err) < 0 ||
 			    ws_exec(st, "COMMIT", err) < 0) {
 				struct world_err ig;
 				ws_exec(st, "ROLLBACK", &ig);
 				goto fail;
 			}
+		} else if (v == 1) {
+			if (migrate_v1(st, err) < 0) goto fail;
 		}
+		st->version = WORLD_STORE_SCHEMA_VERSION;
 	}
 	/* The journal is looked up by (kind, subject) for every call and, by the
 	 * scan and the provenance walk, for every entry: without this index each
@@ -1220,6 +1347,10 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 	sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
+	/* the only constraint left to fail is journal_one_commit */
+	if (rc == SQLITE_CONSTRAINT && strcmp(status, "committed") == 0)
+		return werr(err, WX_CONFLICT, "journal outcome: %s %s already committed (intent %lld not committed)", kind,
+		            subject, intent_id);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal outcome insert", err);
 	return 0;
 }
@@ -1457,4 +1588,115 @@ int world_log_find_ref(struct world_store *st, const char *ref, long long *index
 		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log find", err);
 	}
 	return werr(err, WX_NOT_FOUND, "%s: no log entry, invocation record, world or output of that ref", ref);
+}
+
+/* ---- episodes: membership and usage ---- */
+
+static int need_v2(struct world_store *st, const char *what, struct world_err *err)
+{
+	if (st->version >= 2) return 0;
+	return werr(err, WX_SCHEMA, "%s: store %s is schema version %d: open it once with a writer (worldd serve, or any "
+	            "writing verb) to migrate it to %d", what, st->path, st->version, WORLD_STORE_SCHEMA_VERSION);
+}
+
+int world_episode_objects_add(struct world_store *st, const char *episode, const char *const *refs, size_t n,
+                              struct world_err *err)
+{
+	if (ws_need_writer(st, "episode objects", err) < 0 || need_v2(st, "episode objects", err) < 0) return -1;
+	if (check_label("episode objects: episode", episode, 256, 1, err) < 0) return -1;
+	if (n && !refs) return werr(err, WX_BAD_INPUT, "episode objects %s: %zu refs but no array", episode, n);
+	/* every ref is checked before anything is written */
+	for (size_t i = 0; i < n; i++)
+		if (refs[i] && *refs[i] && world_ref_parse(refs[i], "episode object ref", NULL, err) < 0)
+			return werr_prefix(err, "episode objects %s", episode);
+	if (ws_sp_begin(st, err) < 0) return -1;
+	sqlite3_stmt *s = NULL;
+	int ok = ws_prep(st, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)", &s, err) == 0;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (!refs[i] || !*refs[i]) continue;
+		sqlite3_reset(s);
+		sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, refs[i], -1, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
+	}
+	sqlite3_finalize(s);
+	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+}
+
+int world_episode_has_object(struct world_store *st, const char *episode, const char *ref, int *member,
+                             struct world_err *err)
+{
+	*member = 0;
+	if (need_v2(st, "episode membership", err) < 0) return -1;
+	if (check_label("episode membership: episode", episode, 256, 1, err) < 0) return -1;
+	if (world_ref_parse(ref, "episode membership ref", NULL, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW) *member = 1;
+	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode membership lookup", err);
+	return 0;
+}
+
+static int usage_read(struct world_store *st, const char *episode, long long *calls, long long *bytes,
+                      struct world_err *err)
+{
+	*calls = *bytes = 0;
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT calls, bytes FROM episode_usage WHERE episode = ?", &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*calls = sqlite3_column_int64(s, 0);
+		*bytes = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage read", err);
+	return 0;
+}
+
+static int usage_add_body(struct world_store *st, const char *episode, long long calls, long long bytes,
+                          struct world_err *err)
+{
+	long long c0, b0;
+	if (usage_read(st, episode, &c0, &b0, err) < 0) return -1;
+	if (c0 > LLONG_MAX - calls || b0 > LLONG_MAX - bytes)
+		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
+		            episode, calls, bytes);
+	sqlite3_stmt *s;
+	if (ws_prep(st, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
+	                "SET calls = excluded.calls, bytes = excluded.bytes", &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, c0 + calls);
+	sqlite3_bind_int64(s, 3, b0 + bytes);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
+	return 0;
+}
+
+int world_episode_usage_add(struct world_store *st, const char *episode, long long calls, long long bytes,
+                            struct world_err *err)
+{
+	if (ws_need_writer(st, "episode usage", err) < 0 || need_v2(st, "episode usage", err) < 0) return -1;
+	if (check_label("episode usage: episode", episode, 256, 1, err) < 0) return -1;
+	if (calls < 0 || bytes < 0)
+		return werr(err, WX_BAD_INPUT, "episode usage %s: calls %lld and bytes %lld must not be negative", episode,
+		            calls, bytes);
+	if (ws_sp_begin(st, err) < 0) return -1;
+	int ok = usage_add_body(st, episode, calls, bytes, err) == 0;
+	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+}
+
+int world_episode_usage_get(struct world_store *st, const char *episode, long long *calls, long long *bytes,
+                            struct world_err *err)
+{
+	*calls = *bytes = 0;
+	if (need_v2(st, "episode usage", err) < 0) return -1;
+	if (check_label("episode usage: episode", episode, 256, 1, err) < 0) return -1;
+	return usage_read(st, episode, calls, bytes, err);
 }

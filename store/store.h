@@ -35,7 +35,7 @@
 #include "store/ref.h"
 #include <jansson.h>
 
-#define WORLD_STORE_SCHEMA_VERSION 1
+#define WORLD_STORE_SCHEMA_VERSION 2
 
 struct world_store;
 struct sqlite3;
@@ -181,7 +181,11 @@ struct world_journal_intent {
 int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
                          struct world_err *err);
 /* status: "succeeded", "failed" or "committed". A second outcome for the
- * same intent is WX_CONFLICT; an unknown intent WX_NOT_FOUND. */
+ * same intent is WX_CONFLICT; an unknown intent WX_NOT_FOUND. The outcome
+ * row carries its intent's kind and subject, and a (kind, subject) is
+ * committed at most once (a unique index, so across processes too): a
+ * second "committed" outcome for it, of any intent, is WX_CONFLICT
+ * "... already committed" and nothing is written. */
 int world_journal_outcome(struct world_store *st, long long intent_id, const char *status, const char *ref,
                           struct world_err *err);
 /* Sum of the costs of the episode's effect intents for effect+scope (denials
@@ -239,6 +243,22 @@ int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct
  * changed. *count (may be NULL) gets the number deleted. */
 int world_session_revoke(struct world_store *st, const char *credential_hash, const char *episode, int *count,
                          struct world_err *err);
+
+/* ---- episodes: membership and usage (schema 2) ----
+ * episode_objects says which refs an episode's committed calls produced or
+ * depended on (one object can belong to several episodes: content
+ * addressing); the read routes show a session only its episode's members
+ * and the public objects. episode_usage holds per-episode quota counters.
+ * episode: 1-256 bytes, no control characters. A reader of a schema-1
+ * store gets WX_SCHEMA from these (open it once with a writer). */
+/* Records that each of refs[0..n) belongs to episode (idempotent; NULL or "" entries skipped). Call inside the commit's transaction. */
+int world_episode_objects_add(struct world_store *st, const char *episode, const char *const *refs, size_t n, struct world_err *err);
+/* *member = 1 when ref belongs to episode, else 0. */
+int world_episode_has_object(struct world_store *st, const char *episode, const char *ref, int *member, struct world_err *err);
+/* Adds to the episode's usage (calls committed, bytes stored by its calls). */
+int world_episode_usage_add(struct world_store *st, const char *episode, long long calls, long long bytes, struct world_err *err);
+/* The episode's usage so far (0, 0 when none). */
+int world_episode_usage_get(struct world_store *st, const char *episode, long long *calls, long long *bytes, struct world_err *err);
 
 /* ---- interpreter archive (§6.6) ---- */
 struct world_interp {

@@ -11,6 +11,7 @@ struct world_store {
 	int lock_fd;   /* -1 for readers */
 	int writer;
 	int in_txn;    /* inside world_store_begin() */
+	int version;   /* the schema version as opened (a reader may hold a 1) */
 };
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
