@@ -1,6 +1,7 @@
 /* broker/effect.c: see effect.h. */
 #include "broker/effect.h"
 #include "broker/grants.h"
+#include "broker/turn.h"
 #include "store/canon.h"
 #include "store/store.h"
 #include <stdlib.h>
@@ -79,6 +80,10 @@ static int make_record(struct broker_effect_out *out, const char *effect, const 
 	return world_hash_ref(out->record, out->record_len, out->record_ref, err);
 }
 
+static int effect_run_turn(const struct broker_effect_req *rq, struct broker_effect_out *out, const char *id,
+                           const char *name, const char *scope, long long cost, const json_t *payload,
+                           const char *subject, struct world_err *err);
+
 int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_out *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -89,9 +94,25 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 	long long cost = json_integer_value(json_object_get(e, "cost"));
 	const json_t *payload = json_object_get(e, "payload");
 	const struct broker_session *s = rq->session;
+	snprintf(out->episode, sizeof out->episode, "%s", s->episode);
 	char subject[400];
 	snprintf(subject, sizeof subject, "%s#%s", rq->invocation_id, id);
 
+	/* The episode's turn (broker/turn.h), held from the decision until the
+	 * handler returned: the effects of one episode run one at a time, so an
+	 * edit never replaces a file another effect changed since it read it. */
+	broker_turn_take(s->episode);
+	int rc = effect_run_turn(rq, out, id, name, scope, cost, payload, subject, err);
+	broker_turn_give(s->episode);
+	return rc;
+}
+
+/* broker_effect_run with the episode's turn held. */
+static int effect_run_turn(const struct broker_effect_req *rq, struct broker_effect_out *out, const char *id,
+                           const char *name, const char *scope, long long cost, const json_t *payload,
+                           const char *subject, struct world_err *err)
+{
+	const struct broker_session *s = rq->session;
 	/* Decide and, when allowed, make the intent durable, under one lock and
 	 * in one transaction: two calls of an episode can never both spend the
 	 * last unit. */
@@ -99,6 +120,19 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 	char req_ref[WORLD_REF_SIZE] = "";
 	pthread_mutex_lock(rq->store_lock);
 	int rc = world_store_begin(rq->st, err);
+	/* Exactly once per task id across processes: an invocation that is in
+	 * flight (an intent with no outcome) or committed elsewhere is not run
+	 * again. In one process the coordinator's claim already waited for it. */
+	struct world_journal_row jr;
+	struct world_err fe = { 0 };
+	int found = rc == 0 ? world_journal_find(rq->st, "invocation", rq->invocation_id, &jr, &fe) : -1;
+	if (rc == 0 && found == 0 && (jr.status[0] == '\0' || strcmp(jr.status, "committed") == 0))
+		rc = werr(err, WX_CONFLICT, "task id of %s is %s by another writer; not run again", rq->invocation_id,
+		          jr.status[0] ? "already committed" : "in flight");
+	else if (rc == 0 && found < 0 && fe.code != WX_NOT_FOUND) {
+		*err = fe;
+		rc = -1;
+	}
 	if (rc == 0)
 		rc = broker_decide(rq->st, s->episode, s->grants, s->ngrants, s->expires_at, rq->now, name, scope, cost, &d, err);
 	if (rc == 0 && d.label == BROKER_ALLOWED) {
@@ -118,6 +152,8 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 		struct world_journal_intent ei = { .kind = "effect", .subject = subject, .episode = s->episode,
 			                           .effect = name, .scope = scope, .cost = cost, .ref = req_ref };
 		if (rc == 0) rc = world_journal_intent(rq->st, &ei, &out->intent_id, err);
+		const char *members[] = { req_ref, in_ref };
+		if (rc == 0) rc = world_episode_objects_add(rq->st, s->episode, members, 2, err);
 	}
 	if (rc == 0) rc = world_store_commit(rq->st, err);
 	else world_store_rollback(rq->st);
@@ -177,13 +213,16 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 
 int broker_effect_write(struct world_store *st, const struct broker_effect_out *out, struct world_err *err)
 {
-	char ref[WORLD_REF_SIZE];
+	char res_ref[WORLD_REF_SIZE] = "", rec_ref[WORLD_REF_SIZE];
 	int created;
-	if (out->result && world_object_put(st, "world/effect-result/v1", "broker", out->result, out->result_len, ref,
+	if (out->result && world_object_put(st, "world/effect-result/v1", "broker", out->result, out->result_len, res_ref,
 	                                    &created, err) < 0)
 		return -1;
-	if (world_object_put(st, "world/effect-record/v1", "broker", out->record, out->record_len, ref, &created, err) < 0)
+	if (world_object_put(st, "world/effect-record/v1", "broker", out->record, out->record_len, rec_ref, &created,
+	                     err) < 0)
 		return -1;
+	const char *members[] = { res_ref, rec_ref };
+	if (out->episode[0] && world_episode_objects_add(st, out->episode, members, 2, err) < 0) return -1;
 	if (out->intent_id &&
 	    world_journal_outcome(st, out->intent_id, out->status == BROKER_EFFECT_OK ? "succeeded" : "failed",
 	                          out->record_ref, err) < 0)

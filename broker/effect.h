@@ -73,6 +73,7 @@ struct broker_effect_out {
 	size_t result_len;
 	long long intent_id;     /* effect intent (allowed), else 0 */
 	long long invocation_intent_id; /* the invocation's intent (allowed), else 0 */
+	char episode[65];        /* the session's episode: broker_effect_write records membership */
 	char failure[1024];      /* failed: the handler's error */
 	long handler_ms;
 };

@@ -4,7 +4,7 @@ libworld_a_SOURCES += broker/handler.h broker/grants.c broker/grants.h broker/se
 	broker/plan.c broker/plan.h broker/effect.c broker/effect.h broker/handlers.c
 
 # Effect handlers (broker/handler.h): the shared helpers and the workspace.
-libworld_a_SOURCES += broker/handler.c broker/workspace.c broker/workspace.h
+libworld_a_SOURCES += broker/handler.c broker/workspace.c broker/workspace.h broker/turn.c broker/turn.h
 
 check_PROGRAMS += tests/broker/test_workspace
 TESTS += tests/broker/test_workspace

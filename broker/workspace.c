@@ -1,5 +1,6 @@
 /* broker/workspace.c: see workspace.h. */
 #include "broker/workspace.h"
+#include "store/pause.h"
 #include "store/canon.h"
 #include <dirent.h>
 #include <errno.h>
@@ -811,6 +812,9 @@ int workspace_write(const struct broker_handler_ctx *ctx, const json_t *payload,
 		if (r == 0) r = text_ok(json_string_value(b), bn, "new_text", why, sizeof why);
 		if (r == 0 && an == 0) r = refuse(why, sizeof why, "old_text is empty");
 		if (r == 0) r = read_text(ctx, path, &buf, &len, why, sizeof why, err);
+		/* The window an unserialised edit loses another's work in: read
+		 * here, replaced below (the race tests hold a call here). */
+		if (r == 0) world_pause("workspace.edit.read");
 		if (r == 0) {
 			int k = occurrences(buf, len, json_string_value(a), an, &at);
 			if (k == 0) r = refuse(why, sizeof why, "old_text does not occur in the file");

@@ -6,6 +6,7 @@
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/jschema.h"
+#include "store/pause.h"
 #include "store/store.h"
 #include "supervisor/launcher.h"
 #include <errno.h>
@@ -31,6 +32,7 @@ struct coordinator {
 	char *workspace_root, *examples_dir, *written_by;
 	pthread_mutex_t store_lock;   /* every store call of the coordinator and the broker */
 	pthread_mutex_t state_lock;   /* slots and in-flight invocation ids */
+	pthread_cond_t inflight_cv;   /* an in-flight invocation id was released */
 	struct interp_slot slots[MAX_INTERPS];
 	size_t nslots;
 	struct supervisor *tool_sup;
@@ -67,8 +69,11 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 	c->examples_dir = dup_or_null(cfg->examples_dir);
 	c->written_by = strdup(cfg->written_by ? cfg->written_by : "worldd/" PACKAGE_VERSION);
 	c->handlers = broker_handlers;
+	if (!c->cfg.episode_calls_max) c->cfg.episode_calls_max = COORD_EPISODE_CALLS_DEFAULT;
+	if (!c->cfg.episode_bytes_max) c->cfg.episode_bytes_max = COORD_EPISODE_BYTES_DEFAULT;
 	pthread_mutex_init(&c->store_lock, NULL);
 	pthread_mutex_init(&c->state_lock, NULL);
+	pthread_cond_init(&c->inflight_cv, NULL);
 	pthread_mutex_init(&c->commit_mu, NULL);
 	pthread_cond_init(&c->commit_cv, NULL);
 	c->commit_tail = &c->commit_queue;
@@ -103,6 +108,7 @@ void coord_free(struct coordinator *c)
 	free(c->written_by);
 	pthread_mutex_destroy(&c->store_lock);
 	pthread_mutex_destroy(&c->state_lock);
+	pthread_cond_destroy(&c->inflight_cv);
 	pthread_mutex_destroy(&c->commit_mu);
 	pthread_cond_destroy(&c->commit_cv);
 	free(c);
@@ -256,16 +262,33 @@ out:
 	return sup;
 }
 
+/* Claims invocation id for this call: the first half of exactly-once. A
+ * call whose id is already claimed waits until that call has finished
+ * (committed or failed), then claims it itself; the caller checks the
+ * journal only AFTER its claim, so it sees the first call's commit and
+ * answers with it instead of running again. */
 static int inflight_add(struct coordinator *c, const char *id, struct world_err *err)
 {
 	pthread_mutex_lock(&c->state_lock);
-	int slot = -1;
-	for (int i = 0; i < MAX_INFLIGHT; i++) {
-		if (c->inflight[i] && strcmp(c->inflight[i], id) == 0) {
-			pthread_mutex_unlock(&c->state_lock);
-			return werr(err, WX_CONFLICT, "task id already in flight in this session: %s", id);
+	int slot, announced = 0;
+	for (;;) {
+		int busy = 0;
+		slot = -1;
+		for (int i = 0; i < MAX_INFLIGHT; i++) {
+			if (c->inflight[i] && strcmp(c->inflight[i], id) == 0) busy = 1;
+			if (!c->inflight[i] && slot < 0) slot = i;
 		}
-		if (!c->inflight[i] && slot < 0) slot = i;
+		if (!busy) break;
+		if (!announced) {
+			/* (the race tests see this call waiting; the scan is redone
+			 * under the lock before the wait, so no release is missed) */
+			announced = 1;
+			pthread_mutex_unlock(&c->state_lock);
+			world_pause("coord.claim_wait");
+			pthread_mutex_lock(&c->state_lock);
+			continue;
+		}
+		pthread_cond_wait(&c->inflight_cv, &c->state_lock);
 	}
 	if (slot < 0) {
 		pthread_mutex_unlock(&c->state_lock);
@@ -284,10 +307,29 @@ static void inflight_del(struct coordinator *c, const char *id)
 			free(c->inflight[i]);
 			c->inflight[i] = NULL;
 		}
+	pthread_cond_broadcast(&c->inflight_cv);
 	pthread_mutex_unlock(&c->state_lock);
 }
 
 /* ---- one call ---- */
+
+/* The episode's quotas (coord_config) against what its committed calls used. */
+static int quota_check(struct coordinator *c, const char *episode, size_t in_len, struct world_err *err)
+{
+	long long calls = 0, bytes = 0;
+	pthread_mutex_lock(&c->store_lock);
+	int rc = world_episode_usage_get(c->cfg.store, episode, &calls, &bytes, err);
+	pthread_mutex_unlock(&c->store_lock);
+	if (rc < 0) return -1;
+	long long cmax = c->cfg.episode_calls_max, bmax = c->cfg.episode_bytes_max;
+	if (cmax > 0 && calls >= cmax)
+		return werr(err, WX_QUOTA, "episode %s has spent its call quota (%lld of %lld calls committed)", episode,
+		            calls, cmax);
+	if (bmax > 0 && bytes + (long long)in_len > bmax)
+		return werr(err, WX_QUOTA, "episode %s has spent its byte quota (%lld of %lld bytes stored; this call's "
+		            "input is %zu bytes)", episode, bytes, bmax, in_len);
+	return 0;
+}
 
 static int task_id_valid(const char *s)
 {
@@ -489,6 +531,7 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 		if (world_journal_intent(st, &in, &intent, err) < 0) return -1;
 	}
 	if (world_journal_outcome(st, intent, "committed", j->rec_ref, err) < 0) return -1;
+	const char *episode = cs->call->session->episode;
 	long long idx;
 	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
 	if (world_log_next(st, &idx, prev, world, err) < 0) return -1;
@@ -499,7 +542,16 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 		.prev_entry_hash = prev[0] ? prev : NULL, .written_by = c->written_by, .transition_ref = j->rec_ref,
 		.state_root = j->out_ref, .expected_world = world,
 	};
-	return world_log_append(st, &a, &j->lr, err);
+	if (world_log_append(st, &a, &j->lr, err) < 0) return -1;
+	/* Everything this call produced belongs to its episode (the read
+	 * routes show a session only its episode's objects), and counts
+	 * against the episode's quotas. */
+	const char *members[] = { cs->input_ref, effectful ? cs->plan_ref : NULL, j->out_ref, j->rec_ref,
+		                  j->lr.entry_hash, j->lr.world_ref };
+	if (world_episode_objects_add(st, episode, members, sizeof members / sizeof *members, err) < 0) return -1;
+	long long bytes = (long long)(cs->input_len + j->out_len + (effectful ? cs->plan_len : 0));
+	if (cs->have_effect) bytes += (long long)(cs->eff.result_len + cs->eff.record_len);
+	return world_episode_usage_add(st, episode, 1, bytes, err);
 }
 
 static int sp_exec(struct coordinator *c, const char *sql, struct world_err *err)
@@ -658,7 +710,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	size_t in_len;
 	char *input = world_canon_json(args, &in_len, err);
 	json_t *reg = NULL;
-	int rc = -1, inflight = 0;
+	int rc = -1, inflight = 0, effectful = 0;
 	struct sup_result sr = { 0 };
 	json_t *output = NULL;
 	if (!input) goto out;
@@ -671,18 +723,27 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	const json_t *d = lrc == 0 && reg ? registry_find(reg, call->skill_id) : NULL;
 	int vis = 0;
 	if (d && visible(c, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;
+	pthread_mutex_unlock(&c->store_lock);
+	if (lrc < 0) goto out;
+	if (!d) { werr(err, WX_REFUSED, "unknown skill \"%s\"", call->skill_id); goto out; }
+	if (!vis) { werr(err, WX_REFUSED, "skill \"%s\" is not visible to this session (grants do not satisfy its access)", call->skill_id); goto out; }
+
+	/* Exactly once per task id: claim the id first (a call with the same id
+	 * in flight is waited for), THEN look for a committed outcome, so the
+	 * check and the claim cannot be split by another call of the same id. */
+	if (inflight_add(c, res->invocation_id, err) < 0) goto out;
+	inflight = 1;
+	world_pause("coord.claimed");
 	struct world_journal_row jr;
 	struct world_err fe = { 0 };
-	int found = (lrc == 0 && d && vis) ? world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe) : -1;
+	pthread_mutex_lock(&c->store_lock);
+	int found = world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe);
 	if (found == 0 && strcmp(jr.status, "committed") == 0) {
 		rc = replay_committed(c, &jr, cs.input_ref, res, err);
 		pthread_mutex_unlock(&c->store_lock);
 		goto out;
 	}
 	pthread_mutex_unlock(&c->store_lock);
-	if (lrc < 0) goto out;
-	if (!d) { werr(err, WX_REFUSED, "unknown skill \"%s\"", call->skill_id); goto out; }
-	if (!vis) { werr(err, WX_REFUSED, "skill \"%s\" is not visible to this session (grants do not satisfy its access)", call->skill_id); goto out; }
 	if (found < 0 && fe.code != WX_NOT_FOUND) { *err = fe; goto out; }
 	if (found == 0 && jr.status[0] == 0) {
 		werr(err, WX_CONFLICT, "task id of %s has an indeterminate effect (see worldd journal --indeterminate); not re-run",
@@ -711,8 +772,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 			goto out;
 		}
 	}
-	if (inflight_add(c, res->invocation_id, err) < 0) goto out;
-	inflight = 1;
+	if (quota_check(c, s->episode, in_len, err) < 0) goto out;
 	const char *interp = json_string_value(json_object_get(d, "interpreter"));
 	const char *fn = json_string_value(json_object_get(d, "transitionFn"));
 	if (!interp || !fn) { werr(err, WX_INTEGRITY, "registry descriptor %s lacks interpreter/transitionFn", call->skill_id); goto out; }
@@ -724,7 +784,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	int grc = source_get(c, fn, &src, &src_len, err);
 	pthread_mutex_unlock(&c->store_lock);
 	if (grc < 0) { werr_prefix(err, "transition source of %s", call->skill_id); goto out; }
-	int effectful = json_array_size(declared) > 0;
+	effectful = json_array_size(declared) > 0;
 	if (effectful)
 		grc = sup_run_effectful(sup, src, src_len, input, in_len, broker_cb, &cs, &sr, err);
 	else
@@ -741,10 +801,24 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 		goto failed;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	world_pause("coord.before_commit");
 	rc = commit_call(&cs, output, res, err);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	res->commit_ms = ms_between(&t1, &t2);
 	if (rc == 0) goto out;
+	/* Another writer of the store committed this task id first (the
+	 * journal's unique committed outcome refused ours): answer with its
+	 * result, as a retry would get. Only a pure call can get here: an
+	 * effectful one is refused before its effect (broker/effect.c). */
+	if (err && err->code == WX_CONFLICT && !cs.have_effect) {
+		struct world_err ce = *err;
+		pthread_mutex_lock(&c->store_lock);
+		found = world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe);
+		if (found == 0 && strcmp(jr.status, "committed") == 0) rc = replay_committed(c, &jr, cs.input_ref, res, err);
+		pthread_mutex_unlock(&c->store_lock);
+		if (rc == 0) goto out;
+		if (found != 0 || strcmp(jr.status, "committed") != 0) *err = ce;
+	}
 failed:
 	record_failure(&cs);
 out:
@@ -777,6 +851,7 @@ const char *coord_error_class(int code)
 	case WX_CONFLICT: return "HeadConflict";
 	case WX_DEADLINE: return "Timeout";
 	case WX_CAPACITY: return "Capacity";
+	case WX_QUOTA: return "QuotaExceeded";
 	case WX_OUTPUT_CAP: return "PayloadTooLarge";
 	case WX_PLAN_LAW: return "PlanLaw";
 	case WX_NOT_OBJECT: return "NotAnObject";

@@ -44,7 +44,18 @@ struct coord_config {
 	const char *tool_ailang_bin;    /* tool interpreter (archived + pinned at coord_new); NULL = none */
 	const char *examples_dir;       /* Ailang.Discover examples; NULL = none */
 	const char *written_by;         /* log entries' writtenBy, e.g. "worldd/0.1.0" */
+	/* Episode quotas (pure and effectful calls alike): calls committed, and
+	 * bytes their inputs, plans, outputs and effect results/records stored.
+	 * 0 = the default below; -1 = no limit. A call is refused (WX_QUOTA,
+	 * class QuotaExceeded) before it runs when the episode has committed
+	 * calls_max calls, or its bytes plus this call's input would pass
+	 * bytes_max. Checked at admission: calls of one episode already running
+	 * may each still commit (the overshoot is bounded by the episode's
+	 * share of the call workers). */
+	long long episode_calls_max, episode_bytes_max;
 };
+#define COORD_EPISODE_CALLS_DEFAULT 100000LL
+#define COORD_EPISODE_BYTES_DEFAULT (1LL << 30)
 
 /* Archives the tool interpreter (when given). Transition interpreters are
  * taken from the store's archive by the ref each descriptor was published

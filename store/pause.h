@@ -16,9 +16,10 @@
  *
  * The points (grep for world_pause to see each in place):
  *   coord.claimed      the call's task id is claimed, nothing has run yet
+ *   coord.claim_wait   a call found its task id claimed by another and waits
  *   coord.before_commit the call's output exists, its commit not yet written
- *   effect.before_apply a file effect holds its episode's turn, before it
- *                       reads the file it is about to replace
+ *   effect.waiting_turn an effect waits for its episode's turn (broker/turn.c)
+ *   workspace.edit.read an edit has read the file it is about to replace
  *   daemon.worker      a call worker picked a job up, before it runs it */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
