@@ -1,6 +1,7 @@
 /* store/archive.c: the interpreter archive (DESIGN §6.6).
  * <db>.artifacts/interpreters/sha256/<hex>/ailang (mode 0555) and
- * manifest.json {hash, size, version} beside it, each written via a temp file,
+ * manifest.json {hash, size, version} (0400) beside it, in directories
+ * made 0700 (whatever the umask), each written via a temp file,
  * fsync and rename, then the directory fsync'd, so a crash leaves either
  * nothing or the complete file. Same bytes again: nothing is rewritten.
  * Only interpreters are archived: a static ELF whose `--version` (probed on
@@ -39,8 +40,10 @@ struct made_dirs {
 
 static int mkdir_one(const char *d, struct made_dirs *made, struct world_err *err)
 {
-	if (mkdir(d, 0755) == 0) {
+	if (mkdir(d, 0700) == 0) {
 		if (made->n < 16) snprintf(made->path[made->n++], sizeof made->path[0], "%s", d);
+		/* 0700 whatever the umask: the archive is its owner's only */
+		if (chmod(d, 0700) < 0) return werr(err, WX_IO, "archive: chmod 0700 %s: %s", d, strerror(errno));
 		return 0;
 	}
 	if (errno != EEXIST) return werr(err, WX_IO, "archive: mkdir %s: %s", d, strerror(errno));
@@ -368,7 +371,7 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 		wrote_bin = rc == 0;
 	}
 	if (rc == 0) {
-		rc = atomic_write(dir, "manifest.json", mc, mn, 0444, err);
+		rc = atomic_write(dir, "manifest.json", mc, mn, 0400, err);
 		wrote_manifest = rc == 0;
 	}
 	free(bytes);

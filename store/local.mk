@@ -15,6 +15,12 @@ tests_store_test_store_SOURCES = tests/store/test_store.c
 tests_store_test_store_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_store_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 
+check_PROGRAMS += tests/store/test_members
+TESTS += tests/store/test_members
+tests_store_test_members_SOURCES = tests/store/test_members.c
+tests_store_test_members_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_members_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
 check_PROGRAMS += tests/store/test_crash
 TESTS += tests/store/test_crash
 tests_store_test_crash_SOURCES = tests/store/test_crash.c

@@ -219,10 +219,13 @@ static int probe_file(const char *path, struct world_err *err)
 static int take_lock(struct world_store *st, const char *lock, double wait_s, int *created, struct world_err *err)
 {
 	*created = 0;
-	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (st->lock_fd >= 0) *created = 1;
 	else if (errno == EEXIST) st->lock_fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (st->lock_fd < 0) return werr(err, WX_IO, "store %s: open lock file %s: %s", st->path, lock, strerror(errno));
+	/* 0600 whatever the umask (the store's files are its owner's only) */
+	if (*created && fchmod(st->lock_fd, 0600) < 0)
+		return werr(err, WX_IO, "store %s: chmod 0600 lock file %s: %s", st->path, lock, strerror(errno));
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -363,10 +366,33 @@ out:
 	return rc;
 }
 
-/* One transaction: the schema-2 tables, the outcome rows' kind and subject
- * from their intents, the one-commit check (an old store holding two
- * committed outcomes for one subject is refused, untouched), the
- * membership backfill, user_version 2. Any failure rolls all of it back. */
+/* Two committed outcomes for one (kind, subject) -- judged by their
+ * intents, as outcome rows of old writers may lack both -- cannot be
+ * migrated: journal_one_commit would not hold. */
+static int mig_check_commits(struct world_store *st, struct world_err *err)
+{
+	sqlite3_stmt *s;
+	if (ws_prep(st, "SELECT i.kind, i.subject, count(*) FROM journal o JOIN journal i ON i.id = o.intent_id AND "
+	                "i.phase = 'intent' WHERE o.phase = 'outcome' AND o.status = 'committed' GROUP BY i.kind, i.subject "
+	                "HAVING count(*) > 1 ORDER BY min(o.id) LIMIT 1", &s, err) < 0)
+		return -1;
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		werr(err, WX_SCHEMA, "store %s: cannot migrate to schema 2: %s %s has %d committed outcomes (at most one "
+		     "allowed); store left at schema 1, untouched", st->path, (const char *)sqlite3_column_text(s, 0),
+		     (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2));
+		sqlite3_finalize(s);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: journal check", err);
+	return 0;
+}
+
+/* One transaction: the outcome rows' kind and subject from their intents,
+ * the schema-2 tables and indexes, the membership backfill, user_version 2.
+ * Any failure rolls all of it back. (mig_check_commits ran before it, so a
+ * store journal_one_commit cannot hold for is refused untouched.) */
 static int migrate_v1(struct world_store *st, struct world_err *err)
 {
 	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
@@ -375,20 +401,6 @@ static int migrate_v1(struct world_store *st, struct world_err *err)
 	                "WHERE phase = 'outcome' AND EXISTS (SELECT 1 FROM journal i WHERE i.id = journal.intent_id "
 	                "AND i.phase = 'intent')", err) < 0)
 		goto fail;
-	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT kind, subject, count(*) FROM journal WHERE phase = 'outcome' AND status = 'committed' "
-	                "GROUP BY kind, subject HAVING count(*) > 1 ORDER BY min(id) LIMIT 1", &s, err) < 0)
-		goto fail;
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		werr(err, WX_SCHEMA, "store %s: cannot migrate to schema 2: %s %s has %d committed outcomes (at most one "
-		     "allowed); store left at schema 1, untouched", st->path, (const char *)sqlite3_column_text(s, 0),
-		     (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2));
-		sqlite3_finalize(s);
-		goto fail;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: journal check", err); goto fail; }
 	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
 	    ws_exec(st, "PRAGMA user_version=2", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
 		goto fail;
@@ -428,7 +440,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	st->lock_fd = -1;
 	st->writer = mode == WORLD_STORE_WRITER;
 	char lock[4200] = "";
-	int lock_created = 0;
+	int lock_created = 0, db_created = 0;
 	/* What the file is decides before anything is created beside it. */
 	int kind = probe_file(path, err);
 	if (kind < 0) goto fail;
@@ -449,6 +461,26 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		if (take_lock(st, lock, wait_lock_s, &lock_created, err) < 0) goto fail;
 	}
 	int rc;
+	if (st->writer && kind == 0) {
+		/* A new store is created here, mode 0600 whatever the umask; SQLite
+		 * gives its -wal and -shm the database file's mode. */
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 && errno != EEXIST) {
+			werr(err, WX_IO, "store %s: create: %s", path, strerror(errno));
+			goto fail;
+		}
+		/* EEXIST: made meanwhile by someone else; SQLite judges it below */
+		db_created = fd >= 0;
+		if (fd >= 0 && fchmod(fd, 0600) < 0) {
+			werr(err, WX_IO, "store %s: chmod 0600: %s", path, strerror(errno));
+			close(fd);
+			goto fail;
+		}
+		if (fd >= 0 && close(fd) < 0) {
+			werr(err, WX_IO, "store %s: close after create: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
 	if (st->writer) {
 		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
 	} else {
@@ -491,6 +523,9 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		goto fail;
 	}
 	st->version = v;
+	/* A schema-1 store a writer cannot migrate is refused before anything
+	 * (even the journal mode) is changed. */
+	if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
 	if (v == 0) {
 		int n = 0;
 		if (count_tables(st, &n, err) < 0) goto fail;
@@ -535,6 +570,16 @@ fail:
 	/* A refused open leaves nothing it created: the lock file goes while
 	 * the flock is still held, so no other writer can be holding it. */
 	if (lock_created && st->lock_fd >= 0) unlink(lock);
+	if (db_created) {
+		/* the new (still empty) database and any -wal/-shm SQLite made for it */
+		if (st->db) { sqlite3_close_v2(st->db); st->db = NULL; }
+		char side[4200];
+		unlink(path);
+		snprintf(side, sizeof side, "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof side, "%s-shm", path);
+		unlink(side);
+	}
 	world_store_close(st);
 	return -1;
 }
