@@ -20,8 +20,10 @@ done
 env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/cred" --err "$T/e" --tty "$T/t" -- \
   "$WORLDD" session mint --store "$DB" --episode bench --grant Workspace.Read=worktree:9007199254740992
 CRED=$(cat "$T/cred")
+# One session does all the calls: its episode gets every worker
+# (--session-share 8), so the figures compare with the ones before shares.
 "$WORLDD" serve --store "$DB" --ailang-bin "$AIL" --listen 127.0.0.1:0 --workspace-root "$T/ws" --tool-ailang-bin "$AIL" \
-  --capacity 8 >"$T/serve.out" 2>"$T/serve.log" &
+  --capacity 8 --session-share 8 >"$T/serve.out" 2>"$T/serve.log" &
 DPID=$!
 for _ in $(seq 1 300); do grep -q '^worldd listening on' "$T/serve.out" && break; sleep 0.1; done
 PORT=$(sed -n 's/^worldd listening on http:\/\/127.0.0.1://p' "$T/serve.out")

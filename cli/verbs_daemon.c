@@ -33,14 +33,15 @@ static int serve_run(int argc, char **argv)
 		else if (strcmp(name, "--workspace-root") == 0) slot = &cfg.workspace_root;
 		else if (strcmp(name, "--tool-ailang-bin") == 0) slot = &cfg.tool_ailang_bin;
 		else if (strcmp(name, "--examples-dir") == 0) slot = &cfg.examples_dir;
-		else if (strcmp(name, "--capacity") == 0) {
+		else if (strcmp(name, "--capacity") == 0 || strcmp(name, "--session-share") == 0) {
+			unsigned *num = name[2] == 'c' ? &cfg.capacity : &cfg.session_share;
 			char *end;
 			errno = 0;
 			long n = strtol(v, &end, 10);
 			if (!*v || *end || errno || n < 1 || n > 256)
-				return worldd_usage(verb, "--capacity needs a number 1-256, got '%s'", v);
-			if (cfg.capacity) return worldd_usage(verb, "flag --capacity given twice");
-			cfg.capacity = (unsigned)n;
+				return worldd_usage(verb, "%s needs a number 1-256, got '%s'", name, v);
+			if (*num) return worldd_usage(verb, "flag %s given twice", name);
+			*num = (unsigned)n;
 			continue;
 		} else return worldd_usage(verb, "unknown flag '%s'", name);
 		if (*slot) return worldd_usage(verb, "flag %s given twice", name);
@@ -50,6 +51,10 @@ static int serve_run(int argc, char **argv)
 	if (!cfg.ailang_bin) return worldd_usage(verb, "--ailang-bin is required");
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
+	unsigned capacity = cfg.capacity ? cfg.capacity : DAEMON_DEFAULT_CAPACITY;
+	if (cfg.session_share > capacity)
+		return worldd_usage(verb, "--session-share %u is over the capacity (%u call workers)", cfg.session_share,
+		                    capacity);
 	struct world_err err = { 0, "" };
 	if (daemon_serve(&cfg, &err) < 0) return worldd_fail(verb, &err);
 	return WX_OK;
@@ -59,7 +64,7 @@ const struct worldd_verb daemon_verbs[] = {
 	{ "serve", "run the daemon: read routes, MCP and A2A over HTTP on loopback",
 	  "usage: worldd serve --store DB --ailang-bin BIN [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
-	  "                    [--capacity N] [--open-reads]\n\n"
+	  "                    [--capacity N] [--session-share N] [--open-reads]\n\n"
 	  "Start-up: opens DB with writer authority (<DB>.writer.lock), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a new store; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
@@ -79,6 +84,9 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --tool-ailang-bin BIN    the tool interpreter for Ailang.* effects (needs --workspace-root)\n"
 	  "  --examples-dir DIR       the examples Ailang.Discover searches (default none)\n"
 	  "  --capacity N             capsules alive at once = call worker threads (default 8, 1-256)\n"
+	  "  --session-share N        call workers one episode's sessions may hold at once, 1..capacity\n"
+	  "                           (default capacity/2, at least 1); its other calls wait in the queue\n"
+	  "                           while other episodes' calls go first; = capacity turns it off\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n\n"
 	  "exit codes:\n"

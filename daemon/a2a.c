@@ -203,10 +203,10 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 			return drpc_error(id, -32603, "Internal: internal store failure");
 		}
 		if (json_array_size(vis) != 1) {
+			size_t seen = json_array_size(vis); /* counted before vis is freed */
 			json_decref(args);
 			json_decref(vis);
-			return drpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)",
-			                 json_array_size(vis));
+			return drpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)", seen);
 		}
 		skill = json_string_value(json_object_get(json_array_get(vis, 0), "id"));
 	}
@@ -221,7 +221,6 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	int rc = coord_call(rq->d->coord, &call, &res, &err);
 	free(text);
 	snprintf(rq->note, sizeof rq->note, "%s,skill=%.64s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage", skill);
-	json_decref(vis);
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;
@@ -232,17 +231,21 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		const char *k = coord_error_class(err.code);
 		if (err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) {
 			task_clear(&t);
+			json_decref(vis);
 			return drpc_error(id, -32602, "%s", err.msg);
 		}
 		char msg[1200];
 		if (strcmp(k, "Internal") == 0) {
-			dlog("error route=/a2a/ skill=%.128s: %s", skill, err.msg);
+			dlog("error route=/a2a/ skill=%.128s: %s", skill, err.msg); /* skill may live in vis: freed below */
 			snprintf(msg, sizeof msg, "%s: internal store failure", k);
 		} else snprintf(msg, sizeof msg, "%s: %s", k, err.msg);
 		t.failed = 1;
 		t.text = strdup(msg);
 		snprintf(tid, sizeof tid, "%s", task ? task : "unassigned");
-	} else {
+	}
+	json_decref(vis); /* the last use of skill is above */
+	vis = NULL;
+	if (rc == 0) {
 		snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", res.invocation_id);
 		snprintf(rq->timing, sizeof rq->timing, " capsule_ms=%ld broker_ms=%ld commit_ms=%ld", res.capsule_ms,
 		         res.broker_ms, res.commit_ms);

@@ -18,6 +18,13 @@
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 #define LEGACY_VERSION "2025-03-26"
+/* A batch runs on one call worker, its messages one after another, and
+ * counts once against its episode's share of the workers: at most this
+ * many of its messages are looked at. Each request beyond them (a message
+ * with an id) is answered with an error naming the cap and nothing of it
+ * runs or is committed; the ones without an id get no answer, as ever.
+ * Before the cap one batch of 3,000 tools/call held a worker for 12.8 s. */
+#define MCP_BATCH_MAX 32
 
 struct mcp {
 	struct dreq *rq;
@@ -308,9 +315,20 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 			json_t *outs = json_array();
 			size_t i;
 			json_t *e;
-			snprintf(rq->note, sizeof rq->note, "batch of %zu", json_array_size(msg));
+			size_t n = json_array_size(msg);
+			if (n > MCP_BATCH_MAX) snprintf(rq->note, sizeof rq->note, "batch=%zu,over_cap=%zu", n, n - MCP_BATCH_MAX);
+			else snprintf(rq->note, sizeof rq->note, "batch=%zu", n);
 			json_array_foreach(msg, i, e) {
-				json_t *a = one(&m, e, 1);
+				json_t *a;
+				if (i < MCP_BATCH_MAX) a = one(&m, e, 1);
+				else {
+					json_t *id = json_object_get(e, "id");
+					a = json_is_string(id) || json_is_integer(id)
+					        ? drpc_error(id, -32600, "invalid request: a batch holds at most %d messages; "
+					                                 "this is message %zu, not run (send it in another batch)",
+					                     MCP_BATCH_MAX, i + 1)
+					        : NULL;
+				}
 				if (a) json_array_append_new(outs, a);
 			}
 			if (json_array_size(outs) == 0) { json_decref(outs); r->status = 202; }

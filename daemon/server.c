@@ -7,6 +7,7 @@
 #include "broker/effect.h"
 #include "capsule/capsule.h"
 #include "coordinator/registry.h"
+#include "store/pause.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include <arpa/inet.h>
@@ -186,6 +187,19 @@ int dtool_name(const char *id, char out[65])
 
 /* ---- credentials ---- */
 
+/* The credential of an Authorization header: "Bearer" (any case), one or
+ * more spaces, exactly 64 lowercase hex; NULL when it is not that. */
+static const char *bearer_of(const char *h)
+{
+	const char *c = NULL;
+	if (h && strncasecmp(h, "Bearer ", 7) == 0) {
+		c = h + 7;
+		while (*c == ' ') c++;
+	}
+	if (!c || strlen(c) != DAEMON_TOKEN_HEX || strspn(c, "0123456789abcdef") != DAEMON_TOKEN_HEX) return NULL;
+	return c;
+}
+
 int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
           int *present)
 {
@@ -198,13 +212,8 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
 		return -1;
 	}
 	if (present) *present = 1;
-	/* "Bearer" (any case), one or more spaces, exactly 64 lowercase hex */
-	const char *c = NULL;
-	if (strncasecmp(h, "Bearer ", 7) == 0) {
-		c = h + 7;
-		while (*c == ' ') c++;
-	}
-	if (!c || strlen(c) != DAEMON_TOKEN_HEX || strspn(c, "0123456789abcdef") != DAEMON_TOKEN_HEX) {
+	const char *c = bearer_of(h);
+	if (!c) {
 		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
 		return -1;
 	}
@@ -337,6 +346,7 @@ struct dconn {
 	struct dresp resp;
 	char invocation_id[256], note[128], timing[128];
 	struct dconn *next;  /* in the workers' queue */
+	struct share *share; /* its episode's share of the workers (set while queued or running) */
 };
 
 static atomic_int inflight;
@@ -432,15 +442,33 @@ static enum MHD_Result early(struct MHD_Connection *conn, const char *method, co
  * arguments are copied, a worker runs the route and stores the response,
  * then resumes the connection; libmicrohttpd calls on_request once more,
  * which queues the stored response. GET routes (reads, health, the card)
- * answer at once on the HTTP threads. */
+ * answer at once on the HTTP threads.
+ *
+ * Fair shares: one episode holds at most `share` (--session-share) of the
+ * workers at once. Each job carries the share of its key (share_key: the
+ * episode of its session, read on the HTTP thread before it is queued);
+ * a free worker takes the oldest queued job whose share is not full, so
+ * an episode's calls beyond its share wait while other episodes' calls go
+ * first. Nothing is refused for it: the queue is bounded by the
+ * connection limit as before, and at shutdown every queued job is
+ * answered Capacity, whatever its share. */
+struct share {
+	char key[80];        /* "episode:E", "operator" or "unauthenticated" */
+	unsigned running;    /* its jobs on a worker now (<= workers.share) */
+	unsigned refs;       /* its jobs queued or running; freed at 0 */
+	struct share *next;
+};
+
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct dconn *head, *tail;
+	struct share *shares; /* of the keys with a job queued or running */
+	unsigned share;       /* workers one key may hold at once */
 	int stopping;
 	unsigned n;
 	pthread_t t[256]; /* = the most --capacity allows */
-} workers = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0, { 0 } };
+} workers = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 1, 0, 0, { 0 } };
 
 static void dispatch(struct dreq *rq, struct dresp *r);
 
@@ -464,35 +492,75 @@ static enum MHD_Result send_kept(struct MHD_Connection *conn, struct dconn *dc)
 	return send_resp(conn, dc->method, dc->path, &dc->resp, dc, dc->invocation_id, dc->note, dc->timing);
 }
 
+/* The next job for a free worker, taken off the queue: the oldest whose
+ * share is not full (any, when stopping: it is answered, not run); NULL
+ * when none may run now. Call with workers.mu held. */
+static struct dconn *queue_take(void)
+{
+	struct dconn *prev = NULL, *dc = workers.head;
+	while (dc && !workers.stopping && dc->share->running >= workers.share) {
+		prev = dc;
+		dc = dc->next;
+	}
+	if (!dc) return NULL;
+	if (prev) prev->next = dc->next;
+	else workers.head = dc->next;
+	if (workers.tail == dc) workers.tail = prev;
+	dc->next = NULL;
+	return dc;
+}
+
+/* A job of sh left the queue or a worker for good. Call with workers.mu held. */
+static void share_put(struct share *sh)
+{
+	if (--sh->refs) return;
+	for (struct share **p = &workers.shares; *p; p = &(*p)->next)
+		if (*p == sh) { *p = sh->next; break; }
+	free(sh);
+}
+
 static void *worker_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&workers.mu);
 	for (;;) {
-		while (!workers.head && !workers.stopping) pthread_cond_wait(&workers.cv, &workers.mu);
-		struct dconn *dc = workers.head;
+		struct dconn *dc;
+		while (!(dc = queue_take()) && !workers.stopping) pthread_cond_wait(&workers.cv, &workers.mu);
 		if (!dc) break; /* stopping, and nothing left */
-		workers.head = dc->next;
-		if (!workers.head) workers.tail = NULL;
 		int stopping = workers.stopping;
+		struct share *sh = dc->share; /* dc is freed once its connection is resumed and answered */
+		if (!stopping) sh->running++;
+		/* One free worker is woken per job taken: the queue may hold a
+		 * job another free worker can run (its share has room). */
+		if (workers.head) pthread_cond_signal(&workers.cv);
 		pthread_mutex_unlock(&workers.mu);
 		if (stopping) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
-		else run_route(dc->d, NULL, dc->method, dc);
+		else {
+			world_pause("daemon.worker");
+			run_route(dc->d, NULL, dc->method, dc);
+		}
 		atomic_store(&dc->answered, 1);
 		MHD_resume_connection(dc->conn);
 		pthread_mutex_lock(&workers.mu);
+		if (!stopping) sh->running--;
+		share_put(sh);
 	}
 	pthread_mutex_unlock(&workers.mu);
 	return NULL;
 }
 
-/* Start n workers; 0, or -1 when not one could start (the daemon then
- * answers calls on its HTTP threads, as before). */
-static int workers_start(unsigned n)
+/* Start n workers, one key holding at most share of them; 0, or -1 when
+ * not one could start (the daemon then answers calls on its HTTP threads,
+ * as before, without shares). */
+static int workers_start(unsigned n, unsigned share)
 {
 	if (n > sizeof workers.t / sizeof workers.t[0]) n = sizeof workers.t / sizeof workers.t[0];
-	for (unsigned i = 0; i < n; i++)
-		if (pthread_create(&workers.t[workers.n], NULL, worker_main, NULL) == 0) workers.n++;
+	workers.share = share ? share : 1;
+	for (unsigned i = 0; i < n; i++) {
+		int e = pthread_create(&workers.t[workers.n], NULL, worker_main, NULL);
+		if (e == 0) workers.n++;
+		else dlog("start: call worker %u of %u: pthread_create: %s", i + 1, n, strerror(e));
+	}
 	return workers.n ? 0 : -1;
 }
 
@@ -506,7 +574,9 @@ static void workers_stop(void)
 	pthread_cond_broadcast(&workers.cv);
 	pthread_mutex_unlock(&workers.mu);
 	for (unsigned i = 0; i < workers.n; i++) pthread_join(workers.t[i], NULL);
+	pthread_mutex_lock(&workers.mu);
 	workers.n = 0;
+	pthread_mutex_unlock(&workers.mu);
 }
 
 static enum MHD_Result copy_value(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
@@ -543,11 +613,46 @@ static void free_copies(struct dconn *dc)
 	dc->nhdrs = dc->hcap = 0;
 }
 
+/* The key of a request's fair share: the episode of the session its
+ * credential names ("episode:E"), "operator" for the operator token,
+ * "unauthenticated" for anything else (no, a malformed or an unknown
+ * credential: the worker's dauth answers those 401 at once). One read
+ * through a pooled reader handle on the HTTP thread (a WAL reader waits
+ * for no writer); expiry is not judged here. It only orders the queue:
+ * the route's own dauth on the worker decides what the call may do. */
+static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *path, char key[80])
+{
+	snprintf(key, 80, "unauthenticated");
+	const char *c = bearer_of(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
+	if (!c) return;
+	if (d->operator_token[0] && CRYPTO_memcmp(c, d->operator_token, DAEMON_TOKEN_HEX) == 0) {
+		snprintf(key, 80, "operator");
+		return;
+	}
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(d, &err);
+	struct world_session s;
+	if (st && world_session_get(st, c, &s, &err) == 0) {
+		snprintf(key, 80, "episode:%s", s.episode);
+		world_session_free(&s);
+	} else if (!st || err.code != WX_NOT_FOUND) {
+		char p[256];
+		log_safe(p, sizeof p, path);
+		dlog("error route=%s: the session of a queued call (for its fair share): %s", p,
+		     err.msg[0] ? err.msg : "failed");
+	}
+	dreader_put(d, st);
+}
+
 /* Hand the whole request to a worker (1), or 0 to answer it here (no
- * worker, or the copy failed). */
+ * worker, or the copy failed), or -1 when the workers are stopping (the
+ * call is answered Capacity, not run). */
 static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *dc)
 {
-	if (!workers.n) return 0;
+	pthread_mutex_lock(&workers.mu);
+	unsigned n = workers.n;
+	pthread_mutex_unlock(&workers.mu);
+	if (!n) return 0;
 	/* The count includes the entry a failed copy stopped at (-1: no
 	 * connection), so it equals the copies only when all were made. */
 	int kinds = MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND;
@@ -555,16 +660,41 @@ static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *
 		free_copies(dc);
 		return 0;
 	}
+	struct share *fresh = calloc(1, sizeof *fresh);
+	if (!fresh) {
+		free_copies(dc);
+		return 0;
+	}
+	share_key(d, conn, dc->path, fresh->key);
 	dc->conn = conn;
 	dc->d = d;
 	dc->next = NULL;
-	MHD_suspend_connection(conn);
 	pthread_mutex_lock(&workers.mu);
+	if (workers.stopping) {
+		/* the workers may be gone already: nobody would resume it */
+		pthread_mutex_unlock(&workers.mu);
+		free(fresh);
+		free_copies(dc);
+		return -1;
+	}
+	MHD_suspend_connection(conn);
+	struct share *sh = workers.shares;
+	while (sh && strcmp(sh->key, fresh->key) != 0) sh = sh->next;
+	if (!sh) {
+		sh = fresh;
+		fresh = NULL;
+		sh->next = workers.shares;
+		workers.shares = sh;
+	}
+	sh->refs++;
+	dc->share = sh;
 	if (workers.tail) workers.tail->next = dc;
 	else workers.head = dc;
 	workers.tail = dc;
 	pthread_cond_signal(&workers.cv);
 	pthread_mutex_unlock(&workers.mu);
+	free(fresh);
+	world_pause("daemon.queued"); /* test-only (store/pause.h): the job is in the queue */
 	return 1;
 }
 
@@ -632,8 +762,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	/* the whole request is here: a call goes to a worker */
 	snprintf(dc->method, sizeof dc->method, "%s", method);
 	snprintf(dc->path, sizeof dc->path, "%s", url);
-	if (strcmp(method, "POST") == 0 && hand_over(d, conn, dc)) return MHD_YES;
-	run_route(d, conn, method, dc);
+	int worker = strcmp(method, "POST") == 0 ? hand_over(d, conn, dc) : 0;
+	if (worker > 0) return MHD_YES;
+	if (worker < 0) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
+	else run_route(d, conn, method, dc);
 	return send_kept(conn, dc);
 }
 
@@ -712,6 +844,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (daemon_parse_listen(listen, host, &port, err) < 0) return -1;
 	unsigned capacity = cfg->capacity ? cfg->capacity : DAEMON_DEFAULT_CAPACITY;
 	if (capacity > 256) return werr(err, WX_USAGE, "--capacity %u is over 256", capacity);
+	unsigned share = cfg->session_share ? cfg->session_share : DAEMON_DEFAULT_SHARE(capacity);
+	if (share > capacity)
+		return werr(err, WX_USAGE, "--session-share %u is over the capacity (%u call workers)", share, capacity);
 	if (cfg->tool_ailang_bin && !cfg->workspace_root)
 		return werr(err, WX_USAGE, "--tool-ailang-bin needs --workspace-root");
 
@@ -817,7 +952,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		sin.sin_port = htons((uint16_t)port);
 		sa = (struct sockaddr *)&sin;
 	}
-	if (workers_start(capacity) < 0) dlog("start: no call worker could start; calls run on the HTTP threads");
+	if (workers_start(capacity, share) < 0) dlog("start: no call worker could start; calls run on the HTTP threads");
 	mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, &d,
 	                       MHD_OPTION_SOCK_ADDR, sa,
 	                       MHD_OPTION_THREAD_POOL_SIZE, (unsigned)DAEMON_HTTP_THREADS,
@@ -837,7 +972,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	else snprintf(d.base_url, sizeof d.base_url, "http://%s:%u", host, real);
 	printf("worldd listening on %s\n", d.base_url);
 	fflush(stdout);
-	dlog("listening url=%s capacity=%u open_reads=%d operator_token=%s", d.base_url, capacity, d.open_reads, token_path);
+	dlog("listening url=%s capacity=%u session_share=%u open_reads=%d operator_token=%s", d.base_url, capacity, share,
+	     d.open_reads, token_path);
 
 	int sig = 0;
 	while (sigwait(&stop, &sig) != 0) {}

@@ -2,8 +2,9 @@
  *
  * Owns: the daemon's life: start-up (writer lock, interpreter archive,
  * epoch bootstrap, journal recovery report, integrity scan, operator token,
- * listen), the HTTP server (libmicrohttpd, a thread pool sized to the
- * capsule capacity, connection / body / time limits), routing to the
+ * listen), the HTTP server (libmicrohttpd, connection / body / time
+ * limits), the call workers (as many as the capsule capacity) and their
+ * queue with its per-episode fair shares, routing to the
  * projections of daemon/route.h, one log line per request, and shutdown on
  * SIGTERM/SIGINT (stop accepting, let in-flight calls finish within a
  * bound, free the coordinator so every capsule is reaped, remove the
@@ -14,6 +15,10 @@
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:7644"
 #define DAEMON_DEFAULT_CAPACITY 8
+/* The default --session-share: half the call workers (at least one), so
+ * that one episode flooding the daemon leaves the other half to everyone
+ * else (docs/daemon.md, "Fair shares"). */
+#define DAEMON_DEFAULT_SHARE(capacity) ((capacity) / 2 ? (capacity) / 2 : 1u)
 #define DAEMON_CONNECTION_LIMIT 256     /* open connections at once */
 #define DAEMON_IDLE_TIMEOUT_S 30        /* a connection silent this long is closed */
 #define DAEMON_DRAIN_MS 25000           /* shutdown: in-flight calls get this long */
@@ -28,6 +33,8 @@ struct daemon_config {
 	const char *tool_ailang_bin;     /* --tool-ailang-bin (NULL = none) */
 	const char *examples_dir;        /* --examples-dir (NULL = none) */
 	unsigned capacity;               /* --capacity (0 = default) */
+	unsigned session_share;          /* --session-share: call workers one episode may hold at once
+	                                    (0 = default: DAEMON_DEFAULT_SHARE(capacity)); 1..capacity */
 	int open_reads;                  /* --open-reads */
 };
 

@@ -59,7 +59,10 @@ capsules() { # the capsule processes of daemon $1: every descendant but the spaw
   kids "$1" | grep -v "^${sp:-none}:"
 }
 
-daemon_start --capacity 8 || bail "daemon did not start"
+# Every client here is a session of one episode, so its share is the whole
+# capacity (--session-share 8): all eight workers carry this load, as they
+# did before shares (tests/daemon/share.sh tests the shares themselves).
+daemon_start --capacity 8 --session-share 8 || bail "daemon did not start"
 mkdir -p "$T/acks"
 for i in $(seq 1 $CLIENTS); do client "$i" 4 & done
 wait $(jobs -p | grep -v "^$DPID$") 2>/dev/null
@@ -194,7 +197,7 @@ fi
 CG0=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "world-capsule-$OLDPID-*" 2>/dev/null | wc -l | tr -d ' ')
 if [ "$CG0" -gt 0 ]; then ok 0 "control: the killed daemon left $CG0 capsule cgroup(s) behind"
 else skip "capsules got no cgroup here (no usable hierarchy)" "control: the killed daemon left capsule cgroups behind"; fi
-daemon_start --capacity 8 || bail "daemon did not restart after SIGKILL"
+daemon_start --capacity 8 --session-share 8 || bail "daemon did not restart after SIGKILL"
 is "$(grep -c '^integrity_' "$T/out")" 0 "restart after SIGKILL: the integrity scan is clean"
 diag "indeterminate intents reported at restart: $(grep -c '^journal_indeterminate' "$T/out")"
 is "$(grep -vc '^journal_indeterminate\|^worldd listening on ' "$T/out")" 0 "stdout holds only indeterminate reports and the listening line"

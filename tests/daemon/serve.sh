@@ -20,7 +20,7 @@ run_capture out err rc "$WORLDD" serve --store "$DB"
 is "$rc" 2 "--ailang-bin is required"
 run_capture out err rc "$WORLDD" serve --help
 is "$rc" 0 "serve --help exits 0"
-for f in --store --ailang-bin --listen --workspace-root --tool-ailang-bin --capacity --open-reads 127.0.0.1:7644; do
+for f in --store --ailang-bin --listen --workspace-root --tool-ailang-bin --capacity --session-share --open-reads 127.0.0.1:7644; do
   like "$out" -- "$f" "serve --help names $f"
 done
 ok "$([ ! -e "$DB.operator-token" ]; echo $?)" "refused start-ups leave no token file"
@@ -305,6 +305,14 @@ is "$(jget result.status.state <<<"$BODY")" failed "an execution failure: the ta
 like "$(jget result.status.message.parts.0.text <<<"$BODY")" '^NotAnObject: ' "... its status message names the class"
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"id":"t6"}}'
 is "$(jget error.code <<<"$BODY")" "-32601" "an unknown A2A method: -32601"
+# No skill_id and several skills: the refusal counts them (the count was
+# once read from the freed list: "sees 0 skills"; ASan builds abort on it).
+NOSKILL='{"jsonrpc":"2.0","id":8,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-noskill","role":"user","parts":[{"kind":"data","data":{}}]}}}'
+a2a "$CRED" "$NOSKILL"
+is "$(jget error.code <<<"$BODY")/$(jget error.message <<<"$BODY")" \
+  "-32602/metadata.skill_id is required (this session sees 2 skills)" "message/send without skill_id, two skills visible: -32602 naming 2 skills"
+a2a "$CRED_GRANT" "$NOSKILL"
+is "$(jget error.message <<<"$BODY")" "metadata.skill_id is required (this session sees 3 skills)" "... a session that sees three skills: the message says 3"
 a2a "$CRED" '{"jsonrpc":"2.0","id":8,'
 is "$STATUS/$(jget error.code <<<"$BODY")" "400/-32700" "A2A: malformed JSON: -32700"
 http POST /a2a/ -H "$(auth "$CRED")" -H 'Content-Type: text/plain' --data-binary "$SEND"
