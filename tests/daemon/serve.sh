@@ -306,7 +306,9 @@ like "$(jget result.status.message.parts.0.text <<<"$BODY")" '^NotAnObject: ' ".
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"id":"t6"}}'
 is "$(jget error.code <<<"$BODY")" "-32601" "an unknown A2A method: -32601"
 # No skill_id and several skills: the refusal counts them (the count was
-# once read from the freed list: "sees 0 skills"; ASan builds abort on it).
+# once read from the freed list: "sees 0 skills". The read is inside
+# libjansson, which is not instrumented, so ASan does not see it: the
+# message itself is what is checked, in both builds).
 NOSKILL='{"jsonrpc":"2.0","id":8,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-noskill","role":"user","parts":[{"kind":"data","data":{}}]}}}'
 a2a "$CRED" "$NOSKILL"
 is "$(jget error.code <<<"$BODY")/$(jget error.message <<<"$BODY")" \
