@@ -136,7 +136,7 @@ fi
 
 # ---- the MCP batch cap ----
 daemon_start || bail "daemon did not start"
-head_rev() { http GET /v1/head -H "$(auth "$CRED")"; jget revision <<<"$BODY"; }
+head_rev() { http GET /v1/head -H "$(auth "$(cat "$DB.operator-token")")"; jget revision <<<"$BODY"; } # the whole log
 batch() { # FIRST LAST [extra]: tools/call ids FIRST..LAST as one batch (+ extra messages)
   python3 -c 'import json,sys
 a, b = int(sys.argv[1]), int(sys.argv[2])
