@@ -186,17 +186,33 @@ static int fold_component(const char *c, size_t n, char *out, size_t outlen)
 	return 1;
 }
 
+/* Denied names, matched on any component (directory or file) after
+ * fold_component. Beyond git's and our own, each entry is a tool
+ * configuration an operator's tool runs code from (or picks a program to run
+ * from) when the operator merely enters the directory, asks the VCS for its
+ * status, commits, or opens the folder in an editor: no build or run step of
+ * the project is needed. docs/broker.md lists them with the names that were
+ * considered and left out (.svn, .bzr, .tool-versions, ...). */
+static const struct {
+	const char *name, *why;
+} denied[] = {
+	{ ".git", "writes under .git are refused (a hook or config there would run as the operator)" },
+	{ ".github", "writes under .github are refused (CI and agent configuration)" },
+	{ ".gitmodules", "writes to .gitmodules are refused (repository configuration)" },
+	{ ".gitattributes", "writes to .gitattributes are refused (repository configuration: filters run commands)" },
+	{ ".ailang", "writes under .ailang are refused (agent configuration)" },
+	{ ".hg", "writes under .hg are refused (Mercurial runs the hooks and extensions its hgrc names, on any command)" },
+	{ ".jj", "writes under .jj are refused (Jujutsu's repository config names the pager, diff and fix programs it runs)" },
+	{ "_darcs", "writes under _darcs are refused (darcs runs the pre- and posthooks its prefs name, on any command)" },
+	{ ".pijul", "writes under .pijul are refused (Pijul runs the hooks its config names)" },
+	{ ".envrc", "writes to .envrc are refused (direnv runs it as a shell script when the operator enters the directory)" },
+	{ ".direnv", "writes under .direnv are refused (direnv's layouts put its bin directories first on the PATH)" },
+	{ ".vscode", "writes under .vscode are refused (VS Code runs folder-open tasks and the programs its settings name)" },
+	{ ".idea", "writes under .idea are refused (JetBrains IDEs run the startup tasks and run configurations it holds)" },
+};
+
 static const char *denied_component(const char *c, size_t n)
 {
-	static const struct {
-		const char *name, *why;
-	} denied[] = {
-		{ ".git", "writes under .git are refused (a hook or config there would run as the operator)" },
-		{ ".github", "writes under .github are refused (CI and agent configuration)" },
-		{ ".gitmodules", "writes to .gitmodules are refused (repository configuration)" },
-		{ ".gitattributes", "writes to .gitattributes are refused (repository configuration: filters run commands)" },
-		{ ".ailang", "writes under .ailang are refused (agent configuration)" },
-	};
 	char f[32];
 	if (!fold_component(c, n, f, sizeof f)) return NULL;
 	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
@@ -461,17 +477,180 @@ static int name_in(int up, const struct stat *cst, char *name, size_t namelen, s
 	return found ? 0 : werr(err, WX_IO, "workspace: a directory on the write path moved while it was checked");
 }
 
+/* ---- repository layouts ----
+ *
+ * git takes a directory D for a repository (a bare one, or the gitdir of a
+ * linked worktree) when D/HEAD is a valid head and D's common directory (D
+ * itself, or the directory D/commondir names) holds objects and refs
+ * (is_git_directory() in git's setup.c), whatever D is called and wherever
+ * it is; git then honours D's config (core.fsmonitor runs on `git status`)
+ * and runs its hooks. The .git name rule cannot see that, so no directory
+ * in a worktree may come to hold HEAD together with a companion:
+ *   - objects, refs: what git checks for;
+ *   - commondir: lets HEAD alone borrow objects and refs from elsewhere (the
+ *     operator's own .git, or an objects+refs directory without a HEAD);
+ *   - config, gitdir: git needs neither to recognise the layout, but HEAD
+ *     with either is half a repository (its config; a linked worktree's
+ *     back-pointer) and no project needs that pair.
+ * A companion without a HEAD is harmless (no repository), as is HEAD alone,
+ * so ordinary files named HEAD or config stay writable. Entries count
+ * whatever their type (a `refs` file, a `HEAD` symlink).
+ *
+ * Two checks, so that the order of writes does not matter:
+ *   - a write that adds a marker name (the file, or a directory its mkdir
+ *     makes) is matched against the siblings it would join; the new name
+ *     and every sibling are folded like the denied names (fold_component),
+ *     so `head` next to `Objects` is refused too: git on a case-insensitive
+ *     filesystem (or on one the worktree is later copied to) opens `head`
+ *     for HEAD. This reads the directory, but only for the rare write that
+ *     adds one of the six names;
+ *   - every directory a write lands in or under (check_real_dirs) must not
+ *     already be a layout, however it got there: that one is looked up by
+ *     git's exact names, as git itself does, so a case-insensitive
+ *     filesystem folds them exactly as it would for git. It costs one
+ *     fstatat per directory, not a directory read. A layout that only the
+ *     folding makes (`head` next to `objects` on a case-sensitive
+ *     filesystem) cannot be built through the handler (the first check);
+ *     made by an outside hand, git here does not take it for a repository,
+ *     and writes under it are let through (docs/broker.md, residuals). */
+static const char *const layout_companions[] = { "objects", "refs", "config", "commondir", "gitdir" };
+#define N_COMPANIONS (sizeof layout_companions / sizeof layout_companions[0])
+#define LAYOUT_HEAD (-1)
+#define LAYOUT_NONE (-2)
+
+#define LAYOUT_REFUSED "'%s': refused by the repository-layout rule: "
+#define LAYOUT_RULE                                                                                     \
+	"a directory holding HEAD with objects, refs, config, commondir or gitdir is a git repository " \
+	"(git honours its config and hooks wherever it is: they would run as the operator)"
+
+/* LAYOUT_HEAD, the index of a companion, or LAYOUT_NONE. */
+static int layout_kind(const char *name)
+{
+	char f[16]; /* longer than any marker: fold_component says 0 */
+	if (!fold_component(name, strlen(name), f, sizeof f)) return LAYOUT_NONE;
+	if (strcmp(f, "head") == 0) return LAYOUT_HEAD;
+	for (size_t i = 0; i < N_COMPANIONS; i++)
+		if (strcmp(f, layout_companions[i]) == 0) return (int)i;
+	return LAYOUT_NONE;
+}
+
+/* Does directory `dir` hold an entry `name` (any type)? 1 yes, 0 no, -1 err. */
+static int has_entry(int dir, const char *name, const char *shown, struct world_err *err)
+{
+	struct stat st;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0) return 1;
+	if (errno == ENOENT) return 0;
+	return werr(err, WX_IO, "workspace: stat %s in a directory of %s: %s", name, shown, strerror(errno));
+}
+
+/* Is `dir`, as it is, a repository layout (exact names)? 0 no, 1 refused
+ * (the reason starts with `shown`, the write's path), -1 err. */
+static int layout_present(int dir, const char *shown, char *why, size_t whylen, struct world_err *err)
+{
+	int r = has_entry(dir, "HEAD", shown, err);
+	if (r <= 0) return r;
+	for (size_t i = 0; i < N_COMPANIONS; i++) {
+		r = has_entry(dir, layout_companions[i], shown, err);
+		if (r < 0) return r;
+		if (r)
+			return refuse(why, whylen, LAYOUT_REFUSED "a directory on its path holds HEAD and %s, and " LAYOUT_RULE,
+			              shown, layout_companions[i]);
+	}
+	return 0;
+}
+
+/* Would directory `dir` become a repository layout once an entry named
+ * `add` is in it? Siblings folded as described above. 0 no, 1 refused, -1
+ * err. A name that is no marker cannot make one (check_real_dirs has
+ * already refused a directory that is one), so the directory is read only
+ * when `add` is a marker. */
+static int layout_refusal(int dir, const char *add, const char *shown, char *why, size_t whylen,
+                          struct world_err *err)
+{
+	int add_kind = layout_kind(add);
+	if (add_kind == LAYOUT_NONE) return 0;
+	/* A fresh open file description: a dup of dir would share (and move)
+	 * its directory offset. */
+	int dfd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == EACCES || errno == EPERM)
+			return refuse(why, whylen,
+			              "'%s': its directory cannot be listed, so it cannot be checked for a git repository layout",
+			              shown);
+		return werr(err, WX_IO, "workspace: open the directory of %s: %s", shown, strerror(errno));
+	}
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		int e = errno;
+		close(dfd);
+		return werr(err, WX_IO, "workspace: opendir the directory of %s: %s", shown, strerror(e));
+	}
+	/* The companions present, as bits: the refusal names the first in table
+	 * order, so the line does not depend on readdir's order. */
+	int head = 0;
+	unsigned comps = 0;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d)) != NULL) {
+		int k = layout_kind(de->d_name);
+		if (k == LAYOUT_HEAD) head = 1;
+		else if (k >= 0) comps |= 1u << k;
+		errno = 0;
+	}
+	int e = errno;
+	if (closedir(d) < 0 && e == 0) e = errno;
+	if (e) return werr(err, WX_IO, "workspace: read the directory of %s: %s", shown, strerror(e));
+	if (add_kind >= 0) {
+		if (!head) return 0;
+		return refuse(why, whylen, LAYOUT_REFUSED "it would put %s next to HEAD, and " LAYOUT_RULE, shown,
+		              layout_companions[add_kind]);
+	}
+	for (size_t i = 0; i < N_COMPANIONS; i++)
+		if (comps & (1u << i))
+			return refuse(why, whylen, LAYOUT_REFUSED "it would put HEAD next to %s, and " LAYOUT_RULE, shown,
+			              layout_companions[i]);
+	return 0;
+}
+
+/* The path as a refusal names it: at most 200 bytes, cut at a UTF-8
+ * boundary (the lexical rules made it UTF-8 without control characters). */
+static const char *shown_path(const char *p, char *buf, size_t buflen)
+{
+	size_t n = strlen(p), keep = 0;
+	if (n <= 200) {
+		snprintf(buf, buflen, "%s", p);
+		return buf;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t k = world_utf8_seq((const unsigned char *)p + i, n - i);
+		if (k == 0) k = 1;
+		if (i + k > 200) break;
+		i += k;
+		keep = i;
+	}
+	snprintf(buf, buflen, "%.*s...", (int)keep, p);
+	return buf;
+}
+
 /* The directory a write lands in, as the kernel resolved it, may differ
  * from the path as written (a symlink `x -> .git` inside the worktree):
  * walk up from it to the worktree and match each real directory name
- * against the denied names. Also a second proof that it is beneath. */
-static int check_real_dirs(int wt, int dir, char *why, size_t whylen, struct world_err *err)
+ * against the denied names, and refuse when any of these directories (the
+ * worktree included) is a git repository layout, however it got there
+ * (an outside hand may have moved one in). Also a second proof that it is
+ * beneath. `shown` is the write's path for the refusal line. */
+static int check_real_dirs(int wt, int dir, const char *shown, char *why, size_t whylen, struct world_err *err)
 {
 	struct stat wst, st;
 	if (fstat(wt, &wst) < 0 || fstat(dir, &st) < 0) return werr(err, WX_IO, "workspace: stat: %s", strerror(errno));
 	int cur = fcntl(dir, F_DUPFD_CLOEXEC, 0);
 	if (cur < 0) return werr(err, WX_IO, "workspace: dup: %s", strerror(errno));
 	for (int depth = 0; depth < WS_MAX_DEPTH; depth++) {
+		int r = layout_present(cur, shown, why, whylen, err);
+		if (r) {
+			close(cur);
+			return r;
+		}
 		if (same_file(&st, &wst)) {
 			close(cur);
 			return 0;
@@ -502,7 +681,7 @@ static int check_real_dirs(int wt, int dir, char *why, size_t whylen, struct wor
 		const char *d = denied_component(name, strlen(name));
 		if (d) {
 			close(cur);
-			return refuse(why, whylen, "%s (reached through a symlink)", d);
+			return refuse(why, whylen, "'%s': %s (reached through a symlink)", shown, d);
 		}
 		st = ust;
 	}
@@ -516,12 +695,13 @@ static int check_real_dirs(int wt, int dir, char *why, size_t whylen, struct wor
  * component is made with mkdirat in the resolved directory above it and
  * opened O_NOFOLLOW, after the real directories were checked, so a refused
  * write creates nothing. */
-static int open_parent(int wt, const char *parent, int *out, char *why, size_t whylen, struct world_err *err)
+static int open_parent(int wt, const char *parent, const char *shown, int *out, char *why, size_t whylen,
+                       struct world_err *err)
 {
 	*out = -1;
 	int fd = ws_openat2(wt, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd >= 0) {
-		int r = check_real_dirs(wt, fd, why, whylen, err);
+		int r = check_real_dirs(wt, fd, shown, why, whylen, err);
 		if (r) {
 			close(fd);
 			return r;
@@ -552,10 +732,16 @@ static int open_parent(int wt, const char *parent, int *out, char *why, size_t w
 			nfd = ws_openat2(wt, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 			if (nfd < 0 && errno == ENOENT) {
 				if (!checked) {
-					r = check_real_dirs(wt, cur, why, whylen, err);
+					r = check_real_dirs(wt, cur, shown, why, whylen, err);
 					if (r) break;
 					checked = 1;
 				}
+				/* The new directory against its siblings (objects/ next
+				 * to HEAD). Only the first mkdir can be refused: every
+				 * later one is made in a directory this loop just made,
+				 * empty, so a refused write still creates nothing. */
+				r = layout_refusal(cur, buf + i, shown, why, whylen, err);
+				if (r) break;
 				if (mkdirat(cur, buf + i, 0755) < 0 && errno != EEXIST) {
 					r = resolve_errno(errno, "workspace: mkdir", buf, why, whylen, err);
 					break;
@@ -581,7 +767,7 @@ static int open_parent(int wt, const char *parent, int *out, char *why, size_t w
 		i = j;
 	}
 	free(buf);
-	if (r == 0 && !checked) r = check_real_dirs(wt, cur, why, whylen, err);
+	if (r == 0 && !checked) r = check_real_dirs(wt, cur, shown, why, whylen, err);
 	if (r) {
 		close(cur);
 		return r;
@@ -613,10 +799,18 @@ static int write_file(const struct broker_handler_ctx *ctx, const char *path, co
 	if (strcmp(base, ".") == 0) return refuse(why, whylen, "path names a directory, not a file");
 	char *parent = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
 	if (!parent) return werr(err, WX_FAIL, "workspace: out of memory");
+	char shown[208];
+	shown_path(path, shown, sizeof shown);
 	int wt, dir = -1, tfd = -1, r = workspace_open_worktree(ctx, 1, &wt, why, whylen, err);
 	char tmp[64] = "";
 	if (r) goto out;
-	r = open_parent(wt, parent, &dir, why, whylen, err);
+	r = open_parent(wt, parent, shown, &dir, why, whylen, err);
+	if (r) goto out;
+	/* The file's name against its siblings (HEAD next to objects/). If
+	 * open_parent made the directory, it is empty and this cannot refuse,
+	 * so a refused write leaves no directory behind. The temporary name
+	 * below is no marker, so only the final rename adds one. */
+	r = layout_refusal(dir, base, shown, why, whylen, err);
 	if (r) goto out;
 	/* The target as it is now, never followed. */
 	mode_t mode = 0644;
@@ -796,7 +990,8 @@ int workspace_write(const struct broker_handler_ctx *ctx, const json_t *payload,
 	if (r == 0) r = payload_path(payload, &path, why, sizeof why);
 	if (r == 0) {
 		const char *d = workspace_write_refusal(path);
-		if (d) r = refuse(why, sizeof why, "%s", d);
+		char shown[208];
+		if (d) r = refuse(why, sizeof why, "'%s': %s", shown_path(path, shown, sizeof shown), d);
 	}
 	size_t cap = file_cap(ctx);
 	if (r == 0 && strcmp(op, "write") == 0) {

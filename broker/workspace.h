@@ -22,11 +22,22 @@
  *   - reads and writes capped at ctx->file_max bytes (checked on the size
  *     from fstat, so a huge sparse file is refused without being read);
  *   - content must be UTF-8 without NUL bytes (the reason names the offset);
- *   - writes never under .git, .github, .gitmodules, .gitattributes or
- *     .ailang (any component, ASCII case-insensitively, ignoring Unicode
- *     default-ignorable code points and trailing dots/spaces), checked on
- *     the path as given AND on the directories the parent really resolved
- *     to, so a symlink `x -> .git` inside the worktree does not open .git;
+ *   - writes never under .git, .github, .gitmodules, .gitattributes,
+ *     .ailang, nor the tool configurations an operator's tool runs code
+ *     from on entering, status or opening the directory: .hg, .jj, _darcs,
+ *     .pijul, .envrc, .direnv, .vscode, .idea (any component, ASCII
+ *     case-insensitively, ignoring Unicode default-ignorable code points
+ *     and trailing dots/spaces), checked on the path as given AND on the
+ *     directories the parent really resolved to, so a symlink `x -> .git`
+ *     inside the worktree does not open .git;
+ *   - no git repository layout under another name: a write (or the mkdir
+ *     of a missing parent) that would leave a directory holding HEAD with
+ *     objects, refs, config, commondir or gitdir is refused, checked on the
+ *     new name against the siblings on disk (folded as above), so the order
+ *     of the writes does not matter; and no write lands in or under a
+ *     directory that already is such a layout (git's exact names);
+ *   - these write-target refusals are one line starting with the path as
+ *     given, quoted (at most 200 bytes), then the rule;
  *   - writes are atomic: a temporary file in the target's directory (created
  *     through the beneath-resolved directory fd), fsync, renameat over the
  *     name, fsync of the directory. The last component is never followed:
@@ -62,9 +73,11 @@ int workspace_write(const struct broker_handler_ctx *ctx, const json_t *payload,
 const char *workspace_path_refusal_n(const char *path, size_t len);
 const char *workspace_path_refusal(const char *path);
 
-/* The write-target rules on the path as given: NULL when no component is a
- * denied name (.git, .github, .gitmodules, .gitattributes, .ailang, matched
- * as described above), else a static reason. Lexical rules not included. */
+/* The write-target name rules on the path as given: NULL when no component
+ * is a denied name (.git, .github, .gitmodules, .gitattributes, .ailang,
+ * .hg, .jj, _darcs, .pijul, .envrc, .direnv, .vscode, .idea, matched as
+ * described above), else a static reason (without the path). Lexical rules
+ * and the repository-layout rule (which needs the disk) not included. */
 const char *workspace_write_refusal(const char *path);
 
 /* Open a regular file beneath the worktree for reading, with every rule

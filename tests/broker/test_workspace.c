@@ -586,6 +586,357 @@ static void test_paths(void)
 	ok(count_tmp(wt) == 0, "no temporary file left after all the refusals");
 }
 
+/* ---- repositories and tool configurations ----
+ *
+ * The controls here are judged by git itself: the same layout made by
+ * plain syscalls (or the one write the handler refused, done by a plain
+ * open) is a directory `git rev-parse --git-dir` takes for a repository. */
+
+#define HEADREF "ref: refs/heads/main\n"
+#define SHA "4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
+#define AGENT_CMD "echo agent-command"
+#define FSMON "[core]\n\tfsmonitor = " AGENT_CMD "\n"
+#define LAYOUT "repository-layout rule"
+
+static int git_missing;
+
+/* Run `git -C dir a1 a2 a3` with a pinned view: no system or global
+ * config, bare repositories allowed (git's default, which an operator's
+ * safe.bareRepository=explicit changes), and discovery stopped at dir's
+ * parent, so an enclosing repository never answers. Returns git's exit
+ * status with the first line of its stdout in out, -1 when git cannot run. */
+static int run_git(const char *dir, const char *a1, const char *a2, const char *a3, char *out, size_t outlen)
+{
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof parent, "%s", dir);
+	char *slash = strrchr(parent, '/');
+	if (slash) *slash = '\0';
+	int pfd[2];
+	if (pipe(pfd) < 0) bail("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) bail("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (dn < 0 || dup2(pfd[1], 1) < 0 || dup2(dn, 2) < 0) _exit(126);
+		if (setenv("GIT_CONFIG_NOSYSTEM", "1", 1) < 0 || setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1) < 0 ||
+		    setenv("GIT_CEILING_DIRECTORIES", parent, 1) < 0 || unsetenv("GIT_DIR") < 0 ||
+		    unsetenv("GIT_COMMON_DIR") < 0 || unsetenv("GIT_WORK_TREE") < 0)
+			_exit(126);
+		execlp("git", "git", "-c", "safe.bareRepository=all", "-C", dir, a1, a2, a3, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t n = 0;
+	while (n < outlen - 1) {
+		ssize_t r = read(pfd[0], out + n, outlen - 1 - n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	close(pfd[0]);
+	int status;
+	if (waitpid(pid, &status, 0) < 0) bail("waitpid: %s", strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127) return -1;
+	return WEXITSTATUS(status);
+}
+
+/* 1 when git takes `dir` itself for a repository (`git rev-parse
+ * --git-dir` run there prints "."), 0 when not, -1 when git cannot run. */
+static int git_repo(const char *dir)
+{
+	char out[PATH_MAX];
+	int r = run_git(dir, "rev-parse", "--git-dir", NULL, out, sizeof out);
+	if (r < 0) return -1;
+	return r == 0 && strcmp(out, ".") == 0;
+}
+
+/* Assert git's verdict on dir, or skip when git is not installed. */
+static void git_is(const char *dir, int want, const char *name)
+{
+	int r = git_missing ? -1 : git_repo(dir);
+	if (r < 0) {
+		skip("git is not installed", "%s", name);
+		return;
+	}
+	ok(r == want, "%s (git: %s)", name, r ? "a repository" : "no repository");
+}
+
+static void mkdir_p(const char *path)
+{
+	char b[PATH_MAX];
+	snprintf(b, sizeof b, "%s", path);
+	for (char *s = b + 1; *s; s++) {
+		if (*s != '/') continue;
+		*s = '\0';
+		if (mkdir(b, 0755) < 0 && errno != EEXIST) bail("mkdir %s: %s", b, strerror(errno));
+		*s = '/';
+	}
+	if (mkdir(b, 0755) < 0 && errno != EEXIST) bail("mkdir %s: %s", b, strerror(errno));
+}
+
+/* A plain write of path, parents made: the control's hand. */
+static void put_p(const char *path, const char *content)
+{
+	char d[PATH_MAX];
+	snprintf(d, sizeof d, "%s", path);
+	char *slash = strrchr(d, '/');
+	if (slash) {
+		*slash = '\0';
+		mkdir_p(d);
+	}
+	put(path, content);
+}
+
+/* The handler wrote it (out released). */
+static int written(json_t *o)
+{
+	int r = o && json_is_true(json_object_get(o, "ok"));
+	if (!r) diag("not written: %s", refusal(o) ? refusal(o) : "handler failed");
+	json_decref(o);
+	return r;
+}
+
+/* A refusal that is one line starting with `prefix` (the path, quoted) and
+ * holding `rule`; out released. */
+static void refused_line(json_t *out, const char *prefix, const char *rule, const char *name)
+{
+	const char *w = refusal(out);
+	ok(w && strncmp(w, prefix, strlen(prefix)) == 0 && strstr(w, rule) && !strchr(w, '\n'),
+	   "%s: one line naming the path and the rule (got: %s)", name, w ? w : "not a refusal");
+	json_decref(out);
+}
+
+static void test_layouts(void)
+{
+	char ctl[1200];
+	snprintf(ctl, sizeof ctl, "%s/ctl-layouts", base);
+	mkdir_p(ctl);
+	git_missing = git_repo(ctl) < 0;
+	if (git_missing) diag("git cannot be run here: the git controls are skipped");
+
+	/* The control layout, by plain syscalls outside the worktree: HEAD,
+	 * objects/ and refs/ make a repository, whatever the directory's name. */
+	put_p(P(ctl, "full/HEAD"), HEADREF);
+	put_p(P(ctl, "full/objects/info/packs"), "");
+	put_p(P(ctl, "full/refs/heads/main"), SHA);
+	git_is(P(ctl, "full"), 1, "control: HEAD + objects/ + refs/ made by plain syscalls is a repository");
+	put_p(P(ctl, "nohead/objects/info/packs"), "");
+	put_p(P(ctl, "nohead/refs/heads/main"), SHA);
+	git_is(P(ctl, "nohead"), 0, "control: objects/ + refs/ without a HEAD is none");
+
+	/* 1. HEAD first; then objects/ and refs/, made by the write's mkdir. */
+	ok(written(wr("la/HEAD", HEADREF)), "la/HEAD alone is written (nothing next to it)");
+	refused(wr("la/objects/info/packs", ""), "objects next to HEAD", "la/objects/... next to an existing HEAD");
+	refused(wr("la/refs/heads/main", SHA), "refs next to HEAD", "la/refs/... next to an existing HEAD");
+	refused(wr("la/refs", SHA), "refs next to HEAD", "a file la/refs next to HEAD (any type counts)");
+	ok(!exists(W("la/objects")) && !exists(W("la/refs")) && count_tmp(W("la")) == 0,
+	   "... nothing created: no objects/, no refs, no temporary file");
+	git_is(W("la"), 0, "... la is no repository");
+	mkdir_p(W("la/objects/info"));
+	git_is(W("la"), 0, "control: la with objects/ made by a plain mkdir is still none (refs/ is needed too)");
+	mkdir_p(W("la/refs/heads"));
+	git_is(W("la"), 1, "control: ... and the refused refs/, made by a plain mkdir, completes the repository");
+
+	/* 2. objects/ and refs/ first (no HEAD: allowed), then HEAD: the
+	 * handler's own rename of its temporary file onto HEAD is refused. */
+	ok(written(wr("lb/objects/info/packs", "")), "lb/objects/... without a HEAD is written");
+	ok(written(wr("lb/refs/heads/main", SHA)), "lb/refs/... without a HEAD is written");
+	git_is(W("lb"), 0, "... lb is no repository");
+	refused(wr("lb/HEAD", HEADREF), "HEAD next to objects", "lb/HEAD next to existing objects/ and refs/");
+	ok(!exists(W("lb/HEAD")) && count_tmp(W("lb")) == 0, "... no HEAD and no temporary file left");
+	ok(written(ed("lb/refs/heads/main", "4b8", "4b9")), "... files under a HEAD-less objects/ and refs/ stay editable");
+	put(W("lb/HEAD"), HEADREF);
+	git_is(W("lb"), 1, "control: the refused HEAD, written by a plain open, makes lb a repository");
+
+	/* 3. A layout already there (lb, completed above by an outside hand):
+	 * nothing in it or under it is writable, whatever the name. */
+	refused(wr("lb/config", FSMON), "a directory on its path holds HEAD and objects", "config in an existing layout");
+	refused(wr("lb/hooks/post-checkout", "#!/bin/sh\nid\n"), "a directory on its path holds HEAD",
+	        "a hook under an existing layout");
+	refused(wr("lb/description", "x\n"), "a directory on its path holds HEAD", "any file in an existing layout");
+	refused(ed("lb/HEAD", "main", "evil"), LAYOUT, "an edit of HEAD in an existing layout");
+	refused(wr("lb/objects/info/packs", "P x.pack\n"), "a directory on its path holds HEAD",
+	        "a write under objects/ of an existing layout");
+	ok(!exists(W("lb/config")) && !exists(W("lb/hooks")) && !exists(W("lb/description")) &&
+	       slurp_is(W("lb/HEAD"), HEADREF) && slurp_is(W("lb/objects/info/packs"), "") && count_tmp(W("lb")) == 0,
+	   "... nothing written or created in lb");
+	mklink("lb", "lbl");
+	refused(wr("lbl/config", FSMON), LAYOUT, "config through a symlink lbl -> lb (the real directory is checked)");
+	ok(!exists(W("lb/config")), "... not written");
+	json_t *o = rd("lb/HEAD");
+	is_str(content_of(o), HEADREF, "reads in a layout are allowed");
+	json_decref(o);
+
+	/* 4. config next to HEAD, in both orders. */
+	ok(written(wr("lc/HEAD", HEADREF)), "lc/HEAD is written");
+	refused(wr("lc/config", FSMON), "config next to HEAD", "lc/config (core.fsmonitor) next to HEAD");
+	ok(!exists(W("lc/config")), "... not written");
+	ok(written(wr("lc2/config", FSMON)), "lc2/config alone is written (an ordinary file named config)");
+	refused(wr("lc2/HEAD", HEADREF), "HEAD next to config", "lc2/HEAD next to config");
+	ok(!exists(W("lc2/HEAD")) && count_tmp(W("lc2")) == 0, "... not written");
+	put(W("lc2/HEAD"), HEADREF);
+	mkdir_p(W("lc2/objects"));
+	mkdir_p(W("lc2/refs"));
+	git_is(W("lc2"), 1, "control: lc2 with the refused HEAD and objects/, refs/ made by plain syscalls is a repository");
+	if (!git_missing) {
+		char out[256] = "";
+		int r = run_git(W("lc2"), "config", "--get", "core.fsmonitor", out, sizeof out);
+		ok(r == 0 && strcmp(out, AGENT_CMD) == 0,
+		   "control: ... whose config git honours: core.fsmonitor = '%s' (the command git status would run)", out);
+	} else {
+		skip("git is not installed", "control: git honours the config of the layout");
+	}
+
+	/* 5. commondir: HEAD alone borrows objects/ and refs/ from a directory
+	 * without a HEAD (allowed, like lb before its HEAD). */
+	ok(written(wr("lstore/objects/info/packs", "")) && written(wr("lstore/refs/heads/main", SHA)),
+	   "lstore: objects/ and refs/ without a HEAD are written");
+	ok(written(wr("lcd/HEAD", HEADREF)), "lcd/HEAD is written");
+	refused(wr("lcd/commondir", "../lstore\n"), "commondir next to HEAD", "lcd/commondir next to HEAD");
+	ok(written(wr("lcd2/commondir", "../lstore\n")), "lcd2/commondir alone is written");
+	refused(wr("lcd2/HEAD", HEADREF), "HEAD next to commondir", "lcd2/HEAD next to commondir");
+	ok(!exists(W("lcd/commondir")) && !exists(W("lcd2/HEAD")), "... neither written");
+	put(W("lcd/commondir"), "../lstore\n");
+	git_is(W("lcd"), 1, "control: HEAD + the refused commondir (plain write) is a repository borrowing lstore's");
+
+	/* 6. gitdir, the back-pointer of a linked worktree's gitdir. */
+	ok(written(wr("lgd/HEAD", HEADREF)), "lgd/HEAD is written");
+	refused(wr("lgd/gitdir", "/elsewhere/.git\n"), "gitdir next to HEAD", "lgd/gitdir next to HEAD");
+	ok(!exists(W("lgd/gitdir")), "... not written");
+	put(W("lgd/gitdir"), "/elsewhere/.git\n");
+	put(W("lgd/commondir"), "../lstore\n");
+	git_is(W("lgd"), 1, "control: HEAD, commondir and gitdir (a linked worktree's gitdir, plain writes) is a repository");
+
+	/* 7. Directories renamed into place by another hand (the handler has
+	 * no rename op; its only rename is its temporary file's, case 2). */
+	char stage[1300];
+	snprintf(stage, sizeof stage, "%s/stage", ctl);
+	put_p(P(stage, "HEAD"), HEADREF);
+	mkdir_p(P(stage, "objects"));
+	mkdir_p(P(stage, "refs"));
+	git_is(stage, 1, "control: the staged layout is a repository");
+	if (rename(stage, W("lmv")) < 0) bail("rename: %s", strerror(errno));
+	git_is(W("lmv"), 1, "control: ... and still one, renamed into the worktree as lmv");
+	refused(wr("lmv/config", FSMON), "a directory on its path holds HEAD", "config in the layout renamed in");
+	refused(wr("lmv/hooks/pre-commit", "#!/bin/sh\nid\n"), LAYOUT, "a hook in the layout renamed in");
+	ok(!exists(W("lmv/config")) && !exists(W("lmv/hooks")), "... nothing written or created");
+	mkdir_p(P(stage, "objects"));
+	mkdir_p(P(stage, "refs"));
+	git_is(stage, 0, "control: a staged objects/ + refs/ without a HEAD is none");
+	if (rename(stage, W("lmv2")) < 0) bail("rename: %s", strerror(errno));
+	refused(wr("lmv2/HEAD", HEADREF), "HEAD next to objects", "HEAD into the half layout renamed in");
+	ok(!exists(W("lmv2/HEAD")), "... not written");
+	put_p(P(stage, "inner/HEAD"), HEADREF);
+	mkdir_p(P(stage, "inner/objects"));
+	mkdir_p(P(stage, "inner/refs"));
+	if (rename(stage, W("lmv3")) < 0) bail("rename: %s", strerror(errno));
+	git_is(W("lmv3/inner"), 1, "control: lmv3/inner (renamed in inside lmv3) is a repository");
+	ok(written(wr("lmv3/notes.txt", "x\n")), "lmv3, which holds a layout but is none, stays writable");
+	refused(wr("lmv3/inner/config", FSMON), "a directory on its path holds HEAD", "config in the nested layout");
+	refused(wr("lmv3/inner/objects/info/alternates", "/\n"), LAYOUT, "a write under the nested layout's objects/");
+	ok(!exists(W("lmv3/inner/config")) && !exists(W("lmv3/inner/objects/info")), "... nothing written or created");
+
+	/* 8. Spelling: a HEAD directory, case, trailing dots, ignorables. git
+	 * on a case-insensitive filesystem opens `head` for HEAD; this one is
+	 * case-sensitive, so there is no git control for these. */
+	ok(written(wr("lm/objects/x.txt", "x\n")), "lm/objects/... without a HEAD is written");
+	refused(wr("lm/HEAD/x", "x\n"), "HEAD next to objects", "a directory lm/HEAD (made by the write's mkdir)");
+	ok(!exists(W("lm/HEAD")), "... not created");
+	ok(written(wr("lci/head", HEADREF)), "lci/head is written");
+	refused(wr("lci/Objects/x", "x\n"), "objects next to HEAD", "lci/Objects next to head (case-insensitive)");
+	refused(wr("lci/REFS./x", "x\n"), "refs next to HEAD", "lci/REFS. (trailing dot)");
+	refused(wr("lci/con\xe2\x80\x8b" "fig", "x\n"), "config next to HEAD", "lci/con<ZWSP>fig (default-ignorable)");
+	ok(!exists(W("lci/Objects")) && !exists(W("lci/REFS.")) && !exists(W("lci/con\xe2\x80\x8b" "fig")),
+	   "... nothing created");
+
+	/* 9. No over-blocking: the names alone, near names, other directories. */
+	ok(written(wr("notes/HEAD", "x\n")) && written(wr("notes/objects.txt", "x\n")) &&
+	       written(wr("notes/refs.md", "x\n")) && written(wr("notes/heads/x", "x\n")),
+	   "HEAD next to objects.txt, refs.md, heads/ is written");
+	ok(written(wr("app/config", "x\n")) && written(wr("app/config.d/a", "x\n")) && written(wr("app/refs/x", "x\n")) &&
+	       written(wr("app/objects/y", "x\n")),
+	   "config, refs/ and objects/ without a HEAD are written");
+	ok(written(wr("deep/HEAD", HEADREF)) && written(wr("deep/sub/objects/x", "x\n")) &&
+	       written(wr("deep/sub/refs/y", "x\n")),
+	   "objects/ and refs/ one directory below a HEAD are written");
+	ok(written(ed("notes/HEAD", "x", "y")) && written(ed("app/config", "x", "y")), "... and stay editable");
+
+	/* 10. The refusal line: the path (quoted, at most 200 bytes, cut on a
+	 * UTF-8 boundary) and the rule; a refusal like the .git one. */
+	ok(written(wr("lf/HEAD", HEADREF)), "lf/HEAD is written");
+	refused_line(wr("lf/objects/x", ""), "'lf/objects/x': refused by the " LAYOUT ": it would put objects next to HEAD",
+	             "a directory holding HEAD with objects, refs, config, commondir or gitdir is a git repository",
+	             "the layout refusal");
+	{
+		char lp[300] = "lf/objects/";
+		for (int i = 0; i < 120; i++) strcat(lp, "\xc3\xa9");
+		o = wr(lp, "x");
+		const char *w = refusal(o);
+		const char *dots = w ? strstr(w, "...'") : NULL;
+		ok(w && strncmp(w, "'lf/objects/\xc3\xa9", 14) == 0 && dots && dots - w <= 201 && !strchr(w, '?'),
+		   "a 251-byte path is named by its first 199 bytes and '...', cut between characters");
+		json_decref(o);
+	}
+	refused_line(wr(".git/config", "x"), "'.git/config': writes under .git are refused", "hook or config",
+	             "the .git refusal names the path the same way");
+}
+
+static void test_tool_configs(void)
+{
+	static const struct {
+		const char *path, *has, *top;
+	} cases[] = {
+		{ ".hg/hgrc", ".hg", ".hg" },
+		{ "sub/.HG/hgrc", ".hg", "sub/.HG" },
+		{ ".jj/repo/config.toml", ".jj", ".jj" },
+		{ "_darcs/prefs/defaults", "_darcs", "_darcs" },
+		{ "vendor/_Darcs/prefs/defaults", "_darcs", "vendor" },
+		{ ".pijul/config", ".pijul", ".pijul" },
+		{ ".envrc", ".envrc", ".envrc" },
+		{ "app/.ENVRC", ".envrc", "app/.ENVRC" },
+		{ "lib/.envrc.", ".envrc", "lib" },
+		{ ".direnv/python-3.12/bin/pip", ".direnv", ".direnv" },
+		{ ".vscode/tasks.json", ".vscode", ".vscode" },
+		{ "web/.vscode/settings.json", ".vscode", "web" },
+		{ ".idea/workspace.xml", ".idea", ".idea" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char name[128];
+		snprintf(name, sizeof name, "write %s", cases[i].path);
+		refused(wr(cases[i].path, "x\n"), cases[i].has, name);
+		ok(!exists(W(cases[i].top)), "... %s: nothing created (%s)", cases[i].path, cases[i].top);
+		put_p(W(cases[i].path), "x\n");
+		ok(slurp_is(W(cases[i].path), "x\n"), "control: %s is writable by a plain open", cases[i].path);
+		snprintf(name, sizeof name, "edit %s", cases[i].path);
+		refused(ed(cases[i].path, "x", "y"), cases[i].has, name);
+		ok(slurp_is(W(cases[i].path), "x\n"), "... %s unchanged", cases[i].path);
+	}
+	mklink(".hg", "hgl");
+	ok(slurp_is(W("hgl/hgrc"), "x\n"), "control: hgl -> .hg reaches .hg/hgrc");
+	refused(wr("hgl/hgrc", "[hooks]\npre-status = id\n"), "(reached through a symlink)", "hgl/hgrc via hgl -> .hg");
+	ok(slurp_is(W(".hg/hgrc"), "x\n"), "... unchanged");
+	json_t *o = rd(".hg/hgrc");
+	is_str(content_of(o), "x\n", "reads of tool configs are allowed");
+	json_decref(o);
+	refused_line(wr(".vscode/tasks.json", "{}\n"), "'.vscode/tasks.json': writes under .vscode are refused",
+	             "folder-open tasks", "a tool-config refusal");
+
+	/* Near names are ordinary files. */
+	static const char *const fine[] = { ".hgignore", ".hgtags", "my.hg/x", ".envrc.example", "envrc", "docs/.envrc-notes",
+		                            ".vscodeignore", "idea/x", "darcs/x", ".jjx", ".idea.md", "pijul/x" };
+	for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
+		ok(written(wr(fine[i], "x\n")), "%s is not a denied name", fine[i]);
+
+	ok(workspace_write_refusal(".hg/hgrc") != NULL && workspace_write_refusal("a/.EnvRC") != NULL &&
+	       workspace_write_refusal("x/.idea/y") != NULL,
+	   "write rules: .hg, .envrc, .idea refused by the exported rule");
+	ok(workspace_write_refusal("my.hg/x") == NULL && workspace_write_refusal(".envrc.example") == NULL,
+	   "write rules: names merely containing them are allowed");
+}
+
 /* ---- races ---- */
 
 struct swapper {
@@ -777,6 +1128,13 @@ static void test_unprivileged(void)
 		child_check(o, child_refused(rd("hl"), "hard links"), "unprivileged: hard link refused");
 		child_check(o, child_refused(wr(".git/hooks/pre-commit", "x"), ".git") && !exists(W(".git")),
 		            "unprivileged: .git/hooks/pre-commit refused, nothing created");
+		r = wr("bare/HEAD", HEADREF);
+		child_check(o, r && json_is_true(json_object_get(r, "ok")), "unprivileged: bare/HEAD alone is written");
+		json_decref(r);
+		child_check(o, child_refused(wr("bare/objects/info/packs", ""), "objects next to HEAD") && !exists(W("bare/objects")),
+		            "unprivileged: bare/objects/ next to HEAD refused, nothing created");
+		child_check(o, child_refused(wr("app/.envrc", "id\n"), ".envrc") && !exists(W("app")),
+		            "unprivileged: app/.envrc refused, nothing created");
 		child_check(o, mkfifo(W("fifo"), 0600) == 0, "unprivileged: mkfifo");
 		alarm(60);
 		child_check(o, child_refused(rd("fifo"), "fifo"), "unprivileged: fifo refused without blocking");
@@ -851,6 +1209,8 @@ int main(void)
 	passwd = slurp("/etc/passwd");
 	test_basic();
 	test_paths();
+	test_layouts();
+	test_tool_configs();
 	test_exported();
 	test_races();
 	test_mount();
