@@ -3,6 +3,7 @@
 #include "broker/effect.h"
 #include "broker/plan.h"
 #include "store/canon.h"
+#include "store/sql.h"
 #include "store/store.h"
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -25,7 +26,7 @@ int prov_object_raw(struct world_store *st, const char *ref, char **semantic_id,
 	*len = 0;
 	sqlite3_stmt *s;
 	sqlite3 *db = world_store_db(st);
-	if (sqlite3_prepare_v2(db, "SELECT semantic_id, payload FROM objects WHERE ref = ?", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, WORLD_SQL(OBJECT_KIND_PAYLOAD), -1, &s, NULL) != SQLITE_OK)
 		return werr(err, WX_IO, "store %s: object read: %s", world_store_path(st), sqlite3_errmsg(db));
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);

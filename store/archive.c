@@ -284,7 +284,7 @@ static int read_manifest(const char *path, const char *ref, uint64_t size, char 
 static int record_interp(struct world_store *st, const struct world_interp *in, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(INTERP_INSERT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, in->ref, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, in->version, -1, SQLITE_STATIC);
@@ -393,7 +393,7 @@ int world_interp_get(struct world_store *st, const char *ref, struct world_inter
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "interpreter ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT version, size FROM interpreters WHERE ref = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(INTERP_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {

@@ -1,6 +1,7 @@
 # store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
 libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h store/ref.c store/ref.h store/canon.c store/canon.h \
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
+	store/sql.c store/sql.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h
 
 check_PROGRAMS += tests/store/test_canon
@@ -41,6 +42,14 @@ tests_store_jschema_suite_SOURCES = tests/store/jschema_suite.c
 tests_store_jschema_suite_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_jschema_suite_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 
+# Every statement of store/sql.h on an indexed path (EXPLAIN QUERY PLAN),
+# and the work of whole-store and per-entry operations at N and 8N entries.
+check_PROGRAMS += tests/store/test_query_plans
+TESTS += tests/store/test_query_plans
+tests_store_test_query_plans_SOURCES = tests/store/test_query_plans.c tests/store/sbulk.h
+tests_store_test_query_plans_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_query_plans_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+
 TESTS += tests/store/cli_store.sh
 EXTRA_DIST += tests/store/cli_store.sh
 
@@ -52,4 +61,4 @@ bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS)
 EXTRA_DIST += bench/store_bench.sh
 
 # the store fixtures shared by the store tests and the store benchmark
-EXTRA_DIST += tests/store/sfix.h
+EXTRA_DIST += tests/store/sfix.h tests/store/sbulk.h tests/store/swork.h

@@ -263,13 +263,13 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		free(d);
 		return -1;
 	}
-	if (ws_prep(st, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ? ORDER BY entry_index", &logs, err) < 0 ||
-	    ws_prep(st, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref >= ? ORDER BY ref", &worlds, err) < 0 ||
-	    ws_prep(st, "SELECT payload FROM objects WHERE ref = ?", &obj, err) < 0 ||
-	    ws_prep(st, "SELECT entry_hash FROM log_entries WHERE entry_index = ?", &entry, err) < 0 ||
-	    ws_prep(st, "SELECT semantic_id, payload FROM objects WHERE ref = ?", &d->obj, err) < 0 ||
-	    ws_prep(st, "SELECT state_root FROM worlds WHERE revision = ? ORDER BY ref LIMIT 1", &d->world, err) < 0 ||
-	    ws_prep(st, "SELECT ref, payload FROM objects WHERE ref >= ? ORDER BY ref", &objs, err) < 0)
+	if (ws_prep(st, WORLD_SQL(SCAN_LOG), &logs, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(SCAN_WORLDS), &worlds, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(LOG_HASH_AT), &entry, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &d->obj, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(WORLD_ROOT_AT), &d->world, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(SCAN_OBJECTS), &objs, err) < 0)
 		goto done;
 
 	/* the previous entry's hash, for the chain check at the resume point */

@@ -4,6 +4,7 @@
 #define WORLD_STORE_INTERNAL_H
 #include <sqlite3.h>
 #include "store/store.h"
+#include "store/sql.h"
 
 struct world_store {
 	sqlite3 *db;

@@ -1,0 +1,104 @@
+/* store/sql.c: the statement table of store/sql.h. The indexes each
+ * statement relies on are in store.c's schema and docs/store.md (Indexes);
+ * tests/store/test_query_plans checks every plan. */
+#include "store/sql.h"
+#include "store/store_internal.h"
+
+#define Q(id, text) [WSQ_##id] = { #id, text, NULL }
+#define SCAN(id, text, why) [WSQ_##id] = { #id, text, why }
+
+const struct world_sql world_sql[WSQ_COUNT] = {
+	/* objects: by ref (its primary key) */
+	Q(OBJECT_EXISTS, "SELECT 1 FROM objects WHERE ref = ?"),
+	Q(OBJECT_INSERT, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?)"),
+	Q(OBJECT_GET, "SELECT semantic_id, provenance, payload FROM objects WHERE ref = ?"),
+	Q(OBJECT_PAYLOAD, "SELECT payload FROM objects WHERE ref = ?"),
+	Q(OBJECT_KIND_PAYLOAD, "SELECT semantic_id, payload FROM objects WHERE ref = ?"),
+	/* the daemon's page of one semanticId's objects (objects_by_semantic) */
+	Q(OBJECTS_BY_SEMANTIC, "SELECT ref, provenance FROM objects WHERE semantic_id = ?1 AND ref > ?2 ORDER BY ref LIMIT ?3"),
+
+	/* log entries: by index (the rowid), entryHash (unique), transitionRef (log_by_record) */
+	Q(LOG_LAST, "SELECT entry_index, entry_hash FROM log_entries WHERE entry_index = (SELECT max(entry_index) FROM "
+	            "log_entries)"),
+	Q(LOG_INSERT, "INSERT INTO log_entries(entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn,"
+	              " interpreter, written_by, transition_ref, entry_json, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?)"),
+	Q(LOG_GET, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index = ?"),
+	Q(LOG_HASH_AT, "SELECT entry_hash FROM log_entries WHERE entry_index = ?"),
+	Q(LOG_FIND_HASH, "SELECT entry_index FROM log_entries WHERE entry_hash = ? LIMIT 1"),
+	Q(LOG_FIND_RECORD, "SELECT entry_index FROM log_entries WHERE transition_ref = ? ORDER BY entry_index LIMIT 1"),
+	/* worlds: by ref (primary key), revision (worlds_by_revision), stateRoot (worlds_by_state_root) */
+	Q(WORLD_INSERT, "INSERT INTO worlds(ref, revision, state_root, log_head, payload) VALUES (?,?,?,?,?)"),
+	Q(WORLD_GET, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref = ?"),
+	Q(WORLD_FIND_REF, "SELECT revision FROM worlds WHERE ref = ? LIMIT 1"),
+	Q(WORLD_FIND_ROOT, "SELECT revision FROM worlds WHERE state_root = ? ORDER BY revision LIMIT 1"),
+	Q(WORLD_ROOT_AT, "SELECT state_root FROM worlds WHERE revision = ? ORDER BY ref LIMIT 1"),
+
+	Q(HEAD_GET, "SELECT ref, revision FROM heads WHERE name = ?"),
+	Q(HEAD_PUT, "INSERT INTO heads(name, ref, revision, updated_at) VALUES (?,?,?,?) "
+	            "ON CONFLICT(name) DO UPDATE SET ref = excluded.ref, revision = excluded.revision, "
+	            "updated_at = excluded.updated_at"),
+
+	/* journal: by id, intent_id (journal_one_outcome), (kind, subject)
+	 * (journal_by_subject), (episode, effect, scope) (journal_spent) */
+	Q(JOURNAL_INTENT, "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
+	                  "VALUES ('intent',?,?,?,?,?,?,?,?)"),
+	Q(JOURNAL_INTENT_GET, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
+	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
+	Q(JOURNAL_OUTCOME, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
+	                   "VALUES ('outcome',?,?,?,?,?,?)"),
+	Q(JOURNAL_SPENT, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
+	                 "episode = ? AND effect = ? AND scope = ?"),
+	Q(JOURNAL_FIND, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
+	                "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
+	                "ORDER BY (o.status = 'committed') DESC, i.id DESC LIMIT 1"),
+	SCAN(JOURNAL_INDETERMINATE,
+	     "SELECT i.id, i.kind, i.subject, i.ref FROM journal i WHERE i.phase = 'intent' AND NOT EXISTS "
+	     "(SELECT 1 FROM journal o WHERE o.phase = 'outcome' AND o.intent_id = i.id) ORDER BY i.id",
+	     "recovery lists every intent without an outcome: one pass over the journal (at the daemon's start and "
+	     "`worldd journal`), each intent's outcome looked up by journal_one_outcome"),
+
+	/* sessions: by credential hash (primary key); the table holds one row per live grant */
+	Q(SESSION_PUT, "INSERT INTO sessions(credential_hash, episode, grants, expires_at, created_at) VALUES (?,?,?,?,?)"),
+	Q(SESSION_GET, "SELECT episode, grants, expires_at, created_at FROM sessions WHERE credential_hash = ?"),
+	Q(SESSION_LIST, "SELECT credential_hash, episode, grants, expires_at, created_at FROM sessions "
+	                "ORDER BY created_at, credential_hash"),
+	Q(SESSION_REVOKE_ID, "DELETE FROM sessions WHERE credential_hash = ?"),
+	Q(SESSION_REVOKE_EPISODE, "DELETE FROM sessions WHERE episode = ?"),
+
+	/* episodes: (episode, ref) and (episode) are the primary keys */
+	Q(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)"),
+	Q(EPISODE_HAS_OBJECT, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?"),
+	Q(EPISODE_USAGE_GET, "SELECT calls, bytes FROM episode_usage WHERE episode = ?"),
+	Q(EPISODE_USAGE_PUT, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
+	                     "SET calls = excluded.calls, bytes = excluded.bytes"),
+
+	Q(INTERP_INSERT, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)"),
+	Q(INTERP_GET, "SELECT version, size FROM interpreters WHERE ref = ?"),
+
+	SCAN(SCAN_LOG, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ? ORDER BY entry_index",
+	     "the integrity scan's cursor: every entry once, in index order, from the resume point"),
+	SCAN(SCAN_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref >= ? ORDER BY ref",
+	     "the integrity scan's cursor: every world once, in ref order, from the resume point"),
+	SCAN(SCAN_OBJECTS, "SELECT ref, payload FROM objects WHERE ref >= ? ORDER BY ref",
+	     "the integrity scan's --objects cursor: every object once (orphans included), in ref order"),
+
+	Q(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master"),
+	SCAN(MIG_OUTCOME_SUBJECTS,
+	     "UPDATE journal SET kind = (SELECT i.kind FROM journal i WHERE i.id = journal.intent_id), "
+	     "subject = (SELECT i.subject FROM journal i WHERE i.id = journal.intent_id) "
+	     "WHERE phase = 'outcome' AND EXISTS (SELECT 1 FROM journal i WHERE i.id = journal.intent_id "
+	     "AND i.phase = 'intent')",
+	     "the schema 1 -> 2 migration, once per store: every outcome row gets its intent's kind and subject"),
+	SCAN(MIG_CHECK_COMMITS,
+	     "SELECT i.kind, i.subject, count(*) FROM journal o JOIN journal i ON i.id = o.intent_id AND "
+	     "i.phase = 'intent' WHERE o.phase = 'outcome' AND o.status = 'committed' GROUP BY i.kind, i.subject "
+	     "HAVING count(*) > 1 ORDER BY min(o.id) LIMIT 1",
+	     "the schema 1 -> 2 migration's check, once per store: every committed outcome once"),
+	SCAN(MIG_BACKFILL,
+	     "SELECT l.transition_ref, l.entry_hash, (SELECT w.ref FROM worlds w WHERE w.revision = l.entry_index AND "
+	     "w.log_head = l.entry_hash LIMIT 1) FROM log_entries l ORDER BY l.entry_index",
+	     "the schema 1 -> 2 migration's membership backfill, once per store: every entry once (its world by "
+	     "worlds_by_revision)"),
+};
+
+_Static_assert(sizeof world_sql / sizeof world_sql[0] == WSQ_COUNT, "one entry per statement id");

@@ -1,0 +1,83 @@
+/* store/sql.h: every SQL statement that reads or writes rows of a World
+ * store, in one table (store/sql.c): the store's own (store.c, scan.c,
+ * archive.c), the provenance walk's (coordinator/provenance.c) and the
+ * daemon's read routes' (daemon/reads.c). Callers prepare
+ * WORLD_SQL(NAME) rather than a literal, so tests/store/test_query_plans can
+ * prepare every statement there is and check its plan with EXPLAIN QUERY
+ * PLAN: no statement may read a whole table of the store unless its entry
+ * says why it does so by design (its `scan` reason).
+ *
+ * Not here: the schema itself (store.c's DDL), transaction control (BEGIN,
+ * COMMIT, SAVEPOINT, RELEASE, ROLLBACK) and PRAGMAs, which have no plan. */
+#ifndef WORLD_STORE_SQL_H
+#define WORLD_STORE_SQL_H
+
+enum world_sql_id {
+	/* objects */
+	WSQ_OBJECT_EXISTS,
+	WSQ_OBJECT_INSERT,
+	WSQ_OBJECT_GET,
+	WSQ_OBJECT_PAYLOAD,
+	WSQ_OBJECT_KIND_PAYLOAD,
+	WSQ_OBJECTS_BY_SEMANTIC,
+	/* log entries and worlds */
+	WSQ_LOG_LAST,
+	WSQ_LOG_INSERT,
+	WSQ_LOG_GET,
+	WSQ_LOG_HASH_AT,
+	WSQ_LOG_FIND_HASH,
+	WSQ_LOG_FIND_RECORD,
+	WSQ_WORLD_INSERT,
+	WSQ_WORLD_GET,
+	WSQ_WORLD_FIND_REF,
+	WSQ_WORLD_FIND_ROOT,
+	WSQ_WORLD_ROOT_AT,
+	/* heads */
+	WSQ_HEAD_GET,
+	WSQ_HEAD_PUT,
+	/* journal */
+	WSQ_JOURNAL_INTENT,
+	WSQ_JOURNAL_INTENT_GET,
+	WSQ_JOURNAL_OUTCOME,
+	WSQ_JOURNAL_SPENT,
+	WSQ_JOURNAL_FIND,
+	WSQ_JOURNAL_INDETERMINATE,
+	/* sessions */
+	WSQ_SESSION_PUT,
+	WSQ_SESSION_GET,
+	WSQ_SESSION_LIST,
+	WSQ_SESSION_REVOKE_ID,
+	WSQ_SESSION_REVOKE_EPISODE,
+	/* episodes (schema 2) */
+	WSQ_EPISODE_OBJECT_ADD,
+	WSQ_EPISODE_HAS_OBJECT,
+	WSQ_EPISODE_USAGE_GET,
+	WSQ_EPISODE_USAGE_PUT,
+	/* interpreter archive */
+	WSQ_INTERP_INSERT,
+	WSQ_INTERP_GET,
+	/* the integrity scan's cursors */
+	WSQ_SCAN_LOG,
+	WSQ_SCAN_WORLDS,
+	WSQ_SCAN_OBJECTS,
+	/* opening and migrating */
+	WSQ_SCHEMA_TABLES,
+	WSQ_MIG_OUTCOME_SUBJECTS,
+	WSQ_MIG_CHECK_COMMITS,
+	WSQ_MIG_BACKFILL,
+	WSQ_COUNT
+};
+
+struct world_sql {
+	const char *name; /* "OBJECT_GET": the enum name without WSQ_ */
+	const char *sql;
+	/* NULL: every table it touches is reached through an index (or the
+	 * rowid); else why it reads a whole table (or a range of one without
+	 * a bound) by design. */
+	const char *scan;
+};
+
+extern const struct world_sql world_sql[WSQ_COUNT];
+
+#define WORLD_SQL(id) (world_sql[WSQ_##id].sql)
+#endif
