@@ -49,6 +49,11 @@ TESTS += tests/store/test_query_plans
 tests_store_test_query_plans_SOURCES = tests/store/test_query_plans.c tests/store/sbulk.h
 tests_store_test_query_plans_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_query_plans_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+check_PROGRAMS += tests/store/test_growth
+TESTS += tests/store/test_growth
+tests_store_test_growth_SOURCES = tests/store/test_growth.c tests/store/sbulk.h tests/store/swork.h
+tests_store_test_growth_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_growth_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 
 TESTS += tests/store/cli_store.sh
 EXTRA_DIST += tests/store/cli_store.sh
