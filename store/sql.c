@@ -71,6 +71,19 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	Q(EPISODE_USAGE_GET, "SELECT calls, bytes FROM episode_usage WHERE episode = ?"),
 	Q(EPISODE_USAGE_PUT, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
 	                     "SET calls = excluded.calls, bytes = excluded.bytes"),
+	/* a session's scoped reads (daemon/reads.c, replay_route.c): episode_entries' key (episode, entry_index) */
+	Q(EPISODE_HAS_ENTRY, "SELECT 1 FROM episode_entries WHERE episode = ? AND entry_index = ?"),
+	Q(EPISODE_ENTRIES, "SELECT entry_index FROM episode_entries WHERE episode = ? AND entry_index >= ? "
+	                   "ORDER BY entry_index LIMIT ?"),
+	Q(EPISODE_LAST_ENTRY, "SELECT entry_index FROM episode_entries WHERE episode = ? ORDER BY entry_index DESC LIMIT 1"),
+	/* a member (episode_objects' key), or an object of one of the public semantic ids ?3..?5 (objects' key) */
+	Q(EPISODE_OBJECT_VISIBLE, "SELECT EXISTS (SELECT 1 FROM episode_objects WHERE episode = ?1 AND ref = ?2) OR "
+	                          "EXISTS (SELECT 1 FROM objects WHERE ref = ?2 AND semantic_id IN (?3, ?4, ?5))"),
+	/* a page of the episode's members of one semanticId: its members in ref order, each looked up by ref
+	 * (CROSS JOIN keeps episode_objects outside: other episodes' objects are never read) */
+	Q(EPISODE_OBJECTS_BY_SEMANTIC, "SELECT o.ref, o.provenance FROM episode_objects m CROSS JOIN objects o ON o.ref = m.ref "
+	                               "WHERE m.episode = ?4 AND m.ref > ?2 AND o.semantic_id = ?1 ORDER BY m.ref LIMIT ?3"),
+	Q(WORLD_AT, "SELECT ref FROM worlds WHERE revision = ? ORDER BY ref LIMIT 1"),
 
 	Q(INTERP_INSERT, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)"),
 	Q(INTERP_GET, "SELECT version, size FROM interpreters WHERE ref = ?"),

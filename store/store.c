@@ -54,7 +54,23 @@ static const char *const schema_v2_sql =
     "CREATE TABLE episode_objects(episode TEXT NOT NULL, ref TEXT NOT NULL, PRIMARY KEY(episode, ref)) WITHOUT ROWID;"
     "CREATE INDEX episode_objects_by_ref ON episode_objects(ref);"
     "CREATE TABLE episode_usage(episode TEXT PRIMARY KEY, calls INTEGER NOT NULL, bytes INTEGER NOT NULL);"
-    "CREATE UNIQUE INDEX journal_one_commit ON journal(kind, subject) WHERE phase = 'outcome' AND status = 'committed';";
+    "CREATE UNIQUE INDEX journal_one_commit ON journal(kind, subject) WHERE phase = 'outcome' AND status = 'committed';"
+    /* Derived, never written by a caller: the log entries whose invocation
+     * record (transition_ref) is a member of the episode, kept by two
+     * triggers whichever of the entry and the membership comes first, so a
+     * session's page of the log is one index range (world_episode_entries). */
+    "CREATE TABLE episode_entries(episode TEXT NOT NULL, entry_index INTEGER NOT NULL,"
+    " PRIMARY KEY(episode, entry_index)) WITHOUT ROWID;"
+    "CREATE TRIGGER episode_entries_by_member AFTER INSERT ON episode_objects BEGIN"
+    " INSERT OR IGNORE INTO episode_entries(episode, entry_index)"
+    " SELECT NEW.episode, l.entry_index FROM log_entries l WHERE l.transition_ref = NEW.ref; END;"
+    "CREATE TRIGGER episode_entries_by_entry AFTER INSERT ON log_entries BEGIN"
+    " INSERT OR IGNORE INTO episode_entries(episode, entry_index)"
+    " SELECT m.episode, NEW.entry_index FROM episode_objects m WHERE m.ref = NEW.transition_ref; END;"
+    "CREATE INDEX worlds_by_revision ON worlds(revision);"
+    /* the lookups that read a whole table without them (docs/store.md, Indexes) */
+    "CREATE INDEX worlds_by_state_root ON worlds(state_root, revision);"
+    "CREATE INDEX objects_by_semantic ON objects(semantic_id, ref);";
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
@@ -151,7 +167,7 @@ static int read_user_version(struct world_store *st, int *v, struct world_err *e
 static int count_tables(struct world_store *st, int *n, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT count(*) FROM sqlite_master", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(SCHEMA_TABLES), &s, err) < 0) return -1;
 	if (sqlite3_step(s) != SQLITE_ROW) {
 		sqlite3_finalize(s);
 		return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
@@ -326,10 +342,9 @@ static int mig_backfill(struct world_store *st, struct world_err *err)
 {
 	sqlite3_stmt *q = NULL, *ins = NULL;
 	int rc = -1, src;
-	if (ws_prep(st, "SELECT l.transition_ref, l.entry_hash, (SELECT w.ref FROM worlds w WHERE w.log_head = l.entry_hash "
-	                "LIMIT 1) FROM log_entries l ORDER BY l.entry_index", &q, err) < 0)
+	if (ws_prep(st, WORLD_SQL(MIG_BACKFILL), &q, err) < 0)
 		return -1;
-	if (ws_prep(st, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)", &ins, err) < 0) goto out;
+	if (ws_prep(st, WORLD_SQL(EPISODE_OBJECT_ADD), &ins, err) < 0) goto out;
 	while ((src = sqlite3_step(q)) == SQLITE_ROW) {
 		const char *tref = (const char *)sqlite3_column_text(q, 0);
 		json_t *rec = mig_json(st, tref);
@@ -372,9 +387,7 @@ out:
 static int mig_check_commits(struct world_store *st, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT i.kind, i.subject, count(*) FROM journal o JOIN journal i ON i.id = o.intent_id AND "
-	                "i.phase = 'intent' WHERE o.phase = 'outcome' AND o.status = 'committed' GROUP BY i.kind, i.subject "
-	                "HAVING count(*) > 1 ORDER BY min(o.id) LIMIT 1", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(MIG_CHECK_COMMITS), &s, err) < 0)
 		return -1;
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
@@ -396,10 +409,7 @@ static int mig_check_commits(struct world_store *st, struct world_err *err)
 static int migrate_v1(struct world_store *st, struct world_err *err)
 {
 	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
-	if (ws_exec(st, "UPDATE journal SET kind = (SELECT i.kind FROM journal i WHERE i.id = journal.intent_id), "
-	                "subject = (SELECT i.subject FROM journal i WHERE i.id = journal.intent_id) "
-	                "WHERE phase = 'outcome' AND EXISTS (SELECT 1 FROM journal i WHERE i.id = journal.intent_id "
-	                "AND i.phase = 'intent')", err) < 0)
+	if (ws_exec(st, WORLD_SQL(MIG_OUTCOME_SUBJECTS), err) < 0)
 		goto fail;
 	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
 	    ws_exec(st, "PRAGMA user_version=2", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
@@ -668,7 +678,7 @@ static int check_semantic_id(const char *s, struct world_err *err)
 int world_object_exists(struct world_store *st, const char *ref, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT 1 FROM objects WHERE ref = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(OBJECT_EXISTS), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	sqlite3_finalize(s);
@@ -691,8 +701,7 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 	if (have < 0) return -1;
 	if (!have) {
 		sqlite3_stmt *s;
-		if (ws_prep(st, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) "
-		                "VALUES (?,?,?,?,?,?)", &s, err) < 0)
+		if (ws_prep(st, WORLD_SQL(OBJECT_INSERT), &s, err) < 0)
 			return -1;
 		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, semantic_id, -1, SQLITE_STATIC);
@@ -725,7 +734,7 @@ int world_object_get(struct world_store *st, const char *ref, struct world_objec
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "object ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT semantic_id, provenance, payload FROM objects WHERE ref = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(OBJECT_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
@@ -899,7 +908,7 @@ const char *ws_log_row_check(const struct ws_log_row *r)
 int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT entry_index, entry_hash FROM log_entries ORDER BY entry_index DESC LIMIT 1", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(LOG_LAST), &s, err) < 0)
 		return -1;
 	int rc = sqlite3_step(s);
 	*index = 0;
@@ -919,7 +928,7 @@ static int head_read(struct world_store *st, const char *name, char ref[WORLD_RE
                      struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT ref, revision FROM heads WHERE name = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(HEAD_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	ref[0] = '\0';
@@ -939,9 +948,7 @@ static int head_write(struct world_store *st, const char *name, const char *ref,
                       struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT INTO heads(name, ref, revision, updated_at) VALUES (?,?,?,?) "
-	                "ON CONFLICT(name) DO UPDATE SET ref = excluded.ref, revision = excluded.revision, "
-	                "updated_at = excluded.updated_at", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(HEAD_PUT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
@@ -1053,8 +1060,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	               a->transition_ref, h, &n);
 	if (!c) return werr(err, WX_FAIL, "log append: cannot build entry JSON");
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT INTO log_entries(entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn,"
-	                " interpreter, written_by, transition_ref, entry_json, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+	if (ws_prep(st, WORLD_SQL(LOG_INSERT),
 	            &s, err) < 0) {
 		free(c);
 		return -1;
@@ -1079,7 +1085,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
 	char wref[WORLD_REF_SIZE];
 	if (world_hash_ref(wj, strlen(wj), wref, err) < 0) return -1;
-	if (ws_prep(st, "INSERT INTO worlds(ref, revision, state_root, log_head, payload) VALUES (?,?,?,?,?)", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(WORLD_INSERT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, wref, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, a->entry_index);
@@ -1126,7 +1132,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(LOG_GET), &s, err) < 0) return -1;
 	sqlite3_bind_int64(s, 1, index);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
@@ -1166,7 +1172,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 	/* the chain link to the previous entry must hold too */
 	if (index > 1) {
 		char prev_hash[WORLD_REF_SIZE];
-		if (ws_prep(st, "SELECT entry_hash FROM log_entries WHERE entry_index = ?", &s, err) < 0) {
+		if (ws_prep(st, WORLD_SQL(LOG_HASH_AT), &s, err) < 0) {
 			world_log_entry_free(out);
 			return -1;
 		}
@@ -1232,7 +1238,7 @@ int world_world_get(struct world_store *st, const char *ref, struct world_world 
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "world ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(WORLD_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
@@ -1343,8 +1349,7 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	if (in->cost < 0) return werr(err, WX_BAD_INPUT, "journal intent %s: cost %lld is negative", in->subject, in->cost);
 	if (in->ref && world_ref_parse(in->ref, "journal intent ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
-	                "VALUES ('intent',?,?,?,?,?,?,?,?)", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, in->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, in->subject, -1, SQLITE_STATIC);
@@ -1365,8 +1370,7 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
                         struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
-	                "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, intent_id);
 	int rc = sqlite3_step(s);
@@ -1381,8 +1385,7 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 	int have = sqlite3_column_int(s, 2);
 	sqlite3_finalize(s);
 	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
-	if (ws_prep(st, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
-	                "VALUES ('outcome',?,?,?,?,?,?)", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, intent_id);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
@@ -1418,8 +1421,7 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
                         long long *spent, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
-	                "episode = ? AND effect = ? AND scope = ?", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(JOURNAL_SPENT), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);
 	bind_opt(s, 2, effect);
@@ -1440,8 +1442,7 @@ int world_journal_indeterminate(struct world_store *st,
                                 void *ctx, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT i.id, i.kind, i.subject, i.ref FROM journal i WHERE i.phase = 'intent' AND NOT EXISTS "
-	                "(SELECT 1 FROM journal o WHERE o.phase = 'outcome' AND o.intent_id = i.id) ORDER BY i.id",
+	if (ws_prep(st, WORLD_SQL(JOURNAL_INDETERMINATE),
 	            &s, err) < 0)
 		return -1;
 	int rc;
@@ -1470,7 +1471,7 @@ int world_session_put(struct world_store *st, const char *credential, const char
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) { free(g); return -1; }
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT INTO sessions(credential_hash, episode, grants, expires_at, created_at) VALUES (?,?,?,?,?)",
+	if (ws_prep(st, WORLD_SQL(SESSION_PUT),
 	            &s, err) < 0) {
 		free(g);
 		return -1;
@@ -1495,7 +1496,7 @@ int world_session_get(struct world_store *st, const char *credential, struct wor
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT episode, grants, expires_at, created_at FROM sessions WHERE credential_hash = ?", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(SESSION_GET), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
@@ -1529,8 +1530,7 @@ int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct
                        struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT credential_hash, episode, grants, expires_at, created_at FROM sessions "
-	                "ORDER BY created_at, credential_hash", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(SESSION_LIST), &s, err) < 0)
 		return -1;
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -1553,8 +1553,8 @@ int world_session_revoke(struct world_store *st, const char *credential_hash, co
 	if ((credential_hash == NULL) == (episode == NULL))
 		return werr(err, WX_USAGE, "session revoke: give exactly one of a session id or an episode");
 	sqlite3_stmt *s;
-	if (ws_prep(st, credential_hash ? "DELETE FROM sessions WHERE credential_hash = ?"
-	                                : "DELETE FROM sessions WHERE episode = ?", &s, err) < 0)
+	if (ws_prep(st, credential_hash ? WORLD_SQL(SESSION_REVOKE_ID)
+	                                : WORLD_SQL(SESSION_REVOKE_EPISODE), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, credential_hash ? credential_hash : episode, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
@@ -1573,9 +1573,7 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
-	                "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
-	                "ORDER BY (o.status = 'committed') DESC, i.id DESC LIMIT 1", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(JOURNAL_FIND), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
@@ -1597,7 +1595,7 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
 int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT entry_index FROM log_entries WHERE transition_ref = ? ORDER BY entry_index LIMIT 1", &s,
+	if (ws_prep(st, WORLD_SQL(LOG_FIND_RECORD), &s,
 	            err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, record_ref, -1, SQLITE_STATIC);
@@ -1612,11 +1610,11 @@ int world_log_find_record(struct world_store *st, const char *record_ref, long l
 int world_log_find_ref(struct world_store *st, const char *ref, long long *index, const char **what,
                        struct world_err *err)
 {
-	static const struct { const char *sql, *what; } q[] = {
-		{ "SELECT entry_index FROM log_entries WHERE entry_hash = ? LIMIT 1", "entry" },
-		{ "SELECT entry_index FROM log_entries WHERE transition_ref = ? ORDER BY entry_index LIMIT 1", "record" },
-		{ "SELECT revision FROM worlds WHERE ref = ? LIMIT 1", "world" },
-		{ "SELECT revision FROM worlds WHERE state_root = ? ORDER BY revision LIMIT 1", "output" },
+	const struct { const char *sql, *what; } q[] = {
+		{ WORLD_SQL(LOG_FIND_HASH), "entry" },
+		{ WORLD_SQL(LOG_FIND_RECORD), "record" },
+		{ WORLD_SQL(WORLD_FIND_REF), "world" },
+		{ WORLD_SQL(WORLD_FIND_ROOT), "output" },
 	};
 	if (world_ref_parse(ref, "ref", NULL, err) < 0) return -1;
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -1656,7 +1654,7 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 			return werr_prefix(err, "episode objects %s", episode);
 	if (ws_sp_begin(st, err) < 0) return -1;
 	sqlite3_stmt *s = NULL;
-	int ok = ws_prep(st, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)", &s, err) == 0;
+	int ok = ws_prep(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		if (!refs[i] || !*refs[i]) continue;
 		sqlite3_reset(s);
@@ -1676,7 +1674,7 @@ int world_episode_has_object(struct world_store *st, const char *episode, const 
 	if (check_label("episode membership: episode", episode, 256, 1, err) < 0) return -1;
 	if (world_ref_parse(ref, "episode membership ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(EPISODE_HAS_OBJECT), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
@@ -1691,7 +1689,7 @@ static int usage_read(struct world_store *st, const char *episode, long long *ca
 {
 	*calls = *bytes = 0;
 	sqlite3_stmt *s;
-	if (ws_prep(st, "SELECT calls, bytes FROM episode_usage WHERE episode = ?", &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(EPISODE_USAGE_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
@@ -1712,8 +1710,7 @@ static int usage_add_body(struct world_store *st, const char *episode, long long
 		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
 		            episode, calls, bytes);
 	sqlite3_stmt *s;
-	if (ws_prep(st, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
-	                "SET calls = excluded.calls, bytes = excluded.bytes", &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(EPISODE_USAGE_PUT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, c0 + calls);
@@ -1744,4 +1741,74 @@ int world_episode_usage_get(struct world_store *st, const char *episode, long lo
 	if (need_v2(st, "episode usage", err) < 0) return -1;
 	if (check_label("episode usage: episode", episode, 256, 1, err) < 0) return -1;
 	return usage_read(st, episode, calls, bytes, err);
+}
+
+/* ---- episodes: the log entries a session sees ---- */
+
+int world_episode_has_entry(struct world_store *st, const char *episode, long long index, int *member,
+                            struct world_err *err)
+{
+	*member = 0;
+	if (need_v2(st, "episode entries", err) < 0) return -1;
+	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, WORLD_SQL(EPISODE_HAS_ENTRY), &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, index);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW) *member = 1;
+	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries lookup", err);
+	return 0;
+}
+
+int world_episode_entries(struct world_store *st, const char *episode, long long from, size_t max, long long *out,
+                          size_t *n, struct world_err *err)
+{
+	*n = 0;
+	if (need_v2(st, "episode entries", err) < 0) return -1;
+	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
+	if (max == 0) return 0;
+	sqlite3_stmt *s;
+	if (ws_prep(st, WORLD_SQL(EPISODE_ENTRIES), &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, from);
+	sqlite3_bind_int64(s, 3, max > (size_t)1 << 30 ? (sqlite3_int64)1 << 30 : (sqlite3_int64)max);
+	int rc;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max) out[(*n)++] = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
+	return 0;
+}
+
+int world_episode_last_entry(struct world_store *st, const char *episode, long long *index, struct world_err *err)
+{
+	*index = 0;
+	if (need_v2(st, "episode entries", err) < 0) return -1;
+	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, WORLD_SQL(EPISODE_LAST_ENTRY), &s, err) < 0)
+		return -1;
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
+	return 0;
+}
+
+int world_world_at(struct world_store *st, long long revision, struct world_world *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *s;
+	if (ws_prep(st, WORLD_SQL(WORLD_AT), &s, err) < 0) return -1;
+	sqlite3_bind_int64(s, 1, revision);
+	int rc = sqlite3_step(s);
+	char ref[WORLD_REF_SIZE] = "";
+	if (rc == SQLITE_ROW) ws_col_ref(s, 0, ref);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "world of revision %lld: not found", revision);
+	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "world by revision", err);
+	return world_world_get(st, ref, out, err);
 }

@@ -260,6 +260,19 @@ int world_episode_usage_add(struct world_store *st, const char *episode, long lo
 /* The episode's usage so far (0, 0 when none). */
 int world_episode_usage_get(struct world_store *st, const char *episode, long long *calls, long long *bytes, struct world_err *err);
 
+/* The log entries an episode sees: those whose transitionRef (invocation
+ * record) is a member of it (a derived table the store keeps itself,
+ * whichever of the entry and the membership row is written first). */
+int world_episode_has_entry(struct world_store *st, const char *episode, long long index, int *member,
+                            struct world_err *err);
+/* Up to max of its entry indexes >= from, ascending, into out[0..*n). */
+int world_episode_entries(struct world_store *st, const char *episode, long long from, size_t max, long long *out,
+                          size_t *n, struct world_err *err);
+/* Its newest entry's index (0 when none). */
+int world_episode_last_entry(struct world_store *st, const char *episode, long long *index, struct world_err *err);
+/* The world of revision N (= the world entry N made), re-verified; WX_NOT_FOUND when none. */
+int world_world_at(struct world_store *st, long long revision, struct world_world *out, struct world_err *err);
+
 /* ---- interpreter archive (§6.6) ---- */
 struct world_interp {
 	char ref[WORLD_REF_SIZE];

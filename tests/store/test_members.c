@@ -121,7 +121,17 @@ struct call {
 	char out[WORLD_REF_SIZE], rec[WORLD_REF_SIZE], hash[WORLD_REF_SIZE], world[WORLD_REF_SIZE];
 };
 
-static void commit_call(struct world_store *st, struct sfix *f, const char *ep, int n, struct call *c)
+/* members: 0 none, 1 recorded before the log append, 2 after it (in the
+ * same transaction, as the coordinator does) */
+static void add_members(struct world_store *st, const char *ep, const struct call *c, int with_entry)
+{
+	struct world_err err = {0};
+	const char *refs[] = { c->in, c->plan, c->req, c->res, c->erec, c->out, c->rec,
+	                       with_entry ? c->hash : NULL, with_entry ? c->world : NULL };
+	if (world_episode_objects_add(st, ep, refs, 9, &err) < 0) bail("members: %s", err.msg);
+}
+
+static void commit_call_m(struct world_store *st, struct sfix *f, const char *ep, int n, struct call *c, int members)
 {
 	struct world_err err = {0};
 	char buf[2048], inv[128];
@@ -143,6 +153,8 @@ static void commit_call(struct world_store *st, struct sfix *f, const char *ep, 
 	         "\"output\":\"%s\",\"plan\":\"%s\",\"semanticsEpoch\":1,\"skillId\":\"t\",\"transitionFn\":\"%s\"}",
 	         c->erec, ep, c->in, f->interp, inv, c->out, c->plan, f->src);
 	put(st, "world/invocation-record/v2", inv, buf, c->rec);
+	if (world_store_begin(st, &err) < 0) bail("begin: %s", err.msg);
+	if (members == 1) add_members(st, ep, c, 0);
 	struct world_journal_intent ji = { .kind = "invocation", .subject = inv, .episode = ep, .ref = c->in };
 	long long id;
 	if (world_journal_intent(st, &ji, &id, &err) < 0 || world_journal_outcome(st, id, "committed", c->rec, &err) < 0)
@@ -155,6 +167,26 @@ static void commit_call(struct world_store *st, struct sfix *f, const char *ep, 
 	if (world_log_append(st, &a, &r, &err) < 0) bail("append: %s", err.msg);
 	snprintf(c->hash, sizeof c->hash, "%s", r.entry_hash);
 	snprintf(c->world, sizeof c->world, "%s", r.world_ref);
+	if (members == 2) add_members(st, ep, c, 1);
+	if (world_store_commit(st, &err) < 0) bail("commit: %s", err.msg);
+}
+
+static void commit_call(struct world_store *st, struct sfix *f, const char *ep, int n, struct call *c)
+{
+	commit_call_m(st, f, ep, n, c, 0);
+}
+
+static int entries_are(struct world_store *st, const char *ep, long long from, const char *want)
+{
+	long long idx[16];
+	size_t n = 0;
+	struct world_err err = {0};
+	if (world_episode_entries(st, ep, from, 16, idx, &n, &err) < 0) return 0;
+	char got[200] = "";
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "", idx[i]);
+	if (strcmp(got, want) != 0) diag("entries of %s from %lld: %s, want %s", ep, from, got, want);
+	return strcmp(got, want) == 0;
 }
 
 static int member(struct world_store *st, const char *ep, const char *ref)
@@ -352,6 +384,27 @@ static void migration(void)
 	   "no episode got another's");
 	is_int(member(st, "epA", f.src), 0, "the transition source belongs to no episode (public by its semanticId)");
 	is_int(q1(st, "SELECT count(*) FROM episode_objects"), 27, "nine refs for each of the three calls");
+	ok(entries_are(st, "epA", 1, "1,3") && entries_are(st, "epB", 1, "2"), "the backfill gave each episode its entries");
+	ok(entries_are(st, "epA", 2, "3") && entries_are(st, "epA", 4, "") && entries_are(st, "epC", 1, ""),
+	   "... from a cursor; none for an unknown episode");
+	long long last = -1;
+	int has = -1;
+	ok(world_episode_last_entry(st, "epA", &last, &err) == 0 && last == 3, "epA's newest entry is 3");
+	ok(world_episode_last_entry(st, "epC", &last, &err) == 0 && last == 0, "an episode without entries: 0");
+	ok(world_episode_has_entry(st, "epB", 2, &has, &err) == 0 && has == 1, "epB has entry 2");
+	ok(world_episode_has_entry(st, "epB", 1, &has, &err) == 0 && has == 0, "... not entry 1");
+	struct world_world w;
+	ok(world_world_at(st, 2, &w, &err) == 0 && strcmp(w.ref, b1.world) == 0, "world_world_at(2) is entry 2's world");
+	ok(world_world_at(st, 99, &w, &err) < 0 && err.code == WX_NOT_FOUND, "world_world_at(99): WX_NOT_FOUND");
+	/* new calls: membership written before or after the log append (in the
+	 * transaction), or not at all */
+	struct call b2, b3, a3;
+	commit_call_m(st, &f, "epB", 2, &b2, 1);
+	commit_call_m(st, &f, "epB", 3, &b3, 2);
+	commit_call_m(st, &f, "epA", 3, &a3, 0);
+	ok(entries_are(st, "epB", 1, "2,4,5"), "membership before the append or after it: the entry is the episode's");
+	ok(entries_are(st, "epA", 1, "1,3"), "a call without membership rows is no episode's entry (operator only)");
+	ok(member(st, "epB", b3.world) == 1 && member(st, "epB", b2.world) == 0, "what was added is what is there");
 	world_store_close(st);
 	/* reopening a version-2 store changes nothing */
 	char s1[WORLD_REF_SIZE], s2[WORLD_REF_SIZE];
