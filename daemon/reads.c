@@ -1,8 +1,16 @@
 /* daemon/reads.c: the read routes GET /v1/... (DESIGN §8.1). Each request
  * borrows a reader handle from the pool (WAL readers never block the
  * coordinator's writer). Every route but /v1/health needs a session
- * credential or the operator token, unless the daemon runs --open-reads. */
+ * credential or the operator token, unless the daemon runs --open-reads.
+ *
+ * Scoped reads: a session sees what its own episode's calls produced or
+ * depended on (the store's episode_objects; log entries whose invocation
+ * record is a member, and their worlds) plus the public objects (the
+ * semantic ids in public_sids); the operator token (and --open-reads)
+ * sees everything. What a session may not see answers exactly as what
+ * does not exist (NotFound, the same text), so existence is not told. */
 #include "daemon/route.h"
+#include "store/sql.h"
 #include "store/store.h"
 #include <errno.h>
 #include <openssl/evp.h>
@@ -11,6 +19,53 @@
 #include <string.h>
 
 #define PAGE_DEFAULT 100
+
+/* Objects any session may read: published transition sources and the
+ * registries (their descriptors are inside). Everything else an episode's calls store is private to it. */
+static const char *const public_sids[] = { "world/transition-source/v1", "world/transition-registry/v1",
+	                                   "world/epoch-registry/v1" };
+/* EPISODE_OBJECT_VISIBLE (store/sql.c) binds exactly three */
+_Static_assert(sizeof public_sids / sizeof public_sids[0] == 3, "EPISODE_OBJECT_VISIBLE takes three public semantic ids");
+
+static int sid_public(const char *sid)
+{
+	for (size_t i = 0; i < sizeof public_sids / sizeof public_sids[0]; i++)
+		if (strcmp(sid, public_sids[i]) == 0) return 1;
+	return 0;
+}
+
+struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_credential, struct coord_session **sess)
+{
+	*sess = NULL;
+	if (need_credential && dauth(rq, r, 1, 0, sess, NULL) < 0) return NULL;
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	if (!st) {
+		dresp_internal(rq, r, "reader handle", &err);
+		coord_session_free(*sess);
+		*sess = NULL;
+	}
+	return st;
+}
+
+/* 1 when the episode may read object ref (a member, or a public object),
+ * 0 when not (absent or another episode's: the caller answers NotFound
+ * either way), -1 with err. */
+static int object_visible(struct world_store *st, const char *episode, const char *ref, struct world_err *err)
+{
+	sqlite3 *db = world_store_db(st);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, WORLD_SQL(EPISODE_OBJECT_VISIBLE), -1, &s, NULL) != SQLITE_OK)
+		return werr(err, WX_IO, "object visibility: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
+	for (int i = 0; i < 3; i++) sqlite3_bind_text(s, 3 + i, public_sids[i], -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	int v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) != 0 : -1;
+	if (v < 0) werr(err, WX_IO, "object visibility: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	return v;
+}
 
 static void store_fail(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err)
 {
@@ -51,7 +106,7 @@ static json_t *entry_json(const struct world_log_entry *e)
 	                 e->transition_ref);
 }
 
-static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st, const char *ref)
+static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st, const char *ref, const char *episode)
 {
 	struct world_err err = { 0, "" };
 	const char *pl = dreq_arg(rq, "payload");
@@ -60,6 +115,12 @@ static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st,
 		return;
 	}
 	if (world_ref_parse(ref, "object ref", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); return; }
+	if (episode) {
+		int v = object_visible(st, episode, ref, &err);
+		if (v < 0) { dresp_internal(rq, r, "object visibility", &err); return; }
+		/* the store's own answer for an absent object, word for word */
+		if (!v) { dresp_error(r, "NotFound", "object %s: not found", ref); return; }
+	}
 	struct world_object o;
 	if (world_object_get(st, ref, &o, &err) < 0) { store_fail(rq, r, "object get", &err); return; }
 	json_t *v = json_pack("{s:s,s:s,s:s}", "hash", o.ref, "semanticId", o.semantic_id, "provenance",
@@ -79,7 +140,8 @@ static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st,
 /* Objects with one semanticId, ordered by ref, after a cursor. The store
  * has no listing call for this, so it reads the objects table directly
  * through the reader handle (read-only). */
-static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store *st, const char *name)
+static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store *st, const char *name,
+                           const char *episode)
 {
 	long long limit;
 	if (arg_ll(rq, r, "limit", 1, DAEMON_LOG_PAGE_MAX, PAGE_DEFAULT, &limit) < 0) return;
@@ -89,8 +151,12 @@ static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store 
 	if (!*name || strlen(name) > 256) { dresp_error(r, "BadRequest", "semanticId must be 1-256 bytes"); return; }
 	sqlite3_stmt *s = NULL;
 	sqlite3 *db = world_store_db(st);
-	if (sqlite3_prepare_v2(db, "SELECT ref, provenance FROM objects WHERE semantic_id = ?1 AND ref > ?2 ORDER BY ref LIMIT ?3",
-	                       -1, &s, NULL) != SQLITE_OK) {
+	/* A session's listing of a private kind walks its own members in ref
+	 * order (the episode_objects key), each looked up in objects by ref:
+	 * other episodes' objects are never read. */
+	int scoped = episode && !sid_public(name);
+	const char *sql = scoped ? WORLD_SQL(EPISODE_OBJECTS_BY_SEMANTIC) : WORLD_SQL(OBJECTS_BY_SEMANTIC);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
 		werr(&err, WX_IO, "objects by semanticId: %s", sqlite3_errmsg(db));
 		dresp_internal(rq, r, "objects by semanticId", &err);
 		return;
@@ -98,6 +164,7 @@ static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store 
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, after ? after : "", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, limit + 1);
+	if (scoped) sqlite3_bind_text(s, 4, episode, -1, SQLITE_STATIC);
 	json_t *items = json_array();
 	int n = 0, src;
 	char last[WORLD_REF_SIZE] = "";
@@ -122,11 +189,39 @@ static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store 
 	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", more ? json_string(last) : json_null()));
 }
 
-static void log_page(struct dreq *rq, struct dresp *r, struct world_store *st)
+/* A session's page: its own entries from `from` on (one range of the
+ * store's episode_entries), next = its next entry's index. */
+static void log_page_scoped(struct dreq *rq, struct dresp *r, struct world_store *st, const char *episode,
+                            long long from, long long limit)
+{
+	struct world_err err = { 0, "" };
+	long long idx[DAEMON_LOG_PAGE_MAX + 1];
+	size_t n = 0;
+	if (world_episode_entries(st, episode, from, (size_t)limit + 1, idx, &n, &err) < 0) {
+		store_fail(rq, r, "episode entries", &err);
+		return;
+	}
+	json_t *items = json_array();
+	for (size_t i = 0; i < n && i < (size_t)limit; i++) {
+		struct world_log_entry e;
+		if (world_log_get(st, idx[i], &e, &err) < 0) {
+			json_decref(items);
+			store_fail(rq, r, "log get", &err);
+			return;
+		}
+		json_array_append_new(items, entry_json(&e));
+		world_log_entry_free(&e);
+	}
+	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next",
+	                             n > (size_t)limit ? json_integer(idx[limit]) : json_null()));
+}
+
+static void log_page(struct dreq *rq, struct dresp *r, struct world_store *st, const char *episode)
 {
 	long long from, limit, last;
 	if (arg_ll(rq, r, "from", 1, (long long)1 << 62, 1, &from) < 0) return;
 	if (arg_ll(rq, r, "limit", 1, DAEMON_LOG_PAGE_MAX, PAGE_DEFAULT, &limit) < 0) return;
+	if (episode) { log_page_scoped(rq, r, st, episode, from, limit); return; }
 	struct world_err err = { 0, "" };
 	char h[WORLD_REF_SIZE];
 	if (world_log_last(st, &last, h, &err) < 0) { store_fail(rq, r, "log last", &err); return; }
@@ -171,21 +266,31 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		                             rq->d->interp_version));
 		return;
 	}
-	struct world_store *st = dreader_authorised(rq, r, !rq->d->open_reads);
+	struct coord_session *sess = NULL;
+	struct world_store *st = dreader_scoped(rq, r, !rq->d->open_reads, &sess);
 	if (!st) return;
+	/* NULL: the operator token (or --open-reads) sees everything */
+	const char *ep = sess ? sess->episode : NULL;
 	struct world_err err = { 0, "" };
 	switch (route) {
 	case HEAD: {
 		struct world_world w;
-		if (world_head_get(st, &w, &err) < 0) {
+		long long last = 0;
+		if (ep) {
+			/* a session's head: the world of its episode's newest entry */
+			if (world_episode_last_entry(st, ep, &last, &err) < 0) store_fail(rq, r, "episode head", &err);
+			else if (!last) dresp_error(r, "NotFound", "no world yet: this session's episode committed nothing");
+			else if (world_world_at(st, last, &w, &err) < 0) store_fail(rq, r, "episode head world", &err);
+			else dresp_json(r, 200, world_json(&w));
+		} else if (world_head_get(st, &w, &err) < 0) {
 			if (err.code == WX_NOT_FOUND) dresp_error(r, "NotFound", "no world yet: nothing was ever committed");
 			else store_fail(rq, r, "world head", &err);
 		} else dresp_json(r, 200, world_json(&w));
 		break;
 	}
-	case OBJECT: get_object(rq, r, st, rest); break;
-	case BY_SID: by_semantic_id(rq, r, st, rest); break;
-	case LOG_PAGE: log_page(rq, r, st); break;
+	case OBJECT: get_object(rq, r, st, rest, ep); break;
+	case BY_SID: by_semantic_id(rq, r, st, rest, ep); break;
+	case LOG_PAGE: log_page(rq, r, st, ep); break;
 	case LOG_ONE: {
 		char *end;
 		errno = 0;
@@ -195,14 +300,21 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 			break;
 		}
 		struct world_log_entry e;
-		if (world_log_get(st, i, &e, &err) < 0) store_fail(rq, r, "log get", &err);
+		int mine = 1;
+		if (ep && world_episode_has_entry(st, ep, i, &mine, &err) < 0) store_fail(rq, r, "episode entry", &err);
+		else if (!mine) dresp_error(r, "NotFound", "log entry %lld: not found", i); /* the store's text for none */
+		else if (world_log_get(st, i, &e, &err) < 0) store_fail(rq, r, "log get", &err);
 		else { dresp_json(r, 200, entry_json(&e)); world_log_entry_free(&e); }
 		break;
 	}
 	case WORLD: {
 		if (world_ref_parse(rest, "world ref", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); break; }
 		struct world_world w;
+		int mine = 1;
 		if (world_world_get(st, rest, &w, &err) < 0) store_fail(rq, r, "world get", &err);
+		else if (ep && world_episode_has_entry(st, ep, w.revision, &mine, &err) < 0)
+			store_fail(rq, r, "episode entry", &err);
+		else if (!mine) dresp_error(r, "NotFound", "world %s: not found", rest); /* the store's text for none */
 		else dresp_json(r, 200, world_json(&w));
 		break;
 	}
@@ -215,5 +327,6 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 	}
 	default: break;
 	}
+	coord_session_free(sess);
 	dreader_put(rq->d, st);
 }

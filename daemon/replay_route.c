@@ -4,7 +4,8 @@
  * effectful, diverged[, stage, offset, detail]}, 200 whether it diverged or
  * not. It reads through a pooled reader handle and never writes; it needs a
  * credential (a session's or the operator token) even with --open-reads,
- * since it runs capsules. */
+ * since it runs capsules. A session replays only its own episode's entries
+ * (another's is NotFound, as an absent one); the operator token any. */
 #include "coordinator/replay.h"
 #include "daemon/route.h"
 #include "store/store.h"
@@ -29,9 +30,21 @@ void replay_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	/* a credential even with --open-reads: it runs capsules */
-	struct world_store *st = dreader_authorised(rq, r, 1);
+	struct coord_session *sess = NULL;
+	struct world_store *st = dreader_scoped(rq, r, 1, &sess);
 	if (!st) return;
 	struct world_err err = { 0, "" };
+	/* a session replays only its own episode's entries; another's answers
+	 * as an absent one does (the store's text), so its existence is not told */
+	int mine = 1;
+	if (sess && world_episode_has_entry(st, sess->episode, idx, &mine, &err) < 0) {
+		dresp_internal(rq, r, "episode entry", &err);
+		goto out;
+	}
+	if (!mine) {
+		dresp_error(r, "NotFound", "log entry %lld: not found", idx);
+		goto out;
+	}
 	struct sup_limits lim;
 	sup_limits_default(&lim);
 	struct replayer *rp = replay_new(st, &lim, &err);
@@ -45,5 +58,7 @@ void replay_handle(struct dreq *rq, struct dresp *r)
 		dresp_json(r, 200, replay_report_json(&rep));
 	}
 	replay_free(rp);
+out:
+	coord_session_free(sess);
 	dreader_put(rq->d, st);
 }

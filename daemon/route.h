@@ -122,6 +122,12 @@ void dreader_put(struct dctx *d, struct world_store *st);
  * NULL with r filled (the 401 envelope, or 500 "reader handle") when either
  * fails; else the handle, given back with dreader_put. */
 struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int need_credential);
+/* The same (daemon/reads.c), also handing back who reads: *sess is the
+ * session (free with coord_session_free), or NULL for the operator token
+ * and, without need_credential (--open-reads), for anyone. A read route
+ * shows a session only its own episode's data (scoped reads, docs/daemon.md);
+ * NULL sees everything. */
+struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_credential, struct coord_session **sess);
 
 /* MCP tool name of a transition id (DESIGN §7: _ -> _u, . -> _d, / -> _s);
  * 0, or -1 when the escaped name is over 64 bytes. */

@@ -75,6 +75,11 @@ keeper thread instead (docs/security.md §7).
   nothing beside a store they do not own or in a directory they cannot
   write (SQLite immutable mode); a file that is not a SQLite store is exit 24.
   Writers take `--wait-lock SECONDS` to queue behind another writer.
+- A writer that creates a store makes its files its owner's only, whatever
+  the umask: the database, `-wal`, `-shm` and `.writer.lock` 0600, the
+  `.artifacts` directories 0700 (docs/store.md, "File modes"); a writer
+  opening a schema-1 store migrates it to schema 2 once (a store holding two
+  committed outcomes for one task is refused untouched, exit 6).
 - Without `--ailang-bin`, `run` and `check` use the installed ailang-lite
   (`worldd --help` prints its path); `make install` puts it in
   `$(pkglibexecdir)` and man pages for worldd, world-publish and ailang-lite

@@ -134,7 +134,9 @@ ok "$([ ! -e "$DB-wal" ] || [ ! -s "$DB-wal" ]; echo $?)" "... and wrote no WAL"
 # ---- a read-only copy ----
 mkdir "$T/ro"
 cp -a "$DB" "$DB.artifacts" "$T/ro/"
-chmod 0444 "$T/ro/world.db"; chmod 0555 "$T/ro"
+# the store's files are its owner's only (0600, directories 0700): a copy
+# shared with another user is opened up by whoever shares it
+chmod 0444 "$T/ro/world.db"; chmod -R a+rX "$T/ro/world.db.artifacts"; chmod 0555 "$T/ro"
 ro_sha=$(sha "$T/ro/world.db"); ro_ls=$(ls -a "$T/ro" | tr '\n' ' ')
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   # first unprivileged: the directory mode holds, so nothing may appear
