@@ -1,7 +1,7 @@
 # store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
 libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h store/ref.c store/ref.h store/canon.c store/canon.h \
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
-	store/sql.c store/sql.h \
+	store/sql.c store/sql.h store/stmt.c \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h
 
 check_PROGRAMS += tests/store/test_canon

@@ -193,6 +193,7 @@ static int pragma_text(struct world_store *st, const char *sql, char *out, size_
 /* Reopen st->path read-only as an immutable file (URI form, path escaped). */
 static int reopen_immutable(struct world_store *st, struct world_err *err)
 {
+	ws_stmt_drop(st);
 	sqlite3_close(st->db);
 	st->db = NULL;
 	size_t n = strlen(st->path);
@@ -448,6 +449,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		return werr(err, WX_FAIL, "store %s: out of memory", path);
 	}
 	st->lock_fd = -1;
+	ws_stmt_init(st);
 	st->writer = mode == WORLD_STORE_WRITER;
 	char lock[4200] = "";
 	int lock_created = 0, db_created = 0;
@@ -602,6 +604,7 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 void world_store_close(struct world_store *st)
 {
 	if (!st) return;
+	ws_stmt_fini(st);
 	if (st->db) {
 		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(st->db);
@@ -678,10 +681,10 @@ static int check_semantic_id(const char *s, struct world_err *err)
 int world_object_exists(struct world_store *st, const char *ref, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(OBJECT_EXISTS), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(OBJECT_EXISTS), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc == SQLITE_ROW) return 1;
 	if (rc == SQLITE_DONE) return 0;
 	return ws_sqlerr(st, 0, "object lookup", err);
@@ -701,7 +704,7 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 	if (have < 0) return -1;
 	if (!have) {
 		sqlite3_stmt *s;
-		if (ws_prep(st, WORLD_SQL(OBJECT_INSERT), &s, err) < 0)
+		if (ws_stmt(st, WORLD_SQL(OBJECT_INSERT), &s, err) < 0)
 			return -1;
 		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, semantic_id, -1, SQLITE_STATIC);
@@ -710,7 +713,7 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		sqlite3_bind_int64(s, 5, (sqlite3_int64)len);
 		sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
 		int rc = sqlite3_step(s);
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "object insert", err);
 		if (created) *created = 1;
 	}
@@ -734,23 +737,23 @@ int world_object_get(struct world_store *st, const char *ref, struct world_objec
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "object ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(OBJECT_GET), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(OBJECT_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "object %s: not found", ref);
 	}
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "object read", err);
 	}
 	const void *p = sqlite3_column_blob(s, 2);
 	size_t n = (size_t)sqlite3_column_bytes(s, 2);
 	char got[WORLD_REF_SIZE];
-	if (world_hash_ref(p ? p : "", n, got, err) < 0) { sqlite3_finalize(s); return -1; }
+	if (world_hash_ref(p ? p : "", n, got, err) < 0) { ws_done(st, s); return -1; }
 	if (strcmp(got, ref) != 0) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_INTEGRITY, "object %s: integrity hole: stored payload hashes to %s", ref, got);
 	}
 	const char *sid = (const char *)sqlite3_column_text(s, 0);
@@ -759,7 +762,7 @@ int world_object_get(struct world_store *st, const char *ref, struct world_objec
 	out->provenance = strdup(prov ? prov : "");
 	out->payload = malloc(n + 1);
 	if (!out->semantic_id || !out->provenance || !out->payload) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		world_object_free(out);
 		return werr(err, WX_FAIL, "object %s: out of memory", ref);
 	}
@@ -767,7 +770,7 @@ int world_object_get(struct world_store *st, const char *ref, struct world_objec
 	out->payload[n] = 0;
 	out->len = n;
 	memcpy(out->ref, ref, WORLD_REF_SIZE);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
@@ -908,7 +911,7 @@ const char *ws_log_row_check(const struct ws_log_row *r)
 int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(LOG_LAST), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(LOG_LAST), &s, err) < 0)
 		return -1;
 	int rc = sqlite3_step(s);
 	*index = 0;
@@ -917,10 +920,10 @@ int world_log_last(struct world_store *st, long long *index, char entry_hash[WOR
 		*index = sqlite3_column_int64(s, 0);
 		ws_col_ref(s, 1, entry_hash);
 	} else if (rc != SQLITE_DONE) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "log head", err);
 	}
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
@@ -928,7 +931,7 @@ static int head_read(struct world_store *st, const char *name, char ref[WORLD_RE
                      struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(HEAD_GET), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(HEAD_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	ref[0] = '\0';
@@ -937,10 +940,10 @@ static int head_read(struct world_store *st, const char *name, char ref[WORLD_RE
 		ws_col_ref(s, 0, ref);
 		if (revision) *revision = sqlite3_column_int64(s, 1);
 	} else if (rc != SQLITE_DONE) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "head read", err);
 	}
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
@@ -948,14 +951,14 @@ static int head_write(struct world_store *st, const char *name, const char *ref,
                       struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(HEAD_PUT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(HEAD_PUT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 3, revision);
 	sqlite3_bind_int64(s, 4, (sqlite3_int64)time(NULL));
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "head write", err);
 	return 0;
 }
@@ -1060,7 +1063,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	               a->transition_ref, h, &n);
 	if (!c) return werr(err, WX_FAIL, "log append: cannot build entry JSON");
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(LOG_INSERT),
+	if (ws_stmt(st, WORLD_SQL(LOG_INSERT),
 	            &s, err) < 0) {
 		free(c);
 		return -1;
@@ -1077,7 +1080,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	sqlite3_bind_blob64(s, 9, c, n, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 10, (sqlite3_int64)time(NULL));
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	free(c);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log entry insert", err);
 
@@ -1085,7 +1088,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
 	char wref[WORLD_REF_SIZE];
 	if (world_hash_ref(wj, strlen(wj), wref, err) < 0) return -1;
-	if (ws_prep(st, WORLD_SQL(WORLD_INSERT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(WORLD_INSERT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, wref, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, a->entry_index);
@@ -1093,7 +1096,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	sqlite3_bind_text(s, 4, h, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(s, 5, wj, (int)strlen(wj), SQLITE_STATIC);
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "world insert", err);
 	if (head_write(st, WORLD_HEAD_NAME, wref, cur_rev + 1, err) < 0) return -1;
 	if (out) {
@@ -1132,22 +1135,22 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(LOG_GET), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(LOG_GET), &s, err) < 0) return -1;
 	sqlite3_bind_int64(s, 1, index);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "log entry %lld: not found", index);
 	}
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "log entry read", err);
 	}
 	struct ws_log_row r;
 	ws_log_row_read(s, &r);
 	const char *bad = ws_log_row_check(&r);
 	if (bad) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_INTEGRITY, "log entry %lld: integrity hole in field %s", index, bad);
 	}
 	out->entry_index = r.index;
@@ -1164,7 +1167,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 		out->json[r.json_len] = 0;
 	}
 	out->json_len = r.json_len;
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (!out->written_by || !out->json) {
 		world_log_entry_free(out);
 		return werr(err, WX_FAIL, "log entry %lld: out of memory", index);
@@ -1172,7 +1175,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 	/* the chain link to the previous entry must hold too */
 	if (index > 1) {
 		char prev_hash[WORLD_REF_SIZE];
-		if (ws_prep(st, WORLD_SQL(LOG_HASH_AT), &s, err) < 0) {
+		if (ws_stmt(st, WORLD_SQL(LOG_HASH_AT), &s, err) < 0) {
 			world_log_entry_free(out);
 			return -1;
 		}
@@ -1180,7 +1183,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 		rc = sqlite3_step(s);
 		prev_hash[0] = 0;
 		if (rc == SQLITE_ROW) ws_col_ref(s, 0, prev_hash);
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (strcmp(prev_hash, out->prev_entry_hash) != 0) {
 			world_log_entry_free(out);
 			return werr(err, WX_INTEGRITY, "log entry %lld: integrity hole in field prevEntryHash", index);
@@ -1238,22 +1241,22 @@ int world_world_get(struct world_store *st, const char *ref, struct world_world 
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "world ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(WORLD_GET), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(WORLD_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "world %s: not found", ref);
 	}
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "world read", err);
 	}
 	struct ws_world_row r;
 	ws_world_row_read(s, &r);
 	const char *bad = ws_world_row_check(&r);
 	if (bad) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return werr(err, WX_INTEGRITY, "world %s: integrity hole in field %s", ref, bad);
 	}
 	snprintf(out->ref, WORLD_REF_SIZE, "%s", r.ref);
@@ -1261,7 +1264,7 @@ int world_world_get(struct world_store *st, const char *ref, struct world_world 
 	snprintf(out->state_root, WORLD_REF_SIZE, "%s", r.state_root);
 	snprintf(out->log_head, WORLD_REF_SIZE, "%s", r.log_head);
 	snprintf(out->json, sizeof out->json, "%.*s", (int)r.json_len, r.json);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
@@ -1349,7 +1352,7 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	if (in->cost < 0) return werr(err, WX_BAD_INPUT, "journal intent %s: cost %lld is negative", in->subject, in->cost);
 	if (in->ref && world_ref_parse(in->ref, "journal intent ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, in->kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, in->subject, -1, SQLITE_STATIC);
@@ -1360,7 +1363,7 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	bind_opt(s, 7, in->ref);
 	sqlite3_bind_int64(s, 8, (sqlite3_int64)time(NULL));
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
 	if (id) *id = sqlite3_last_insert_rowid(st->db);
 	return 0;
@@ -1370,12 +1373,12 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
                         struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, intent_id);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
 		return ws_sqlerr(st, 0, "journal read", err);
 	}
@@ -1383,9 +1386,9 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 	snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(s, 0));
 	snprintf(subject, sizeof subject, "%s", (const char *)sqlite3_column_text(s, 1));
 	int have = sqlite3_column_int(s, 2);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
-	if (ws_prep(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
 		return -1;
 	sqlite3_bind_int64(s, 1, intent_id);
 	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
@@ -1394,7 +1397,7 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 	bind_opt(s, 5, ref);
 	sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	/* the only constraint left to fail is journal_one_commit */
 	if (rc == SQLITE_CONSTRAINT && strcmp(status, "committed") == 0)
 		return werr(err, WX_CONFLICT, "journal outcome: %s %s already committed (intent %lld not committed)", kind,
@@ -1421,18 +1424,18 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
                         long long *spent, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(JOURNAL_SPENT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);
 	bind_opt(s, 2, effect);
 	bind_opt(s, 3, scope);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		return ws_sqlerr(st, 0, "journal sum", err);
 	}
 	*spent = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
@@ -1496,12 +1499,12 @@ int world_session_get(struct world_store *st, const char *credential, struct wor
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(SESSION_GET), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(SESSION_GET), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "session: unknown credential");
 		return ws_sqlerr(st, 0, "session read", err);
 	}
@@ -1510,7 +1513,7 @@ int world_session_get(struct world_store *st, const char *credential, struct wor
 	out->grants_json = strdup((const char *)sqlite3_column_text(s, 1));
 	out->expires_at = sqlite3_column_int64(s, 2);
 	out->created_at = sqlite3_column_int64(s, 3);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (!out->episode || !out->grants_json) {
 		world_session_free(out);
 		return werr(err, WX_FAIL, "session: out of memory");
@@ -1573,13 +1576,13 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(JOURNAL_FIND), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_FIND), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal: no %s intent for %s", kind, subject);
 		return ws_sqlerr(st, 0, "journal find", err);
 	}
@@ -1588,20 +1591,20 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
 	const unsigned char *status = sqlite3_column_text(s, 2);
 	snprintf(out->status, sizeof out->status, "%s", status ? (const char *)status : "");
 	ws_col_ref(s, 3, out->outcome_ref);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return 0;
 }
 
 int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(LOG_FIND_RECORD), &s,
+	if (ws_stmt(st, WORLD_SQL(LOG_FIND_RECORD), &s,
 	            err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, record_ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "log: no entry for invocation record %s", record_ref);
 	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "log find", err);
 	return 0;
@@ -1619,11 +1622,11 @@ int world_log_find_ref(struct world_store *st, const char *ref, long long *index
 	if (world_ref_parse(ref, "ref", NULL, err) < 0) return -1;
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
 		sqlite3_stmt *s;
-		if (ws_prep(st, q[i].sql, &s, err) < 0) return -1;
+		if (ws_stmt(st, q[i].sql, &s, err) < 0) return -1;
 		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(s);
 		if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
-		sqlite3_finalize(s);
+		ws_done(st, s);
 		if (rc == SQLITE_ROW) {
 			if (what) *what = q[i].what;
 			return 0;
@@ -1654,7 +1657,7 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 			return werr_prefix(err, "episode objects %s", episode);
 	if (ws_sp_begin(st, err) < 0) return -1;
 	sqlite3_stmt *s = NULL;
-	int ok = ws_prep(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
+	int ok = ws_stmt(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		if (!refs[i] || !*refs[i]) continue;
 		sqlite3_reset(s);
@@ -1662,7 +1665,7 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 		sqlite3_bind_text(s, 2, refs[i], -1, SQLITE_STATIC);
 		if (sqlite3_step(s) != SQLITE_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
 	}
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
 }
 
@@ -1674,11 +1677,11 @@ int world_episode_has_object(struct world_store *st, const char *episode, const 
 	if (check_label("episode membership: episode", episode, 256, 1, err) < 0) return -1;
 	if (world_ref_parse(ref, "episode membership ref", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_HAS_OBJECT), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(EPISODE_HAS_OBJECT), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc == SQLITE_ROW) *member = 1;
 	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode membership lookup", err);
 	return 0;
@@ -1689,14 +1692,14 @@ static int usage_read(struct world_store *st, const char *episode, long long *ca
 {
 	*calls = *bytes = 0;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_USAGE_GET), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_GET), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*calls = sqlite3_column_int64(s, 0);
 		*bytes = sqlite3_column_int64(s, 1);
 	}
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage read", err);
 	return 0;
 }
@@ -1710,13 +1713,13 @@ static int usage_add_body(struct world_store *st, const char *episode, long long
 		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
 		            episode, calls, bytes);
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_USAGE_PUT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_PUT), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, c0 + calls);
 	sqlite3_bind_int64(s, 3, b0 + bytes);
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
 	return 0;
 }
@@ -1752,11 +1755,11 @@ int world_episode_has_entry(struct world_store *st, const char *episode, long lo
 	if (need_v2(st, "episode entries", err) < 0) return -1;
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_HAS_ENTRY), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(EPISODE_HAS_ENTRY), &s, err) < 0) return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, index);
 	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc == SQLITE_ROW) *member = 1;
 	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries lookup", err);
 	return 0;
@@ -1770,14 +1773,14 @@ int world_episode_entries(struct world_store *st, const char *episode, long long
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
 	if (max == 0) return 0;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_ENTRIES), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(EPISODE_ENTRIES), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, from);
 	sqlite3_bind_int64(s, 3, max > (size_t)1 << 30 ? (sqlite3_int64)1 << 30 : (sqlite3_int64)max);
 	int rc;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max) out[(*n)++] = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
 	return 0;
 }
@@ -1788,12 +1791,12 @@ int world_episode_last_entry(struct world_store *st, const char *episode, long l
 	if (need_v2(st, "episode entries", err) < 0) return -1;
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(EPISODE_LAST_ENTRY), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(EPISODE_LAST_ENTRY), &s, err) < 0)
 		return -1;
 	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
 	return 0;
 }
@@ -1802,12 +1805,12 @@ int world_world_at(struct world_store *st, long long revision, struct world_worl
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(WORLD_AT), &s, err) < 0) return -1;
+	if (ws_stmt(st, WORLD_SQL(WORLD_AT), &s, err) < 0) return -1;
 	sqlite3_bind_int64(s, 1, revision);
 	int rc = sqlite3_step(s);
 	char ref[WORLD_REF_SIZE] = "";
 	if (rc == SQLITE_ROW) ws_col_ref(s, 0, ref);
-	sqlite3_finalize(s);
+	ws_done(st, s);
 	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "world of revision %lld: not found", revision);
 	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "world by revision", err);
 	return world_world_get(st, ref, out, err);

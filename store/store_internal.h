@@ -2,7 +2,9 @@
  * (store.c, archive.c, scan.c). Not for other components. */
 #ifndef WORLD_STORE_INTERNAL_H
 #define WORLD_STORE_INTERNAL_H
+#include <pthread.h>
 #include <sqlite3.h>
+#include <string.h>
 #include "store/store.h"
 #include "store/sql.h"
 
@@ -13,11 +15,25 @@ struct world_store {
 	int writer;
 	int in_txn;    /* inside world_store_begin() */
 	int version;   /* the schema version as opened (a reader may hold a 1) */
+	/* the statements of store/sql.h this handle has prepared (stmt.c) */
+	pthread_mutex_t stmt_mu;
+	struct ws_cached { sqlite3_stmt *s; int busy; } stmts[WSQ_COUNT];
 };
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
 int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err);
+/* ws_prep for the hot paths: a statement of the table (sql = WORLD_SQL(X))
+ * comes from the handle's cache, prepared once, and must be given back
+ * with ws_done (which resets it and clears its bindings), never
+ * sqlite3_finalize. Any other text, or a statement whose cached copy is in
+ * use, gets a fresh statement that ws_done finalizes. Safe across threads
+ * sharing a handle (each caller gets a statement of its own). */
+int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
+void ws_done(struct world_store *st, sqlite3_stmt *s); /* NULL: nothing */
+void ws_stmt_init(struct world_store *st);  /* at open, before any ws_stmt */
+void ws_stmt_drop(struct world_store *st);  /* finalize the cache (before the connection closes) */
+void ws_stmt_fini(struct world_store *st);  /* drop, at close */
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
 /* SAVEPOINT around one write; ws_sp_end(ok=0) undoes it. */
 int ws_sp_begin(struct world_store *st, struct world_err *err);

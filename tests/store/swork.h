@@ -25,10 +25,16 @@ static inline int swork_profile(unsigned mask, void *ctx, void *p, void *x)
 	return 0;
 }
 
-/* Count db's statements into w from now on (w zeroed). 0 or an SQLite code. */
+/* Count db's statements into w from now on (w zeroed; the counters of
+ * statements the connection keeps prepared are zeroed too, so work done
+ * before is not counted). 0 or an SQLite code. */
 static inline int swork_attach(sqlite3 *db, struct swork *w)
 {
 	w->vm = w->fullscan = w->runs = 0;
+	for (sqlite3_stmt *s = sqlite3_next_stmt(db, NULL); s; s = sqlite3_next_stmt(db, s)) {
+		sqlite3_stmt_status(s, SQLITE_STMTSTATUS_VM_STEP, 1);
+		sqlite3_stmt_status(s, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1);
+	}
 	return sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, swork_profile, w);
 }
 #endif

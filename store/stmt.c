@@ -1,0 +1,83 @@
+/* store/stmt.c: the prepared statements a store handle keeps (see
+ * store_internal.h, ws_stmt). Preparing a statement costs more than running
+ * most of the store's (an index lookup or one insert), and the hot paths --
+ * an append, a read of an object or an entry, each entry of the scan --
+ * run several each time: each handle prepares each statement of the table
+ * (store/sql.h) once and keeps it, reset, between uses. */
+#include "store/store_internal.h"
+
+void ws_stmt_init(struct world_store *st)
+{
+	pthread_mutex_init(&st->stmt_mu, NULL);
+	memset(st->stmts, 0, sizeof st->stmts);
+}
+
+/* The table entry whose text is sql (by pointer: WORLD_SQL(X)), or -1. */
+static int stmt_id(const char *sql)
+{
+	for (int i = 0; i < WSQ_COUNT; i++)
+		if (world_sql[i].sql == sql) return i;
+	return -1;
+}
+
+int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err)
+{
+	*stmt = NULL;
+	int id = stmt_id(sql);
+	if (id >= 0) {
+		pthread_mutex_lock(&st->stmt_mu);
+		struct ws_cached *c = &st->stmts[id];
+		int mine = !c->busy;
+		if (mine) c->busy = 1;
+		pthread_mutex_unlock(&st->stmt_mu);
+		if (mine) {
+			/* this slot is ours until ws_done: nobody else touches c->s */
+			if (!c->s && sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->s, NULL) != SQLITE_OK) {
+				c->s = NULL;
+				pthread_mutex_lock(&st->stmt_mu);
+				c->busy = 0;
+				pthread_mutex_unlock(&st->stmt_mu);
+				return ws_sqlerr(st, 0, "prepare", err);
+			}
+			*stmt = c->s;
+			return 0;
+		}
+		/* in use further up this thread's stack, or by another thread: a fresh one */
+	}
+	return ws_prep(st, sql, stmt, err);
+}
+
+void ws_done(struct world_store *st, sqlite3_stmt *s)
+{
+	if (!s) return;
+	pthread_mutex_lock(&st->stmt_mu);
+	for (int i = 0; i < WSQ_COUNT; i++) {
+		struct ws_cached *c = &st->stmts[i];
+		if (c->busy && c->s == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			c->busy = 0;
+			pthread_mutex_unlock(&st->stmt_mu);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&st->stmt_mu);
+	sqlite3_finalize(s);
+}
+
+void ws_stmt_drop(struct world_store *st)
+{
+	pthread_mutex_lock(&st->stmt_mu);
+	for (int i = 0; i < WSQ_COUNT; i++) {
+		sqlite3_finalize(st->stmts[i].s);
+		st->stmts[i].s = NULL;
+		st->stmts[i].busy = 0;
+	}
+	pthread_mutex_unlock(&st->stmt_mu);
+}
+
+void ws_stmt_fini(struct world_store *st)
+{
+	ws_stmt_drop(st);
+	pthread_mutex_destroy(&st->stmt_mu);
+}
