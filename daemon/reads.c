@@ -67,6 +67,24 @@ static int object_visible(struct world_store *st, const char *episode, const cha
 	return v;
 }
 
+/* *mine = 1 when world ref was made by one of the episode's entries (its
+ * revision is the entry's index), 0 when not or when there is no such world. */
+static int world_mine(struct world_store *st, const char *episode, const char *ref, int *mine, struct world_err *err)
+{
+	*mine = 0;
+	sqlite3 *db = world_store_db(st);
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(db, WORLD_SQL(WORLD_FIND_REF), -1, &s, NULL) != SQLITE_OK)
+		return werr(err, WX_IO, "world lookup: %s", sqlite3_errmsg(db));
+	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	long long rev = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return werr(err, WX_IO, "world lookup: %s", sqlite3_errmsg(db));
+	if (rc == SQLITE_DONE) return 0;
+	return world_episode_has_entry(st, episode, rev, mine, err);
+}
+
 static void store_fail(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err)
 {
 	const char *k = dclass_of_store(err->code);
@@ -311,10 +329,11 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		if (world_ref_parse(rest, "world ref", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); break; }
 		struct world_world w;
 		int mine = 1;
-		if (world_world_get(st, rest, &w, &err) < 0) store_fail(rq, r, "world get", &err);
-		else if (ep && world_episode_has_entry(st, ep, w.revision, &mine, &err) < 0)
-			store_fail(rq, r, "episode entry", &err);
+		/* a session's world: its membership is judged before the row is read
+		 * and verified, so another's (even a damaged one) answers as none */
+		if (ep && world_mine(st, ep, rest, &mine, &err) < 0) store_fail(rq, r, "episode world", &err);
 		else if (!mine) dresp_error(r, "NotFound", "world %s: not found", rest); /* the store's text for none */
+		else if (world_world_get(st, rest, &w, &err) < 0) store_fail(rq, r, "world get", &err);
 		else dresp_json(r, 200, world_json(&w));
 		break;
 	}
