@@ -52,12 +52,17 @@ static void hole(struct deps *d, const char *table, long long index, const char 
 		        ref && *ref ? ref : "none");
 }
 
-/* The object ref of kind (or kind2), hash recomputed; canonical JSON parsed
- * into *json when json != NULL. A problem is one hole and -1. */
+/* json for dep_obj: the payload must be canonical JSON, not parsed */
+static json_t *dep_canonical_only;
+#define DEP_CANONICAL (&dep_canonical_only)
+
+/* The object ref of kind (or kind2), hash recomputed; with json, the
+ * payload must be canonical JSON, parsed into *json unless json is
+ * DEP_CANONICAL. A problem is one hole and -1. */
 static int dep_obj(struct deps *d, long long index, const char *field, const char *ref, const char *kind,
                    const char *kind2, json_t **json, int *is_kind2)
 {
-	if (json) *json = NULL;
+	if (json && json != DEP_CANONICAL) *json = NULL;
 	if (!ref || !world_ref_valid(ref)) {
 		hole(d, "objects", index, field, ref);
 		return -1;
@@ -76,7 +81,11 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 		ok = world_hash_ref(p ? p : "", n, got, NULL) == 0 && strcmp(got, ref) == 0 && (k1 || k2);
 		if (ok && json) {
 			ok = world_canon_is_canonical(p ? p : "", n);
-			if (ok) ok = (*json = world_json_parse(p ? p : "", n, NULL)) != NULL;
+			/* canonical bytes are their own canonical form: what
+			 * world_json_parse would load, without canonicalising again */
+			if (ok && json != DEP_CANONICAL)
+				ok = (*json = json_loadb(p ? p : "", n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+				                         NULL)) != NULL;
 		}
 	}
 	sqlite3_reset(d->obj);
@@ -120,11 +129,10 @@ static void dep_effect(struct deps *d, long long index, size_t i, const char *re
 		return;
 	}
 	const char *req = jstr(r, "requestRef"), *res = jstr(r, "resultRef");
-	json_t *ignored;
 	snprintf(field, sizeof field, "effects[%zu].requestRef", i);
-	if (req && dep_obj(d, index, field, req, "world/effect-request/v1", NULL, &ignored, NULL) == 0) json_decref(ignored);
+	if (req) dep_obj(d, index, field, req, "world/effect-request/v1", NULL, DEP_CANONICAL, NULL);
 	snprintf(field, sizeof field, "effects[%zu].resultRef", i);
-	if (res && dep_obj(d, index, field, res, "world/effect-result/v1", NULL, &ignored, NULL) == 0) json_decref(ignored);
+	if (res) dep_obj(d, index, field, res, "world/effect-result/v1", NULL, DEP_CANONICAL, NULL);
 	if (req) {
 		/* the effect's intent names the request, its outcome the record */
 		char subject[400];
@@ -164,13 +172,8 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 {
 	json_t *rec;
 	int v2 = 0;
-	sqlite3_reset(d->obj);
-	sqlite3_bind_text(d->obj, 1, r->tref, -1, SQLITE_TRANSIENT);
-	int have = sqlite3_step(d->obj) == SQLITE_ROW;
-	sqlite3_reset(d->obj);
-	if (!have) return "transitionRef";
-	/* a record that is damaged, of another kind, or disagrees with the
-	 * header is the entry's own hole (its transitionRef is wrong) */
+	/* a record that is missing, damaged, of another kind, or disagrees
+	 * with the header is the entry's own hole (its transitionRef is wrong) */
 	d->quiet = 1;
 	int rrc = dep_obj(d, r->index, "transitionRef", r->tref, "world/invocation-record/v1", "world/invocation-record/v2",
 	                  &rec, &v2);
@@ -183,10 +186,9 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 		json_decref(rec);
 		return "transitionRef";
 	}
-	json_t *v;
-	if (dep_obj(d, r->index, "input", jstr(rec, "input"), "world/invocation-input/v1", NULL, &v, NULL) == 0) json_decref(v);
+	dep_obj(d, r->index, "input", jstr(rec, "input"), "world/invocation-input/v1", NULL, DEP_CANONICAL, NULL);
 	const char *out = jstr(rec, "output");
-	if (dep_obj(d, r->index, "output", out, "world/invocation-output/v1", NULL, &v, NULL) == 0) {
+	if (dep_obj(d, r->index, "output", out, "world/invocation-output/v1", NULL, DEP_CANONICAL, NULL) == 0) {
 		/* the output is the stateRoot of the world of this revision */
 		char root[WORLD_REF_SIZE] = "";
 		sqlite3_reset(d->world);
@@ -194,7 +196,6 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 		if (sqlite3_step(d->world) == SQLITE_ROW) ws_col_ref(d->world, 0, root);
 		sqlite3_reset(d->world);
 		if (strcmp(root, out) != 0) hole(d, "objects", r->index, "output", out);
-		json_decref(v);
 	}
 	if (v2) {
 		json_t *plan = NULL;
