@@ -1,17 +1,37 @@
 /* bench/store_bench.c: store figures (printed, never a test).
- *   1. durable commits/s over N single-entry commits (default 10,000): each
- *      commit = output, input and record objects, log entry, world and head, one
- *      transaction with synchronous=FULL; the same with synchronous=OFF
- *      beside it, and the ratio;
- *   2. integrity-scan throughput over a store of M entries (default
- *      100,000): rows/s and MB/s hashed, and the start-up budgeted scan.
- * usage: store_bench DIR [N [M]] */
+ *   1. durable commits/s over N single-entry commits (default 4,000): each
+ *      commit = output, input and record objects, log entry, world and
+ *      head, one transaction with synchronous=FULL; the same with
+ *      synchronous=OFF beside it;
+ *   2. group commit: the same verified appends (index, chain and head
+ *      taken and checked inside the transaction) from W concurrent writer
+ *      threads through store/group.h, for each W of a list (default
+ *      1,4,16): appends/s and the mean batch; beside them SQLite's own
+ *      bulk insert (rows of the bytes one append adds, one durable
+ *      transaction) as the floor, and the ratio;
+ *   3. scale: for each size of a list (default 10,000 and 100,000 entries)
+ *      the scan store is grown to that many coordinator-shaped calls
+ *      (tests/store/sbulk.h: journal, membership, usage; synchronous=OFF)
+ *      and scanned in full with every hash: rows/s at each size; at the
+ *      largest, the start-up scan (20,000 rows, 2 s budget) and the whole
+ *      `worldd why N` and `worldd replay N` of a real call committed
+ *      through the coordinator (median of 5 runs each).
+ * usage: store_bench DIR [COMMITS [SIZES [WRITERS [WORLDD]]]]
+ * SIZES and WRITERS are comma-separated lists; WORLDD is the worldd to
+ * time (default $WORLDD; none: those rows are skipped). */
+#include "bench/bench.h"
+#include "coordinator/coordinator.h"
+#include "store/group.h"
 #include "store/scan.h"
 #include "store/store.h"
-#include "tests/store/sfix.h"
+#include "tests/coordinator/ctest.h"
+#include "tests/store/sbulk.h"
+#include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static double now_s(void)
@@ -23,97 +43,300 @@ static double now_s(void)
 
 static void die(const char *what, const struct world_err *err)
 {
-	fprintf(stderr, "store_bench: %s: %s\n", what, err->msg);
+	fprintf(stderr, "store_bench: %s: %s\n", what, err ? err->msg : "failed");
 	exit(1);
 }
 
-/* Appends n entries, committing every `batch` entries. Returns seconds. */
-static double fill(struct world_store *st, const char *dir, long long n, long long batch)
+/* ---- one append: output, input and record, then the next entry ---- */
+
+struct appender {
+	struct sfix f;
+	struct world_log_result last;
+};
+
+static int append_next(struct world_store *st, void *ctx, struct world_err *err)
 {
-	struct world_err err = {0};
-	struct sfix f = { 0 };
-	if (sfix_init(st, dir, &f, &err) < 0) die("fixture", &err);
-	long long last;
-	char prev[WORLD_REF_SIZE], head[WORLD_REF_SIZE] = "";
-	if (world_log_last(st, &last, prev, &err) < 0) die("log last", &err);
-	struct world_world w;
-	if (world_head_get(st, &w, &err) == 0) strcpy(head, w.ref);
-	double t0 = now_s();
-	for (long long i = 0; i < n; i++) {
-		if (i % batch == 0 && world_store_begin(st, &err) < 0) die("begin", &err);
-		long long idx = last + 1 + i;
-		char out[160];
-		char rout[WORLD_REF_SIZE], rrec[WORLD_REF_SIZE];
-		int on = snprintf(out, sizeof out, "{\"answer\":%lld,\"text\":\"benchmark output payload of a typical size\"}", idx);
-		if (world_object_put(st, "world/invocation-output/v1", "bench", out, (size_t)on, rout, NULL, &err) < 0)
-			die("put output", &err);
-		if (sfix_record(st, &f, rout, 1, "bench", rrec, &err) < 0) die("put record", &err);
-		struct world_log_append a = { idx, 1, f.src, f.interp, prev, "store_bench", rrec, rout, head };
-		struct world_log_result r;
-		if (world_log_append(st, &a, &r, &err) < 0) die("log append", &err);
-		strcpy(prev, r.entry_hash);
-		strcpy(head, r.world_ref);
-		if ((i + 1) % batch == 0 || i + 1 == n)
-			if (world_store_commit(st, &err) < 0) die("commit", &err);
-	}
-	return now_s() - t0;
+	struct appender *a = ctx;
+	char out[160], rout[WORLD_REF_SIZE], rrec[WORLD_REF_SIZE], prev[WORLD_REF_SIZE], head[WORLD_REF_SIZE];
+	int on = snprintf(out, sizeof out, "{\"answer\":%lld,\"text\":\"benchmark output payload of a typical size\"}",
+	                  a->f.n + 1);
+	if (world_object_put(st, "world/invocation-output/v1", "bench", out, (size_t)on, rout, NULL, err) < 0 ||
+	    sfix_record(st, &a->f, rout, 1, "bench", rrec, err) < 0)
+		return -1;
+	long long idx;
+	if (world_log_next(st, &idx, prev, head, err) < 0) return -1;
+	struct world_log_append la = { idx, 1, a->f.src, a->f.interp, prev, "store_bench", rrec, rout, head };
+	return world_log_append(st, &la, &a->last, err);
 }
 
-static double commits(const char *dir, const char *name, int mode, long long n)
+static struct world_store *open_store(const char *dir, const char *name, int mode, struct appender *a)
 {
 	char db[4096];
 	snprintf(db, sizeof db, "%s/%s", dir, name);
 	struct world_store *st;
-	struct world_err err = {0};
+	struct world_err err = { 0 };
 	if (world_store_open(db, mode, &st, &err) < 0) die("open", &err);
-	double s = fill(st, dir, n, 1);
+	if (a && sfix_init(st, dir, &a->f, &err) < 0) die("fixture", &err);
+	return st;
+}
+
+/* n appends, one transaction each. Returns appends/s. */
+static double commits(const char *dir, const char *name, int mode, long long n, double *bytes_per)
+{
+	struct appender a = { 0 };
+	struct world_store *st = open_store(dir, name, mode, &a);
+	struct world_err err = { 0 };
+	sqlite3_int64 p0 = 0, p1 = 0;
+	sqlite3_stmt *q;
+	const char *pc = "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size";
+	if (sqlite3_prepare_v2(world_store_db(st), pc, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		p0 = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	double t0 = now_s();
+	for (long long i = 0; i < n; i++) {
+		if (world_store_begin(st, &err) < 0 || append_next(st, &a, &err) < 0 || world_store_commit(st, &err) < 0)
+			die("append", &err);
+	}
+	double s = now_s() - t0;
+	if (sqlite3_prepare_v2(world_store_db(st), pc, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		p1 = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (bytes_per) *bytes_per = n ? (double)(p1 - p0) / (double)n : 0;
 	world_store_close(st);
 	return n / s;
+}
+
+/* ---- group commit: W writer threads ---- */
+
+struct writer {
+	struct world_group *g;
+	struct appender *a;
+	long long n;
+	int failed;
+};
+
+static void *writer_main(void *p)
+{
+	struct writer *w = p;
+	struct world_err err = { 0 };
+	for (long long i = 0; i < w->n; i++)
+		if (world_group_run(w->g, append_next, w->a, &err) < 0) {
+			fprintf(stderr, "store_bench: group append: %s\n", err.msg);
+			w->failed = 1;
+			break;
+		}
+	return NULL;
+}
+
+static double grouped(const char *dir, int writers, long long n, double *mean_batch)
+{
+	char name[64];
+	snprintf(name, sizeof name, "group%d.db", writers);
+	struct appender a = { 0 };
+	struct world_store *st = open_store(dir, name, WORLD_STORE_WRITER, &a);
+	struct world_err err = { 0 };
+	struct world_group *g = world_group_new(st, &err);
+	if (!g) die("group", &err);
+	pthread_t th[64];
+	struct writer w[64];
+	double t0 = now_s();
+	for (int i = 0; i < writers; i++) {
+		w[i] = (struct writer){ g, &a, n / writers, 0 };
+		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
+	}
+	for (int i = 0; i < writers; i++) pthread_join(th[i], NULL);
+	double s = now_s() - t0;
+	for (int i = 0; i < writers; i++)
+		if (w[i].failed) die("group append", NULL);
+	long long batches, done;
+	world_group_stats(g, &batches, &done, NULL);
+	*mean_batch = batches ? (double)done / (double)batches : 0;
+	world_group_free(g);
+	/* every append verified again by the scan: the chain is whole */
+	struct world_scan_opts o = { .max_rows = 0 };
+	struct world_scan_result r;
+	if (world_scan(st, &o, stderr, &r, &err) < 0 || r.holes || r.log_rows != (n / writers) * writers)
+		die("scan after the group appends", &err);
+	world_store_close(st);
+	return (double)done / s;
+}
+
+/* SQLite alone: n rows of `bytes` bytes in one durable transaction. */
+static double sqlite_bulk(const char *dir, long long n, int bytes)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/bulk.db", dir);
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(k TEXT PRIMARY KEY, v BLOB)",
+	                 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?, ?)", -1, &s, NULL) != SQLITE_OK)
+		die("sqlite bulk setup", NULL);
+	char *blob = malloc((size_t)bytes);
+	if (!blob) die("out of memory", NULL);
+	memset(blob, 'x', (size_t)bytes);
+	double t0 = now_s();
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) die("sqlite bulk begin", NULL);
+	for (long long i = 0; i < n; i++) {
+		char k[80];
+		snprintf(k, sizeof k, "sha256:%064lld", i);
+		memcpy(blob, k, strlen(k) < (size_t)bytes ? strlen(k) : (size_t)bytes);
+		sqlite3_bind_text(s, 1, k, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_blob(s, 2, blob, bytes, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE) die("sqlite bulk insert", NULL);
+		sqlite3_reset(s);
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) die("sqlite bulk commit", NULL);
+	double r = n / (now_s() - t0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	free(blob);
+	return r;
+}
+
+/* ---- scale ---- */
+
+static double run_median(char *const argv[], const char *what)
+{
+	double t[5];
+	for (int i = 0; i < 5; i++)
+		if ((t[i] = bench_run_once(argv, NULL, NULL, NULL)) < 0) {
+			fprintf(stderr, "store_bench: %s failed\n", what);
+			return -1;
+		}
+	return bench_pct(t, 5, 0.5);
+}
+
+static int parse_list(const char *s, long long *out, int max)
+{
+	int n = 0;
+	while (s && *s && n < max) {
+		char *end;
+		long long v = strtoll(s, &end, 10);
+		if (end == s || v < 1) return -1;
+		out[n++] = v;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',') return -1;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: store_bench DIR [COMMITS [SCAN_ENTRIES]]\n");
+		fprintf(stderr, "usage: store_bench DIR [COMMITS [SIZES [WRITERS [WORLDD]]]]\n");
 		return 2;
 	}
 	const char *dir = argv[1];
-	long long n = argc > 2 ? atoll(argv[2]) : 10000;
-	long long m = argc > 3 ? atoll(argv[3]) : 100000;
+	long long n = argc > 2 ? atoll(argv[2]) : 4000;
+	long long sizes[16], writers[16];
+	int nsizes = parse_list(argc > 3 ? argv[3] : "10000,100000", sizes, 16);
+	int nwriters = parse_list(argc > 4 ? argv[4] : "1,4,16", writers, 16);
+	const char *worldd = argc > 5 ? argv[5] : getenv("WORLDD");
+	if (n < 1 || nsizes < 1 || nwriters < 1) {
+		fprintf(stderr, "store_bench: COMMITS, SIZES and WRITERS must be positive (lists comma-separated)\n");
+		return 2;
+	}
 
-	double durable = commits(dir, "durable.db", WORLD_STORE_WRITER, n);
-	double nosync = commits(dir, "nosync.db", WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, n);
-	printf("commits: %lld single-entry commits (3 objects + entry + world + head each)\n", n);
-	printf("  durable (WAL, synchronous=FULL): %10.0f commits/s\n", durable);
-	printf("  not durable (synchronous=OFF):   %10.0f commits/s   (%.1fx the durable rate; the difference is fsync)\n",
+	double per = 0;
+	double durable = commits(dir, "durable.db", WORLD_STORE_WRITER, n, &per);
+	double nosync = commits(dir, "nosync.db", WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, n, NULL);
+	printf("commits: %lld single-entry commits (3 objects + entry + world + head each, %.0f bytes of database each)\n", n,
+	       per);
+	printf("  durable (WAL, synchronous=FULL):   %10.0f commits/s\n", durable);
+	printf("  not durable (synchronous=OFF):     %10.0f commits/s   (%.1fx the durable rate; the difference is fsync)\n",
 	       nosync, nosync / durable);
 
-	char db[4096];
-	snprintf(db, sizeof db, "%s/scan.db", dir);
-	struct world_store *st;
-	struct world_err err = {0};
-	if (world_store_open(db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &st, &err) < 0) die("open", &err);
-	double fs = fill(st, dir, m, 1000);
-	world_store_close(st);
-	printf("scan store: %lld entries written in batches of 1000 in %.1f s\n", m, fs);
-	if (world_store_open(db, WORLD_STORE_READER, &st, &err) < 0) die("open reader", &err);
-	struct world_scan_opts o = { .effect_record_check = NULL };
+	int row = per > 64 ? (int)per : 64;
+	double floor = sqlite_bulk(dir, n, row);
+	printf("group commit (store/group.h): %lld verified appends (the same rows, index, chain and head checked in the "
+	       "transaction), durable\n", n);
+	for (int i = 0; i < nwriters; i++) {
+		if (writers[i] > 64) writers[i] = 64;
+		double mb = 0;
+		double r = grouped(dir, (int)writers[i], n, &mb);
+		printf("  %3lld writer thread(s):              %10.0f appends/s   (mean batch %.1f; %.2fx the single-commit rate; "
+		       "%.3f of the floor)\n", writers[i], r, mb, r / durable, r / floor);
+	}
+	printf("  floor: SQLite's own bulk insert of %lld rows of %d bytes (one durable transaction): %.0f rows/s\n", n, row,
+	       floor);
+
+	/* the scan store: a registry, a transition and a session, then bulk calls */
+	struct ctest t = { 0 };
+	snprintf(t.dir, sizeof t.dir, "%s", dir);
+	snprintf(t.db, sizeof t.db, "%s/scan.db", dir);
+	struct world_err err = { 0 };
+	if (world_store_open(t.db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &t.st, &err) < 0) die("open scan store", &err);
+	const char *bin = getenv("AILANG_LITE");
+	if (!bin) die("AILANG_LITE is not set (make bench sets it)", NULL);
+	long long epoch;
+	int created;
+	if (world_archive_interpreter(t.st, bin, &t.interp, &err) < 0 ||
+	    registry_epoch_bootstrap(t.st, t.interp.version, &epoch, &created, &err) < 0)
+		die("archive / epoch", &err);
+	ctest_register(&t, "t.seen", ctest_seen_source, "[]", "null", NULL);
+	struct sbulk b = { .episode = "bench" };
+	if (sbulk_init(t.st, dir, &b, &err) < 0) die("bulk fixture", &err);
+	printf("scale: full scan with every hash (entries, worlds, the records, inputs, outputs, journal rows they name)\n");
+	long long largest = 0;
+	for (int i = 0; i < nsizes; i++) {
+		if (sizes[i] <= b.last) continue;
+		double t0 = now_s();
+		if (sbulk_fill(t.st, &b, sizes[i] - b.last, 1000, &err) < 0) die("fill", &err);
+		double fs = now_s() - t0;
+		struct world_scan_opts o = { .max_rows = 0 };
+		struct world_scan_result r;
+		t0 = now_s();
+		if (world_scan(t.st, &o, stdout, &r, &err) < 0) die("scan", &err);
+		double s = now_s() - t0;
+		long long rows = r.log_rows + r.world_rows;
+		printf("  %8lld entries (grown in %.1f s): %lld rows, %s, %.1f MB hashed in %.2f s: %10.0f rows/s  %6.1f MB/s\n",
+		       b.last, fs, rows, r.holes ? "HOLES FOUND" : "clean", (double)r.bytes_hashed / 1e6, s, rows / s,
+		       (double)r.bytes_hashed / 1e6 / s);
+		largest = b.last;
+	}
+	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
 	struct world_scan_result r;
 	double t0 = now_s();
-	if (world_scan(st, &o, stdout, &r, &err) < 0) die("scan", &err);
-	double s = now_s() - t0;
-	long long rows = r.log_rows + r.world_rows;
-	printf("full scan: %lld rows (%lld entries + %lld worlds), %s, %llu bytes hashed in %.2f s\n", rows, r.log_rows,
-	       r.world_rows, r.holes ? "HOLES FOUND" : "clean", (unsigned long long)r.bytes_hashed, s);
-	printf("  %10.0f rows/s   %8.1f MB/s hashed (entries, worlds and the payloads they name)\n", rows / s,
-	       (double)r.bytes_hashed / 1e6 / s);
-	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
-	t0 = now_s();
-	FILE *devnull = fopen("/dev/null", "w");
-	if (world_scan(st, &so, devnull, &r, &err) < 0) die("scan", &err);
-	fclose(devnull);
-	printf("start-up scan budget (%d rows, %.0f s): %lld rows in %.3f s, complete=%s\n", WORLD_SCAN_START_ROWS,
-	       WORLD_SCAN_START_SECONDS, r.log_rows + r.world_rows, now_s() - t0, r.complete ? "yes" : "no");
-	world_store_close(st);
-	return 0;
+	if (world_scan(t.st, &so, NULL, &r, &err) < 0) die("scan", &err);
+	printf("  start-up scan budget (%d rows, %.0f s) at %lld entries: %lld rows in %.3f s, complete=%s\n",
+	       WORLD_SCAN_START_ROWS, WORLD_SCAN_START_SECONDS, largest, r.log_rows + r.world_rows, now_s() - t0,
+	       r.complete ? "yes" : "no");
+
+	/* one real call on top, then why and replay of it, each a whole worldd process */
+	char cred[65];
+	const char *const g[] = { "Test.Echo=s:1", NULL };
+	ctest_session(&t, "bench-call", g, 3600, cred);
+	struct coord_config cfg = { .store = t.st, .written_by = "store_bench" };
+	sup_limits_default(&cfg.limits);
+	struct coordinator *c = coord_new(&cfg, &err);
+	struct coord_session *s = NULL;
+	if (!c || coord_session_open(c, cred, &s, &err) < 0) die("coordinator", &err);
+	struct coord_call call = { .session = s, .channel = "cli", .skill_id = "t.seen", .task_id = "bench",
+		                   .args = "{\"a\":1}", .args_len = 7 };
+	struct coord_result res;
+	if (coord_call(c, &call, &res, &err) < 0) die("call", &err);
+	long long entry = res.entry_index;
+	coord_result_free(&res);
+	coord_session_free(s);
+	coord_free(c);
+	world_store_close(t.st);
+	if (!worldd || !*worldd) {
+		printf("  worldd why / replay: skipped (no worldd given: $WORLDD)\n");
+		return 0;
+	}
+	char idx[32];
+	snprintf(idx, sizeof idx, "%lld", entry);
+	char *why[] = { (char *)worldd, "why", idx, "--store", t.db, NULL };
+	char *rep[] = { (char *)worldd, "replay", idx, "--store", t.db, NULL };
+	char *ver[] = { (char *)worldd, "--version", NULL };
+	double tv = run_median(ver, "worldd --version");
+	double tw = run_median(why, "worldd why");
+	double tr = run_median(rep, "worldd replay");
+	printf("  at %lld entries, entry %lld (a pure call through the coordinator), whole processes, median of 5:\n",
+	       entry, entry);
+	printf("    worldd why %lld:    %8.1f ms\n    worldd replay %lld: %8.1f ms   (a capsule runs the transition again)\n"
+	       "    worldd --version: %8.1f ms   (the process alone)\n", entry, tw, entry, tr, tv);
+	return tw < 0 || tr < 0 ? 1 : 0;
 }

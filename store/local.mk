@@ -1,7 +1,7 @@
 # store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
 libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h store/ref.c store/ref.h store/canon.c store/canon.h \
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
-	store/sql.c store/sql.h store/stmt.c \
+	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h
 
 check_PROGRAMS += tests/store/test_canon
@@ -49,6 +49,11 @@ TESTS += tests/store/test_query_plans
 tests_store_test_query_plans_SOURCES = tests/store/test_query_plans.c tests/store/sbulk.h
 tests_store_test_query_plans_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_query_plans_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+check_PROGRAMS += tests/store/test_group
+TESTS += tests/store/test_group
+tests_store_test_group_SOURCES = tests/store/test_group.c
+tests_store_test_group_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_group_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 check_PROGRAMS += tests/store/test_growth
 TESTS += tests/store/test_growth
 tests_store_test_growth_SOURCES = tests/store/test_growth.c tests/store/sbulk.h tests/store/swork.h
@@ -62,7 +67,7 @@ EXTRA_DIST += tests/store/cli_store.sh
 noinst_PROGRAMS += bench/store_bench
 bench_store_bench_SOURCES = bench/store_bench.c
 bench_store_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS)
+bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/store_bench.sh
 
 # the store fixtures shared by the store tests and the store benchmark

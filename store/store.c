@@ -70,7 +70,7 @@ static const char *const schema_v2_sql =
     "CREATE INDEX worlds_by_revision ON worlds(revision);"
     /* the lookups that read a whole table without them (docs/store.md, Indexes) */
     "CREATE INDEX worlds_by_state_root ON worlds(state_root, revision);"
-    "CREATE INDEX objects_by_semantic ON objects(semantic_id, ref);";
+    "CREATE INDEX objects_by_semantic ON objects(semantic_id);";
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {

@@ -226,8 +226,9 @@ int main(void)
 		{ "worlds_by_revision", WSQ_MIG_BACKFILL, 1, 2, "CREATE INDEX worlds_by_revision ON worlds(revision)" },
 		{ "worlds_by_state_root", WSQ_WORLD_FIND_ROOT, 0, 1,
 		  "CREATE INDEX worlds_by_state_root ON worlds(state_root, revision)" },
-		{ "objects_by_semantic", WSQ_OBJECTS_BY_SEMANTIC, 0, 1,
-		  "CREATE INDEX objects_by_semantic ON objects(semantic_id, ref)" },
+		/* (INDEXED BY: without its index it does not prepare, never a silent scan) */
+		{ "objects_by_semantic", WSQ_OBJECTS_BY_SEMANTIC, 0, -1,
+		  "CREATE INDEX objects_by_semantic ON objects(semantic_id)" },
 		{ "log_by_record", WSQ_LOG_FIND_RECORD, 0, 1, "CREATE INDEX log_by_record ON log_entries(transition_ref)" },
 		{ "journal_by_subject", WSQ_JOURNAL_FIND, 0, 1,
 		  "CREATE INDEX journal_by_subject ON journal(kind, subject) WHERE phase = 'intent'" },
