@@ -572,9 +572,14 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	/* The journal is looked up by (kind, subject) for every call and, by the
 	 * scan and the provenance walk, for every entry: without this index each
 	 * lookup reads the whole journal. Added to stores of this schema version
-	 * when a writer opens them (an index changes no stored fact). */
+	 * when a writer opens them (an index changes no stored fact). So are the
+	 * schema-2 indexes version-2 stores of the first schema-2 builds lack
+	 * (docs/store.md, Indexes). */
 	if (st->writer && ws_exec(st, "CREATE INDEX IF NOT EXISTS journal_by_subject ON journal(kind, subject) "
-	                              "WHERE phase = 'intent'", err) < 0)
+	                              "WHERE phase = 'intent';"
+	                              "CREATE INDEX IF NOT EXISTS worlds_by_revision ON worlds(revision);"
+	                              "CREATE INDEX IF NOT EXISTS worlds_by_state_root ON worlds(state_root, revision);"
+	                              "CREATE INDEX IF NOT EXISTS objects_by_semantic ON objects(semantic_id)", err) < 0)
 		goto fail;
 	*out = st;
 	return 0;
