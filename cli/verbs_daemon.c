@@ -43,6 +43,16 @@ static int serve_run(int argc, char **argv)
 			if (*num) return worldd_usage(verb, "flag %s given twice", name);
 			*num = (unsigned)n;
 			continue;
+		} else if (strcmp(name, "--episode-calls") == 0 || strcmp(name, "--episode-bytes") == 0) {
+			long long *num = name[10] == 'c' ? &cfg.episode_calls_max : &cfg.episode_bytes_max;
+			char *end;
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			if (!*v || *end || errno || n < -1 || n == 0)
+				return worldd_usage(verb, "%s needs a positive number or -1 (no limit), got '%s'", name, v);
+			if (*num) return worldd_usage(verb, "flag %s given twice", name);
+			*num = n;
+			continue;
 		} else return worldd_usage(verb, "unknown flag '%s'", name);
 		if (*slot) return worldd_usage(verb, "flag %s given twice", name);
 		*slot = v;
@@ -64,7 +74,8 @@ const struct worldd_verb daemon_verbs[] = {
 	{ "serve", "run the daemon: read routes, MCP and A2A over HTTP on loopback",
 	  "usage: worldd serve --store DB --ailang-bin BIN [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
-	  "                    [--capacity N] [--session-share N] [--open-reads]\n\n"
+	  "                    [--capacity N] [--session-share N] [--open-reads]\n"
+	  "                    [--episode-calls N] [--episode-bytes N]\n\n"
 	  "Start-up: opens DB with writer authority (<DB>.writer.lock), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a new store; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
@@ -87,6 +98,10 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --session-share N        call workers one episode's sessions may hold at once, 1..capacity\n"
 	  "                           (default capacity/2, at least 1); its other calls wait in the queue\n"
 	  "                           while other episodes' calls go first; = capacity turns it off\n"
+	  "  --episode-calls N        calls one episode may commit, pure or effectful (default 100000;\n"
+	  "                           -1 = no limit); then its calls are refused QuotaExceeded (HTTP 429)\n"
+	  "  --episode-bytes N        bytes one episode's calls may store: inputs, plans, outputs, effect\n"
+	  "                           results and records (default 1073741824 = 1 GiB; -1 = no limit)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n\n"
 	  "exit codes:\n"

@@ -97,7 +97,7 @@ int dclass_status(const char *k)
 	static const struct { const char *k; int st; } t[] = {
 		{ "BadRequest", 400 }, { "SessionAbsent", 401 }, { "SessionUnknown", 401 }, { "SessionExpired", 401 },
 		{ "NotFound", 404 }, { "HeadConflict", 409 }, { "PayloadTooLarge", 413 }, { "Internal", 500 },
-		{ "Timeout", 504 }, { "Capacity", 503 },
+		{ "Timeout", 504 }, { "Capacity", 503 }, { "QuotaExceeded", 429 },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (strcmp(t[i].k, k) == 0) return t[i].st;
@@ -927,7 +927,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 
 	struct coord_config cc = { .store = d.writer, .workspace_root = cfg->workspace_root,
 	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
-	                           .written_by = "worldd/" DAEMON_VERSION };
+	                           .written_by = "worldd/" DAEMON_VERSION,
+	                           .episode_calls_max = cfg->episode_calls_max,
+	                           .episode_bytes_max = cfg->episode_bytes_max };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);

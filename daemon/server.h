@@ -36,6 +36,8 @@ struct daemon_config {
 	unsigned session_share;          /* --session-share: call workers one episode may hold at once
 	                                    (0 = default: DAEMON_DEFAULT_SHARE(capacity)); 1..capacity */
 	int open_reads;                  /* --open-reads */
+	long long episode_calls_max;     /* --episode-calls (0 = COORD_EPISODE_CALLS_DEFAULT, -1 = no limit) */
+	long long episode_bytes_max;     /* --episode-bytes (0 = COORD_EPISODE_BYTES_DEFAULT, -1 = no limit) */
 };
 
 /* Checks a --listen value: HOST:PORT with HOST one of 127.0.0.1, ::1

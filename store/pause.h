@@ -20,7 +20,8 @@
  *   coord.before_commit the call's output exists, its commit not yet written
  *   effect.waiting_turn an effect waits for its episode's turn (broker/turn.c)
  *   workspace.edit.read an edit has read the file it is about to replace
- *   daemon.worker      a call worker picked a job up, before it runs it */
+ *   daemon.worker      a call worker picked a job up, before it runs it
+ *   daemon.queued      the HTTP thread put a call in the workers' queue */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 

@@ -164,4 +164,26 @@ is "$((R2 - R1))" 32 "... and the log grew by exactly 32 entries"
 like "$(cat "$T/err")" "rpc=batch=36,over_cap=4$" "the request log says how many messages were over the cap"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
+
+# ---- episode quotas: pure calls are metered too (docs/broker.md, "Episode quotas") ----
+run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 --episode-calls 0
+is "$rc" 2 "--episode-calls 0: usage error"
+like "$err" "--episode-calls needs a positive number or -1 \(no limit\), got '0'" "... naming what it takes"
+CRED_Q=$(printf '7%.0s' $(seq 64)); CRED_Q2=$(printf '8%.0s' $(seq 64))
+"$FIXTURE" session "$DB" "$CRED_Q" ep-quota '[]' +3600 || bail "fixture session"
+"$FIXTURE" session "$DB" "$CRED_Q2" ep-quota-2 '[]' +3600 || bail "fixture session"
+daemon_start --episode-calls 2 || bail "daemon did not start"
+qcall() { # CRED ID TASK (the arguments are {"q": TASK})
+  mcp "$1" "{\"jsonrpc\":\"2.0\",\"id\":$2,\"method\":\"tools/call\",\"params\":{\"name\":\"tools_decho\",\"arguments\":{\"q\":\"$3\"},\"_meta\":{\"world/task_id\":\"$3\"}}}"
+  sse_json | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print("%s %s" % (r["isError"], r["content"][0]["text"][:200]))'
+}
+Q0=$(head_rev)
+like "$(qcall "$CRED_Q" 1 q1)" "^False" "quota: the episode's call 1 of 2 is answered"
+like "$(qcall "$CRED_Q" 2 q2)" "^False" "quota: call 2 of 2 is answered"
+like "$(qcall "$CRED_Q" 3 q3)" "^True .*QuotaExceeded.*call quota \(2 of 2 calls committed\)" "quota: call 3 is refused QuotaExceeded, naming the quota"
+is "$(( $(head_rev) - Q0 ))" 2 "quota: the refused call committed nothing"
+like "$(qcall "$CRED_Q" 4 q1)" "^False" "quota: a retry of a committed task id is still answered"
+like "$(qcall "$CRED_Q2" 5 q5)" "^False" "control: another episode's call is answered (the quota is per episode)"
+daemon_stop
+is "$DRC" 0 "the daemon stops cleanly"
 done_testing
