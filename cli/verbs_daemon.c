@@ -16,6 +16,8 @@ static int serve_run(int argc, char **argv)
 #endif
 	const char *verb = "serve";
 	struct daemon_config cfg = { 0 };
+	const char *origins[16];
+	cfg.allow_origins = origins;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--open-reads") == 0) { cfg.open_reads = 1; continue; }
@@ -52,6 +54,25 @@ static int serve_run(int argc, char **argv)
 				return worldd_usage(verb, "%s needs a positive number or -1 (no limit), got '%s'", name, v);
 			if (*num) return worldd_usage(verb, "flag %s given twice", name);
 			*num = n;
+			continue;
+		} else if (strcmp(name, "--allow-origin") == 0) {
+			if (cfg.n_allow_origins == sizeof origins / sizeof origins[0])
+				return worldd_usage(verb, "--allow-origin given more than %zu times", sizeof origins / sizeof origins[0]);
+			if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+				return worldd_usage(verb, "--allow-origin '%s': expected an origin, SCHEME://HOST[:PORT]", v);
+			origins[cfg.n_allow_origins++] = v;
+			continue;
+		} else if (strcmp(name, "--header-deadline") == 0 || strcmp(name, "--body-deadline") == 0 ||
+		           strcmp(name, "--per-ip-connections") == 0) {
+			int ip = name[2] == 'p';
+			char *end;
+			errno = 0;
+			long n = strtol(v, &end, 10);
+			if (!*v || *end || errno || n < (ip ? -1 : 1) || n == 0 || n > 86400)
+				return worldd_usage(verb, "%s needs a number %s, got '%s'", name, ip ? "1-86400 or -1 (no limit)" : "1-86400", v);
+			if (ip) cfg.per_ip_connections = (int)n;
+			else if (name[2] == 'h') cfg.header_deadline_s = (unsigned)n;
+			else cfg.body_deadline_s = (unsigned)n;
 			continue;
 		} else return worldd_usage(verb, "unknown flag '%s'", name);
 		if (*slot) return worldd_usage(verb, "flag %s given twice", name);
@@ -103,7 +124,15 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --episode-bytes N        bytes one episode's calls may store: inputs, plans, outputs, effect\n"
 	  "                           results and records (default 1073741824 = 1 GiB; -1 = no limit)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
-	  "                           the operator token; /v1/health is always open)\n\n"
+	  "                           the operator token; /v1/health is always open)\n"
+	  "  --allow-origin ORIGIN    an Origin /mcp/ and /a2a/ accept besides http://localhost,\n"
+	  "                           127.0.0.1 or [::1] with the daemon's port (repeatable, at most 16);\n"
+	  "                           its HOST[:PORT] is then accepted as Host too; others answer 403\n"
+	  "  --header-deadline S      seconds a request's whole header may take, however it trickles\n"
+	  "                           (default 20); then the connection is closed\n"
+	  "  --body-deadline S        seconds a request's whole body may take (default 60)\n"
+	  "  --per-ip-connections N   connections one client address may hold at once (default 128 of\n"
+	  "                           256; -1 = no limit); 16 reserve slots beyond 256 answer health only\n\n"
 	  "exit codes:\n"
 	  "  0  stopped cleanly by SIGTERM / SIGINT\n"
 	  "  2  usage (a flag, or --listen not on loopback)\n"

@@ -13,3 +13,6 @@ EXTRA_DIST += tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/load.sh tes
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
+# the HTTP edge: Origin/Host, framing, health, slow clients (trickle.py floods from 127.0.0.2)
+TESTS += tests/daemon/edge.sh
+EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py

@@ -279,9 +279,21 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	if (route == HEALTH) {
-		dresp_json(r, 200, json_pack("{s:s,s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION, "db_path",
-		                             rq->d->db_path, "interpreter_ref", rq->d->interp_ref, "interpreter_version",
-		                             rq->d->interp_version));
+		/* open to anyone: status and version only; the operator token is
+		 * also shown where the store is and which interpreter runs. A
+		 * credential that is not the operator's is not judged here. */
+		struct coord_session *s = NULL;
+		struct dresp scratch = { 0 };
+		int present = 0;
+		int op = dreq_header(rq, "Authorization") && dauth(rq, &scratch, 1, 1, &s, &present) == 0 && present && !s;
+		free(scratch.body);
+		coord_session_free(s);
+		if (op)
+			dresp_json(r, 200, json_pack("{s:s,s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION,
+			                             "db_path", rq->d->db_path, "interpreter_ref", rq->d->interp_ref,
+			                             "interpreter_version", rq->d->interp_version));
+		else
+			dresp_json(r, 200, json_pack("{s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION));
 		return;
 	}
 	struct coord_session *sess = NULL;

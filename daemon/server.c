@@ -30,7 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BODY_DEADLINE_MS 60000 /* a request body must arrive within this */
 #define DROP_MAX ((size_t)16 << 20) /* an over-limit body is dropped up to this much more */
 
 /* ---- log ---- */
@@ -97,7 +96,7 @@ int dclass_status(const char *k)
 	static const struct { const char *k; int st; } t[] = {
 		{ "BadRequest", 400 }, { "SessionAbsent", 401 }, { "SessionUnknown", 401 }, { "SessionExpired", 401 },
 		{ "NotFound", 404 }, { "HeadConflict", 409 }, { "PayloadTooLarge", 413 }, { "Internal", 500 },
-		{ "Timeout", 504 }, { "Capacity", 503 }, { "QuotaExceeded", 429 },
+		{ "Timeout", 504 }, { "Capacity", 503 }, { "QuotaExceeded", 429 }, { "Forbidden", 403 },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (strcmp(t[i].k, k) == 0) return t[i].st;
@@ -336,6 +335,7 @@ struct dconn {
 	size_t seen;         /* body bytes received, kept or not */
 	int too_large;       /* over limit: the rest is dropped, then 413 */
 	int responded;       /* a response was queued */
+	int close_after;     /* answer with Connection: close (a framing error, a reserve slot) */
 	/* A request handed to a call worker (see "the call workers"): */
 	atomic_int answered; /* the worker has put its response below */
 	struct MHD_Connection *conn;
@@ -372,6 +372,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 		if (r->ctype && strncmp(r->ctype, "text/event-stream", 17) == 0)
 			MHD_add_response_header(resp, "Cache-Control", "no-cache");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+		if (dc->close_after) MHD_add_response_header(resp, "Connection", "close");
 		ok = MHD_queue_response(conn, (unsigned)r->status, resp);
 		MHD_destroy_response(resp);
 	}
@@ -428,6 +429,16 @@ static enum MHD_Result early(struct MHD_Connection *conn, const char *method, co
 	struct dresp r = { 0 };
 	dresp_error(&r, klass, fmt, n);
 	dc->responded = 1;
+	return send_resp(conn, method, url, &r, dc, "", NULL, NULL);
+}
+
+static enum MHD_Result early_msg(struct MHD_Connection *conn, const char *method, const char *url, struct dconn *dc,
+                                 const char *klass, const char *msg, int close_after)
+{
+	struct dresp r = { 0 };
+	dresp_error(&r, klass, "%s", msg);
+	dc->responded = 1;
+	dc->close_after = close_after;
 	return send_resp(conn, method, url, &r, dc, "", NULL, NULL);
 }
 
@@ -698,6 +709,223 @@ static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *
 	return 1;
 }
 
+/* ---- the edge: slots, deadlines, framing, origins ----------------------
+ * libmicrohttpd's connection timeout restarts on every byte, so a client
+ * trickling a header line every few seconds held a slot for ever. Every
+ * connection is tracked here from its opening (MHD_OPTION_NOTIFY_CONNECTION)
+ * with the time its current request began: its opening or the end of its
+ * previous request for the header, the header's end for the body. The
+ * reaper thread shuts down (shutdown(2): libmicrohttpd then reads an end
+ * of stream and closes it) a connection whose header is not all in within
+ * the header deadline or whose body is not all in within the body
+ * deadline, however its bytes trickle. A request being answered (a call on
+ * a worker) has no deadline here: the call's own deadline bounds it.
+ *
+ * Slots: DAEMON_CONNECTION_LIMIT ordinary ones and DAEMON_RESERVE_SLOTS
+ * beyond them; a connection opened while the ordinary ones are all taken
+ * is a reserve connection: it may ask GET /v1/health only (anything else
+ * is answered 503 Capacity), is closed after its answer, and its header
+ * deadline is DAEMON_RESERVE_DEADLINE_S. One client address holds at most
+ * --per-ip-connections of all of them (libmicrohttpd refuses the rest at
+ * accept). */
+struct dsock {
+	int fd;
+	int reserve;          /* opened while the ordinary slots were full */
+	int killed;           /* shut down by the reaper */
+	atomic_int phase;     /* 0 receiving the header, 1 receiving the body, 2 being answered */
+	struct timespec t0;   /* when the current phase began (under edge.mu) */
+	struct dsock *prev, *next;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	struct dsock *socks;
+	unsigned open;        /* tracked connections */
+	unsigned header_s, body_s;
+	const char *const *origins;
+	size_t norigins;
+	pthread_t reaper;
+	int reaping;
+	atomic_int stop;
+} edge = { .mu = PTHREAD_MUTEX_INITIALIZER, .header_s = DAEMON_HEADER_DEADLINE_S, .body_s = DAEMON_BODY_DEADLINE_S };
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct dsock *ds = ci ? calloc(1, sizeof *ds) : NULL;
+		*socket_context = ds;
+		if (!ds) {
+			dlog("error: connection not tracked (no deadline applies to it): %s", ci ? "out of memory" : "no socket");
+			return;
+		}
+		ds->fd = ci->connect_fd;
+		pthread_mutex_lock(&edge.mu);
+		clock_gettime(CLOCK_MONOTONIC, &ds->t0);
+		ds->reserve = edge.open >= DAEMON_CONNECTION_LIMIT;
+		edge.open++;
+		ds->next = edge.socks;
+		if (edge.socks) edge.socks->prev = ds;
+		edge.socks = ds;
+		pthread_mutex_unlock(&edge.mu);
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		struct dsock *ds = *socket_context;
+		if (!ds) return;
+		/* libmicrohttpd closes the socket after this returns: the reaper
+		 * never shuts down a descriptor that was reused */
+		pthread_mutex_lock(&edge.mu);
+		if (ds->prev) ds->prev->next = ds->next;
+		else edge.socks = ds->next;
+		if (ds->next) ds->next->prev = ds->prev;
+		edge.open--;
+		pthread_mutex_unlock(&edge.mu);
+		free(ds);
+		*socket_context = NULL;
+	}
+}
+
+static struct dsock *dsock_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void dsock_phase(struct dsock *ds, int phase)
+{
+	if (!ds) return;
+	pthread_mutex_lock(&edge.mu);
+	clock_gettime(CLOCK_MONOTONIC, &ds->t0);
+	atomic_store(&ds->phase, phase);
+	pthread_mutex_unlock(&edge.mu);
+}
+
+static void *reaper_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&edge.stop)) {
+		struct timespec tick = { 0, 200 * 1000 * 1000 };
+		nanosleep(&tick, NULL);
+		pthread_mutex_lock(&edge.mu);
+		for (struct dsock *ds = edge.socks; ds; ds = ds->next) {
+			int phase = atomic_load(&ds->phase);
+			if (ds->killed || phase == 2) continue;
+			unsigned limit = phase == 1 ? edge.body_s
+			                 : ds->reserve && edge.header_s > DAEMON_RESERVE_DEADLINE_S ? DAEMON_RESERVE_DEADLINE_S
+			                 : edge.header_s;
+			if (ms_since(&ds->t0) <= (long)limit * 1000) continue;
+			ds->killed = 1;
+			if (shutdown(ds->fd, SHUT_RDWR) < 0 && errno != ENOTCONN)
+				dlog("error: shutdown of a connection past its deadline (fd %d): %s", ds->fd, strerror(errno));
+			else
+				dlog("connection closed: its request's %s did not arrive within %u s%s", phase == 1 ? "body" : "header",
+				     limit, ds->reserve ? " (a reserve slot)" : "");
+		}
+		pthread_mutex_unlock(&edge.mu);
+	}
+	return NULL;
+}
+
+/* Framing (RFC 9112 §6.3): libmicrohttpd 0.9.75 takes the first of two
+ * Content-Lengths and lets Transfer-Encoding win over Content-Length; both
+ * are refused here before any body byte is read. */
+struct framing {
+	int cl, te, conflict;
+	const char *cl1, *te1;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	struct framing *f = cls;
+	if (!key) return MHD_YES;
+	if (strcasecmp(key, "Content-Length") == 0) {
+		if (f->cl && (!value || !f->cl1 || strcmp(value, f->cl1) != 0)) f->conflict = 1;
+		if (!f->cl++) f->cl1 = value;
+	} else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		if (!f->te++) f->te1 = value;
+	}
+	return MHD_YES;
+}
+
+/* A framing fault of the request's headers, or NULL. */
+static const char *framing_fault(struct MHD_Connection *conn)
+{
+	struct framing f = { 0 };
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+	if (f.conflict) return "conflicting Content-Length headers";
+	if (f.cl && f.te) return "Content-Length together with Transfer-Encoding";
+	if (f.te > 1 || (f.te && (!f.te1 || strcasecmp(f.te1, "chunked") != 0)))
+		return "Transfer-Encoding other than one chunked";
+	return NULL;
+}
+
+/* host[:port] (n bytes) names a loopback host with the daemon's port
+ * (absent port: 80). */
+static int loopback_authority(const char *a, size_t n, unsigned port)
+{
+	static const char *const hosts[] = { "localhost", "127.0.0.1", "[::1]" };
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		size_t hl = strlen(hosts[i]);
+		if (n < hl || strncasecmp(a, hosts[i], hl) != 0) continue;
+		if (n == hl) return port == 80;
+		if (a[hl] != ':' || n - hl - 1 < 1 || n - hl - 1 > 5) return 0;
+		unsigned p = 0;
+		for (size_t j = hl + 1; j < n; j++) {
+			if (a[j] < '0' || a[j] > '9') return 0;
+			p = p * 10 + (unsigned)(a[j] - '0');
+		}
+		return p == port;
+	}
+	return 0;
+}
+
+/* The authority of an allowed origin (after "://"). */
+static const char *origin_authority(const char *o)
+{
+	const char *s = strstr(o, "://");
+	return s ? s + 3 : o;
+}
+
+/* /mcp/ and /a2a/ (DNS rebinding, MCP's Streamable HTTP transport): NULL
+ * when Origin is absent or names loopback with the daemon's port or an
+ * --allow-origin, and Host (when present) does the same; else the reason. */
+static const char *origin_fault(struct MHD_Connection *conn, char *why, size_t cap)
+{
+	unsigned port = 0;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_DAEMON);
+	const union MHD_DaemonInfo *di = ci ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+	if (di) port = di->port;
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	char safe[200];
+	if (origin) {
+		int ok = strncasecmp(origin, "http://", 7) == 0 && loopback_authority(origin + 7, strlen(origin + 7), port);
+		for (size_t i = 0; !ok && i < edge.norigins; i++) ok = strcasecmp(origin, edge.origins[i]) == 0;
+		if (!ok) {
+			log_safe(safe, sizeof safe, origin);
+			snprintf(why, cap, "Origin %s is not allowed (loopback with this daemon's port, or --allow-origin)", safe);
+			return why;
+		}
+	}
+	if (host) {
+		int ok = loopback_authority(host, strlen(host), port);
+		for (size_t i = 0; !ok && i < edge.norigins; i++) ok = strcasecmp(host, origin_authority(edge.origins[i])) == 0;
+		if (!ok) {
+			log_safe(safe, sizeof safe, host);
+			snprintf(why, cap, "Host %s is not allowed (loopback with this daemon's port, or an --allow-origin's)", safe);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+static int rpc_path(const char *url)
+{
+	return strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0 || strcmp(url, "/a2a/") == 0 || strcmp(url, "/a2a") == 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -711,7 +939,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		dc->limit = body_limit(method, url);
 		*con_cls = dc;
 		atomic_fetch_add(&inflight, 1);
-		/* the body size is the first check (DESIGN §8.1): refuse before reading it */
+		struct dsock *ds = dsock_of(conn);
+		dsock_phase(ds, 1); /* the header is in: the body's deadline runs */
+		/* framing first: with an ambiguous length nothing after it can be read */
+		const char *fault = framing_fault(conn);
+		if (fault) return early_msg(conn, method, url, dc, "BadRequest", fault, 1);
+		if (ds && ds->reserve && !(strcmp(method, "GET") == 0 && strcmp(url, "/v1/health") == 0))
+			return early_msg(conn, method, url, dc, "Capacity",
+			                 "every connection slot is taken; this reserve slot answers GET /v1/health only", 1);
+		if (ds && ds->reserve) dc->close_after = 1;
+		char why[600];
+		if (rpc_path(url) && (fault = origin_fault(conn, why, sizeof why)))
+			return early_msg(conn, method, url, dc, "Forbidden", fault, 0);
+		/* the body size is checked before any body byte is read (DESIGN §8.1) */
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (cl) {
 			char *end;
@@ -730,8 +970,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		 * found too large (chunked, no Content-Length) is read and dropped
 		 * to its end, then answered 413; one that goes on far beyond the
 		 * limit, or too slowly, has its connection closed. */
-		if (ms_since(&dc->start) > BODY_DEADLINE_MS) {
-			dlog("request method=%.8s route=%.100s closed: body did not arrive within %d ms", method, url, BODY_DEADLINE_MS);
+		if (ms_since(&dc->start) > (long)edge.body_s * 1000) {
+			dlog("request method=%.8s route=%.100s closed: body did not arrive within %u s", method, url, edge.body_s);
 			return MHD_NO;
 		}
 		dc->seen += n;
@@ -760,6 +1000,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (atomic_load(&dc->answered)) return send_kept(conn, dc); /* resumed: a worker's answer */
 	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
 	/* the whole request is here: a call goes to a worker */
+	dsock_phase(dsock_of(conn), 2);
 	snprintf(dc->method, sizeof dc->method, "%s", method);
 	snprintf(dc->path, sizeof dc->path, "%s", url);
 	int worker = strcmp(method, "POST") == 0 ? hand_over(d, conn, dc) : 0;
@@ -771,7 +1012,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-	(void)cls; (void)conn; (void)toe;
+	(void)cls; (void)toe;
+	dsock_phase(dsock_of(conn), 0); /* the next request's header deadline runs from here */
 	struct dconn *dc = *con_cls;
 	if (!dc) return;
 	free(dc->body);
@@ -955,10 +1197,26 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		sa = (struct sockaddr *)&sin;
 	}
 	if (workers_start(capacity, share) < 0) dlog("start: no call worker could start; calls run on the HTTP threads");
+	edge.header_s = cfg->header_deadline_s ? cfg->header_deadline_s : DAEMON_HEADER_DEADLINE_S;
+	edge.body_s = cfg->body_deadline_s ? cfg->body_deadline_s : DAEMON_BODY_DEADLINE_S;
+	edge.origins = cfg->allow_origins;
+	edge.norigins = cfg->n_allow_origins;
+	unsigned per_ip = cfg->per_ip_connections < 0 ? 0 /* libmicrohttpd: no limit */
+	                  : cfg->per_ip_connections ? (unsigned)cfg->per_ip_connections : DAEMON_PER_IP_DEFAULT;
+	atomic_store(&edge.stop, 0);
+	int e = pthread_create(&edge.reaper, NULL, reaper_main, NULL);
+	if (e != 0) {
+		werr(err, WX_FAIL, "start the connection reaper thread: pthread_create: %s", strerror(e));
+		goto out;
+	}
+	edge.reaping = 1;
 	mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, &d,
 	                       MHD_OPTION_SOCK_ADDR, sa,
 	                       MHD_OPTION_THREAD_POOL_SIZE, (unsigned)DAEMON_HTTP_THREADS,
-	                       MHD_OPTION_CONNECTION_LIMIT, (unsigned)DAEMON_CONNECTION_LIMIT,
+	                       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(DAEMON_CONNECTION_LIMIT + DAEMON_RESERVE_SLOTS),
+	                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+	                       MHD_OPTION_STRICT_FOR_CLIENT, (int)1, /* HTTP/1.1 without Host: 400 */
+	                       MHD_OPTION_NOTIFY_CONNECTION, on_connection, &d,
 	                       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)DAEMON_IDLE_TIMEOUT_S,
 	                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
 	                       MHD_OPTION_NOTIFY_COMPLETED, on_completed, &d,
@@ -974,8 +1232,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	else snprintf(d.base_url, sizeof d.base_url, "http://%s:%u", host, real);
 	printf("worldd listening on %s\n", d.base_url);
 	fflush(stdout);
-	dlog("listening url=%s capacity=%u session_share=%u open_reads=%d operator_token=%s", d.base_url, capacity, share,
-	     d.open_reads, token_path);
+	dlog("listening url=%s capacity=%u session_share=%u open_reads=%d operator_token=%s header_deadline_s=%u "
+	     "body_deadline_s=%u per_ip_connections=%u allow_origins=%zu", d.base_url, capacity, share, d.open_reads, token_path,
+	     edge.header_s, edge.body_s, per_ip, edge.norigins);
 
 	int sig = 0;
 	while (sigwait(&stop, &sig) != 0) {}
@@ -999,6 +1258,11 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 out:
 	workers_stop();
 	if (mhd) MHD_stop_daemon(mhd);
+	if (edge.reaping) {
+		atomic_store(&edge.stop, 1);
+		pthread_join(edge.reaper, NULL);
+		edge.reaping = 0;
+	}
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
 	/* The spawner removes its pooled groups and exits; waited for, so
 	 * nothing of ours is left when "stopped" is logged. */

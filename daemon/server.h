@@ -12,6 +12,7 @@
 #ifndef WORLD_DAEMON_SERVER_H
 #define WORLD_DAEMON_SERVER_H
 #include "store/error.h"
+#include <stddef.h>
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:7644"
 #define DAEMON_DEFAULT_CAPACITY 8
@@ -19,7 +20,14 @@
  * that one episode flooding the daemon leaves the other half to everyone
  * else (docs/daemon.md, "Fair shares"). */
 #define DAEMON_DEFAULT_SHARE(capacity) ((capacity) / 2 ? (capacity) / 2 : 1u)
-#define DAEMON_CONNECTION_LIMIT 256     /* open connections at once */
+#define DAEMON_CONNECTION_LIMIT 256     /* open connections at once (ordinary slots) */
+#define DAEMON_RESERVE_SLOTS 16         /* beyond them: connections that may only ask GET /v1/health */
+#define DAEMON_PER_IP_DEFAULT 128       /* open connections one client address may hold (--per-ip-connections) */
+#define DAEMON_HEADER_DEADLINE_S 20     /* a request's whole header must arrive within this, counted from the
+                                           connection's opening or its previous request's end; bytes do not
+                                           extend it (--header-deadline) */
+#define DAEMON_RESERVE_DEADLINE_S 2     /* the same on a reserve slot */
+#define DAEMON_BODY_DEADLINE_S 60       /* a request's whole body must arrive within this (--body-deadline) */
 #define DAEMON_IDLE_TIMEOUT_S 30        /* a connection silent this long is closed */
 #define DAEMON_DRAIN_MS 25000           /* shutdown: in-flight calls get this long */
 #define DAEMON_HTTP_THREADS 2           /* libmicrohttpd's threads: I/O and the GET routes only; calls run on
@@ -38,6 +46,12 @@ struct daemon_config {
 	int open_reads;                  /* --open-reads */
 	long long episode_calls_max;     /* --episode-calls (0 = COORD_EPISODE_CALLS_DEFAULT, -1 = no limit) */
 	long long episode_bytes_max;     /* --episode-bytes (0 = COORD_EPISODE_BYTES_DEFAULT, -1 = no limit) */
+	const char *const *allow_origins; /* --allow-origin ORIGIN (repeatable): Origins (and their host[:port] as
+	                                    Host) /mcp/ and /a2a/ accept besides loopback with the daemon's port */
+	size_t n_allow_origins;
+	unsigned header_deadline_s;      /* --header-deadline (0 = DAEMON_HEADER_DEADLINE_S) */
+	unsigned body_deadline_s;        /* --body-deadline (0 = DAEMON_BODY_DEADLINE_S) */
+	int per_ip_connections;          /* --per-ip-connections (0 = DAEMON_PER_IP_DEFAULT, -1 = no limit) */
 };
 
 /* Checks a --listen value: HOST:PORT with HOST one of 127.0.0.1, ::1

@@ -47,7 +47,9 @@ like "$err" "another process already holds writer authority" "the refusal names 
 http GET /v1/health
 is "$STATUS" 200 "health answers without a credential"
 is "$(jget status <<<"$BODY")" ok "health status ok"
-is "$(jget db_path <<<"$BODY")" "$DB" "health names db_path"
+is "$(jget db_path <<<"$BODY")" null "health names no db_path without the operator token (tests/daemon/edge.sh)"
+http GET /v1/health -H "Authorization: Bearer $TOKEN"
+is "$(jget db_path <<<"$BODY")" "$DB" "health names db_path to the operator token"
 like "$(jget interpreter_ref <<<"$BODY")" '^sha256:[0-9a-f]{64}$' "health names interpreter_ref"
 like "$(jget interpreter_version <<<"$BODY")" 'AILANG-lite' "health names interpreter_version"
 is "$(jget daemon_version <<<"$BODY")" 0.1.0 "health names daemon_version"
