@@ -15,6 +15,8 @@
 #   @modelcontextprotocol/sdk (npm) the official MCP TypeScript SDK client and
 #   @a2a-js/sdk (npm)               the A2A JS SDK client, driven unmodified
 #                                   against worldd serve by tests/daemon/sdk.sh.
+#   clang, libclang-rt-14-dev       libFuzzer for tests/fuzz/fuzz.sh and
+#   (Debian)                        tests/interp/fuzz.sh.
 # A failure here is reported and the script goes on: the tests that need the
 # data then skip, they do not fail.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,5 +54,8 @@ npm_pkg json-schema-test-suite 0.0.10 || status=1
 npm_pkg @modelcontextprotocol/sdk 1.32.2 || status=1
 npm_pkg @a2a-js/sdk 1.3.0 || status=1
 deb_pkg json-schema-test-suite || status=1
+# clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
+deb_pkg clang || status=1
+deb_pkg libclang-rt-14-dev || status=1
 [ $status -eq 0 ] || echo "install-test-deps: some test data is missing; the tests that need it skip" >&2
 exit 0

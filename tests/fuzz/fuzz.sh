@@ -1,0 +1,73 @@
+#!/bin/bash
+# tests/fuzz/fuzz.sh [HARNESS...]: build every libFuzzer harness of
+# tests/fuzz (clang -fsanitize=fuzzer,address,undefined, the real sources
+# compiled into it) and run each for WORLD_FUZZ_SECONDS (default 20) from
+# its checked-in seed corpus tests/fuzz/corpus/NAME (regression inputs of
+# every crash found are there too), with tests/fuzz/NAME.dict when present.
+# Any crash, leak, sanitizer report or timeout fails. Prints libFuzzer's
+# final line (cov:, exec/s) per harness. `make fuzz` runs it for long
+# (FUZZ_SECONDS, default 600 each) keeping what it finds in
+# $top_builddir/tests/fuzz/found/NAME. Runs in the plain build's pass only
+# (the harnesses carry their own sanitizers). The ailang-lite harness is
+# interp/fuzz.c, run by tests/interp/fuzz.sh.
+. "$top_srcdir/tests/tap.sh"
+case "${AILANG_LITE_DIRECT:-}" in
+  *-san) skip "the fuzz harnesses run in the plain build's pass" "fuzz"; done_testing; exit ;;
+esac
+if [ -n "${FUZZ_CC+set}" ] && [ -z "$FUZZ_CC" ]; then
+  skip "configure found no clang that links -fsanitize=fuzzer (clang, libclang-rt-14-dev)" "fuzz"; done_testing; exit
+fi
+CC=${FUZZ_CC:-clang}
+if ! command -v "$CC" >/dev/null 2>&1; then
+  skip "clang not installed (configure --enable-fuzz checks for it)" "fuzz"; done_testing; exit
+fi
+secs=${WORLD_FUZZ_SECONDS:-20}
+keep=${WORLD_FUZZ_KEEP:-}
+work=$(mktemp -d "${TMPDIR:-/tmp}/world-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+src=$top_srcdir
+CFLAGS="-std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$src"
+JANSSON=$(pkg-config --cflags --libs jansson 2>/dev/null || echo -ljansson)
+
+# NAME: the sources it compiles in (besides tests/fuzz/fuzz_NAME.c)
+declare -A SOURCES=(
+  [canon]="store/canon.c store/error.c"
+  [jschema]="store/jschema.c store/error.c"
+  [frame]="supervisor/frame.c store/error.c"
+  [plan]="broker/plan.c store/canon.c store/error.c"
+)
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan)
+for n in "${names[@]}"; do
+  srcs=()
+  for f in ${SOURCES[$n]}; do srcs+=("$src/$f"); done
+  # shellcheck disable=SC2086
+  if ! "$CC" $CFLAGS "$src/tests/fuzz/fuzz_$n.c" "${srcs[@]}" $JANSSON -o "$work/fuzz_$n" 2> "$work/$n.build"; then
+    sed 's/^/# /' "$work/$n.build"
+    ok 1 "harness $n builds"
+    continue
+  fi
+  ok 0 "harness $n builds"
+  corpus=$work/corpus-$n
+  [ -n "$keep" ] && corpus=$keep/$n
+  mkdir -p "$corpus"
+  cp "$src/tests/fuzz/corpus/$n/"* "$corpus/" 2>/dev/null
+  dict=()
+  [ -f "$src/tests/fuzz/$n.dict" ] && dict=(-dict="$src/tests/fuzz/$n.dict")
+  (cd "$work" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     "./fuzz_$n" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+     -artifact_prefix="$work/$n-" "${dict[@]}" "$corpus" > "$n.log" 2>&1)
+  rc=$?
+  is "$rc" 0 "fuzz $n ${secs}s: no crash, leak, sanitizer report or timeout"
+  if [ "$rc" != 0 ]; then
+    grep -m1 -A30 'ERROR\|runtime error\|deadly signal\|Timeout\|leak' "$work/$n.log" | sed 's/^/# /'
+    for a in "$work/$n-"*; do [ -f "$a" ] && diag "artifact $n: $(od -An -c "$a" | head -5 | tr -s ' ')"; done
+  fi
+  if grep -q 'runtime error:\|ERROR: AddressSanitizer\|ERROR: LeakSanitizer' "$work/$n.log"; then ok 1 "fuzz $n: a sanitizer report in the log"; fi
+  final=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$n.log" | tail -n1)
+  diag "fuzz $n: ${final:-no final line} (exec/s: $(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$work/$n.log" | grep -o '[0-9]*$'))"
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$n.log" | grep -o '[0-9]*$')
+  [ "${runs:-0}" -gt 100 ]
+  ok $? "fuzz $n executed more than 100 inputs (${runs:-0})"
+done
+done_testing
