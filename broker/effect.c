@@ -102,7 +102,10 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 	 * handler returned: the effects of one episode run one at a time, so an
 	 * edit never replaces a file another effect changed since it read it. */
 	broker_turn_take(s->episode);
-	int rc = effect_run_turn(rq, out, id, name, scope, cost, payload, subject, err);
+	int tfd = -1;
+	int rc = broker_turn_lock(rq->hctx.workspace_root, s->episode, &tfd, err);
+	if (rc == 0) rc = effect_run_turn(rq, out, id, name, scope, cost, payload, subject, err);
+	broker_turn_unlock(tfd);
 	broker_turn_give(s->episode);
 	return rc;
 }

@@ -3,8 +3,14 @@
  * workers, so a linear search is as fast as a map and needs no allocation. */
 #include "broker/turn.h"
 #include "store/pause.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define TURN_SLOTS 512
 
@@ -90,4 +96,37 @@ void broker_turn_give(const char *episode)
 		}
 	}
 	pthread_mutex_unlock(&mu);
+}
+
+int broker_turn_lock(const char *workspace_root, const char *episode, int *fd, struct world_err *err)
+{
+	*fd = -1;
+	if (!workspace_root || !*workspace_root) return 0;
+	char key[BROKER_TURN_KEY_MAX + 1];
+	key_of(episode, key);
+	if (key[0] == '?' || key[0] == '.') return werr(err, WX_USAGE, "effect turn: episode \"%.80s\" is not a file name", episode ? episode : "");
+	char dir[4200], path[4300];
+	if (snprintf(dir, sizeof dir, "%s/" BROKER_TURN_DIR, workspace_root) >= (int)sizeof dir)
+		return werr(err, WX_USAGE, "effect turn: workspace root %.200s: path too long", workspace_root);
+	snprintf(path, sizeof path, "%s/%s.lock", dir, key);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return werr(err, WX_IO, "effect turn: mkdir %s: %s", dir, strerror(errno));
+	struct stat sb;
+	if (lstat(dir, &sb) < 0) return werr(err, WX_IO, "effect turn: stat %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode)) return werr(err, WX_IO, "effect turn: %s is not a directory", dir);
+	int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (f < 0) return werr(err, WX_IO, "effect turn: open %s: %s", path, strerror(errno));
+	while (flock(f, LOCK_EX) < 0) {
+		if (errno == EINTR) continue;
+		int e = errno;
+		close(f);
+		return werr(err, WX_IO, "effect turn: flock %s: %s", path, strerror(e));
+	}
+	*fd = f;
+	return 0;
+}
+
+void broker_turn_unlock(int fd)
+{
+	if (fd >= 0) close(fd); /* releases the flock */
 }

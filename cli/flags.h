@@ -32,9 +32,10 @@ struct worldd_flag *worldd_flag(struct worldd_flag *flags, const char *name);
 int worldd_read_input(const char *verb, const char *what, const char *path, size_t max, char **out, size_t *len);
 /* An integer flag value in min..max, or a usage error naming the flag. */
 int worldd_flag_ll(const char *verb, const char *flag, const char *s, long long min, long long max, long long *out);
-/* --wait-lock SECONDS (NULL = 0): a number of seconds in 0..86400. */
+/* --wait-lock SECONDS (NULL = 0): a number of seconds in 0..86400, the busy
+ * timeout of the store's writes (0 = the store's default). */
 int worldd_wait_lock(const char *verb, const char *s, double *out);
 #define WORLDD_WAIT_LOCK_HELP \
-	"  --wait-lock SECONDS  wait up to SECONDS for another writer to release the store\n" \
-	"                       (default 0: fail at once with exit 5)\n"
+	"  --wait-lock SECONDS  how long each write waits for another writer's transaction\n" \
+	"                       (the busy timeout; default and 0: 5 s; past it, exit 5)\n"
 #endif

@@ -53,7 +53,7 @@ static const char call_help[] =
     "  2  usage\n"
     "  3  bad input: arguments not a JSON object, over 1 MiB, malformed task id\n"
     "  4  not found: store or argument file absent\n"
-    "  5  store locked by another writer (the daemon)\n"
+    "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
     "  8  task id already used with other arguments, in flight, or indeterminate\n"
     "  9  I/O error\n"
     " 10-18  the run failed (capsule setup, deadline, output cap, not an object,\n"
@@ -171,8 +171,9 @@ static int verb_session_mint(int argc, char **argv)
 	struct world_err e;
 	for (int i = 0; i < f[2].nvalues; i++)
 		if (broker_grant_parse(f[2].values[i], &g[i], &e) < 0) return worldd_usage(verb, "%s", e.msg);
-	/* Check the writer lock before asking: a question we then cannot act on
-	 * wastes the operator's attention. */
+	/* Open (and so judge) the store before asking: a question we then
+	 * cannot act on wastes the operator's attention. Daemons may be serving
+	 * it: the mint is one short write they see on their next request. */
 	struct world_store *st;
 	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[256];

@@ -132,7 +132,7 @@ const struct worldd_verb epoch_verbs[] = {
 	  "  0  bootstrapped, or already nominating this release\n"
 	  "  2  usage\n"
 	  "  4  interpreter not found\n"
-	  "  5  the store is locked by another writer (the daemon)\n"
+	  "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
 	  "  8  the store is bound to another interpreter release\n"
 	  "  3  BIN is not a static ELF\n"
 	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n",

@@ -1,7 +1,7 @@
 /* cli/verbs_store.c: the worldd verbs of store/ (see cli/verbs.h):
  * json canon, hash, object put/get, log get/append, world head, scan,
- * archive. Read verbs open the store without the writer lock (they work
- * while the daemon runs); write verbs take it. */
+ * archive. Read verbs open the store read-only; write verbs as a writer
+ * (both work while daemons serve it: no process owns the store). */
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "store/canon.h"
@@ -83,7 +83,7 @@ static int write_out(const char *verb, const void *p, size_t n)
 	return WX_OK;
 }
 
-/* wait_lock: the --wait-lock value of a writer verb (NULL = fail at once). */
+/* wait_lock: the --wait-lock value of a writer verb (NULL = the default busy timeout). */
 static int open_store(const char *verb, const char *path, int mode, const char *wait_lock, struct world_store **st)
 {
 	struct world_err err = {0};
@@ -416,8 +416,8 @@ static int v_archive(int argc, char **argv)
 		rc = worldd_fail(V, &err);
 		world_store_close(st);
 		if (fresh) {
-			const char *sfx[] = { "-wal", "-shm", ".writer.lock", "" };
-			for (size_t i = 0; i < 4; i++) {
+			const char *sfx[] = { "-wal", "-shm", "" };
+			for (size_t i = 0; i < 3; i++) {
 				char p[4200];
 				snprintf(p, sizeof p, "%s%s", flags[0].value, sfx[i]);
 				unlink(p);
@@ -450,7 +450,7 @@ const struct worldd_verb store_verbs[] = {
 	{ "object put", "store stdin as an object; print its ref",
 	  "usage: worldd object put --store DB --semantic-id ID [--provenance P] [--as json|source|raw]\n"
 	  "                         [--wait-lock SECONDS] < FILE\n"
-	  "  --store DB         the store (created if absent; takes the writer lock)\n"
+	  "  --store DB         the store (created if absent)\n"
 	  "  --semantic-id ID   label, e.g. world/invocation-input/v1 (printable ASCII, <= 256 bytes)\n"
 	  "  --provenance P     free-form label (first writer's labels win)\n"
 	  "  --as MODE          json: canonical JSON (default for world/* ids); source: canonical\n"

@@ -679,6 +679,33 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 	return rc;
 }
 
+/* The session as the store holds it now, not as its request found it: a
+ * credential revoked (its row deleted, by any process) or expired since is
+ * refused for this call -- each call of a JSON-RPC batch is checked. One
+ * primary-key lookup through the coordinator's handle, which sees every
+ * other writer's commits at once (WAL). */
+static int session_live(struct coordinator *c, const struct coord_session *s, struct world_err *err)
+{
+	char h[WORLD_REF_SIZE];
+	snprintf(h, sizeof h, "sha256:%s", s->credential_id);
+	struct world_session ws;
+	struct world_err e = { 0 };
+	pthread_mutex_lock(&c->store_lock);
+	int rc = world_session_get_hash(c->cfg.store, h, &ws, &e);
+	pthread_mutex_unlock(&c->store_lock);
+	if (rc < 0) {
+		if (e.code == WX_NOT_FOUND) return werr(err, WX_SESSION, "session credential has been revoked");
+		if (err) *err = e;
+		return -1;
+	}
+	long long exp = ws.expires_at;
+	world_session_free(&ws);
+	/* the one expiry rule (broker/session.c): live while now < expires_at */
+	if (!((long long)time(NULL) < exp) || !((long long)time(NULL) < s->expires_at))
+		return werr(err, WX_SESSION, "session credential has expired");
+	return 0;
+}
+
 int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res, struct world_err *err)
 {
 	memset(res, 0, sizeof *res);
@@ -698,6 +725,8 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	}
 	snprintf(res->invocation_id, sizeof res->invocation_id, "%s:%s:%s", call->channel ? call->channel : "cli",
 	         s->episode, task);
+	world_pause("coord.session");
+	if (session_live(c, s, err) < 0) return -1;
 	if (call->args_len > ARGS_MAX)
 		return werr(err, WX_BAD_INPUT, "arguments are %zu bytes, over the 1 MiB cap", call->args_len);
 	json_t *args = world_json_parse(call->args, call->args_len, err);

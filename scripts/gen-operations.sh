@@ -74,9 +74,12 @@ keeper thread instead (docs/security.md §7).
   `journal`, `epoch show`, `why`) open the store read-only and create
   nothing beside a store they do not own or in a directory they cannot
   write (SQLite immutable mode); a file that is not a SQLite store is exit 24.
-  Writers take `--wait-lock SECONDS` to queue behind another writer.
+  No process owns the store: writers (daemons, `session mint/revoke`,
+  `world-publish`, epoch verbs) share it, each write one short transaction;
+  `--wait-lock SECONDS` is how long a write waits for another writer's
+  transaction (the busy timeout; default and 0: 5 s; past it, exit 5).
 - A writer that creates a store makes its files its owner's only, whatever
-  the umask: the database, `-wal`, `-shm` and `.writer.lock` 0600, the
+  the umask: the database, `-wal` and `-shm` 0600, the
   `.artifacts` directories 0700 (docs/store.md, "File modes"); a writer
   opening a schema-1 store migrates it to schema 2 once (a store holding two
   committed outcomes for one task is refused untouched, exit 6).

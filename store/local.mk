@@ -54,6 +54,12 @@ TESTS += tests/store/test_group
 tests_store_test_group_SOURCES = tests/store/test_group.c
 tests_store_test_group_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_group_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+# Several writers (threads' handles and processes) on one store.
+check_PROGRAMS += tests/store/test_writers
+TESTS += tests/store/test_writers
+tests_store_test_writers_SOURCES = tests/store/test_writers.c tests/store/sfix.h
+tests_store_test_writers_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_writers_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 check_PROGRAMS += tests/store/test_growth
 TESTS += tests/store/test_growth
 tests_store_test_growth_SOURCES = tests/store/test_growth.c tests/store/sbulk.h tests/store/swork.h

@@ -15,6 +15,7 @@
  *     then goes on with a log line) until DIR/NAME.K.go exists.
  *
  * The points (grep for world_pause to see each in place):
+ *   coord.session      a call is about to re-check its session in the store
  *   coord.claimed      the call's task id is claimed, nothing has run yet
  *   coord.claim_wait   a call found its task id claimed by another and waits
  *   coord.before_commit the call's output exists, its commit not yet written

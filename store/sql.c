@@ -10,7 +10,7 @@
 const struct world_sql world_sql[WSQ_COUNT] = {
 	/* objects: by ref (its primary key) */
 	Q(OBJECT_EXISTS, "SELECT 1 FROM objects WHERE ref = ?"),
-	Q(OBJECT_INSERT, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?)"),
+	Q(OBJECT_INSERT, "INSERT OR IGNORE INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?)"),
 	Q(OBJECT_GET, "SELECT semantic_id, provenance, payload FROM objects WHERE ref = ?"),
 	Q(OBJECT_PAYLOAD, "SELECT payload FROM objects WHERE ref = ?"),
 	Q(OBJECT_KIND_PAYLOAD, "SELECT semantic_id, payload FROM objects WHERE ref = ?"),

@@ -1,5 +1,7 @@
-/* store/store.c: open/lock/schema, objects, log and worlds, heads, journal,
- * sessions. See store.h for the contracts. */
+/* store/store.c: open/schema, objects, log and worlds, heads, journal,
+ * sessions. See store.h for the contracts. No lock is held between
+ * transactions: every write is a short BEGIN IMMEDIATE transaction (or
+ * runs inside the caller's), waiting for other writers in busy_wait. */
 #include "store/store_internal.h"
 #include "store/canon.h"
 #include <errno.h>
@@ -111,25 +113,71 @@ int ws_need_writer(struct world_store *st, const char *what, struct world_err *e
 	return 0;
 }
 
+/* Outside world_store_begin() a write of several statements is its own
+ * short BEGIN IMMEDIATE transaction (a SAVEPOINT there would begin a
+ * deferred one, whose upgrade to a writer fails at once with SQLITE_BUSY
+ * when another process wrote meanwhile, the busy handler never asked);
+ * inside one, or nested, it is a savepoint. */
 int ws_sp_begin(struct world_store *st, struct world_err *err)
 {
-	return ws_exec(st, "SAVEPOINT w", err);
+	if (!st->in_txn && st->sp_depth == 0) {
+		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+		st->sp_depth = 1;
+		st->sp_own = 1;
+		return 0;
+	}
+	if (ws_exec(st, "SAVEPOINT w", err) < 0) return -1;
+	st->sp_depth++;
+	return 0;
 }
 
 int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 {
+	struct world_err ignore;
+	if (st->sp_depth == 1 && st->sp_own) {
+		st->sp_depth = 0;
+		st->sp_own = 0;
+		/* the durable commit of this write */
+		if (ok && ws_exec(st, "COMMIT", err) == 0) return 0;
+		ws_exec(st, "ROLLBACK", &ignore);
+		return -1;
+	}
+	st->sp_depth--;
 	if (ok) {
-		/* Outside world_store_begin() this RELEASE is the durable commit. */
 		if (ws_exec(st, "RELEASE w", err) == 0) return 0;
-		struct world_err ignore;
 		ws_exec(st, "ROLLBACK TO w", &ignore);
 		ws_exec(st, "RELEASE w", &ignore);
 		return -1;
 	}
-	struct world_err ignore;
 	ws_exec(st, "ROLLBACK TO w", &ignore);
 	ws_exec(st, "RELEASE w", &ignore);
 	return -1;
+}
+
+/* The busy handler of every handle: SQLite calls it while another
+ * connection (of this process or another) holds the write lock (count =
+ * tries so far for this lock, 0 the first). It sleeps a jittered,
+ * growing nap (1 ms doubling up to 32 ms, each 50..150% of its nominal
+ * length, so writers that collided do not retry in step) and gives up
+ * once busy_ms have passed since the first try: the statement then fails
+ * with SQLITE_BUSY, reported as WX_LOCKED. */
+static int busy_wait(void *ctx, int count)
+{
+	struct world_store *st = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (count == 0) st->busy_t0 = now;
+	double waited = (double)(now.tv_sec - st->busy_t0.tv_sec) * 1000.0 +
+	                (double)(now.tv_nsec - st->busy_t0.tv_nsec) / 1e6;
+	if (waited >= st->busy_ms) return 0;
+	long nominal_us = 1000L << (count < 5 ? count : 5);
+	st->busy_rand = st->busy_rand * 6364136223846793005ULL + 1442695040888963407ULL;
+	long us = nominal_us / 2 + (long)((st->busy_rand >> 33) % (unsigned long long)nominal_us);
+	double left_us = (st->busy_ms - waited) * 1000.0;
+	if ((double)us > left_us) us = (long)left_us + 1;
+	struct timespec nap = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
+	return 1;
 }
 
 void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
@@ -228,40 +276,6 @@ static int probe_file(const char *path, struct world_err *err)
 	if (!S_ISREG(sb.st_mode))
 		return werr(err, WX_NOT_STORE, "store %s: not a regular file, so not a SQLite store; left untouched", path);
 	return sb.st_size == 0 ? 1 : 2;
-}
-
-/* The flock on <path>.writer.lock, retried until wait_s has passed (0: one
- * try). *created says whether this call created the lock file, so a refusal
- * can remove it again. */
-static int take_lock(struct world_store *st, const char *lock, double wait_s, int *created, struct world_err *err)
-{
-	*created = 0;
-	st->lock_fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (st->lock_fd >= 0) *created = 1;
-	else if (errno == EEXIST) st->lock_fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (st->lock_fd < 0) return werr(err, WX_IO, "store %s: open lock file %s: %s", st->path, lock, strerror(errno));
-	/* 0600 whatever the umask (the store's files are its owner's only) */
-	if (*created && fchmod(st->lock_fd, 0600) < 0)
-		return werr(err, WX_IO, "store %s: chmod 0600 lock file %s: %s", st->path, lock, strerror(errno));
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (flock(st->lock_fd, LOCK_EX | LOCK_NB) == 0) return 0;
-		if (errno == EINTR) continue;
-		if (errno != EWOULDBLOCK) return werr(err, WX_IO, "store %s: flock %s: %s", st->path, lock, strerror(errno));
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-		if (waited >= wait_s) break;
-		/* polled, not a blocking flock: a deadline needs no signal */
-		struct timespec nap = { 0, 20 * 1000 * 1000 };
-		nanosleep(&nap, NULL);
-	}
-	if (wait_s > 0)
-		return werr(err, WX_LOCKED,
-		            "store %s: another process still holds writer authority for this database after %.0f s (%s)",
-		            st->path, wait_s, lock);
-	return werr(err, WX_LOCKED, "store %s: another process already holds writer authority for this database (%s)",
-	            st->path, lock);
 }
 
 /* file:PATH?mode=ro[&immutable=1] with PATH percent-escaped. */
@@ -410,6 +424,15 @@ static int mig_check_commits(struct world_store *st, struct world_err *err)
 static int migrate_v1(struct world_store *st, struct world_err *err)
 {
 	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+	/* Two writers opening a version-1 store at once: the second finds it
+	 * migrated under the write lock and changes nothing. */
+	int v = 0;
+	if (read_user_version(st, &v, err) < 0) goto fail;
+	if (v == WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
+	if (v != 1) {
+		werr(err, WX_SCHEMA, "store %s: schema version changed to %d while migrating; store left untouched", st->path, v);
+		goto fail;
+	}
 	if (ws_exec(st, WORLD_SQL(MIG_OUTCOME_SUBJECTS), err) < 0)
 		goto fail;
 	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
@@ -448,11 +471,17 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		free(st);
 		return werr(err, WX_FAIL, "store %s: out of memory", path);
 	}
-	st->lock_fd = -1;
 	ws_stmt_init(st);
 	st->writer = mode == WORLD_STORE_WRITER;
-	char lock[4200] = "";
-	int lock_created = 0, db_created = 0;
+	/* No lock is held between transactions: a write waits for another
+	 * writer's transaction up to the busy timeout (--wait-lock, default 5 s). */
+	st->busy_ms = wait_lock_s > 0 ? wait_lock_s * 1000.0 : WORLD_STORE_BUSY_MS_DEFAULT;
+	{
+		struct timespec seed;
+		clock_gettime(CLOCK_MONOTONIC, &seed);
+		st->busy_rand = (unsigned long long)seed.tv_nsec ^ ((unsigned long long)getpid() << 32) ^ (uintptr_t)st;
+	}
+	int db_created = 0;
 	/* What the file is decides before anything is created beside it. */
 	int kind = probe_file(path, err);
 	if (kind < 0) goto fail;
@@ -464,13 +493,9 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		werr(err, WX_NOT_STORE, "store %s: an empty file, not a World store; left untouched", path);
 		goto fail;
 	}
-	if (st->writer) {
-		/* The lock is taken before the database is touched at all. */
-		if (snprintf(lock, sizeof lock, "%s.writer.lock", path) >= (int)sizeof lock) {
-			werr(err, WX_USAGE, "store %s: path too long", path);
-			goto fail;
-		}
-		if (take_lock(st, lock, wait_lock_s, &lock_created, err) < 0) goto fail;
+	if (strlen(path) > 4000) {
+		werr(err, WX_USAGE, "store %s: path too long", path);
+		goto fail;
 	}
 	int rc;
 	if (st->writer && kind == 0) {
@@ -513,7 +538,10 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
-	sqlite3_busy_timeout(st->db, 5000);
+	if (sqlite3_busy_handler(st->db, busy_wait, st) != SQLITE_OK) {
+		werr(err, WX_IO, "store %s: set busy handler: %s", path, sqlite3_errmsg(st->db));
+		goto fail;
+	}
 	/* Read the version before anything can write: an unknown version is
 	 * refused with the file left byte-identical. */
 	int v = 0;
@@ -549,15 +577,43 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	}
 	if (st->writer) {
 		char jm[32];
-		if (pragma_text(st, "PRAGMA journal_mode=WAL", jm, sizeof jm, err) < 0) goto fail;
+		/* Leaving a rollback journal (a schema-1 store of an old build, a
+		 * file made by the sqlite3 shell) needs the file to itself: while
+		 * another writer opening it at the same moment holds a read lock,
+		 * SQLite answers BUSY at once (it would deadlock waiting), so the
+		 * switch is retried, jittered, within the busy timeout. */
+		struct timespec j0, jn;
+		clock_gettime(CLOCK_MONOTONIC, &j0);
+		for (int tries = 0;; tries++) {
+			struct world_err je = { 0 };
+			if (pragma_text(st, "PRAGMA journal_mode=WAL", jm, sizeof jm, &je) == 0) break;
+			clock_gettime(CLOCK_MONOTONIC, &jn);
+			double ms = (double)(jn.tv_sec - j0.tv_sec) * 1000.0 + (double)(jn.tv_nsec - j0.tv_nsec) / 1e6;
+			if (je.code != WX_LOCKED || ms >= st->busy_ms) {
+				if (err) *err = je;
+				goto fail;
+			}
+			busy_wait(st, tries);
+		}
 		if (strcmp(jm, "wal") != 0) {
 			werr(err, WX_IO, "store %s: cannot switch to WAL journal mode (got %s)", path, jm);
 			goto fail;
 		}
 		if (ws_exec(st, nosync ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=FULL", err) < 0) goto fail;
 		if (v == 0) {
+			/* Another writer may be creating it at this moment: the version
+			 * is read again under the write lock, and a store it made is
+			 * left as it made it. */
+			int v2 = 0;
 			if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) goto fail;
-			if (ws_exec(st, schema_sql, err) < 0 || ws_exec(st, schema_v2_sql, err) < 0 ||
+			if (read_user_version(st, &v2, err) < 0) {
+				struct world_err ig;
+				ws_exec(st, "ROLLBACK", &ig);
+				goto fail;
+			}
+			if (v2 != 0) {
+				if (ws_exec(st, "COMMIT", err) < 0) goto fail;
+			} else if (ws_exec(st, schema_sql, err) < 0 || ws_exec(st, schema_v2_sql, err) < 0 ||
 			    ws_exec(st, "PRAGMA user_version=" WS_STR(WORLD_STORE_SCHEMA_VERSION), err) < 0 ||
 			    ws_exec(st, "COMMIT", err) < 0) {
 				struct world_err ig;
@@ -584,9 +640,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	*out = st;
 	return 0;
 fail:
-	/* A refused open leaves nothing it created: the lock file goes while
-	 * the flock is still held, so no other writer can be holding it. */
-	if (lock_created && st->lock_fd >= 0) unlink(lock);
+	/* A refused open leaves nothing it created. */
 	if (db_created) {
 		/* the new (still empty) database and any -wal/-shm SQLite made for it */
 		if (st->db) { sqlite3_close_v2(st->db); st->db = NULL; }
@@ -614,7 +668,6 @@ void world_store_close(struct world_store *st)
 		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(st->db);
 	}
-	if (st->lock_fd >= 0) close(st->lock_fd); /* releases the flock */
 	free(st->path);
 	free(st);
 }
@@ -718,9 +771,12 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		sqlite3_bind_int64(s, 5, (sqlite3_int64)len);
 		sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
 		int rc = sqlite3_step(s);
+		/* OR IGNORE: another writer may have stored the same bytes since
+		 * the lookup (content addressing: its row is this one) */
+		int added = rc == SQLITE_DONE && sqlite3_changes(st->db) == 1;
 		ws_done(st, s);
 		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "object insert", err);
-		if (created) *created = 1;
+		if (created) *created = added;
 	}
 	memcpy(ref_out, ref, WORLD_REF_SIZE);
 	return 0;
@@ -1503,6 +1559,13 @@ int world_session_get(struct world_store *st, const char *credential, struct wor
 	if (!credential || !*credential) return werr(err, WX_BAD_INPUT, "session: empty credential");
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) return -1;
+	return world_session_get_hash(st, h, out, err);
+}
+
+int world_session_get_hash(struct world_store *st, const char *h, struct world_session *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (world_ref_parse(h, "session credential hash", NULL, err) < 0) return -1;
 	sqlite3_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(SESSION_GET), &s, err) < 0)
 		return -1;
@@ -1513,7 +1576,7 @@ int world_session_get(struct world_store *st, const char *credential, struct wor
 		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "session: unknown credential");
 		return ws_sqlerr(st, 0, "session read", err);
 	}
-	memcpy(out->credential_hash, h, WORLD_REF_SIZE);
+	snprintf(out->credential_hash, WORLD_REF_SIZE, "%s", h);
 	out->episode = strdup((const char *)sqlite3_column_text(s, 0));
 	out->grants_json = strdup((const char *)sqlite3_column_text(s, 1));
 	out->expires_at = sqlite3_column_int64(s, 2);

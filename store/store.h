@@ -2,7 +2,8 @@
  *
  * Owns: the database file and its schema (versioned by PRAGMA user_version;
  * unknown versions are refused and the file is left untouched), the
- * single-writer lock file `<db>.writer.lock`, objects, worlds and the log
+ * write transactions of many writers (no lock is held between them),
+ * objects, worlds and the log
  * (the store itself verifies the chain), the selected world head and the
  * registry heads (compare-and-swap), the journal, session rows, and the
  * interpreter archive `<db>.artifacts/`. The integrity scan is in scan.h.
@@ -13,6 +14,15 @@
  * world_store_begin(), the writes, then world_store_commit(); on any error
  * call world_store_rollback() and nothing of the group is kept. A write that
  * fails inside a group leaves the group as it was before that write.
+ *
+ * Several writers, in this process or others, share a store: each write
+ * outside a group is its own short BEGIN IMMEDIATE transaction, a group is
+ * one; a writer whose transaction finds another's waits for it (a
+ * jittered, growing nap, up to the busy timeout: 5 s, or --wait-lock) and
+ * then gets WX_LOCKED. Every check of a write (the log's index and chain,
+ * a head's compare-and-swap) is made inside its transaction, so two
+ * writers never fork the chain: the one that commits second sees the
+ * first's head and refuses (WX_CONFLICT) or builds on it.
  *
  * Durability: WAL journal with synchronous=FULL -- a commit returns only
  * after the WAL is fsync'd (docs/store.md says why).
@@ -41,7 +51,7 @@ struct world_store;
 struct sqlite3;
 
 enum world_store_mode {
-	WORLD_STORE_WRITER = 1,   /* take the writer lock; create the store if absent */
+	WORLD_STORE_WRITER = 1,   /* may write (holds no lock between writes); create and migrate the store if needed */
 	WORLD_STORE_READER = 2,   /* read only, no lock; the store must exist. A read-only
 	                           * copy (no -shm beside it and none can be created) is
 	                           * opened as an immutable file. */
@@ -49,18 +59,20 @@ enum world_store_mode {
 /* Bench/bulk-load only: synchronous=OFF (NOT durable). Or'ed into mode. */
 #define WORLD_STORE_NOSYNC 0x100
 
-/* Open (and for WRITER, create) the store at path. The writer lock is a
- * non-blocking flock on <path>.writer.lock; a second writer gets WX_LOCKED
- * "another process already holds writer authority for this database". */
+/* How long a write waits for another writer's transaction by default. */
+#define WORLD_STORE_BUSY_MS_DEFAULT 5000
+/* Open (and for WRITER, create, or migrate from schema 1 -- each in one
+ * transaction, safe when two writers open the store at once) the store at
+ * path. Any number of writers may have it open. */
 int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err);
-/* The same, a writer retrying the flock for up to wait_lock_s seconds
- * (0..86400; 0 = one try) before WX_LOCKED, so it queues behind another.
- * Before any lock or database file is created, the file at path is probed:
+/* The same, with the busy timeout of this handle's writes: wait_lock_s
+ * seconds (0..86400; 0 = the default, WORLD_STORE_BUSY_MS_DEFAULT) that a
+ * write waits for other writers' transactions before WX_LOCKED.
+ * Before any database file is created, the file at path is probed:
  * one that is not a SQLite database (or, for a reader, an empty file) is
- * WX_NOT_STORE and nothing is created beside it; a refused open removes a
- * lock file it created. A reader opens with SQLite mode=ro, and immutable=1
+ * WX_NOT_STORE and nothing is created beside it. A reader opens with SQLite mode=ro, and immutable=1
  * when the directory or the file is not writable by this process (a store
- * of another user, a read-only mount), so it never creates the lock, -wal or
+ * of another user, a read-only mount), so it never creates the -wal or
  * -shm files; an immutable reader does not see commits still in a -wal. */
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
                           struct world_err *err);
@@ -233,6 +245,10 @@ struct world_session {
  * reported, not enforced: the caller compares expires_at with its clock. */
 int world_session_get(struct world_store *st, const char *credential, struct world_session *out,
                       struct world_err *err);
+/* The same by the stored hash ("sha256:<hex>" of the credential): the
+ * per-call check that a session was not revoked since its request began. */
+int world_session_get_hash(struct world_store *st, const char *credential_hash, struct world_session *out,
+                           struct world_err *err);
 void world_session_free(struct world_session *s);
 /* Calls fn for every session (oldest first); the row's strings are valid
  * during the call only. fn returns 0 to continue. */

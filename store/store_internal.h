@@ -5,15 +5,21 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <time.h>
 #include "store/store.h"
 #include "store/sql.h"
 
 struct world_store {
 	sqlite3 *db;
 	char *path;
-	int lock_fd;   /* -1 for readers */
 	int writer;
 	int in_txn;    /* inside world_store_begin() */
+	int sp_depth;  /* ws_sp_begin nesting */
+	int sp_own;    /* the outermost ws_sp_begin began the transaction */
+	/* busy_wait: how long a statement waits for another writer, since when, and its jitter */
+	double busy_ms;
+	struct timespec busy_t0;
+	unsigned long long busy_rand;
 	int version;   /* the schema version as opened (a reader may hold a 1) */
 	/* the statements of store/sql.h this handle has prepared (stmt.c) */
 	pthread_mutex_t stmt_mu;

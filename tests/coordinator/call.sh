@@ -70,14 +70,24 @@ is "$rc" 22 "a revoked credential is unknown"
 run_capture out err rc "$WORLDD" session revoke --store "$DB" --episode ep2
 is "$out" "revoked 2 session(s)" "revoke every session of an episode"
 
-# --wait-lock: a writer queues behind another writer instead of failing
+# hold_write DB SECONDS: another writer's transaction (the sqlite3 shell's
+# BEGIN IMMEDIATE) held SECONDS; returns once it is held ($holder = its pid)
+hold_write() {
+  rm -f "$1.held"
+  ( printf 'BEGIN IMMEDIATE;\n.shell touch %s.held\n' "$1"; sleep "$2"; printf 'ROLLBACK;\n' ) | "$SQLITE3_SHELL" "$1" >/dev/null 2>&1 &
+  holder=$!
+  for _ in $(seq 1 200); do [ -e "$1.held" ] && break; sleep 0.05; done
+  rm -f "$1.held"
+}
+# --wait-lock is the busy timeout: how long a write waits for another
+# writer's transaction (no process holds the store between transactions)
 cred3=$("$FIX" "$T" ep3 'Test.Echo=s:1')
-flock "$DB.writer.lock" sleep 1 & holder=$!
-sleep 0.2
-run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" t.seen --json '{}'
-is "$rc" 5 "the store held by another writer: exit 5 at once (control)"
+hold_write "$DB" 3
+run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" --wait-lock 0.3 t.seen --json '{}'
+is "$rc" 5 "another writer's transaction outlasting --wait-lock 0.3: exit 5 (control)"
+like "$err" "database is locked" "... one line saying the store is locked"
 run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" --wait-lock 20 t.seen --json '{}'
-is "$rc" 0 "--wait-lock 20: the call waits for the lock, then commits"
+is "$rc" 0 "--wait-lock 20: the call waits for the other writer's transaction, then commits"
 wait "$holder"
 run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred3" --wait-lock x t.seen --json '{}'
 is "$rc" 2 "--wait-lock x: usage"

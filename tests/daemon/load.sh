@@ -173,9 +173,9 @@ for _ in $(seq 1 300); do # capsules die with their spawner (PDEATHSIG); at most
   sleep 0.1
 done
 # a stray born after the snapshot still shows: it holds the daemon's fds
-HOLDERS=$(for f in /proc/[0-9]*/fd/*; do case "$(readlink "$f" 2>/dev/null)" in "$DB.writer.lock") f=${f#/proc/}; echo "${f%%/*}";; esac; done | sort -u)
+HOLDERS=$(for f in /proc/[0-9]*/fd/*; do case "$(readlink "$f" 2>/dev/null)" in "$DB"|"$DB-wal"|"$DB-shm") f=${f#/proc/}; echo "${f%%/*}";; esac; done | sort -u)
 for p in $HOLDERS; do
-  case " $KIDS " in *" $p:"*) ;; *) left=$((left + 1)); KIDS="$KIDS $p:$(awk '{print $22}' "/proc/$p/stat" 2>/dev/null)"; seen="$seen [pid $p holds the writer lock]";; esac
+  case " $KIDS " in *" $p:"*) ;; *) left=$((left + 1)); KIDS="$KIDS $p:$(awk '{print $22}' "/proc/$p/stat" 2>/dev/null)"; seen="$seen [pid $p holds the store open]";; esac
 done
 if [ "$left" -eq 0 ]; then
   ok 0 "no capsule process of the killed daemon is left ($(echo $KIDS | wc -w) were running)"

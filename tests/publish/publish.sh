@@ -142,33 +142,30 @@ is "$(cat e)" "$(printf 'STOP fence=confirmation reason=eof\n  the terminal clos
 publish_tty "$(phrase 1)" m3.json --live
 is "$rc:$err" "20:$(printf 'STOP fence=mode reason=transitions-is-read-only\n  transitions writes a LOCAL registry revision, never a public one; --live is refused rather than ignored')" "--live: refused, even with the right phrase"
 is "$tty" "" "... before any prompt"
-# the daemon holds the writer lock: refused before anything is prompted
-env -u CI -u GITHUB_ACTIONS flock "$DB.writer.lock" python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE"
-is "$?" 5 "writer lock held (the daemon): exit 5"
-is "$(cat e)" "world-publish transitions: store $DB: another process already holds writer authority for this database ($DB.writer.lock) — the transition registry is written under single-writer authority; stop the daemon first" "... the reference's text"
-is "$(cat t)" "" "... checked before the prompt"
 is "$(dbsum)" "$before" "every refused attended step left the database byte-identical"
 run_capture o e r "$WORLDD" object get --store "$DB" "$SRC3"
 is "$r" 4 "... and the source was not stored"
-# control: the same publish, attended, writes revision 3; with --wait-lock it
-# queues behind the writer that holds the lock (the refusal above is its
-# control) instead of failing
-exec 9>>"$DB.writer.lock"
-flock -x 9
+# no process owns the store: another writer's transaction (the sqlite3
+# shell's BEGIN IMMEDIATE, 4 s) makes the publish wait -- past --wait-lock
+# 0.3 it is refused, nothing written (exit 5); with --wait-lock 120 it waits
+# and publishes revision 3
+wt() { rm -f "$DB.held"; ( printf 'BEGIN IMMEDIATE;\n.shell touch %s.held\n' "$DB"; sleep "$1"; printf 'ROLLBACK;\n' ) | "$SQLITE3_SHELL" "$DB" >/dev/null 2>&1 & holder=$!
+  for _ in $(seq 1 200); do [ -e "$DB.held" ] && break; sleep 0.05; done; rm -f "$DB.held"; }
+h0=$(head_of)
+wt 4
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock 0.3
+is "$?" 5 "another writer's transaction outlasting --wait-lock 0.3: exit 5"
+like "$(cat e)" "^world-publish transitions: .*database is locked" "... one line saying the store is locked"
+wait "$holder"
+is "$(head_of)" "$h0" "... nothing written (the registry head did not move)"
+run_capture o e r "$WORLDD" object get --store "$DB" "$SRC3"
+is "$r" 4 "... and the source was not stored"
+wt 3
 env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out "$T/o" --err "$T/e" --tty "$T/t" --answer "$(phrase 1)" -- \
-  "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock 120 9>&- &
-ppid_=$!
-for _ in $(seq 1 400); do # bounded: until the publisher holds the lock file open
-  for c in /proc/[0-9]*; do
-    [ "$(cat "$c/comm" 2>/dev/null)" = world-publish ] && ls -l "$c/fd" 2>/dev/null | grep -q "writer.lock" && break 2
-  done
-  sleep 0.05
-done
-ok "$(kill -0 "$ppid_" 2>/dev/null; echo $?)" "--wait-lock: the publisher waits while another writer holds the lock"
-exec 9>&-
-wait "$ppid_"
+  "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock 120
 rc=$?; out=$(cat "$T/o"); err=$(cat "$T/e")
-is "$rc" 0 "control: once the lock is released the same publish, attended, succeeds ($err)"
+wait "$holder"
+is "$rc" 0 "control: with --wait-lock 120 the same publish waits for the other writer, attended, succeeds ($err)"
 like "$out" "published transition registry revision 3 " "... revision 3"
 run_capture o2 e2 r2 "$WP" transitions --store "$DB" --manifest m3.json --ailang-bin "$AILANG_LITE" --wait-lock soon
 is "$r2" 2 "--wait-lock needs a number of seconds"

@@ -114,19 +114,25 @@ is "$(stat -c %a "$DB.artifacts/interpreters/sha256/${iref#sha256:}/ailang")" 55
 run_capture out2 err rc "$W" archive --store "$DB" --ailang-bin "$AILANG_LITE"
 is "$out2" "$out" "re-archive prints the same"
 
-# second writer
-if command -v flock >/dev/null; then
-  flock "$DB.writer.lock" sleep 30 & holder=$!
-  for i in $(seq 50); do flock -n "$DB.writer.lock" true || break; sleep 0.1; done
-  run_capture out err rc sh -c "printf '{}' | '$W' object put --store '$DB' --semantic-id world/invocation-input/v1"
-  is "$rc" 5 "second writer refused with exit 5"
-  like "$err" "another process already holds writer authority for this database" "second writer message"
-  run_capture out err rc "$W" log get --store "$DB" 1
-  is "$rc" 0 "reads work while a writer holds the lock"
-  kill "$holder"; wait "$holder" 2>/dev/null
-else
-  skip "no flock(1)" "second writer refused"; skip "no flock(1)" "message"; skip "no flock(1)" "reads"
-fi
+# hold_write DB SECONDS: another writer's transaction (the sqlite3 shell's
+# BEGIN IMMEDIATE) held SECONDS; returns once it is held ($holder = its pid)
+hold_write() {
+  rm -f "$1.held"
+  ( printf 'BEGIN IMMEDIATE;\n.shell touch %s.held\n' "$1"; sleep "$2"; printf 'ROLLBACK;\n' ) | "$SQLITE3_SHELL" "$1" >/dev/null 2>&1 &
+  holder=$!
+  for _ in $(seq 1 200); do [ -e "$1.held" ] && break; sleep 0.05; done
+  rm -f "$1.held"
+}
+# a second writer: waits for another writer's transaction up to --wait-lock
+hold_write "$DB" 3
+run_capture out err rc sh -c "printf '{\"waits\":1}' | '$W' object put --store '$DB' --semantic-id world/invocation-input/v1 --wait-lock 0.2"
+is "$rc" 5 "a write behind another writer's transaction longer than --wait-lock: exit 5"
+like "$err" "^worldd object put: store $DB: .*database is locked$" "one line naming the store"
+run_capture out err rc "$W" log get --store "$DB" 1
+is "$rc" 0 "reads work while another writer's transaction is open"
+run_capture out err rc sh -c "printf '{\"second\":1}' | '$W' object put --store '$DB' --semantic-id world/invocation-input/v1"
+is "$rc" 0 "with the default busy timeout (5 s) the write waits for it, then commits"
+wait "$holder"
 
 # corruption with the sqlite3 shell
 if [ -n "$SQLITE3_SHELL" ]; then
