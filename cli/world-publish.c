@@ -301,6 +301,14 @@ static json_t *schema_field(struct entry *e, const char *key)
 		entry_fail_err(e, &err, key);
 		return NULL;
 	}
+	/* MCP's inputSchema and outputSchema describe an object (the arguments,
+	 * structuredContent); an absent type is the documented object default */
+	const json_t *ty = json_object_get(v, "type");
+	if (ty && !(json_is_string(ty) && strcmp(json_string_value(ty), "object") == 0)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: the top level must be an object schema (\"type\": \"object\"), not %s", key,
+		           json_is_string(ty) ? json_string_value(ty) : "a list of types");
+		return NULL;
+	}
 	return json_deep_copy(v);
 }
 

@@ -68,10 +68,12 @@ static json_t *task_json(const struct task *t, const char *task_id)
 	} else {
 		status = json_pack("{s:s}", "state", dia == D_V1 ? "TASK_STATE_COMPLETED" : "completed");
 	}
+	/* a committed call whose output reports failure is failed, and keeps
+	 * its artifact and invocation: the entry is in the log */
 	json_t *v = json_pack("{s:s,s:o}", "id", task_id, "status", status);
 	if (dia != D_REF) json_object_set_new(v, "contextId", json_string(t->context ? t->context : ""));
 	if (dia == D_V03) json_object_set_new(v, "kind", json_string("task"));
-	if (!t->failed) {
+	if (t->output) {
 		json_t *art = json_pack("{s:[o]}", "parts", part(dia, "data", json_incref(t->output)));
 		if (dia != D_REF) {
 			json_object_set_new(art, "artifactId", json_string("output"));
@@ -174,6 +176,37 @@ static json_t *args_of(const json_t *message, const char **why)
 	return NULL;
 }
 
+/* The descriptor of a visible skill (and, when fn is given, of that
+ * transition function), or NULL. */
+static const json_t *descriptor_of(const json_t *vis, const char *skill, const char *fn)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(vis, i, d) {
+		const char *id = json_string_value(json_object_get(d, "id"));
+		const char *f = json_string_value(json_object_get(d, "transitionFn"));
+		if (id && strcmp(id, skill) == 0 && (!fn || (f && strcmp(f, fn) == 0))) return d;
+	}
+	return NULL;
+}
+
+/* A committed output that reports failure or breaks its outputSchema makes
+ * the task failed (dresult_verdict, daemon/mcp.c); the note says so. */
+static void verdict(struct task *t, const json_t *dsc, char *note, size_t nn)
+{
+	char why[1100];
+	int v = dresult_verdict(dsc, t->output, why, sizeof why);
+	if (!v) return;
+	char msg[1300];
+	if (v == 2) snprintf(msg, sizeof msg, "OutputSchema: the result does not match the skill's outputSchema: %s", why);
+	else snprintf(msg, sizeof msg, "%s", why);
+	t->failed = 1;
+	free(t->text);
+	t->text = strdup(msg);
+	size_t l = strlen(note);
+	if (l < nn) snprintf(note + l, nn - l, ",%s", v == 2 ? "error=OutputSchema" : "result=failed");
+}
+
 static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *message = json_object_get(params, "message");
@@ -195,13 +228,15 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	if (!args) return drpc_error(id, -32602, "%s", why);
 	const char *skill = skill_of(params, message);
 	json_t *vis = NULL;
-	if (!skill) {
+	{
 		struct world_err err = { 0, "" };
 		if (coord_visible(rq->d->coord, s, &vis, &err) < 0) {
 			json_decref(args);
 			dlog("error route=/a2a/: visible transitions: %s", err.msg);
 			return drpc_error(id, -32603, "Internal: internal store failure");
 		}
+	}
+	if (!skill) {
 		if (json_array_size(vis) != 1) {
 			size_t seen = json_array_size(vis); /* counted before vis is freed */
 			json_decref(args);
@@ -243,8 +278,6 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		t.text = strdup(msg);
 		snprintf(tid, sizeof tid, "%s", task ? task : "unassigned");
 	}
-	json_decref(vis); /* the last use of skill is above */
-	vis = NULL;
 	if (rc == 0) {
 		snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", res.invocation_id);
 		snprintf(rq->timing, sizeof rq->timing, " capsule_ms=%ld broker_ms=%ld commit_ms=%ld", res.capsule_ms,
@@ -259,10 +292,14 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		coord_result_free(&res);
 		if (!json_is_object(t.output)) {
 			task_clear(&t);
+			json_decref(vis);
 			dlog("error route=/a2a/: committed output is not a JSON object");
 			return drpc_error(id, -32603, "Internal: internal store failure");
 		}
+		verdict(&t, descriptor_of(vis, skill, NULL), rq->note, sizeof rq->note);
 	}
+	json_decref(vis); /* the last use of skill is above */
+	vis = NULL;
 	json_t *tj = task_json(&t, tid);
 	task_clear(&t);
 	json_t *result = dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj;
@@ -313,6 +350,17 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 		t.output = ok ? json_loadb((const char *)out.payload, out.len, 0, NULL) : NULL;
 		ok = json_is_object(t.output);
 	} else ok = 0;
+	if (ok) {
+		/* judged as it was when sent: against the descriptor of the same
+		 * transition function, when the registry still has it */
+		json_t *vis = NULL;
+		const char *sk = json_string_value(json_object_get(r, "skillId"));
+		const char *fn = json_string_value(json_object_get(r, "transitionFn"));
+		if (sk && fn && coord_visible(rq->d->coord, s, &vis, &err) == 0)
+			verdict(&t, descriptor_of(vis, sk, fn), rq->note, sizeof rq->note);
+		else verdict(&t, NULL, rq->note, sizeof rq->note);
+		json_decref(vis);
+	}
 	json_decref(r);
 	world_object_free(&rec);
 	world_object_free(&out);

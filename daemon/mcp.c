@@ -12,6 +12,7 @@
  * the call is a tool result with isError:true whose text names the error
  * class and message (never an untyped -32603). */
 #include "daemon/route.h"
+#include "store/jschema.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -114,6 +115,61 @@ static json_t *object_schema(const json_t *s)
 	return NULL;
 }
 
+/* ---- what a tool is and what its result says (docs/daemon.md, "Tool
+ * annotations" and "Tool results") ---- */
+
+/* The effects a transition may declare, by what they do to the episode's
+ * worktree. Every Ailang.* effect runs the tool interpreter in a capsule that
+ * sees the worktree mounted read-only and nothing else of the host
+ * (docs/broker.md), so each only reads; Workspace.Write creates or replaces
+ * files. An effect not listed here is judged as the spec's defaults do
+ * (not read-only, destructive). The log entry every call commits is World's
+ * append-only record of the call, not a change of the agent's environment. */
+static const struct { const char *name; int reads_only; } effect_kinds[] = {
+	{ "Workspace.Read", 1 }, { "Ailang.Check", 1 }, { "Ailang.Run", 1 }, { "Ailang.Discover", 1 },
+	{ "Ailang.CLI", 1 },     { "Workspace.Write", 0 },
+};
+
+json_t *dtool_annotations(const json_t *dsc)
+{
+	int ro = 1;
+	size_t i;
+	json_t *de;
+	json_array_foreach(json_object_get(dsc, "declaredEffects"), i, de) {
+		const char *en = json_string_value(json_object_get(de, "effect"));
+		int known = 0;
+		for (size_t k = 0; en && k < sizeof effect_kinds / sizeof effect_kinds[0]; k++)
+			if (strcmp(en, effect_kinds[k].name) == 0) { known = 1; if (!effect_kinds[k].reads_only) ro = 0; }
+		if (!known) ro = 0;
+	}
+	const char *tid = json_string_value(json_object_get(dsc, "id"));
+	const char *title = json_string_value(json_object_get(dsc, "title"));
+	/* read-only: nothing to destroy, and a repeat changes nothing; a writer
+	 * may replace what was there, and a repeat of an edit may apply again */
+	return json_pack("{s:s,s:b,s:b,s:b,s:b}", "title", title && *title ? title : tid ? tid : "", "readOnlyHint", ro,
+	                 "destructiveHint", !ro, "idempotentHint", ro, "openWorldHint", 0);
+}
+
+int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n)
+{
+	const json_t *schema = json_object_get(dsc, "outputSchema");
+	if (schema) {
+		struct world_err e = { 0, "" };
+		if (jschema_validate(schema, output, &e) < 0) {
+			snprintf(why, n, "%s", e.code == WX_FAIL ? "out of memory validating the output" : e.msg);
+			return 2;
+		}
+	}
+	const json_t *okv = json_object_get(output, "ok");
+	if (json_is_false(okv)) {
+		const char *r = json_string_value(json_object_get(output, "refused"));
+		if (!r) r = json_string_value(json_object_get(output, "error"));
+		snprintf(why, n, "the transition reported failure (\"ok\": false)%s%.900s", r ? ": " : "", r ? r : "");
+		return 1;
+	}
+	return 0;
+}
+
 static json_t *tools_list(struct mcp *m, json_t *id)
 {
 	if (load_visible(m) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
@@ -135,6 +191,7 @@ static json_t *tools_list(struct mcp *m, json_t *id)
 		                      "inputSchema", in ? in : json_pack("{s:s}", "type", "object"));
 		json_t *out = object_schema(json_object_get(dsc, "outputSchema"));
 		if (out) json_object_set_new(t, "outputSchema", out);
+		json_object_set_new(t, "annotations", dtool_annotations(dsc));
 		json_array_append_new(tools, t);
 	}
 	return rpc_result(id, json_pack("{s:o}", "tools", tools));
@@ -159,11 +216,11 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	if (load_visible(m) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
 	const char *skill = NULL;
 	size_t i;
-	json_t *dsc;
+	json_t *dsc, *tool = NULL;
 	json_array_foreach(m->visible, i, dsc) {
 		const char *tid = json_string_value(json_object_get(dsc, "id"));
 		char esc[65];
-		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; break; }
+		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; tool = dsc; break; }
 	}
 	if (!skill) return drpc_error(id, -32602, "unknown tool \"%.200s\"", name);
 	/* An optional idempotency key: params._meta["world/task_id"]. A retry
@@ -207,10 +264,30 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		json_decref(out);
 		result = tool_error("Internal", "internal store failure", WX_INTEGRITY);
 	} else {
-		result = json_pack("{s:[{s:s,s:s%}],s:o,s:b,s:{s:{s:s,s:s,s:I,s:b}}}", "content", "type", "text", "text",
-		                   res.output, res.output_len, "structuredContent", out, "isError", 0, "_meta",
-		                   "world/invocation", "invocation_id", res.invocation_id, "world_ref", res.world_ref,
-		                   "entry_index", (json_int_t)res.entry_index, "replayed", res.replayed);
+		/* The call committed; what its output says decides isError. An
+		 * output outside the outputSchema is not handed over as
+		 * structuredContent (the spec: it MUST conform); the text says
+		 * where it broke the schema and holds the output as committed. */
+		char why[1100];
+		int v = dresult_verdict(tool, out, why, sizeof why);
+		json_t *meta = json_pack("{s:{s:s,s:s,s:I,s:b}}", "world/invocation", "invocation_id", res.invocation_id,
+		                         "world_ref", res.world_ref, "entry_index", (json_int_t)res.entry_index, "replayed",
+		                         res.replayed);
+		if (v == 2) {
+			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=OutputSchema");
+			dlog("tools/call invocation_id=%s: output does not match the outputSchema of %.128s: %s", res.invocation_id,
+			     skill, why);
+			char head[1300];
+			snprintf(head, sizeof head, "OutputSchema: the result of %.128s does not match its outputSchema: %s", skill, why);
+			json_object_set_new(meta, "world/error", json_pack("{s:s,s:s}", "class", "OutputSchema", "message", why));
+			result = json_pack("{s:[{s:s,s:s},{s:s,s:s%}],s:b,s:o}", "content", "type", "text", "text", head, "type",
+			                   "text", "text", res.output, res.output_len, "isError", 1, "_meta", meta);
+			json_decref(out);
+		} else {
+			if (v == 1) snprintf(m->rq->note, sizeof m->rq->note, "tools/call,result=failed");
+			result = json_pack("{s:[{s:s,s:s%}],s:o,s:b,s:o}", "content", "type", "text", "text", res.output,
+			                   res.output_len, "structuredContent", out, "isError", v == 1, "_meta", meta);
+		}
 	}
 	coord_result_free(&res);
 	return rpc_result(id, result);

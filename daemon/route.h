@@ -132,6 +132,14 @@ struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_cr
 /* MCP tool name of a transition id (DESIGN §7: _ -> _u, . -> _d, / -> _s);
  * 0, or -1 when the escaped name is over 64 bytes. */
 int dtool_name(const char *id, char out[65]);
+/* What a published transition is and what its committed output says
+ * (daemon/mcp.c; docs/daemon.md, "Tool annotations" / "Tool results"):
+ * the MCP ToolAnnotations of a descriptor, derived from its declared
+ * effects; and the verdict on an output: 0 conforms and succeeded,
+ * 1 reports failure ("ok": false), 2 violates the descriptor's
+ * outputSchema -- why gets the reason ("POINTER: RULE" for 2). */
+json_t *dtool_annotations(const json_t *dsc);
+int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n);
 
 /* The projections. Each answers one request completely. */
 void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */

@@ -3,7 +3,7 @@
  *   fixture session DB CREDENTIAL EPISODE GRANTS_JSON EXPIRES_AT
  *       one session row (world_session_put); EXPIRES_AT unix seconds, or
  *       +N / -N seconds from now
- *   fixture publish DB AILANG_BIN ID SOURCE_FILE [ACCESS_JSON]
+ *   fixture publish DB AILANG_BIN ID SOURCE_FILE [ACCESS_JSON [OUTPUT_SCHEMA]]
  *       adds (or replaces) descriptor ID in the transition registry, in the
  *       stored format of coordinator/registry.h: the source is
  *       canonicalised and stored, BIN archived, the head moved by CAS.
@@ -51,8 +51,10 @@ static int publish(char **a, int n)
 	char src_ref[WORLD_REF_SIZE], reg_ref[WORLD_REF_SIZE], head[WORLD_REF_SIZE] = "";
 	int created;
 	if (!canon || world_object_put(st, "world/transition-source/v1", "fixture", canon, clen, src_ref, &created, &e) < 0) goto out;
-	access = n > 4 ? json_loads(a[4], 0, NULL) : json_null();
+	access = n > 4 ? json_loads(a[4], JSON_DECODE_ANY, NULL) : json_null();
 	if (!access) { fprintf(stderr, "fixture: ACCESS_JSON is not JSON\n"); goto out; }
+	json_t *oschema = n > 5 ? json_loads(a[5], 0, NULL) : json_pack("{s:s}", "type", "object");
+	if (!oschema) { fprintf(stderr, "fixture: OUTPUT_SCHEMA is not JSON\n"); goto out; }
 	long long rev = 0;
 	json_t *old = NULL;
 	if (registry_load(st, &old, &rev, head, &e) < 0) goto out;
@@ -62,10 +64,10 @@ static int publish(char **a, int n)
 	if (old) json_array_foreach(json_object_get(old, "transitions"), i, d)
 		if (strcmp(json_string_value(json_object_get(d, "id")), a[2]) != 0) json_array_append(list, d);
 	json_decref(old);
-	json_array_append_new(list, json_pack("{s:O,s:[],s:s,s:s,s:{s:s},s:s,s:{s:s},s:i,s:s,s:s}", "access", access,
+	json_array_append_new(list, json_pack("{s:O,s:[],s:s,s:s,s:{s:s},s:s,s:o,s:i,s:s,s:s}", "access", access,
 	                                      "declaredEffects", "description", "fixture transition", "id", a[2],
 	                                      "inputSchema", "type", "object", "interpreter", in.ref, "outputSchema",
-	                                      "type", "object", "semanticsEpoch", 1, "title", a[2], "transitionFn", src_ref));
+	                                      oschema, "semanticsEpoch", 1, "title", a[2], "transitionFn", src_ref));
 	/* sorted by id */
 	size_t m = json_array_size(list);
 	for (size_t x = 1; x < m; x++)
@@ -95,7 +97,7 @@ out:
 int main(int argc, char **argv)
 {
 	if (argc == 7 && strcmp(argv[1], "session") == 0) return session(argv + 2);
-	if ((argc == 6 || argc == 7) && strcmp(argv[1], "publish") == 0) return publish(argv + 2, argc - 2);
-	fprintf(stderr, "usage: fixture session DB CRED EPISODE GRANTS EXPIRES | publish DB BIN ID SOURCE [ACCESS]\n");
+	if (argc >= 6 && argc <= 8 && strcmp(argv[1], "publish") == 0) return publish(argv + 2, argc - 2);
+	fprintf(stderr, "usage: fixture session DB CRED EPISODE GRANTS EXPIRES | publish DB BIN ID SOURCE [ACCESS [OUTPUT_SCHEMA]]\n");
 	return 2;
 }

@@ -24,6 +24,20 @@ async function mcp() {
   const tools = await client.listTools();
   const names = tools.tools.map(t => t.name);
   ok(names.includes('tools_decho'), 'MCP SDK: tools/list lists tools_decho (escaped name)', names);
+  const echo = tools.tools.find(t => t.name === 'tools_decho');
+  const a = echo?.annotations;
+  ok(a && a.readOnlyHint === true && a.destructiveHint === false && a.idempotentHint === true && a.openWorldHint === false && a.title === 'tools.echo',
+    'MCP SDK: a pure tool is annotated read-only, not destructive, idempotent, closed-world, with its title', a);
+  const good = await client.callTool({ name: 'tests_dshape', arguments: { ok: true, n: 1 } });
+  ok(!good.isError && good.structuredContent?.n === 1, 'MCP SDK: a result inside its outputSchema is isError:false with structuredContent', good);
+  const nf = await client.callTool({ name: 'tests_dshape', arguments: { ok: false, refused: 'no such file' } });
+  ok(nf.isError === true && nf.structuredContent?.ok === false && /no such file/.test(nf.content?.[0]?.text),
+    'MCP SDK: a result reporting "ok": false is isError:true and keeps its structuredContent', nf);
+  ok(typeof nf._meta?.['world/invocation']?.entry_index === 'number', 'MCP SDK: ... and names its committed log entry', nf._meta);
+  const bad = await client.callTool({ name: 'tests_dshape', arguments: { n: 'x' } });
+  ok(bad.isError === true && bad.structuredContent === undefined && /^OutputSchema: .*\/n: expected type integer, got string/.test(bad.content?.[0]?.text),
+    'MCP SDK: a result outside its outputSchema is isError:true naming the JSON pointer, without structuredContent', bad);
+  ok(bad._meta?.['world/error']?.class === 'OutputSchema', 'MCP SDK: ... _meta["world/error"].class is OutputSchema', bad._meta);
   const r = await client.callTool({ name: 'tools_decho', arguments: { b: [1, 2], a: 'x' } });
   ok(!r.isError, 'MCP SDK: tools/call succeeded', r);
   ok(r.structuredContent?.echo?.a === 'x' && r.structuredContent?.echo?.b?.[1] === 2, 'MCP SDK: structuredContent carries the output', r.structuredContent);
@@ -61,6 +75,19 @@ async function a2a() {
   ok(again.metadata?.entry_index === res.metadata?.entry_index, 'A2A SDK: the same message id again returns the committed task (same entry)', [again.metadata, res.metadata]);
   const got = await client.getTask({ id: messageId });
   ok(got.id === messageId && got.status?.state === 3, 'A2A SDK: getTask returns the completed task', got);
+  const fid = `f-${process.pid}-${Date.now()}`;
+  const failed = await client.sendMessage({
+    message: { messageId: fid, role: 1, parts: [{ content: { $case: 'data', value: { ok: false, refused: 'no such file' } } }], metadata: { skill_id: 'tests.shape' } },
+  });
+  const ftext = failed.status?.message?.parts?.[0]?.content;
+  ok(failed.status?.state === 4 && ftext?.$case === 'text' && /no such file/.test(ftext.value), 'A2A SDK: a result reporting "ok": false is a failed task whose status message says why', failed.status);
+  ok(failed.artifacts?.[0]?.parts?.[0]?.content?.value?.ok === false && typeof failed.metadata?.invocation_id === 'string', 'A2A SDK: ... keeping its artifact and invocation (it committed)', failed);
+  const fgot = await client.getTask({ id: fid });
+  ok(fgot.status?.state === 4, 'A2A SDK: getTask of it says failed too', fgot.status);
+  const sbad = await client.sendMessage({
+    message: { messageId: `s-${fid}`, role: 1, parts: [{ content: { $case: 'data', value: { n: 'x' } } }], metadata: { skill_id: 'tests.shape' } },
+  });
+  ok(sbad.status?.state === 4 && /OutputSchema: .*\/n: expected type integer/.test(sbad.status?.message?.parts?.[0]?.content?.value), 'A2A SDK: a result outside its outputSchema is a failed task naming the JSON pointer', sbad.status);
 
   // the same SDK in its A2A 0.3 compatibility mode, on the reference's card
   const legacyCompat = { enabled: true };
@@ -87,6 +114,13 @@ async function packages() {
   await client.connect(transport);
   const names = (await client.listTools()).tools.map(t => t.name);
   ok(['tools_decho', 'ailang-read', 'ailang-write'].every(n => names.includes(n)), 'MCP SDK: tools/list lists tools_decho, ailang-read, ailang-write', names);
+  const ann = Object.fromEntries((await client.listTools()).tools.map(t => [t.name, t.annotations]));
+  ok(ann['ailang-read']?.readOnlyHint === true && ann['ailang-read']?.title === 'ailang-read' && ann['ailang-check']?.readOnlyHint === true &&
+     ann['ailang-run']?.readOnlyHint === true && ann['examples-search']?.readOnlyHint === true && ann['ailang-cli']?.readOnlyHint === true,
+    'MCP SDK: ailang-read, ailang-check, ailang-run, examples-search, ailang-cli (Workspace.Read, Ailang.*) are annotated read-only', ann);
+  ok(ann['ailang-write']?.readOnlyHint === false && ann['ailang-write']?.destructiveHint === true && ann['ailang-write']?.idempotentHint === false &&
+     ann['ailang-edit']?.destructiveHint === true && ann['ailang-write']?.openWorldHint === false,
+    'MCP SDK: ailang-write and ailang-edit (Workspace.Write) are annotated destructive, not idempotent, closed-world', ann);
   const e = await client.callTool({ name: 'tools_decho', arguments: { hello: 'sdk' } });
   ok(!e.isError && e.structuredContent?.echo?.hello === 'sdk', 'MCP SDK: tools_decho against its published output schema', e);
   const src = 'module hello\nexport func main(input: string) -> string { "{}" }\n';
@@ -96,7 +130,8 @@ async function packages() {
   const r = await client.callTool({ name: 'ailang-read', arguments: { path: 'src/hello.ail' } });
   ok(!r.isError && r.structuredContent?.content === src, 'MCP SDK: ailang-read reads it back', r);
   const bad = await client.callTool({ name: 'ailang-read', arguments: { path: '../escape' } });
-  ok(bad.isError || bad.structuredContent?.ok === false, 'MCP SDK: a path outside the worktree is refused', bad);
+  ok(bad.isError === true && bad.structuredContent?.ok === false && typeof bad.structuredContent?.refused === 'string',
+    'MCP SDK: a path outside the worktree is refused: isError:true, the refusal kept in structuredContent', bad);
   await client.close();
 }
 

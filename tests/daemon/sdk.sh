@@ -15,6 +15,10 @@ if ! command -v node >/dev/null || [ ! -d "$NPM/@modelcontextprotocol/sdk" ] || 
   done_testing; exit
 fi
 daemon_setup
+# tests.shape returns its arguments: the caller chooses whether the result
+# conforms to the outputSchema and whether it reports failure ("ok": false)
+"$FIXTURE" publish "$DB" "$AILANG_LITE" tests.shape "$top_srcdir/tests/daemon/identity.ail" null \
+  '{"type":"object","properties":{"ok":{"type":"boolean"},"n":{"type":"integer"}}}' || bail "fixture publish shape"
 daemon_start || bail "daemon did not start"
 # ES modules resolve packages next to the script, not through NODE_PATH
 mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-clients.mjs" "$T/node/"
@@ -32,6 +36,8 @@ sdk() { # run the client script, its assertions renumbered into this plan
 }
 sdk "$URL" "$CRED"
 grep -q "tools/call" "$T/err"; ok $? "the daemon logged the SDK's tools/call"
+grep -q "rpc=tools/call,error=OutputSchema" "$T/err"; ok $? "the request log records the outputSchema violation (rpc=tools/call,error=OutputSchema)"
+grep -q "rpc=tools/call,result=failed" "$T/err"; ok $? "the request log records the result that reports failure (rpc=tools/call,result=failed)"
 daemon_stop
 is "$DRC" 0 "daemon stops cleanly after the SDK clients"
 
@@ -40,7 +46,8 @@ is "$DRC" 0 "daemon stops cleanly after the SDK clients"
 PFIX="$top_builddir/tests/packages/packages-fixture"
 if [ -x "$PFIX" ]; then
   P=$T/pkg; mkdir -p "$P/ws/ep1"
-  grants=(Workspace.Read=worktree:100 Workspace.Write=worktree:100)
+  grants=(Workspace.Read=worktree:100 Workspace.Write=worktree:100 Ailang.Check=worktree:100 Ailang.Run=worktree:100
+          Ailang.Discover=worktree:100 Ailang.CLI=worktree:100)
   PCRED=$("$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" "${grants[@]}") || bail "packages fixture"
   "$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/quickstart/transitions.json" "${grants[0]}" >/dev/null || bail "packages fixture"
   DB=$P/world.db

@@ -255,6 +255,10 @@ manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"outputSchema":{"type
 chk "a schema with an unsupported keyword" 'refused entry "tools.echo": outputSchema: schema (root): unsupported keyword "patternProperties"' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"inputSchema":{"type":"object"}/"inputSchema":{"type":"object","properties":{"p":{"type":"string","pattern":"^a"}}}/')"
 chk "an unsupported keyword deep in a schema" 'refused entry "tools.echo": inputSchema: schema /properties/p: unsupported keyword "pattern"' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"inputSchema":{"type":"object"}/"inputSchema":{"type":"string"}/')"
+chk "an inputSchema whose top level is not an object" 'refused entry "tools.echo": inputSchema: the top level must be an object schema ("type": "object"), not string' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/"outputSchema":{"type":"object"}/"outputSchema":{"type":["object","null"]}/')"
+chk "an outputSchema whose top level may be null" 'refused entry "tools.echo": outputSchema: the top level must be an object schema ("type": "object"), not a list of types' bad.json
 b=$(dbsum)
 run_capture out err rc env -u CI "$WP" transitions --store "$DB" --manifest bad.json --ailang-bin "$AILANG_LITE"
 is "$rc:$(dbsum)" "3:$b" "... refused by transitions too (exit 3), nothing written"
