@@ -170,6 +170,100 @@ int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n
 	return 0;
 }
 
+/* ---- credentials and the clients that read them (docs/daemon.md,
+ * "Credentials and MCP clients") ---- */
+
+/* RFC 9728 resource identifiers: /mcp/ for its path-inserted metadata URL,
+ * the daemon's origin for the root one. 0, or -1 for other paths. */
+static int resource_of(const struct dctx *d, const char *path, char *out, size_t n)
+{
+	const char *w = "/.well-known/oauth-protected-resource";
+	size_t wl = strlen(w);
+	if (strncmp(path, w, wl) != 0) return -1;
+	const char *rest = path + wl;
+	if (!*rest || strcmp(rest, "/") == 0) snprintf(out, n, "%s/", d->base_url);
+	else if (strcmp(rest, "/mcp") == 0 || strcmp(rest, "/mcp/") == 0) snprintf(out, n, "%s/mcp/", d->base_url);
+	else return -1;
+	return 0;
+}
+
+void mcp_resource_metadata(struct dreq *rq, struct dresp *r)
+{
+	char res[400];
+	if (resource_of(rq->d, rq->path, res, sizeof res) < 0) {
+		dresp_error(r, "NotFound", "no protected resource metadata here: see /.well-known/oauth-protected-resource/mcp/");
+		return;
+	}
+	/* No authorization_servers: no OAuth authorization server issues
+	 * these credentials; an operator mints them (worldd session mint). */
+	dresp_json(r, 200,
+	           json_pack("{s:s,s:[s],s:s,s:s}", "resource", res, "bearer_methods_supported", "header", "resource_name",
+	                     "worldd: published World transitions over MCP and A2A", "worldd_credentials",
+	                     "Bearer session credentials (64 hex) are minted by the operator with worldd session mint; "
+	                     "there is no OAuth authorization server and no client registration"));
+}
+
+void dwww_authenticate(const struct dreq *rq, struct dresp *r)
+{
+	if (r->status != 401 || !r->body) return;
+	json_t *v = json_loadb(r->body, r->len, 0, NULL);
+	const char *klass = json_string_value(json_object_get(json_object_get(v, "error"), "class"));
+	const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
+	char desc[400] = "", meta[400];
+	/* error_description is %x20-21 / %x23-5B / %x5D-7E (RFC 6750 §3) */
+	size_t k = 0;
+	for (const char *c = msg ? msg : ""; *c && k + 1 < sizeof desc; c++)
+		desc[k++] = (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e) ? '\'' : *c;
+	desc[k] = 0;
+	snprintf(meta, sizeof meta, "%s/.well-known/oauth-protected-resource%s", rq->d->base_url,
+	         strncmp(rq->path, "/mcp", 4) == 0 ? "/mcp/" : "");
+	/* RFC 6750 §3.1: a request without credentials gets no error code;
+	 * a malformed header is invalid_request; a refused one invalid_token */
+	const char *code = !klass || (msg && strstr(msg, "is absent")) ? NULL
+	                   : strcmp(klass, "SessionAbsent") == 0 ? "invalid_request" : "invalid_token";
+	if (code)
+		snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr,
+		         "Bearer realm=\"worldd\", error=\"%s\", error_description=\"%s (%s)\", resource_metadata=\"%s\"", code,
+		         desc, klass, meta);
+	else
+		snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\", resource_metadata=\"%s\"", meta);
+	json_decref(v);
+}
+
+int mcp_not_oauth(struct dreq *rq, struct dresp *r)
+{
+	static const char *const exact[] = { "/register", "/authorize", "/token", "/oauth/register", "/oauth/token", "/oauth/authorize" };
+	static const char *const prefix[] = { "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration" };
+	const char *p = rq->path;
+	int hit = 0;
+	for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) hit |= strcmp(p, exact[i]) == 0;
+	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++) hit |= strncmp(p, prefix[i], strlen(prefix[i])) == 0;
+	/* the path-appended forms too (/mcp/.well-known/openid-configuration) */
+	if (strstr(p, "/.well-known/openid-configuration") || strstr(p, "/.well-known/oauth-authorization-server")) hit = 1;
+	if (!hit) return -1;
+	struct dresp tmp;
+	memset(&tmp, 0, sizeof tmp);
+	struct coord_session *s = NULL;
+	int present = 0;
+	char why[600];
+	if (dauth(rq, &tmp, 0, 1, &s, &present) == 0)
+		snprintf(why, sizeof why, "%s", present ? "the credential this client sent is a live session" : "this client sent no credential");
+	else {
+		json_t *v = tmp.body ? json_loadb(tmp.body, tmp.len, 0, NULL) : NULL;
+		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
+		snprintf(why, sizeof why, "the credential this client sent was refused: %s", msg ? msg : "internal store failure");
+		json_decref(v);
+	}
+	free(tmp.body);
+	coord_session_free(s);
+	dresp_error(r, "NotFound",
+	            "worldd is not an OAuth authorization server (no client registration, authorization or token endpoint): "
+	            "its MCP endpoint takes a session credential the operator mints (worldd session mint), sent as "
+	            "Authorization: Bearer <credential>; %s",
+	            why);
+	return 0;
+}
+
 static json_t *tools_list(struct mcp *m, json_t *id)
 {
 	if (load_visible(m) < 0) return drpc_error(id, -32603, "Internal: internal store failure");

@@ -71,6 +71,7 @@ struct dresp {
 	const char *ctype;               /* static string; NULL when body is NULL */
 	const char *allow;               /* 405: the Allow header */
 	int www_auth;                    /* 401: add WWW-Authenticate: Bearer */
+	char www_auth_hdr[640];          /* 401: that header's whole value, when dauth filled it ("" = "Bearer") */
 };
 
 /* A header of the request (case-insensitive name), or NULL. */
@@ -145,6 +146,18 @@ int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n
 void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */
 void replay_handle(struct dreq *rq, struct dresp *r);      /* POST /v1/replay/{index} (daemon/replay_route.c) */
 void mcp_handle(struct dreq *rq, struct dresp *r);         /* POST /mcp/ */
+/* GET /.well-known/oauth-protected-resource[/mcp/] (RFC 9728), and the
+ * RFC 6750 challenge of a refused credential (docs/daemon.md, "Credentials
+ * and MCP clients"): a 401 envelope in r gets r->www_auth_hdr from its
+ * class and text (anything else is left as it is). */
+void mcp_resource_metadata(struct dreq *rq, struct dresp *r);
+void dwww_authenticate(const struct dreq *rq, struct dresp *r);
+/* The OAuth authorization-server paths a client tries after a 401
+ * (/register, /authorize, /token, /.well-known/oauth-authorization-server,
+ * /.well-known/openid-configuration...): 0 with r = 404 NotFound saying
+ * that worldd is no authorization server and why the credential sent, if
+ * any, was refused; -1 (r untouched) for any other path. */
+int mcp_not_oauth(struct dreq *rq, struct dresp *r);
 void a2a_card(struct dreq *rq, struct dresp *r, int v1);   /* GET /.well-known/agent(-card).json */
 void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */
 #endif

@@ -208,12 +208,14 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
 	if (!h || !*h) {
 		if (optional) return 0;
 		dresp_error(r, "SessionAbsent", "session credential is absent: send Authorization: Bearer <session-credential>");
+		dwww_authenticate(rq, r);
 		return -1;
 	}
 	if (present) *present = 1;
 	const char *c = bearer_of(h);
 	if (!c) {
 		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
+		dwww_authenticate(rq, r);
 		return -1;
 	}
 	struct dctx *d = rq->d;
@@ -230,6 +232,7 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
 	case WX_SESSION: dresp_error(r, "SessionExpired", "session credential has expired"); break;
 	default: dresp_internal(rq, r, "session lookup", &err); break;
 	}
+	dwww_authenticate(rq, r);
 	return -1;
 }
 
@@ -368,7 +371,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 	if (resp) {
 		if (r->ctype) MHD_add_response_header(resp, "Content-Type", r->ctype);
 		if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
-		if (r->www_auth) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+		if (r->www_auth) MHD_add_response_header(resp, "WWW-Authenticate", r->www_auth_hdr[0] ? r->www_auth_hdr : "Bearer");
 		if (r->ctype && strncmp(r->ctype, "text/event-stream", 17) == 0)
 			MHD_add_response_header(resp, "Cache-Control", "no-cache");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -404,9 +407,14 @@ static void dispatch(struct dreq *rq, struct dresp *r)
 	} else if (path_is(p, "/a2a/") || path_is(p, "/a2a")) {
 		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /a2a/ (POST only)", rq->method); r->status = 405; r->allow = "POST"; }
 		else a2a_handle(rq, r);
+	} else if (strncmp(p, "/.well-known/oauth-protected-resource", 37) == 0) {
+		if (!get) { dresp_error(r, "BadRequest", "method %s not allowed on %s (GET only)", rq->method, p); r->status = 405; r->allow = "GET"; }
+		else mcp_resource_metadata(rq, r);
 	} else if (path_is(p, "/.well-known/agent.json") || path_is(p, "/.well-known/agent-card.json")) {
 		if (!get) { dresp_error(r, "BadRequest", "method %s not allowed on %s (GET only)", rq->method, p); r->status = 405; r->allow = "GET"; }
 		else a2a_card(rq, r, path_is(p, "/.well-known/agent-card.json"));
+	} else if (mcp_not_oauth(rq, r) == 0) {
+		/* an OAuth client's discovery or registration: 404 with the reason its credential was refused */
 	} else {
 		char safe[200];
 		log_safe(safe, sizeof safe, p);

@@ -135,7 +135,18 @@ async function packages() {
   await client.close();
 }
 
-if (mode === 'packages') {
+// A refused credential: the client's error carries the daemon's reason
+// (the 401 envelope; with no OAuth provider configured the SDK stops there).
+async function refused() {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers: auth } });
+  const client = new Client({ name: 'world-test', version: '1.0.0' });
+  try { await client.connect(transport); console.log('connected (unexpected)'); process.exit(0); }
+  catch (e) { console.log(`refused: ${e?.message || e}`); process.exit(1); }
+}
+
+if (mode === 'auth') {
+  await refused();
+} else if (mode === 'packages') {
   try { await packages(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
 } else {
   try { await mcp(); } catch (e) { ok(false, `MCP SDK client threw: ${e?.stack || e}`); }
