@@ -273,7 +273,7 @@ int main(int argc, char **argv)
 	long long epoch;
 	int created;
 	if (world_archive_interpreter(t.st, bin, &t.interp, &err) < 0 ||
-	    registry_epoch_bootstrap(t.st, t.interp.version, &epoch, &created, &err) < 0)
+	    registry_epoch_bootstrap(t.st, &t.interp, &epoch, &created, &err) < 0)
 		die("archive / epoch", &err);
 	ctest_register(&t, "t.seen", ctest_seen_source, "[]", "null", NULL);
 	struct sbulk b = { .episode = "bench" };

@@ -33,6 +33,13 @@ tests_publish_attended_probe_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_publish_attended_probe_LDADD = libworld.a $(WORLD_DEP_LIBS)
 TESTS += tests/publish/attended.sh tests/publish/unprivileged.sh
 EXTRA_DIST += tests/publish/attended.sh tests/publish/unprivileged.sh
+# the impostor interpreter of tests/publish/admit.sh: static, like ailang-lite
+check_PROGRAMS += tests/publish/fake-interp
+tests_publish_fake_interp_SOURCES = tests/publish/fake_interp.c
+tests_publish_fake_interp_CFLAGS = -std=gnu11 -Wall -Wextra
+tests_publish_fake_interp_LDFLAGS = -static
+TESTS += tests/publish/admit.sh
+EXTRA_DIST += tests/publish/admit.sh
 
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += cli/worldd.1

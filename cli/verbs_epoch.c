@@ -1,7 +1,9 @@
 /* cli/verbs_epoch.c: the worldd verbs of the epoch registry (see
  * cli/verbs.h, coordinator/registry.h): `epoch bootstrap` (archive the
  * interpreter and nominate its release as epoch 1 of a store, as
- * `worldd serve` does at start) and `epoch show`. */
+ * `worldd serve` does at start), `epoch admit` (attended: new bytes under
+ * a release an epoch nominates) and `epoch show`. */
+#include "cli/attended.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/registry.h"
@@ -49,7 +51,7 @@ static int bootstrap_run(int argc, char **argv)
 	long long epoch = 0;
 	int created = 0;
 	int rc = world_archive_interpreter(st, o.bin, &wi, &err);
-	if (rc == 0) rc = registry_epoch_bootstrap(st, wi.version, &epoch, &created, &err);
+	if (rc == 0) rc = registry_epoch_bootstrap(st, &wi, &epoch, &created, &err);
 	world_store_close(st);
 	if (rc < 0) return worldd_fail(verb, &err);
 	if (created)
@@ -60,6 +62,55 @@ static int bootstrap_run(int argc, char **argv)
 		       "(interpreter %s)\n",
 		       wi.version, epoch, wi.ref);
 	return WX_OK;
+}
+
+static int admit_run(int argc, char **argv)
+{
+	const char *verb = "epoch admit";
+	struct epoch_opts o;
+	int u = epoch_opts(verb, argc, argv, &o, 0);
+	if (u) return u;
+	struct world_err err = { 0, "" };
+	struct world_store *st;
+	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	struct world_interp wi;
+	long long epoch = 0;
+	int admitted = 0, added = 0, code = WX_OK;
+	char refs[1024], head[WORLD_REF_SIZE];
+	if (world_archive_interpreter(st, o.bin, &wi, &err) < 0 ||
+	    registry_epoch_admission(st, &wi, &epoch, &admitted, refs, sizeof refs, &err) < 0) {
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (admitted) {
+		printf("interpreter %s is already admitted to epoch %lld (release \"%s\"); unchanged\n", wi.ref, epoch,
+		       wi.version);
+		goto out;
+	}
+	char intro[2400], phrase[160];
+	snprintf(intro, sizeof intro,
+	         "Interpreter %s (%s) prints release \"%s\" of epoch %lld, which admits %s.\n"
+	         "Type exactly, to admit these new bytes to epoch %lld of %s:",
+	         o.bin, wi.ref, wi.version, epoch, refs, epoch, o.store);
+	snprintf(phrase, sizeof phrase, "admit %s to epoch %lld", wi.ref, epoch);
+	struct attended_stop stop;
+	if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
+		code = attended_report(stderr, &stop);
+		goto out;
+	}
+	if (registry_epoch_admit(st, &wi, &epoch, &added, head, &err) < 0) {
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (added)
+		printf("admitted interpreter %s to epoch %lld (release \"%s\") beside %s; world/epoch-registry/v1 head %s\n",
+		       wi.ref, epoch, wi.version, refs, head);
+	else
+		printf("interpreter %s is already admitted to epoch %lld (release \"%s\"); unchanged\n", wi.ref, epoch,
+		       wi.version);
+out:
+	world_store_close(st);
+	return code;
 }
 
 static int show_run(int argc, char **argv)
@@ -105,11 +156,18 @@ static int show_run(int argc, char **argv)
 		printf("world/epoch-registry/v1 revision %lld (head %s)\n", rev, head);
 		size_t i;
 		json_t *e;
-		json_array_foreach(epochs, i, e)
+		json_array_foreach(epochs, i, e) {
 			printf("  epoch %lld: interpreter release \"%s\"\n",
 			       (long long)json_integer_value(json_object_get(e, "epoch")),
 			       json_string_value(json_object_get(e, "release")) ? json_string_value(json_object_get(e, "release"))
 			                                                         : "?");
+			json_t *list = json_object_get(e, "interpreters"), *a;
+			size_t k;
+			if (!list) printf("    (no admission list: the first writer upgrades it, coordinator/registry.h)\n");
+			json_array_foreach(list, k, a)
+				printf("    admits %s (%s)\n", json_string_value(json_object_get(a, "ref")) ? json_string_value(json_object_get(a, "ref")) : "?",
+				       json_string_value(json_object_get(a, "admission")) ? json_string_value(json_object_get(a, "admission")) : "?");
+		}
 	}
 out:
 	json_decref(payload);
@@ -133,15 +191,39 @@ const struct worldd_verb epoch_verbs[] = {
 	  "  2  usage\n"
 	  "  4  interpreter not found\n"
 	  "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
-	  "  8  the store is bound to another interpreter release\n"
+	  "  8  the store is bound to another interpreter release, or BIN's bytes are not admitted to\n"
+	  "     its epoch (worldd epoch admit)\n"
 	  "  3  BIN is not a static ELF\n"
 	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n",
 	  bootstrap_run },
+	{ "epoch admit", "admit an interpreter's new bytes to the epoch of its release (attended)",
+	  "usage: worldd epoch admit --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
+	  "An epoch admits interpreters by their bytes (sha256), not by their release string:\n"
+	  "worldd serve, world-publish transitions and worldd epoch bootstrap refuse a BIN whose\n"
+	  "release an epoch nominates but whose bytes it does not admit. This verb archives BIN,\n"
+	  "shows the epoch, BIN's hash and the hashes the epoch admits, and after the typed\n"
+	  "confirmation \"admit sha256:... to epoch N\" at the controlling terminal (never headless:\n"
+	  "CI set, no terminal or a redirected stdin refuse, as worldd session mint) writes the next\n"
+	  "world/epoch-registry/v1 revision with BIN's ref admitted (\"attended\"). Already\n"
+	  "admitted: nothing written. worldd epoch show lists every admission.\n\n"
+	  WORLDD_WAIT_LOCK_HELP "\n"
+	  "exit codes:\n"
+	  "  0  admitted, or already admitted\n"
+	  "  2  usage\n"
+	  "  4  interpreter not found; no epoch registry, or no epoch nominates BIN's release\n"
+	  "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
+	  "  8  the release is nominated twice, or the registry head moved\n"
+	  "  3  BIN is not a static ELF\n"
+	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n"
+	  " 20  the attended step refused (STOP fence=...)\n",
+	  admit_run },
 	{ "epoch show", "print the epoch registry of a store",
 	  "usage: worldd epoch show --store DB [--json]\n\n"
 	  "Prints the store's world/epoch-registry/v1 head: its revision and ref, then one line per\n"
-	  "epoch (\"  epoch N: interpreter release \\\"R\\\"\"). --json prints\n"
-	  "{\"epochs\":[{\"epoch\":N,\"release\":R},...],\"head\":REF,\"revision\":N} (canonical JSON).\n"
+	  "epoch (\"  epoch N: interpreter release \\\"R\\\"\"), each followed by the interpreters it\n"
+	  "admits (\"    admits REF (bootstrap|attended|upgrade)\"). --json prints\n"
+	  "{\"epochs\":[{\"epoch\":N,\"interpreters\":[{\"admission\":A,\"ref\":REF},...],\"release\":R},...],\n"
+	  "\"head\":REF,\"revision\":N} (canonical JSON).\n"
 	  "Read only: works while the daemon runs.\n\n"
 	  "exit codes:\n"
 	  "  0  ok\n"

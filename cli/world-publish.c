@@ -883,10 +883,12 @@ static int hash_file(const char *path, char ref[WORLD_REF_SIZE], struct world_er
 	return 0;
 }
 
-static int derive_epoch(struct world_store *st, const char *release, const char *store_path, long long *epoch,
-                        struct world_err *err)
+/* The epoch of wi's release, which must admit wi's bytes (registry.h). */
+static int derive_epoch(struct world_store *st, const struct world_interp *wi, const char *store_path,
+                        long long *epoch, struct world_err *err)
 {
-	if (registry_epoch_for(st, release, epoch, err) == 0) return 0;
+	const char *release = wi->version;
+	if (registry_epoch_for(st, release, epoch, err) == 0) return registry_epoch_admitted(st, wi, epoch, err);
 	if (err->code == WX_NOT_FOUND)
 		return werr(err, WX_NOT_FOUND,
 		            "interpreter release \"%s\" is nominated by no epoch in world/epoch-registry/v1 (never "
@@ -979,7 +981,7 @@ static int transitions_run(int argc, char **argv)
 	}
 	long long epoch = 0;
 	if (archived) {
-		if (derive_epoch(st, wi.version, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+		if (derive_epoch(st, &wi, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
 	} else {
 		char r[WORLD_REF_SIZE];
 		long long rv;
@@ -1032,7 +1034,7 @@ static int transitions_run(int argc, char **argv)
 			code = fail(&err);
 			goto out;
 		}
-		if (derive_epoch(st, wi.version, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+		if (derive_epoch(st, &wi, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
 	}
 	if ((code = check_epochs(&mf, epoch, wi.version))) goto out;
 	int derived = 0;

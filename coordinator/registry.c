@@ -2,6 +2,7 @@
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/store.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,10 +98,173 @@ int registry_epoch_for(struct world_store *st, const char *release, long long *e
 	return rc;
 }
 
-int registry_epoch_bootstrap(struct world_store *st, const char *release, long long *epoch, int *created,
+/* Writes v as the next epoch registry revision (CAS from old, NULL = none). */
+static int epochs_write(struct world_store *st, json_t *v, const char *old, const char *who, char head[WORLD_REF_SIZE],
+                        struct world_err *err)
+{
+	char ref[WORLD_REF_SIZE];
+	long long rev;
+	int rc = world_store_begin(st, err);
+	if (rc == 0) rc = world_object_put_json(st, REGISTRY_EPOCHS, who, v, ref, err);
+	if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_EPOCHS, old, ref, &rev, err);
+	if (rc == 0) rc = world_store_commit(st, err);
+	else world_store_rollback(st);
+	if (rc < 0) return werr_prefix(err, "%s: %s", who, REGISTRY_EPOCHS);
+	if (head) memcpy(head, ref, WORLD_REF_SIZE);
+	return 0;
+}
+
+static json_t *admission(const char *how, const char *ref)
+{
+	return json_pack("{s:s,s:s}", "admission", how, "ref", ref);
+}
+
+static int list_has(const json_t *list, const char *ref)
+{
+	size_t i;
+	json_t *a;
+	json_array_foreach(list, i, a) {
+		const char *r = json_string_value(json_object_get(a, "ref"));
+		if (r && strcmp(r, ref) == 0) return 1;
+	}
+	return 0;
+}
+
+/* The legacy epoch's list: its descriptors' interpreters, else ref. */
+static json_t *legacy_list(struct world_store *st, long long epoch, const char *ref, struct world_err *err)
+{
+	json_t *tr = NULL, *list = json_array();
+	if (!list || registry_load(st, &tr, NULL, NULL, err) < 0) {
+		json_decref(list);
+		return NULL;
+	}
+	size_t i;
+	json_t *d;
+	json_array_foreach(json_object_get(tr, "transitions"), i, d) {
+		const char *in = json_string_value(json_object_get(d, "interpreter"));
+		if (in && json_integer_value(json_object_get(d, "semanticsEpoch")) == epoch && !list_has(list, in))
+			json_array_append_new(list, admission("upgrade", in));
+	}
+	json_decref(tr);
+	if (json_array_size(list) == 0) json_array_append_new(list, admission("upgrade", ref));
+	return list;
+}
+
+/* Loads the registry (*reg, owned; NULL with WX_NOT_FOUND when absent), the
+ * entry of wi's release (*entry, borrowed from *reg) with its admission
+ * list, upgrading a registry without lists first. */
+static int epoch_entry(struct world_store *st, const struct world_interp *wi, json_t **reg, json_t **entry,
+                       long long *epoch, char head[WORLD_REF_SIZE], struct world_err *err)
+{
+	*reg = NULL;
+	*entry = NULL;
+	for (int attempt = 0;; attempt++) {
+		if (load_head(st, REGISTRY_EPOCHS, reg, NULL, head, err) < 0) return -1;
+		if (!*reg)
+			return werr(err, WX_NOT_FOUND, "no %s in this store (bootstrap it: worldd epoch bootstrap)",
+			            REGISTRY_EPOCHS);
+		if (epoch_lookup(*reg, wi->version, epoch, err) < 0) goto fail;
+		size_t i;
+		json_t *e, *legacy = NULL;
+		json_array_foreach(json_object_get(*reg, "epochs"), i, e) {
+			json_t *l = json_object_get(e, "interpreters");
+			if (l && !json_is_array(l)) {
+				werr(err, WX_INTEGRITY, "registry %s head %s: epoch %lld's /interpreters is not an array",
+				     REGISTRY_EPOCHS, head, (long long)json_integer_value(json_object_get(e, "epoch")));
+				goto fail;
+			}
+			const char *r = json_string_value(json_object_get(e, "release"));
+			if (r && strcmp(r, wi->version) == 0) *entry = e;
+			if (!l) {
+				long long ep = json_integer_value(json_object_get(e, "epoch"));
+				json_t *nl = legacy_list(st, ep, wi->ref, err);
+				if (!nl) goto fail;
+				json_object_set_new(e, "interpreters", nl);
+				legacy = e;
+			}
+		}
+		if (!legacy) return 0;
+		char old[WORLD_REF_SIZE];
+		memcpy(old, head, WORLD_REF_SIZE);
+		struct world_err e2 = { 0, "" };
+		if (epochs_write(st, *reg, old, "worldd epoch upgrade", head, &e2) == 0) return 0;
+		if (e2.code != WX_CONFLICT || attempt > 2) {
+			if (err) *err = e2;
+			goto fail;
+		}
+		json_decref(*reg); /* another writer moved the head: read it again */
+		*reg = NULL;
+	}
+fail:
+	json_decref(*reg);
+	*reg = NULL;
+	*entry = NULL;
+	return -1;
+}
+
+static void refs_text(const json_t *list, char *out, size_t n)
+{
+	size_t i, len = 0;
+	json_t *a;
+	if (n) out[0] = 0;
+	json_array_foreach(list, i, a) {
+		const char *r = json_string_value(json_object_get(a, "ref"));
+		int k = snprintf(out + len, n > len ? n - len : 0, "%s%s", i ? ", " : "", r ? r : "?");
+		if (k < 0 || len + (size_t)k >= n) break;
+		len += (size_t)k;
+	}
+}
+
+int registry_epoch_admission(struct world_store *st, const struct world_interp *wi, long long *epoch, int *admitted,
+                             char *refs, size_t n, struct world_err *err)
+{
+	json_t *reg, *entry;
+	char head[WORLD_REF_SIZE];
+	if (epoch_entry(st, wi, &reg, &entry, epoch, head, err) < 0) return -1;
+	json_t *list = json_object_get(entry, "interpreters");
+	*admitted = list_has(list, wi->ref);
+	if (refs) refs_text(list, refs, n);
+	json_decref(reg);
+	return 0;
+}
+
+int registry_epoch_admitted(struct world_store *st, const struct world_interp *wi, long long *epoch,
+                            struct world_err *err)
+{
+	int admitted = 0;
+	char refs[1024];
+	if (registry_epoch_admission(st, wi, epoch, &admitted, refs, sizeof refs, err) < 0) return -1;
+	if (admitted) return 0;
+	return werr(err, WX_CONFLICT,
+	            "interpreter %s prints release \"%s\" of epoch %lld, which admits %s, not these bytes; admit them "
+	            "attended first: worldd epoch admit --store DB --ailang-bin BIN",
+	            wi->ref, wi->version, *epoch, refs);
+}
+
+int registry_epoch_admit(struct world_store *st, const struct world_interp *wi, long long *epoch, int *added,
+                         char head[WORLD_REF_SIZE], struct world_err *err)
+{
+	*added = 0;
+	json_t *reg, *entry;
+	if (epoch_entry(st, wi, &reg, &entry, epoch, head, err) < 0) return -1;
+	json_t *list = json_object_get(entry, "interpreters");
+	int rc = 0;
+	if (!list_has(list, wi->ref)) {
+		char old[WORLD_REF_SIZE];
+		memcpy(old, head, WORLD_REF_SIZE);
+		json_array_append_new(list, admission("attended", wi->ref));
+		rc = epochs_write(st, reg, old, "worldd epoch admit", head, err);
+		if (rc == 0) *added = 1;
+	}
+	json_decref(reg);
+	return rc;
+}
+
+int registry_epoch_bootstrap(struct world_store *st, const struct world_interp *wi, long long *epoch, int *created,
                              struct world_err *err)
 {
 	if (created) *created = 0;
+	const char *release = wi->version;
 	json_t *reg;
 	char head[WORLD_REF_SIZE];
 	if (load_head(st, REGISTRY_EPOCHS, &reg, NULL, head, err) < 0) return -1;
@@ -116,19 +280,15 @@ int registry_epoch_bootstrap(struct world_store *st, const char *release, long l
 			*err = e;
 		}
 		json_decref(reg);
-		return rc;
+		if (rc < 0) return rc;
+		return registry_epoch_admitted(st, wi, epoch, err);
 	}
-	json_t *v = json_pack("{s:[{s:i,s:s}]}", "epochs", "epoch", 1, "release", release);
+	json_t *v = json_pack("{s:[{s:i,s:[o],s:s}]}", "epochs", "epoch", 1, "interpreters", admission("bootstrap", wi->ref),
+	                      "release", release);
 	if (!v) return werr(err, WX_FAIL, "epoch bootstrap: out of memory");
-	char ref[WORLD_REF_SIZE];
-	long long rev;
-	int rc = world_store_begin(st, err);
-	if (rc == 0) rc = world_object_put_json(st, REGISTRY_EPOCHS, "worldd epoch bootstrap", v, ref, err);
-	if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_EPOCHS, NULL, ref, &rev, err);
-	if (rc == 0) rc = world_store_commit(st, err);
-	else world_store_rollback(st);
+	int rc = epochs_write(st, v, NULL, "worldd epoch bootstrap", NULL, err);
 	json_decref(v);
-	if (rc < 0) return werr_prefix(err, "epoch bootstrap");
+	if (rc < 0) return -1;
 	*epoch = 1;
 	if (created) *created = 1;
 	return 0;

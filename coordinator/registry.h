@@ -20,8 +20,17 @@
  *
  * Epoch registry: head "world/epoch-registry/v1" -> object with semanticId
  * world/epoch-registry/v1, payload
- *   {"epochs":[{"epoch":1,"release":"AILANG-lite v0.1.0"},...]}
- * (one entry per release string; epochs start at 1). */
+ *   {"epochs":[{"epoch":1,"interpreters":[ADMISSION,...],"release":"AILANG-lite v0.1.0"},...]}
+ * (one entry per release string; epochs start at 1). An ADMISSION is
+ *   {"admission":"bootstrap"|"attended"|"upgrade","ref":REF}
+ * naming the bytes (sha256 of the archived interpreter) admitted to the
+ * epoch: the release string alone admits nothing (issue 23 item 7). A
+ * registry written before the list existed is upgraded by the first writer
+ * that checks it (a new revision, like a schema migration, whatever the
+ * check's outcome): an epoch without "interpreters" gets the distinct
+ * interpreter refs the current transition registry's descriptors of that
+ * epoch name, or, when none does, the binary presented by that first check
+ * (what the release-string rule admitted then), each as "upgrade". */
 #ifndef WORLD_COORDINATOR_REGISTRY_H
 #define WORLD_COORDINATOR_REGISTRY_H
 #include <jansson.h>
@@ -43,11 +52,30 @@ const json_t *registry_find(const json_t *registry, const char *id);
 /* Epoch of a release string: 0 with *epoch set; WX_NOT_FOUND when the
  * registry is absent or does not nominate it; WX_CONFLICT when ambiguous. */
 int registry_epoch_for(struct world_store *st, const char *release, long long *epoch, struct world_err *err);
-/* Bootstrap: when no epoch registry exists, write one nominating release
- * as epoch 1 (head CAS from none). When one exists it must nominate this
- * release (*epoch set, nothing written); a store bootstrapped for another
- * release is refused with WX_CONFLICT "store is bound to interpreter release
- * \"R\" (epoch N); refusing release \"R2\"". *created = 1 when written. */
-int registry_epoch_bootstrap(struct world_store *st, const char *release, long long *epoch, int *created,
+/* Bootstrap: when no epoch registry exists, write one nominating wi's
+ * release as epoch 1 with wi's ref admitted ("bootstrap"; head CAS from
+ * none). When one exists it must nominate this release and admit wi's ref
+ * (*epoch set, nothing written but an upgrade); a store bootstrapped for
+ * another release is refused with WX_CONFLICT "store is bound to interpreter
+ * release \"R\" (epoch N); refusing release \"R2\"", new bytes under the
+ * release as by registry_epoch_admitted. *created = 1 when written. */
+struct world_interp;
+int registry_epoch_bootstrap(struct world_store *st, const struct world_interp *wi, long long *epoch, int *created,
                              struct world_err *err);
+/* wi's ref is admitted to the epoch of wi's release: 0 with *epoch set;
+ * WX_NOT_FOUND / WX_CONFLICT as registry_epoch_for for the release, and
+ * WX_CONFLICT "interpreter NEW prints release \"R\" of epoch N, which admits
+ * OLD[, OLD2...], not these bytes; ..." when the bytes are new. Needs a
+ * writer when the registry predates admission lists (see above). */
+int registry_epoch_admitted(struct world_store *st, const struct world_interp *wi, long long *epoch,
+                            struct world_err *err);
+/* What the epoch of wi's release admits: *epoch, *admitted (wi's ref is
+ * among them) and refs ("REF, REF2", truncated to n). Errors as above. */
+int registry_epoch_admission(struct world_store *st, const struct world_interp *wi, long long *epoch, int *admitted,
+                             char *refs, size_t n, struct world_err *err);
+/* Records wi's ref as admitted ("attended") to the epoch of wi's release
+ * (a new revision, head CAS); *added = 0 when it already was (nothing
+ * written). The caller holds the attended confirmation. */
+int registry_epoch_admit(struct world_store *st, const struct world_interp *wi, long long *epoch, int *added,
+                         char head[WORLD_REF_SIZE], struct world_err *err);
 #endif

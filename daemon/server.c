@@ -1136,7 +1136,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	snprintf(d.interp_version, sizeof d.interp_version, "%s", interp.version);
 	long long epoch = 0;
 	int created = 0;
-	if (registry_epoch_bootstrap(d.writer, interp.version, &epoch, &created, err) < 0) goto out;
+	if (registry_epoch_bootstrap(d.writer, &interp, &epoch, &created, err) < 0) goto out;
 	dlog("start store=%s interpreter=%s release=\"%s\" epoch=%lld%s", d.db_path, d.interp_ref, d.interp_version, epoch,
 	     created ? " (epoch registry bootstrapped)" : "");
 	long long indeterminate = 0;

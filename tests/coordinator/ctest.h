@@ -40,7 +40,7 @@ static inline void ctest_open(struct ctest *t, const char *dir)
 	if (world_archive_interpreter(t->st, bin, &t->interp, &e) < 0) ctest_die("archive", &e);
 	long long epoch;
 	int created;
-	if (registry_epoch_bootstrap(t->st, t->interp.version, &epoch, &created, &e) < 0) ctest_die("epoch", &e);
+	if (registry_epoch_bootstrap(t->st, &t->interp, &epoch, &created, &e) < 0) ctest_die("epoch", &e);
 }
 
 /* A fresh temporary directory NAME.XXXXXX under $TMPDIR, opened as above. */

@@ -82,7 +82,7 @@ like "$out" "^world/epoch-registry/v1 revision 1 \(head sha256:[0-9a-f]{64}\)" "
 is "$(printf '%s' "$out" | sed -n 2p)" "  epoch 1: interpreter release \"$REL\"" "epoch show: one line per epoch"
 EH=$(printf '%s' "$out" | sed -n 1p | grep -Eo 'sha256:[0-9a-f]{64}')
 run_capture out err rc "$WORLDD" epoch show --store "$DB" --json
-is "$out" "{\"epochs\":[{\"epoch\":1,\"release\":\"$REL\"}],\"head\":\"$EH\",\"revision\":1}" "epoch show --json"
+is "$out" "{\"epochs\":[{\"epoch\":1,\"interpreters\":[{\"admission\":\"bootstrap\",\"ref\":\"$IREF\"}],\"release\":\"$REL\"}],\"head\":\"$EH\",\"revision\":1}" "epoch show --json"
 run_capture out err rc "$WORLDD" epoch show --store "$T/none.db"
 is "$rc" 4 "epoch show on a missing store: exit 4"
 
@@ -368,10 +368,15 @@ else
 fi
 
 # ---- an interpreter not archived yet (same release, other bytes): archived
-# after the attended step, and named by the new descriptors
+# after the attended step, refused until admitted to the epoch (worldd epoch
+# admit, tests/publish/admit.sh), then named by the new descriptors
 cp "$AILANG_LITE" "$T/ailang-copy" && printf 'x' >> "$T/ailang-copy"
 IREF2=$("$WORLDD" hash < "$T/ailang-copy")
 manifest m5.json "$(desc tools.echo5 src/echo.ail)"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m5.json --ailang-bin "$T/ailang-copy"
+is "$?:$(cat e)" "8:world-publish transitions: interpreter $IREF2 prints release \"$REL\" of epoch 1, which admits $IREF, not these bytes; admit them attended first: worldd epoch admit --store DB --ailang-bin BIN" "a new interpreter of the same release: refused until admitted"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "admit $IREF2 to epoch 1" -- "$WORLDD" epoch admit --store "$DB" --ailang-bin "$T/ailang-copy"
+is "$?" 0 "... admitted attended (worldd epoch admit)"
 env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m5.json --ailang-bin "$T/ailang-copy"
 is "$?" 0 "a new interpreter of the same release: published"
 [ -x "$DB.artifacts/interpreters/sha256/${IREF2#sha256:}/ailang" ]; ok $? "... and archived next to the store"

@@ -56,7 +56,7 @@ static void build(struct run *r, long long n)
 	long long epoch;
 	int created;
 	if (world_archive_interpreter(t->st, bin, &t->interp, &e) < 0 ||
-	    registry_epoch_bootstrap(t->st, t->interp.version, &epoch, &created, &e) < 0)
+	    registry_epoch_bootstrap(t->st, &t->interp, &epoch, &created, &e) < 0)
 		bail("archive/epoch: %s", e.msg);
 	ctest_register(t, "t.seen", ctest_seen_source, "[]", "null", NULL);
 	struct sbulk b = { .episode = "bulk" };
