@@ -98,6 +98,11 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	     "the integrity scan's cursor: every world once, in ref order, from the resume point"),
 	SCAN(SCAN_OBJECTS, "SELECT ref, payload FROM objects WHERE ref >= ? ORDER BY ref",
 	     "the integrity scan's --objects cursor: every object once (orphans included), in ref order"),
+	SCAN(STREAM_OBJECTS, "SELECT ref, semantic_id, payload FROM objects",
+	     "the full integrity scan's first pass: every object once, in storage order, each payload hashed once "
+	     "(scan.c, stream_scan)"),
+	SCAN(STREAM_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds",
+	     "the full integrity scan's second pass: every world once, in storage order (scan.c, stream_scan)"),
 
 	Q(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master"),
 	SCAN(MIG_OUTCOME_SUBJECTS,
