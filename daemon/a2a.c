@@ -6,7 +6,12 @@
  *   reference  tasks/send   parts [{"type":"data","data":{..}}], state "completed"
  *   A2A 0.3    message/send parts [{"kind":"data","data":{..}}], state "completed"
  *   A2A 1.0    SendMessage  parts [{"data":{..}}], state "TASK_STATE_COMPLETED", result {"task":{..}}
- * plus tasks/get (reference and 0.3) and GetTask (1.0). The skill is
+ * plus tasks/get (reference and 0.3) and GetTask (1.0), ListTasks,
+ * CancelTask / tasks/cancel (a committed task is finished: not cancelable),
+ * GetExtendedAgentCard / agent/getAuthenticatedExtendedCard; every task
+ * carries its history (the caller's message; the failure message). The
+ * public card lists the skills open to every session and the bearer
+ * security scheme (docs/daemon.md, "A2A"). The skill is
  * metadata.skill_id (of the params, or of the message), or the only skill
  * the session sees. The task id is params.id (tasks/send), else
  * message.taskId, else message.messageId; a task id already committed in
@@ -30,6 +35,7 @@ struct task {
 	char *context;
 	char *text;         /* failed: "CLASS: message" */
 	json_t *output;     /* completed: the output object */
+	json_t *input;      /* the caller's arguments (history), or NULL */
 	char invocation_id[256], world_ref[WORLD_REF_SIZE];
 	long long entry_index;
 };
@@ -39,6 +45,7 @@ static void task_clear(struct task *t)
 	free(t->context);
 	free(t->text);
 	json_decref(t->output);
+	json_decref(t->input);
 	memset(t, 0, sizeof *t);
 }
 
@@ -71,6 +78,19 @@ static json_t *task_json(const struct task *t, const char *task_id)
 	/* a committed call whose output reports failure is failed, and keeps
 	 * its artifact and invocation: the entry is in the log */
 	json_t *v = json_pack("{s:s,s:o}", "id", task_id, "status", status);
+	/* history: the caller's message (its arguments), then the agent's
+	 * failure message when there is one */
+	json_t *hist = json_array();
+	if (t->input) {
+		json_t *um = dia == D_V1 ? json_pack("{s:s,s:s,s:s,s:[o]}", "messageId", "input", "taskId", task_id, "role", "ROLE_USER",
+		                                     "parts", part(dia, "data", json_incref(t->input)))
+		           : dia == D_V03 ? json_pack("{s:s,s:s,s:s,s:s,s:[o]}", "kind", "message", "messageId", "input", "taskId",
+		                                      task_id, "role", "user", "parts", part(dia, "data", json_incref(t->input)))
+		                          : json_pack("{s:s,s:[o]}", "role", "user", "parts", part(dia, "data", json_incref(t->input)));
+		json_array_append_new(hist, um);
+	}
+	if (t->failed) json_array_append(hist, json_object_get(status, "message"));
+	json_object_set_new(v, "history", hist);
 	if (dia != D_REF) json_object_set_new(v, "contextId", json_string(t->context ? t->context : ""));
 	if (dia == D_V03) json_object_set_new(v, "kind", json_string("task"));
 	if (t->output) {
@@ -91,20 +111,25 @@ static json_t *task_json(const struct task *t, const char *task_id)
 
 /* ---- the card ---- */
 
-void a2a_card(struct dreq *rq, struct dresp *r, int v1)
+#define CARD_AUTH_TEXT                                                                                                   \
+	"a World session credential (64 hex, minted by the operator with worldd session mint) as "                        \
+	"Authorization: Bearer <credential>; there is no OAuth authorization server"
+
+/* The card of dialect v1 (1.0 card fields) for session s; s NULL: the
+ * public card, whose skills are the transitions open to every session
+ * (access null). NULL + err on a store failure. */
+static json_t *card_json(struct dreq *rq, const struct coord_session *s, int v1, struct world_err *err)
 {
-	struct coord_session *s = NULL;
-	int present = 0;
-	if (dauth(rq, r, 0, 1, &s, &present) < 0) return;
 	json_t *skills = json_array();
-	if (s) {
+	{
+		struct coord_session pub;
+		memset(&pub, 0, sizeof pub);
+		pub.expires_at = 1;  /* no grants: only what needs none is visible */
+		snprintf(pub.episode, sizeof pub.episode, "%s", "-");
 		json_t *vis = NULL;
-		struct world_err err = { 0, "" };
-		if (coord_visible(rq->d->coord, s, &vis, &err) < 0) {
-			coord_session_free(s);
+		if (coord_visible(rq->d->coord, s ? s : &pub, &vis, err) < 0) {
 			json_decref(skills);
-			dresp_internal(rq, r, "visible transitions", &err);
-			return;
+			return NULL;
 		}
 		size_t i;
 		json_t *dsc;
@@ -117,19 +142,45 @@ void a2a_card(struct dreq *rq, struct dresp *r, int v1)
 			                                        "description", desc ? desc : "", "tags", "examples"));
 		}
 		json_decref(vis);
-		coord_session_free(s);
 	}
 	char url[400];
 	snprintf(url, sizeof url, "%s/a2a/", rq->d->base_url);
-	json_t *card = json_pack("{s:s,s:s,s:s,s:s,s:{s:b,s:b,s:b},s:[s],s:[s],s:o}", "name", "worldd", "description",
-	                         "World: published AILANG transitions as skills; every call commits one log entry",
+	json_t *card = json_pack("{s:s,s:s,s:s,s:s,s:{s:b,s:b,s:b},s:[s,s],s:[s],s:o}", "name", "worldd", "description",
+	                         "World: published AILANG transitions as skills; every call commits one log entry. "
+	                         "A skill takes one JSON object (a data part, or a text part holding the object's JSON) and "
+	                         "answers a task whose artifact is its output object. This card lists the skills open to "
+	                         "every session; the extended card (GetExtendedAgentCard, with a credential) lists the "
+	                         "session's own.",
 	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 0, "pushNotifications", 0,
-	                         "stateTransitionHistory", 0, "defaultInputModes", "application/json", "defaultOutputModes",
-	                         "application/json", "skills", skills);
+	                         "stateTransitionHistory", 0, "defaultInputModes", "application/json", "text/plain",
+	                         "defaultOutputModes", "application/json", "skills", skills);
 	if (v1) {
 		json_object_set_new(card, "supportedInterfaces",
 		                    json_pack("[{s:s,s:s,s:s}]", "url", url, "protocolBinding", "JSONRPC", "protocolVersion", "1.0"));
+		json_object_set_new(json_object_get(card, "capabilities"), "extendedAgentCard", json_true());
+		json_object_set_new(card, "securitySchemes",
+		                    json_pack("{s:{s:{s:s,s:s}}}", "worldSession", "httpAuthSecurityScheme", "scheme", "Bearer",
+		                              "description", CARD_AUTH_TEXT));
+		json_object_set_new(card, "securityRequirements", json_pack("[{s:{s:{s:[]}}}]", "schemes", "worldSession", "list"));
+	} else {
+		json_object_set_new(card, "supportsAuthenticatedExtendedCard", json_true());
+		json_object_set_new(card, "securitySchemes",
+		                    json_pack("{s:{s:s,s:s,s:s}}", "worldSession", "type", "http", "scheme", "bearer", "description",
+		                              CARD_AUTH_TEXT));
+		json_object_set_new(card, "security", json_pack("[{s:[]}]", "worldSession"));
 	}
+	return card;
+}
+
+void a2a_card(struct dreq *rq, struct dresp *r, int v1)
+{
+	struct coord_session *s = NULL;
+	int present = 0;
+	if (dauth(rq, r, 0, 1, &s, &present) < 0) return;
+	struct world_err err = { 0, "" };
+	json_t *card = card_json(rq, s, v1, &err);
+	coord_session_free(s);
+	if (!card) { dresp_internal(rq, r, "visible transitions", &err); return; }
 	dresp_json(r, 200, card);
 }
 
@@ -155,7 +206,8 @@ static json_t *args_of(const json_t *message, const char **why)
 {
 	const json_t *parts = json_object_get(message, "parts");
 	if (!json_is_array(parts) || json_array_size(parts) != 1) {
-		*why = "message.parts must hold exactly one part (a data part with the arguments object)";
+		*why = "message.parts must hold exactly one part: a data part with the arguments object, or a text part "
+		       "holding the arguments object's JSON text";
 		return NULL;
 	}
 	const json_t *p = json_array_get(parts, 0);
@@ -169,10 +221,12 @@ static json_t *args_of(const json_t *message, const char **why)
 		json_t *v = json_loads(json_string_value(text), JSON_REJECT_DUPLICATES, NULL);
 		if (json_is_object(v)) return v;
 		json_decref(v);
-		*why = "a text part must hold a JSON object (the arguments)";
+		*why = "this text part is not a JSON object: a skill takes its arguments as one JSON object, as the text "
+		       "of a text part (e.g. {\"path\":\"src/a.ail\"}) or in a data part; prose is not understood";
 		return NULL;
 	}
-	*why = "message.parts[0] must be a data part";
+	*why = "message.parts[0] must be a data part (the arguments object) or a text part holding the object's JSON "
+	       "(file parts are not accepted)";
 	return NULL;
 }
 
@@ -246,8 +300,12 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		skill = json_string_value(json_object_get(json_array_get(vis, 0), "id"));
 	}
 	char *text = json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(args);
-	if (!text || !skill) { free(text); json_decref(vis); return drpc_error(id, -32603, "Internal: internal store failure"); }
+	if (!text || !skill) {
+		free(text);
+		json_decref(args);
+		json_decref(vis);
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
 	struct coord_call call = { .session = s, .channel = "a2a", .skill_id = skill, .task_id = task, .args = text,
 	                           .args_len = strlen(text) };
 	struct coord_result res;
@@ -259,6 +317,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;
+	t.input = args; /* the history's user message */
 	json_t *ctx = json_object_get(message, "contextId");
 	t.context = strdup(json_is_string(ctx) && *json_string_value(ctx) ? json_string_value(ctx) : s->episode);
 	char tid[160];
@@ -310,6 +369,65 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
  * row of a2a:EPISODE:TASK, its invocation record, output and log entry,
  * every object re-hashed on read. A call that failed committed nothing
  * and is not found. */
+/* Loads a committed task of the episode into t (t->dia set by the caller):
+ * 0 found, 1 not found (never committed: a call that failed before its
+ * commit, or another episode's), -1 damaged or unreadable (err). */
+static int task_load(struct dreq *rq, const struct coord_session *s, struct world_store *st, const char *task,
+                     struct task *t, struct world_err *err)
+{
+	snprintf(t->invocation_id, sizeof t->invocation_id, "a2a:%s:%s", s->episode, task);
+	struct world_journal_row jr;
+	struct world_object rec = { 0 }, out = { 0 }, in = { 0 };
+	json_t *r = NULL;
+	int rc = world_journal_find(st, "invocation", t->invocation_id, &jr, err);
+	if (rc < 0 || strcmp(jr.status, "committed") != 0) return rc < 0 && err->code != WX_NOT_FOUND ? -1 : 1;
+	int ok = world_object_get(st, jr.outcome_ref, &rec, err) == 0 &&
+	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
+	         json_is_string(json_object_get(r, "output")) &&
+	         world_object_get(st, json_string_value(json_object_get(r, "output")), &out, err) == 0 &&
+	         world_log_find_record(st, jr.outcome_ref, &t->entry_index, err) == 0;
+	struct world_log_entry le;
+	if (ok && world_log_get(st, t->entry_index, &le, err) == 0) {
+		json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", le.entry_hash, "revision", (json_int_t)t->entry_index,
+		                      "stateRoot", json_string_value(json_object_get(r, "output")));
+		world_log_entry_free(&le);
+		char *wb = w ? world_canon_json(w, NULL, err) : NULL;
+		json_decref(w);
+		ok = wb && world_hash_ref(wb, strlen(wb), t->world_ref, err) == 0;
+		free(wb);
+		t->output = ok ? json_loadb((const char *)out.payload, out.len, 0, NULL) : NULL;
+		ok = json_is_object(t->output);
+	} else ok = 0;
+	/* the caller's arguments, for the task's history */
+	const char *iref = json_string_value(json_object_get(r, "input"));
+	if (ok && iref && world_object_get(st, iref, &in, err) == 0) {
+		t->input = json_loadb((const char *)in.payload, in.len, 0, NULL);
+		world_object_free(&in);
+	}
+	if (ok) {
+		/* judged as it was when sent: against the descriptor of the same
+		 * transition function, when the registry still has it */
+		json_t *vis = NULL;
+		const char *sk = json_string_value(json_object_get(r, "skillId"));
+		const char *fn = json_string_value(json_object_get(r, "transitionFn"));
+		struct world_err ve = { 0, "" };
+		if (sk && fn && coord_visible(rq->d->coord, s, &vis, &ve) == 0)
+			verdict(t, descriptor_of(vis, sk, fn), rq->note, sizeof rq->note);
+		else verdict(t, NULL, rq->note, sizeof rq->note);
+		json_decref(vis);
+	}
+	json_decref(r);
+	world_object_free(&rec);
+	world_object_free(&out);
+	if (!ok) return -1;
+	t->context = strdup(s->episode);
+	return 0;
+}
+
+/* A committed task, read back from the store: the journal's invocation
+ * row of a2a:EPISODE:TASK, its invocation record, output and log entry,
+ * every object re-hashed on read. A call that failed committed nothing
+ * and is not found. */
 static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
@@ -319,61 +437,151 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;
-	snprintf(t.invocation_id, sizeof t.invocation_id, "a2a:%s:%s", s->episode, task);
-	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
 	struct world_err err = { 0, "" };
 	struct world_store *st = dreader_get(rq->d, &err);
-	if (!st) goto internal;
-	struct world_journal_row jr;
-	struct world_object rec = { 0 }, out = { 0 };
-	json_t *r = NULL;
-	int rc = world_journal_find(st, "invocation", t.invocation_id, &jr, &err);
-	if (rc < 0 || strcmp(jr.status, "committed") != 0) {
-		dreader_put(rq->d, st);
-		if (rc < 0 && err.code != WX_NOT_FOUND) goto internal;
+	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
+	if (st) dreader_put(rq->d, st);
+	if (rc == 1) {
+		task_clear(&t);
 		return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
 	}
-	int ok = world_object_get(st, jr.outcome_ref, &rec, &err) == 0 &&
-	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
-	         json_is_string(json_object_get(r, "output")) &&
-	         world_object_get(st, json_string_value(json_object_get(r, "output")), &out, &err) == 0 &&
-	         world_log_find_record(st, jr.outcome_ref, &t.entry_index, &err) == 0;
-	struct world_log_entry le;
-	if (ok && world_log_get(st, t.entry_index, &le, &err) == 0) {
-		json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", le.entry_hash, "revision", (json_int_t)t.entry_index,
-		                      "stateRoot", json_string_value(json_object_get(r, "output")));
-		world_log_entry_free(&le);
-		char *wb = w ? world_canon_json(w, NULL, &err) : NULL;
-		json_decref(w);
-		ok = wb && world_hash_ref(wb, strlen(wb), t.world_ref, &err) == 0;
-		free(wb);
-		t.output = ok ? json_loadb((const char *)out.payload, out.len, 0, NULL) : NULL;
-		ok = json_is_object(t.output);
-	} else ok = 0;
-	if (ok) {
-		/* judged as it was when sent: against the descriptor of the same
-		 * transition function, when the registry still has it */
-		json_t *vis = NULL;
-		const char *sk = json_string_value(json_object_get(r, "skillId"));
-		const char *fn = json_string_value(json_object_get(r, "transitionFn"));
-		if (sk && fn && coord_visible(rq->d->coord, s, &vis, &err) == 0)
-			verdict(&t, descriptor_of(vis, sk, fn), rq->note, sizeof rq->note);
-		else verdict(&t, NULL, rq->note, sizeof rq->note);
-		json_decref(vis);
+	if (rc < 0) {
+		task_clear(&t);
+		dlog("error route=/a2a/ GetTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
+		return drpc_error(id, -32603, "Internal: internal store failure");
 	}
-	json_decref(r);
-	world_object_free(&rec);
-	world_object_free(&out);
-	dreader_put(rq->d, st);
-	if (!ok) goto internal;
-	t.context = strdup(s->episode);
 	json_t *tj = task_json(&t, task);
 	task_clear(&t);
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", tj);
-internal:
+}
+
+/* CancelTask / tasks/cancel. A call runs inside its one request, so a task
+ * another request can name has either committed (finished: not
+ * cancelable, A2A's TaskNotCancelableError) or is not known. */
+static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+{
+	json_t *jt = json_object_get(params, "id");
+	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
+	const char *task = json_string_value(jt);
+	struct task t;
+	memset(&t, 0, sizeof t);
+	t.dia = dia;
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
+	if (st) dreader_put(rq->d, st);
+	int failed = t.failed;
 	task_clear(&t);
-	dlog("error route=/a2a/ GetTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
-	return drpc_error(id, -32603, "Internal: internal store failure");
+	if (rc == 1)
+		return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id; "
+		                              "a call in flight cannot be cancelled yet)", task);
+	if (rc < 0) {
+		dlog("error route=/a2a/ CancelTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
+	return drpc_error(id, -32002, "task cannot be canceled: \"%s\" is %s (its call committed log entry; a committed entry is never undone)",
+	                  task, failed ? "failed" : "completed");
+}
+
+/* ListTasks: the episode's committed A2A tasks, oldest first, pageSize
+ * (1-100, default 50) per page; nextPageToken is the log index to go on
+ * from ("" at the end). Optional contextId (only the episode's: the
+ * context of every task here) and status filters. */
+static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+{
+	json_t *jps = json_object_get(params, "pageSize");
+	long long ps = 50;
+	if (jps && (!json_is_integer(jps) || json_integer_value(jps) < 1 || json_integer_value(jps) > 100))
+		return drpc_error(id, -32602, "params.pageSize must be an integer 1-100");
+	if (jps) ps = json_integer_value(jps);
+	long long from = 1;
+	const char *tok = json_string_value(json_object_get(params, "pageToken"));
+	if (tok && *tok) {
+		char *end;
+		from = strtoll(tok, &end, 10);
+		if (*end || from < 1) return drpc_error(id, -32602, "params.pageToken \"%.64s\" is not a token of this list", tok);
+	}
+	const char *ctx = json_string_value(json_object_get(params, "contextId"));
+	const char *want = json_string_value(json_object_get(params, "status"));
+	/* no filter: absent, "", TASK_STATE_UNSPECIFIED, or "UNRECOGNIZED" (what
+	 * @a2a-js/sdk 1.3 sends for an unset status) */
+	if (want && (!*want || strcmp(want, "TASK_STATE_UNSPECIFIED") == 0 || strcmp(want, "UNRECOGNIZED") == 0)) want = NULL;
+	if (want && strncmp(want, "TASK_STATE_", 11) != 0)
+		return drpc_error(id, -32602, "params.status \"%.40s\" is not a task state (TASK_STATE_COMPLETED, TASK_STATE_FAILED, ...)", want);
+	if (json_object_get(params, "status") && !json_is_string(json_object_get(params, "status")))
+		return drpc_error(id, -32602, "params.status must be a task state name");
+	json_t *jh = json_object_get(params, "historyLength");
+	long long hl = json_is_integer(jh) ? json_integer_value(jh) : -1;
+	json_t *tasks = json_array();
+	if (ctx && *ctx && strcmp(ctx, s->episode) != 0)
+		return json_pack("{s:s,s:O,s:{s:o,s:s,s:I,s:I}}", "jsonrpc", "2.0", "id", id, "result", "tasks", tasks,
+		                 "nextPageToken", "", "pageSize", (json_int_t)ps, "totalSize", (json_int_t)0);
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	if (!st) { json_decref(tasks); return drpc_error(id, -32603, "Internal: internal store failure"); }
+	char prefix[100];
+	snprintf(prefix, sizeof prefix, "a2a:%s:", s->episode);
+	size_t pl = strlen(prefix);
+	long long next = 0;
+	int bad = 0;
+	/* walk the episode's entries in chunks; at most 2,000 entries per page */
+	for (int chunks = 0; !bad && chunks < 10 && (long long)json_array_size(tasks) < ps; chunks++) {
+		long long idx[200];
+		size_t n = 0;
+		if (world_episode_entries(st, s->episode, from, 200, idx, &n, &err) < 0) { bad = 1; break; }
+		if (n == 0) { next = 0; break; }
+		size_t k;
+		for (k = 0; k < n && (long long)json_array_size(tasks) < ps; k++) {
+			struct world_log_entry le;
+			struct world_object rec = { 0 };
+			if (world_log_get(st, idx[k], &le, &err) < 0) { bad = 1; break; }
+			int got = world_object_get(st, le.transition_ref, &rec, &err);
+			world_log_entry_free(&le);
+			if (got < 0) { bad = 1; break; }
+			json_t *r = json_loadb((const char *)rec.payload, rec.len, 0, NULL);
+			world_object_free(&rec);
+			const char *inv = json_string_value(json_object_get(r, "invocationId"));
+			if (inv && strncmp(inv, prefix, pl) == 0) {
+				struct task t;
+				memset(&t, 0, sizeof t);
+				t.dia = dia;
+				int lr = task_load(rq, s, st, inv + pl, &t, &err);
+				if (lr < 0) bad = 1;
+				else if (lr == 0) {
+					const char *state = t.failed ? "TASK_STATE_FAILED" : "TASK_STATE_COMPLETED";
+					if (!want || strcmp(want, state) == 0) {
+						json_t *tj = task_json(&t, inv + pl);
+						if (hl >= 0) {
+							json_t *h = json_object_get(tj, "history");
+							while (json_array_size(h) > (size_t)hl) json_array_remove(h, 0);
+						}
+						if (json_is_false(json_object_get(params, "includeArtifacts"))) json_object_del(tj, "artifacts");
+						json_array_append_new(tasks, tj);
+					}
+				}
+				task_clear(&t);
+			}
+			json_decref(r);
+		}
+		if (bad) break;
+		from = (k < n ? idx[k] : idx[n - 1] + 1);
+		next = from;
+		if (k == n && n < 200) { next = 0; break; }
+	}
+	dreader_put(rq->d, st);
+	if (bad) {
+		json_decref(tasks);
+		dlog("error route=/a2a/ ListTasks: %s", err.msg[0] ? err.msg : "damaged record");
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
+	char nt[32] = "";
+	if (next) snprintf(nt, sizeof nt, "%lld", next);
+	size_t total = json_array_size(tasks);
+	return json_pack("{s:s,s:O,s:{s:o,s:s,s:I,s:I}}", "jsonrpc", "2.0", "id", id, "result", "tasks", tasks,
+	                 "nextPageToken", nt, "pageSize", (json_int_t)ps, "totalSize", (json_int_t)total);
 }
 
 void a2a_handle(struct dreq *rq, struct dresp *r)
@@ -392,13 +600,21 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	json_error_t je;
 	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	json_t *out = NULL;
-	if (!msg) out = drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
+	/* A2A-Version (1.0 clients send it; absent = 0.3): what this agent speaks */
+	const char *av = dreq_header(rq, "A2A-Version");
+	if (av && *av && strcmp(av, "1.0") != 0 && strcmp(av, "0.3") != 0 && strcmp(av, "0.3.0") != 0) {
+		json_t *jid = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+		out = drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32009,
+		                 "unsupported A2A-Version \"%.32s\" (this agent speaks 1.0 and 0.3)", av);
+	} else if (!msg) out = drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
 	else if (!json_is_object(msg)) out = drpc_error(NULL, -32600, "invalid request: one JSON-RPC request object (no batches on /a2a/)");
 	else {
 		json_t *id = json_object_get(msg, "id");
 		json_t *m = json_object_get(msg, "method");
 		json_t *jv = json_object_get(msg, "jsonrpc");
 		json_t *params = json_object_get(msg, "params");
+		json_t *noparams = NULL; /* JSON-RPC lets params be omitted (agent/getAuthenticatedExtendedCard does) */
+		if (!params) params = noparams = json_object();
 		if (!json_is_string(jv) || strcmp(json_string_value(jv), "2.0") != 0 || !json_is_string(m) ||
 		    (id && !json_is_string(id) && !json_is_integer(id)))
 			out = drpc_error(json_is_string(id) || json_is_integer(id) ? id : NULL, -32600,
@@ -413,8 +629,19 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/get") == 0) out = get(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
-			else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers tasks/send, message/send, SendMessage, tasks/get, GetTask)", mn);
+			else if (strcmp(mn, "ListTasks") == 0) out = list(rq, s, id, params, D_V1);
+			else if (strcmp(mn, "CancelTask") == 0) out = cancel(rq, s, id, params, D_V1);
+			else if (strcmp(mn, "tasks/cancel") == 0) out = cancel(rq, s, id, params, D_V03);
+			else if (strcmp(mn, "GetExtendedAgentCard") == 0 || strcmp(mn, "agent/getAuthenticatedExtendedCard") == 0) {
+				struct world_err err = { 0, "" };
+				json_t *card = card_json(rq, s, strcmp(mn, "GetExtendedAgentCard") == 0, &err);
+				if (!card) {
+					dlog("error route=/a2a/ %s: visible transitions: %s", mn, err.msg);
+					out = drpc_error(id, -32603, "Internal: internal store failure");
+				} else out = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", card);
+			} else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers SendMessage, GetTask, ListTasks, CancelTask, GetExtendedAgentCard and the 0.3 names message/send, tasks/get, tasks/cancel, agent/getAuthenticatedExtendedCard, tasks/send)", mn);
 		}
+		json_decref(noparams);
 	}
 	json_decref(msg);
 	coord_session_free(s);

@@ -89,6 +89,45 @@ async function a2a() {
   });
   ok(sbad.status?.state === 4 && /OutputSchema: .*\/n: expected type integer/.test(sbad.status?.message?.parts?.[0]?.content?.value), 'A2A SDK: a result outside its outputSchema is a failed task naming the JSON pointer', sbad.status);
 
+  ok(Array.isArray(got.history) && got.history[0]?.role === 1 && got.history[0]?.parts?.[0]?.content?.value?.hello === 'world',
+    'A2A SDK: the task history holds the caller\'s message (its arguments)', got.history);
+  // a text part holding a JSON object is the input; prose is refused saying what is expected
+  const tid = `t-${process.pid}-${Date.now()}`;
+  const tres = await client.sendMessage({
+    message: { messageId: tid, role: 1, parts: [{ content: { $case: 'text', value: '{"from":"text"}' } }], metadata: { skill_id: 'tools.echo' } },
+  });
+  ok(tres.status?.state === 3 && tres.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.from === 'text', 'A2A SDK: a text part holding a JSON object is the arguments', tres);
+  let prose;
+  try { await client.sendMessage({ message: { messageId: `p-${tid}`, role: 1, parts: [{ content: { $case: 'text', value: 'please echo hello' } }], metadata: { skill_id: 'tools.echo' } } }); }
+  catch (e) { prose = e; }
+  ok(prose && /not a JSON object: a skill takes its arguments as one JSON object/.test(String(prose.message)), 'A2A SDK: a prose text part is refused saying what is expected', String(prose));
+  // ListTasks: this episode's committed tasks, paged
+  const all = await client.listTasks({ pageSize: 100 });
+  const ids = all.tasks.map(t => t.id);
+  ok([messageId, fid, tid].every(i => ids.includes(i)) && !ids.includes(`p-${tid}`), 'A2A SDK: listTasks lists the committed tasks (not the refused one)', ids);
+  const failedOnly = await client.listTasks({ status: 4, pageSize: 100 });
+  ok(failedOnly.tasks.length > 0 && failedOnly.tasks.every(t => t.status?.state === 4) && failedOnly.tasks.some(t => t.id === fid), 'A2A SDK: listTasks filters by status (failed)', failedOnly.tasks.map(t => [t.id, t.status?.state]));
+  const p1 = await client.listTasks({ pageSize: 1 });
+  const p2 = p1.nextPageToken ? await client.listTasks({ pageSize: 1, pageToken: p1.nextPageToken }) : { tasks: [] };
+  ok(p1.tasks.length === 1 && p2.tasks.length === 1 && p1.tasks[0].id !== p2.tasks[0].id, 'A2A SDK: listTasks pages with pageSize and nextPageToken', [p1.tasks.map(t => t.id), p1.nextPageToken, p2.tasks.map(t => t.id)]);
+  // CancelTask of a finished task: the A2A error; of an unknown one: not found
+  let nc, nf;
+  try { await client.cancelTask({ id: messageId }); } catch (e) { nc = e; }
+  ok(nc && /cannot be canceled.*completed/.test(String(nc.message)), 'A2A SDK: cancelTask of a completed task is TaskNotCancelable', String(nc));
+  try { await client.cancelTask({ id: 'never-sent' }); } catch (e) { nf = e; }
+  ok(nf && /task not found/.test(String(nf.message)), 'A2A SDK: cancelTask of an unknown task is TaskNotFound', String(nf));
+  // the extended card: the session's skills (tests.shape needs no grant but this session sees it too)
+  const ext = await client.getAgentCard();
+  ok(ext.skills.some(s => s.id === 'tools.echo') && ext.securitySchemes?.worldSession?.scheme?.$case === 'httpAuthSecurityScheme', 'A2A SDK: getAgentCard fetches the extended card (GetExtendedAgentCard) with the skills and the bearer scheme', [ext.skills.map(s => s.id), ext.securitySchemes]);
+  // the public card, fetched without a credential: the service, its scheme, the open skills
+  const pub = await new DefaultAgentCardResolver({}).resolve(base);
+  ok(pub.skills.some(s => s.id === 'tools.echo') && !pub.skills.some(s => s.id === 'tests.secret') && /session credential/.test(JSON.stringify(pub.securitySchemes)),
+    'A2A SDK: the public card lists the skills open to every session and the bearer security scheme', [pub.skills.map(s => s.id), pub.securitySchemes]);
+
+  const v9 = await (await fetch(`${base}/a2a/`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '9.9' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: messageId } }) })).json();
+  ok(v9.error?.code === -32009 && /unsupported A2A-Version "9.9"/.test(v9.error?.message), 'A2A: an A2A-Version this agent does not speak is -32009 VersionNotSupported', v9);
+
   // the same SDK in its A2A 0.3 compatibility mode, on the reference's card
   const legacyCompat = { enabled: true };
   const lf = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -103,6 +142,11 @@ async function a2a() {
   ok(lr.status?.state === 3 && lr.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.v === 3, 'A2A SDK (0.3 compat, agent.json): message/send -> completed task with the output', lr);
   const lg = await lc.getTask({ id: lid });
   ok(lg.id === lid && lg.status?.state === 3, 'A2A SDK (0.3 compat): tasks/get returns the committed task', lg);
+  let lcn;
+  try { await lc.cancelTask({ id: lid }); } catch (e) { lcn = e; }
+  ok(lcn && /cannot be canceled/.test(String(lcn.message)), 'A2A SDK (0.3 compat): tasks/cancel of a completed task is TaskNotCancelable', String(lcn));
+  const lext = await lc.getAgentCard();
+  ok(lext.skills.some(s => s.id === 'tools.echo'), 'A2A SDK (0.3 compat): the card (agent/getAuthenticatedExtendedCard when advertised) lists the skills', lext.skills?.map(s => s.id));
 }
 
 // packages/quickstart and packages/se-tools as published (their real
