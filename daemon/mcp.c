@@ -5,6 +5,11 @@
  * text/event-stream (406) -> MCP-Protocol-Version supported (400; absent =
  * 2025-03-26) -> JSON (400, -32700) -> JSON-RPC shape (400, -32600).
  * Batches only under 2025-03-26. Notifications and responses: 202, empty.
+ * Protocol revision 2026-07-28 beside them, per request: a request whose
+ * params._meta names io.modelcontextprotocol/protocolVersion is stateless
+ * 2026-07-28 (era_of: the envelope, MCP-Protocol-Version / Mcp-Method /
+ * Mcp-Name agreeing with the body, else -32020; modern_stamp: resultType,
+ * serverInfo, cache fields); server/discover lists every revision.
  * Answers: text/event-stream `event: message\ndata: JSON\n\n`, or plain
  * JSON when the Accept header gives application/json a higher q.
  *
@@ -19,6 +24,14 @@
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 #define LEGACY_VERSION "2025-03-26"
+/* The stateless revision: no initialize; every request names its version
+ * and the client's capabilities in params._meta, and carries the routing
+ * headers (docs/daemon.md, "MCP 2026-07-28"). */
+#define MODERN_VERSION "2026-07-28"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER "io.modelcontextprotocol/serverInfo"
+#define HEADER_MISMATCH (-32020) /* a routing header disagrees with the body */
 /* A batch runs on one call worker, its messages one after another, and
  * counts once against its episode's share of the workers: at most this
  * many of its messages are looked at. Each request beyond them (a message
@@ -31,6 +44,7 @@ struct mcp {
 	struct dreq *rq;
 	struct coord_session *sess;
 	const char *version;
+	int modern;      /* this request speaks 2026-07-28 */
 	json_t *visible; /* lazily loaded descriptors */
 	int internal;    /* a host failure happened (already logged) */
 };
@@ -387,6 +401,84 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	return rpc_result(id, result);
 }
 
+/* A 2026-07-28 result: resultType, the server's identity in _meta, and the
+ * cache fields of the list results (a session's own view: private, not
+ * to be reused: ttlMs 0). */
+static void modern_stamp(json_t *answer, const char *method)
+{
+	json_t *res = json_object_get(answer, "result");
+	if (!json_is_object(res)) return;
+	json_object_set_new(res, "resultType", json_string("complete"));
+	json_t *meta = json_object_get(res, "_meta");
+	if (!json_is_object(meta)) { meta = json_object(); json_object_set_new(res, "_meta", meta); }
+	json_object_set_new(meta, META_SERVER, json_pack("{s:s,s:s}", "name", "worldd", "version", DAEMON_VERSION));
+	if (strcmp(method, "tools/list") == 0 || strcmp(method, "server/discover") == 0) {
+		json_object_set_new(res, "ttlMs", json_integer(0));
+		json_object_set_new(res, "cacheScope", json_string("private"));
+	}
+}
+
+static json_t *discover(json_t *id)
+{
+	return rpc_result(id, json_pack("{s:[s,s,s,s],s:{s:{s:b}},s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
+	                                "2025-06-18", "2025-03-26", "capabilities", "tools", "listChanged", 0, "instructions",
+	                                "Each tool is a published World transition; every successful call commits one log entry."));
+}
+
+/* The era of one message: 0 legacy, 1 modern, -1 refused (*err set: an
+ * answer to send as it is). Modern when params._meta names a protocol
+ * version; it must be 2026-07-28, carry the client's capabilities, and
+ * agree with the MCP-Protocol-Version, Mcp-Method and (tools/call)
+ * Mcp-Name headers. A 2026-07-28 header without the envelope is refused. */
+static int era_of(struct mcp *m, json_t *msg, json_t **err)
+{
+	json_t *id = json_object_get(msg, "id");
+	if (id && !json_is_string(id) && !json_is_integer(id)) return 0; /* one() answers the shape */
+	const char *mn = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+	json_t *meta = json_object_get(params, "_meta");
+	json_t *pv = json_object_get(meta, META_VERSION);
+	const char *hv = dreq_header(m->rq, "MCP-Protocol-Version");
+	if (!pv) {
+		if (hv && strcmp(hv, MODERN_VERSION) == 0 && mn) {
+			*err = drpc_error(id, -32600, "invalid request: protocol revision %s needs the _meta envelope "
+			                              "(params._meta[\"%s\"] and [\"%s\"]) on every request", MODERN_VERSION, META_VERSION, META_CAPS);
+			return -1;
+		}
+		return 0;
+	}
+	if (!json_is_string(pv) || strcmp(json_string_value(pv), MODERN_VERSION) != 0) {
+		*err = drpc_error(id, -32602, "unsupported protocol version %.64s in params._meta[\"%s\"] (supported: %s; "
+		                              "2025-11-25, 2025-06-18, 2025-03-26 through initialize)",
+		                  json_is_string(pv) ? json_string_value(pv) : "(not a string)", META_VERSION, MODERN_VERSION);
+		return -1;
+	}
+	if (!json_is_object(json_object_get(meta, META_CAPS))) {
+		*err = drpc_error(id, -32602, "params._meta[\"%s\"] must be an object (the client's capabilities)", META_CAPS);
+		return -1;
+	}
+	if (!mn) return 1; /* a notification or response: nothing routes on it */
+	if (!hv || strcmp(hv, MODERN_VERSION) != 0) {
+		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: MCP-Protocol-Version is %.64s, the body says %s",
+		                  hv ? hv : "absent", MODERN_VERSION);
+		return -1;
+	}
+	const char *hm = dreq_header(m->rq, "Mcp-Method");
+	if (id && (!hm || strcmp(hm, mn) != 0)) {
+		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: Mcp-Method is %.100s, the body's method is %.100s",
+		                  hm ? hm : "absent", mn);
+		return -1;
+	}
+	const char *tn = json_string_value(json_object_get(params, "name"));
+	const char *hn = dreq_header(m->rq, "Mcp-Name");
+	if (id && strcmp(mn, "tools/call") == 0 && tn && (!hn || strcmp(hn, tn) != 0)) {
+		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: Mcp-Name is %.100s, params.name is %.100s",
+		                  hn ? hn : "absent", tn);
+		return -1;
+	}
+	return 1;
+}
+
 /* One JSON-RPC message; NULL when it needs no answer (notification, response). */
 static json_t *one(struct mcp *m, json_t *msg, int batched)
 {
@@ -409,7 +501,11 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		return drpc_error(id, -32600, "invalid request: params must be an object or an array");
 	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, cancelled, ...) */
 	if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "%.100s", mn);
+	if (strcmp(mn, "server/discover") == 0) return discover(id);
 	if (strcmp(mn, "initialize") == 0) {
+		if (m->modern)
+			return drpc_error(id, -32601, "method not found: initialize is not part of protocol revision %s "
+			                              "(stateless: use server/discover)", MODERN_VERSION);
 		if (batched) return drpc_error(id, -32600, "initialize must not be part of a batch");
 		json_t *pv = json_object_get(params, "protocolVersion");
 		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
@@ -466,8 +562,8 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	int sse = !(qj > qs);
 	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
 	if (!ver) ver = LEGACY_VERSION;
-	if (!supported(ver)) {
-		dresp_error(r, "BadRequest", "unsupported MCP-Protocol-Version \"%.64s\" (supported: 2025-11-25, 2025-06-18, 2025-03-26)", ver);
+	if (!supported(ver) && strcmp(ver, MODERN_VERSION) != 0) {
+		dresp_error(r, "BadRequest", "unsupported MCP-Protocol-Version \"%.64s\" (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)", ver);
 		goto out;
 	}
 	m.version = ver;
@@ -506,12 +602,17 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 			else answer(r, outs, sse);
 		}
 	} else {
-		json_t *a = one(&m, msg, 0);
+		json_t *eerr = NULL;
+		int era = json_is_object(msg) ? era_of(&m, msg, &eerr) : 0;
+		m.modern = era == 1;
+		json_t *a = era < 0 ? eerr : one(&m, msg, 0);
+		if (a && m.modern && json_object_get(a, "result"))
+			modern_stamp(a, json_string_value(json_object_get(msg, "method")));
 		if (!a) r->status = 202;
 		else {
 			json_t *err = json_object_get(a, "error");
 			int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
-			if (code == -32600) dresp_json(r, 400, a);
+			if (code == -32600 || code == HEADER_MISMATCH) dresp_json(r, 400, a);
 			else answer(r, a, sse);
 		}
 	}

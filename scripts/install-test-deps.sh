@@ -15,6 +15,8 @@
 #   @modelcontextprotocol/sdk (npm) the official MCP TypeScript SDK client and
 #   @a2a-js/sdk (npm)               the A2A JS SDK client, driven unmodified
 #                                   against worldd serve by tests/daemon/sdk.sh.
+#   @modelcontextprotocol/client    the v2 MCP SDK client (protocol revision
+#   (npm)                           2026-07-28), tests/daemon/mcp2026.sh.
 #   mcp-remote (npm)                the stdio bridge desktop hosts use, run by
 #                                   tests/daemon/auth.sh against refused
 #                                   credentials (it must print the daemon's
@@ -58,6 +60,7 @@ npm_pkg json-schema-test-suite 0.0.10 || status=1
 npm_pkg @modelcontextprotocol/sdk 1.32.2 || status=1
 npm_pkg @a2a-js/sdk 1.3.0 || status=1
 npm_pkg mcp-remote 0.15.1 || status=1
+npm_pkg @modelcontextprotocol/client 2.4.0 || status=1
 deb_pkg json-schema-test-suite || status=1
 # clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
 deb_pkg clang || status=1

@@ -1,0 +1,43 @@
+// tests/daemon/sdk-v2.mjs: the MCP TypeScript SDK v2 client
+// (@modelcontextprotocol/client 2.x), unmodified, against worldd serve:
+// protocol revision 2026-07-28 (stateless: server/discover, no initialize)
+// pinned, then the 'auto' negotiation. Usage: node sdk-v2.mjs BASE_URL CREDENTIAL.
+// Prints TAP lines (no plan: tests/daemon/sdk.sh counts).
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const [base, cred] = process.argv.slice(2);
+let n = 0, failed = 0;
+function ok(cond, name, extra) {
+  n++;
+  if (cond) console.log(`ok ${n} - ${name}`);
+  else { failed++; console.log(`not ok ${n} - ${name}`); if (extra !== undefined) console.log(`#   got: ${JSON.stringify(extra)}`); }
+}
+const headers = { Authorization: `Bearer ${cred}` };
+const seen = [];
+const fetchLog = (url, init = {}) => { seen.push({ headers: Object.fromEntries(new Headers(init.headers || {}).entries()), body: init.body }); return fetch(url, init); };
+
+async function run(mode, label) {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers }, fetch: fetchLog });
+  const client = new Client({ name: 'world-test-v2', version: '2.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(transport);
+  ok(client.getNegotiatedProtocolVersion() === '2026-07-28', `MCP SDK v2 (${label}): negotiated 2026-07-28 through server/discover`, client.getNegotiatedProtocolVersion());
+  const tools = await client.listTools();
+  const echo = tools.tools.find(t => t.name === 'tools_decho');
+  ok(echo && echo.annotations?.readOnlyHint === true, `MCP SDK v2 (${label}): tools/list lists tools_decho with its annotations`, tools.tools.map(t => t.name));
+  const r = await client.callTool({ name: 'tools_decho', arguments: { v: 2 } });
+  ok(!r.isError && r.structuredContent?.echo?.v === 2, `MCP SDK v2 (${label}): tools/call commits and answers the output`, r);
+  const bad = await client.callTool({ name: 'tests_dshape', arguments: { n: 'x' } });
+  ok(bad.isError === true && /OutputSchema/.test(bad.content?.[0]?.text), `MCP SDK v2 (${label}): an outputSchema violation is isError`, bad);
+  await client.close();
+}
+
+try { await run({ pin: '2026-07-28' }, 'pinned'); } catch (e) { ok(false, `MCP SDK v2 (pinned) threw: ${e?.stack || e}`); }
+const bodies = seen.map(s => { try { return JSON.parse(s.body); } catch { return null; } }).filter(Boolean);
+ok(!bodies.some(b => b.method === 'initialize'), 'MCP SDK v2: no initialize handshake was sent', bodies.map(b => b.method));
+const call = seen.find(s => { try { return JSON.parse(s.body).method === 'tools/call'; } catch { return false; } });
+const h = call?.headers || {};
+ok(h['mcp-protocol-version'] === '2026-07-28' && h['mcp-method'] === 'tools/call' && h['mcp-name'] === 'tools_decho',
+  'MCP SDK v2: its tools/call carried the routing headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name)', h);
+try { await run('auto', 'auto'); } catch (e) { ok(false, `MCP SDK v2 (auto) threw: ${e?.stack || e}`); }
+console.log(`# sdk-v2: ${n} assertions, ${failed} failed`);
+process.exit(failed ? 1 : 0);
