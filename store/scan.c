@@ -368,7 +368,7 @@ static int sobj_cmp(const void *a, const void *b) { return memcmp(a, b, 32); }
 
 static int stream_index(struct stream *m)
 {
-	qsort(m->o, m->no, sizeof *m->o, sobj_cmp);
+	if (m->no) qsort(m->o, m->no, sizeof *m->o, sobj_cmp);
 	/* about one object a bucket: each lookup one bucket and a few compares */
 	m->bits = 1;
 	while (m->bits < 24 && ((size_t)1 << m->bits) < m->no) m->bits++;
@@ -656,12 +656,12 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 			if (hole_add(&m.wh, &m.nwh, &m.cwh, ref, bad) < 0) goto oom;
 		}
 	}
-	qsort(m.wh, m.nwh, sizeof *m.wh, shole_cmp);
+	if (m.nwh) qsort(m.wh, m.nwh, sizeof *m.wh, shole_cmp);
 	for (size_t i = 0; i < m.nwh; i++) {
 		res->holes++;
 		if (out) fprintf(out, "integrity_hole table=worlds ref=%s field=%s\n", m.wh[i].ref, m.wh[i].field);
 	}
-	qsort(m.oh, m.noh, sizeof *m.oh, shole_cmp);
+	if (m.noh) qsort(m.oh, m.noh, sizeof *m.oh, shole_cmp);
 	for (size_t i = 0; i < m.noh; i++) {
 		res->holes++;
 		if (out) fprintf(out, "integrity_hole table=objects ref=%s field=payload\n", m.oh[i].ref);
