@@ -415,17 +415,14 @@ static void manifest_free(struct manifest *mf)
 	memset(mf, 0, sizeof *mf);
 }
 
-/* Reads and validates the manifest; per-entry refusals are left in each
- * entry's err (the manifest as a whole failing returns -1). */
-static int manifest_load(const char *path, struct manifest *mf, struct world_err *err)
+/* Validates the manifest text read from path (tests/fuzz/fuzz_manifest.c
+ * calls it on bytes); per-entry refusals are left in each entry's err (the
+ * manifest as a whole failing returns -1). */
+static int manifest_parse(const char *text, size_t len, const char *path, struct manifest *mf, struct world_err *err)
 {
 	memset(mf, 0, sizeof *mf);
-	char *text;
-	size_t len;
 	char q[400];
-	if (world_read_file(path, MANIFEST_MAX, &text, &len, err) < 0) return werr_prefix(err, "manifest");
 	mf->root = world_json_parse(text, len, err);
-	free(text);
 	if (!mf->root) return werr_prefix(err, "manifest %s", quote(path, q, sizeof q));
 	if (!json_is_array(mf->root))
 		return werr(err, WX_BAD_INPUT, "manifest %s: not a JSON array of descriptors", quote(path, q, sizeof q));
@@ -451,6 +448,18 @@ static int manifest_load(const char *path, struct manifest *mf, struct world_err
 			}
 	}
 	return 0;
+}
+
+/* Reads and validates the manifest (manifest_parse). */
+static int manifest_load(const char *path, struct manifest *mf, struct world_err *err)
+{
+	memset(mf, 0, sizeof *mf);
+	char *text;
+	size_t len;
+	if (world_read_file(path, MANIFEST_MAX, &text, &len, err) < 0) return werr_prefix(err, "manifest");
+	int rc = manifest_parse(text, len, path, mf, err);
+	free(text);
+	return rc;
 }
 
 /* A transitionFn entry: the stored object must be a transition source in

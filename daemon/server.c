@@ -103,6 +103,29 @@ int dclass_status(const char *k)
 	return 500;
 }
 
+/* A message quotes what a client sent (a header, a method, a task id) and
+ * vsnprintf may cut it mid-character: each byte of an ill-formed UTF-8
+ * sequence becomes '?', so json_pack never refuses the string (which
+ * would turn a bad request into a 500; tests/fuzz/corpus/mcp/regress-*). */
+static void utf8_scrub(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		unsigned c = *p;
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		int ok = n > 0;
+		for (size_t i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80;
+		if (ok && n > 1) {
+			unsigned cp = c & (0xff >> (n + 1));
+			for (size_t i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3f);
+			static const unsigned min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+			ok = cp >= min[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+		}
+		if (!ok) { *p++ = '?'; continue; }
+		p += n;
+	}
+}
+
 void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...)
 {
 	char msg[1024];
@@ -110,6 +133,7 @@ void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	utf8_scrub(msg);
 	int st = dclass_status(klass);
 	dresp_json(r, st, json_pack("{s:{s:s,s:s}}", "error", "class", klass, "message", msg));
 	if (st == 401) r->www_auth = 1;
@@ -1291,6 +1315,7 @@ json_t *drpc_error(json_t *id, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	utf8_scrub(msg);
 	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
 	                 "message", msg);
 }

@@ -9,7 +9,8 @@
 # (FUZZ_SECONDS, default 600 each) keeping what it finds in
 # $top_builddir/tests/fuzz/found/NAME. Runs in the plain build's pass only
 # (the harnesses carry their own sanitizers). The ailang-lite harness is
-# interp/fuzz.c, run by tests/interp/fuzz.sh.
+# interp/fuzz.c, run by tests/interp/fuzz.sh. manifest, mcp and a2a link
+# the build's libworld.a for everything but the files under test.
 . "$top_srcdir/tests/tap.sh"
 case "${AILANG_LITE_DIRECT:-}" in
   *-san) skip "the fuzz harnesses run in the plain build's pass" "fuzz"; done_testing; exit ;;
@@ -35,14 +36,41 @@ declare -A SOURCES=(
   [jschema]="store/jschema.c store/error.c"
   [frame]="supervisor/frame.c store/error.c"
   [plan]="broker/plan.c store/canon.c store/error.c"
+  [manifest]="cli/attended.c cli/output.c store/jschema.c store/canon.c"
+  [mcp]="daemon/mcp.c store/jschema.c"
+  [a2a]="daemon/a2a.c"
 )
+# NAME: links the rest of the real code from the build's libworld.a (not
+# instrumented: only the files above are under coverage and the sanitizers'
+# checks; ASan still sees every heap block). Their sources stay as they are.
+declare -A LIBWORLD=( [manifest]=1 [mcp]=1 [a2a]=1 )
+# NAME: its dictionary when not tests/fuzz/NAME.dict
+declare -A DICT=( [a2a]=mcp )
+LIBWORLD_A=${FUZZ_LIBWORLD:-$top_builddir/libworld.a}
+WORLD_LIBS=${FUZZ_WORLD_LIBS:--lseccomp -lcap -ljansson -lsqlite3 -lbsd -lmicrohttpd -lcrypto -lm}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan)
-for n in "${names[@]}"; do
-  srcs=()
+[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan manifest mcp a2a)
+# Every harness is built first, two at a time (the builds are most of the
+# wall time that is not fuzzing), then each runs in turn.
+build_one() {
+  local n=$1 f srcs=() libs=$JANSSON
   for f in ${SOURCES[$n]}; do srcs+=("$src/$f"); done
+  if [ -n "${LIBWORLD[$n]:-}" ]; then
+    if [ ! -f "$LIBWORLD_A" ]; then echo "$LIBWORLD_A is not built" > "$work/$n.build"; return 1; fi
+    libs="$LIBWORLD_A $WORLD_LIBS -lpthread"
+  fi
   # shellcheck disable=SC2086
-  if ! "$CC" $CFLAGS "$src/tests/fuzz/fuzz_$n.c" "${srcs[@]}" $JANSSON -o "$work/fuzz_$n" 2> "$work/$n.build"; then
+  "$CC" $CFLAGS "$src/tests/fuzz/fuzz_$n.c" "${srcs[@]}" $libs -o "$work/fuzz_$n" 2> "$work/$n.build"
+}
+running=0
+for n in "${names[@]}"; do
+  (build_one "$n"; echo $? > "$work/$n.built") &
+  running=$((running + 1))
+  if [ "$running" -ge 2 ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+for n in "${names[@]}"; do
+  if [ "$(cat "$work/$n.built" 2>/dev/null)" != 0 ]; then
     sed 's/^/# /' "$work/$n.build"
     ok 1 "harness $n builds"
     continue
@@ -53,7 +81,8 @@ for n in "${names[@]}"; do
   mkdir -p "$corpus"
   cp "$src/tests/fuzz/corpus/$n/"* "$corpus/" 2>/dev/null
   dict=()
-  [ -f "$src/tests/fuzz/$n.dict" ] && dict=(-dict="$src/tests/fuzz/$n.dict")
+  dn=${DICT[$n]:-$n}
+  [ -f "$src/tests/fuzz/$dn.dict" ] && dict=(-dict="$src/tests/fuzz/$dn.dict")
   (cd "$work" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      "./fuzz_$n" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
      -artifact_prefix="$work/$n-" "${dict[@]}" "$corpus" > "$n.log" 2>&1)

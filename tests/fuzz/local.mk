@@ -6,9 +6,9 @@
 # tests/fuzz/found/NAME of the build tree.
 TESTS += tests/fuzz/fuzz.sh
 EXTRA_DIST += tests/fuzz
-AM_TESTS_ENVIRONMENT += FUZZ_CC='$(FUZZ_CC)'; export FUZZ_CC;
+AM_TESTS_ENVIRONMENT += FUZZ_CC='$(FUZZ_CC)'; export FUZZ_CC; FUZZ_WORLD_LIBS='$(WORLD_DEP_LIBS)'; export FUZZ_WORLD_LIBS;
 FUZZ_SECONDS = 600
-fuzz:
+fuzz: libworld.a
 	@mkdir -p tests/fuzz/found
 	@$(AM_TESTS_ENVIRONMENT) WORLD_FUZZ_SECONDS=$(FUZZ_SECONDS) WORLD_FUZZ_KEEP='$(abs_top_builddir)/tests/fuzz/found' \
 	  bash $(srcdir)/tests/fuzz/fuzz.sh
