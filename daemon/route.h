@@ -3,7 +3,7 @@
  * (daemon/reads.c), MCP (daemon/mcp.c) and A2A (daemon/a2a.c).
  *
  * Owns: struct dctx (what every request can reach: the coordinator, the
- * pool of reader store handles, the operator token, the health facts),
+ * pool of reader store handles, the health facts),
  * struct dreq / struct dresp (one request in, one response out), the error
  * envelope of DESIGN §8.1 {"error":{"class","message"}} with its HTTP
  * statuses, and the credential check shared by every authenticated route.
@@ -41,7 +41,6 @@ struct dctx {
 	char interp_ref[WORLD_REF_SIZE];
 	char interp_version[256];
 	char base_url[300];              /* "http://HOST:PORT", for the A2A card */
-	char operator_token[DAEMON_TOKEN_HEX + 1]; /* "" when none */
 	int open_reads;
 	pthread_mutex_t pool_mu;         /* the reader pool */
 	struct dreader *pool;            /* free handles */

@@ -223,6 +223,23 @@ static const char *bearer_of(const char *h)
 	return c;
 }
 
+/* The store's operator token (docs/daemon.md, "The operator token"): its
+ * hash is read from the store for every request (one primary-key lookup
+ * through a pooled reader), so a `worldd token rotate` is seen by every
+ * daemon of the store on its next request. */
+static int is_operator(struct dctx *d, const char *c)
+{
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(d, &err);
+	int match = 0;
+	if (!st || world_operator_token_match(st, c, &match, &err) < 0) {
+		dlog("error: operator token check: %s", err.msg[0] ? err.msg : "failed");
+		match = 0;
+	}
+	dreader_put(d, st);
+	return match;
+}
+
 int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
           int *present)
 {
@@ -243,8 +260,7 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
 		return -1;
 	}
 	struct dctx *d = rq->d;
-	if (allow_operator && d->operator_token[0] && CRYPTO_memcmp(c, d->operator_token, DAEMON_TOKEN_HEX) == 0)
-		return 0;
+	if (allow_operator && is_operator(d, c)) return 0;
 	struct world_err err = { 0, "" };
 	if (coord_session_open(d->coord, c, sess, &err) == 0) return 0;
 	*sess = NULL;
@@ -668,7 +684,7 @@ static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *p
 	snprintf(key, 80, "unauthenticated");
 	const char *c = bearer_of(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
 	if (!c) return;
-	if (d->operator_token[0] && CRYPTO_memcmp(c, d->operator_token, DAEMON_TOKEN_HEX) == 0) {
+	if (is_operator(d, c)) {
 		snprintf(key, 80, "operator");
 		return;
 	}
@@ -1068,32 +1084,15 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- operator token ---- */
 
-static int token_write(struct dctx *d, char path[4200], struct world_err *err)
+/* The first daemon of a store without a token installs one and writes
+ * <db>.operator-token; the others use the store's (its file untouched);
+ * nobody removes the file at exit; `worldd token rotate` replaces both. */
+static int token_setup(struct dctx *d, char path[4200], int *created, struct world_err *err)
 {
-	unsigned char raw[32];
-	if (RAND_bytes(raw, sizeof raw) != 1) return werr(err, WX_IO, "operator token: no random bytes from libcrypto");
-	for (int i = 0; i < 32; i++) snprintf(d->operator_token + 2 * i, 3, "%02x", raw[i]);
-	OPENSSL_cleanse(raw, sizeof raw);
-	snprintf(path, 4200, "%s.operator-token", d->db_path);
-	char tmp[4300];
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) return werr(err, WX_IO, "operator token: create %s: %s", tmp, strerror(errno));
-	char line[DAEMON_TOKEN_HEX + 2];
-	memcpy(line, d->operator_token, DAEMON_TOKEN_HEX);
-	line[DAEMON_TOKEN_HEX] = '\n';
-	if (fchmod(fd, 0600) < 0 || write(fd, line, DAEMON_TOKEN_HEX + 1) != DAEMON_TOKEN_HEX + 1 || fsync(fd) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return werr(err, WX_IO, "operator token: write %s: %s", tmp, strerror(e));
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return werr(err, WX_IO, "operator token: rename to %s: %s", path, strerror(e));
-	}
-	return 0;
+	char tok[65];
+	int rc = world_operator_token_new(d->writer, 0, tok, path, 4200, created, err);
+	OPENSSL_cleanse(tok, sizeof tok);
+	return rc;
 }
 
 /* ---- start-up and shutdown ---- */
@@ -1208,7 +1207,11 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);
 	if (!d.coord) goto out;
-	if (token_write(&d, token_path, err) < 0) { token_path[0] = 0; goto out; }
+	int token_created = 0;
+	if (token_setup(&d, token_path, &token_created, err) < 0) goto out;
+	dlog("operator token: %s (%s)", token_path,
+	     token_created ? "the store had none: a new one, written to that file"
+	                   : "the store's, shared by every daemon of it; the file is left as it is");
 
 	struct sockaddr_in sin;
 	struct sockaddr_in6 sin6;
@@ -1300,9 +1303,6 @@ out:
 	 * nothing of ours is left when "stopped" is logged. */
 	if (spawner) sup_spawner_stop();
 	pool_close(&d);
-	if (token_path[0] && unlink(token_path) < 0 && errno != ENOENT)
-		dlog("error: remove %s: %s", token_path, strerror(errno));
-	OPENSSL_cleanse(d.operator_token, sizeof d.operator_token);
 	if (d.writer) world_store_close(d.writer); /* releases the writer lock */
 	if (rc == 0) dlog("stopped");
 	return rc;

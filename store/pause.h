@@ -22,7 +22,9 @@
  *   effect.waiting_turn an effect waits for its episode's turn (broker/turn.c)
  *   workspace.edit.read an edit has read the file it is about to replace
  *   daemon.worker      a call worker picked a job up, before it runs it
- *   daemon.queued      the HTTP thread put a call in the workers' queue */
+ *   daemon.queued      the HTTP thread put a call in the workers' queue
+ *   backup.copying     a backup copied its first pages into the staging directory
+ *   backup.renaming    a backup renamed the archive into place, not yet the database */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 

@@ -69,6 +69,12 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	Q(SESSION_REVOKE_ID, "DELETE FROM sessions WHERE credential_hash = ?"),
 	Q(SESSION_REVOKE_EPISODE, "DELETE FROM sessions WHERE episode = ?"),
 
+	/* the operator token: its one row, by the primary key */
+	Q(OPERATOR_TOKEN_GET, "SELECT token_hash FROM operator_token WHERE id = 1"),
+	Q(OPERATOR_TOKEN_INIT, "INSERT OR IGNORE INTO operator_token(id, token_hash, set_at) VALUES (1,?,?)"),
+	Q(OPERATOR_TOKEN_PUT, "INSERT INTO operator_token(id, token_hash, set_at) VALUES (1,?,?) ON CONFLICT(id) DO UPDATE "
+	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
+
 	/* episodes: (episode, ref) and (episode) are the primary keys */
 	Q(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)"),
 	Q(EPISODE_HAS_OBJECT, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?"),
@@ -91,6 +97,8 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 
 	Q(INTERP_INSERT, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)"),
 	Q(INTERP_GET, "SELECT version, size FROM interpreters WHERE ref = ?"),
+	SCAN(BACKUP_INTERPS, "SELECT ref FROM interpreters ORDER BY ref",
+	     "the backup copies every archived interpreter (a handful of rows)"),
 
 	SCAN(SCAN_LOG, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ? ORDER BY entry_index",
 	     "the integrity scan's cursor: every entry once, in index order, from the resume point"),

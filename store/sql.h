@@ -48,6 +48,10 @@ enum world_sql_id {
 	WSQ_SESSION_LIST,
 	WSQ_SESSION_REVOKE_ID,
 	WSQ_SESSION_REVOKE_EPISODE,
+	/* the operator token */
+	WSQ_OPERATOR_TOKEN_GET,
+	WSQ_OPERATOR_TOKEN_INIT,
+	WSQ_OPERATOR_TOKEN_PUT,
 	/* episodes (schema 2) */
 	WSQ_EPISODE_OBJECT_ADD,
 	WSQ_EPISODE_HAS_OBJECT,
@@ -62,6 +66,7 @@ enum world_sql_id {
 	/* interpreter archive */
 	WSQ_INTERP_INSERT,
 	WSQ_INTERP_GET,
+	WSQ_BACKUP_INTERPS,
 	/* the integrity scan's cursors */
 	WSQ_SCAN_LOG,
 	WSQ_SCAN_WORLDS,

@@ -50,6 +50,13 @@ static const char *const schema_sql =
     "CREATE TABLE interpreters("
     " ref TEXT PRIMARY KEY, version TEXT NOT NULL, size INTEGER NOT NULL, archived_at INTEGER NOT NULL);";
 
+/* The operator token's sha256, one row (docs/daemon.md, "The operator
+ * token"): in schema 2's creation SQL and its migration, and created on a
+ * writer's open of a version-2 store of a build without it. */
+#define OPERATOR_TOKEN_TABLE \
+	"CREATE TABLE IF NOT EXISTS operator_token(id INTEGER PRIMARY KEY CHECK (id = 1), token_hash TEXT NOT NULL," \
+	" set_at INTEGER NOT NULL)"
+
 /* What schema 2 adds to schema 1 (a new store gets both; a writer migrates
  * a schema-1 store with this, see migrate_v1). */
 static const char *const schema_v2_sql =
@@ -72,7 +79,8 @@ static const char *const schema_v2_sql =
     "CREATE INDEX worlds_by_revision ON worlds(revision);"
     /* the lookups that read a whole table without them (docs/store.md, Indexes) */
     "CREATE INDEX worlds_by_state_root ON worlds(state_root, revision);"
-    "CREATE INDEX objects_by_semantic ON objects(semantic_id);";
+    "CREATE INDEX objects_by_semantic ON objects(semantic_id);"
+    OPERATOR_TOKEN_TABLE ";";
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
@@ -635,7 +643,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	                              "WHERE phase = 'intent';"
 	                              "CREATE INDEX IF NOT EXISTS worlds_by_revision ON worlds(revision);"
 	                              "CREATE INDEX IF NOT EXISTS worlds_by_state_root ON worlds(state_root, revision);"
-	                              "CREATE INDEX IF NOT EXISTS objects_by_semantic ON objects(semantic_id)", err) < 0)
+	                              "CREATE INDEX IF NOT EXISTS objects_by_semantic ON objects(semantic_id);"
+	                              OPERATOR_TOKEN_TABLE, err) < 0)
 		goto fail;
 	*out = st;
 	return 0;

@@ -230,6 +230,26 @@ int world_log_find_record(struct world_store *st, const char *record_ref, long l
 int world_log_find_ref(struct world_store *st, const char *ref, long long *index, const char **what,
                        struct world_err *err);
 
+/* ---- the operator token (docs/daemon.md, "The operator token") ---- */
+/* *match = 1 when sha256(token) is the store's operator token hash; 0 when
+ * it is not, or the store has none. Works in READER mode (one PK lookup). */
+int world_operator_token_match(struct world_store *st, const char *token, int *match, struct world_err *err);
+/* Stores sha256(token) as the operator token: with replace, whatever was
+ * there is replaced (token rotate); without, only when the store has none
+ * (*installed = 1 then, else 0: a daemon's start, one statement, so two
+ * daemons starting at once install one). */
+int world_operator_token_install(struct world_store *st, const char *token, int replace, int *installed,
+                                 struct world_err *err);
+/* <db>.operator-token into path (-1 when it does not fit). */
+int world_operator_token_path(const struct world_store *st, char *path, size_t n);
+/* A new random token (64 lowercase hex) installed as by
+ * world_operator_token_install and, when installed, written to
+ * <db>.operator-token (0600; temp file, fsync, rename): token gets it then,
+ * else "" (not replace, and the store already had one: its file is left as
+ * it is). path gets the file's path either way. */
+int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
+                             int *installed, struct world_err *err);
+
 /* ---- sessions (§8) ---- */
 /* Stores sha256(credential) only, with the episode, grants (canonicalised
  * JSON text) and the expiry (unix seconds). */

@@ -1,0 +1,147 @@
+/* cli/verbs_ops.c: the worldd verbs of running a live store (see
+ * cli/verbs.h): `token rotate` and `token path` (the operator token the
+ * store keeps as a hash: store/optoken.c) and `backup` (an online copy:
+ * store/backup.c). Argument parsing and the attended fence live here. */
+#include "cli/attended.h"
+#include "cli/flags.h"
+#include "cli/verbs.h"
+#include "broker/effect.h"
+#include "store/backup.h"
+#include "store/store.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- token rotate / token path ---- */
+
+static const char rotate_help[] =
+    "usage: worldd token rotate --store DB [--wait-lock SECONDS]\n"
+    "\n"
+    "Replaces the operator token of store DB: a new random token (64 lowercase hex)\n"
+    "whose sha256 the store keeps, written to <DB>.operator-token (mode 0600; temp\n"
+    "file, fsync, rename) and printed once on stdout. Daemons serving DB may keep\n"
+    "running: every one of them refuses the old token from its next request and\n"
+    "accepts the new one. Attended: refused with CI or GITHUB_ACTIONS set, without a\n"
+    "controlling terminal, or when standard input is not that terminal; asks\n"
+    "  Confirm rotate of the operator token of DB (the old one stops working on every daemon)? [y/N]\n"
+    "and proceeds only on y or yes. A refused attended step prints\n"
+    "`STOP fence=NAME[ reason=R]` and one detail line.\n"
+    "\n"
+    WORLDD_WAIT_LOCK_HELP
+    "\n"
+    "exit codes: 0 rotated, 2 usage, 4 no store at DB, 5 store locked, 6 not a store of a known schema,\n"
+    "  9 I/O (the token file), 20 attended step refused (nothing written)\n";
+
+static int verb_token_rotate(int argc, char **argv)
+{
+	const char *verb = "token rotate";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--wait-lock", .has_value = 1 },
+		                   { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	double wait = 0;
+	if ((rc = worldd_wait_lock(verb, f[1].value, &wait))) return rc;
+	struct world_err e = { 0, "" };
+	struct stat sb;
+	if (stat(f[0].value, &sb) < 0) { /* a writer would create a store there */
+		werr(&e, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", f[0].value, strerror(errno));
+		return worldd_fail(verb, &e);
+	}
+	struct world_store *st;
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	char question[4400];
+	snprintf(question, sizeof question,
+	         "Confirm rotate of the operator token of %s (the old one stops working on every daemon)? [y/N] ",
+	         f[0].value);
+	struct attended_stop stop;
+	if (attended_confirm_yes(question, &stop) < 0) {
+		world_store_close(st);
+		return attended_report(stderr, &stop);
+	}
+	char tok[65], path[4200];
+	int installed = 0;
+	rc = world_operator_token_new(st, 1, tok, path, sizeof path, &installed, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	printf("%s\n", tok);
+	explicit_bzero(tok, sizeof tok);
+	fprintf(stderr,
+	        "worldd token rotate: new operator token written to %s; every daemon of the store refuses the old one "
+	        "from its next request\n",
+	        path);
+	return WX_OK;
+}
+
+static const char path_help[] =
+    "usage: worldd token path --store DB\n"
+    "\n"
+    "Prints the path of the operator token file of store DB, <DB>.operator-token\n"
+    "(what a service reads its token from: written by the first daemon of a store\n"
+    "and by `worldd token rotate`, mode 0600). Reads nothing.\n"
+    "\n"
+    "exit codes: 0 printed, 2 usage\n";
+
+static int verb_token_path(int argc, char **argv)
+{
+	const char *verb = "token path";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	printf("%s.operator-token\n", f[0].value);
+	return WX_OK;
+}
+
+/* ---- backup ---- */
+
+static const char backup_help[] =
+    "usage: worldd backup --store DB DEST\n"
+    "\n"
+    "An online copy of store DB at DEST, with the interpreter archive at\n"
+    "DEST.artifacts: the layout of a store, which every verb opens as one (why,\n"
+    "replay, scan, serve). Daemons and other writers may keep writing DB: the\n"
+    "database is copied with SQLite's online backup API inside one read\n"
+    "transaction, so the copy holds every commit acknowledged before the backup\n"
+    "began (and none begun after), and no writer waits for it. Every interpreter\n"
+    "the copy names is copied from DB.artifacts with its manifest.json, its bytes\n"
+    "re-hashed. Everything is written into a staging directory DIR/.NAME.backup-XXXXXX\n"
+    "beside DEST, scanned there (the whole copy, objects included), then renamed:\n"
+    "DEST.artifacts first, DEST last, so DEST exists only complete and scanned. A\n"
+    "failure removes what it wrote; a killed backup leaves only the staging\n"
+    "directory (remove it). Prints one line on stdout:\n"
+    "  backup DEST entries=N pages=N interpreters=N objects=N\n"
+    "\n"
+    "exit codes: 0 copied and scanned clean, 2 usage, 4 DB absent or DEST's directory\n"
+    "  absent, 6 DB not a store of a known schema, 7 the copy has an integrity hole or an\n"
+    "  archived interpreter does not hash to its ref (nothing left at DEST), 8 DEST or\n"
+    "  DEST.artifacts exists (nothing written), 9 I/O, 24 DB is not a SQLite store\n";
+
+static int verb_backup(int argc, char **argv)
+{
+	const char *verb = "backup";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = NULL } };
+	const char *pos[2];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 2, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (npos != 1) return worldd_usage(verb, "one DEST is required");
+	struct world_scan_opts so = { .effect_record_check = broker_record_check };
+	struct world_backup_result r;
+	struct world_err e = { 0, "" };
+	if (world_backup(f[0].value, pos[0], &so, stdout, &r, &e) < 0) return worldd_fail(verb, &e);
+	printf("backup %s entries=%lld pages=%lld interpreters=%d objects=%lld\n", pos[0], r.log_entries, r.pages,
+	       r.interpreters, r.scan.object_rows);
+	return WX_OK;
+}
+
+const struct worldd_verb ops_verbs[] = {
+	{ "backup", "an online copy of a store and its interpreter archive, scanned", backup_help, verb_backup },
+	{ "token rotate", "replace the operator token every daemon of a store accepts (attended)", rotate_help,
+	  verb_token_rotate },
+	{ "token path", "print the path of a store's operator token file", path_help, verb_token_path },
+	{ NULL, NULL, NULL, NULL },
+};

@@ -1,0 +1,127 @@
+/* store/optoken.c: the operator token (docs/daemon.md, "The operator
+ * token"). The store keeps sha256(token) in its one-row operator_token
+ * table, so every daemon of a store accepts the same token and a rotation
+ * is seen by all of them on their next request; the token itself is only
+ * ever in <db>.operator-token (0600), written by the daemon that installed
+ * it and by `worldd token rotate`, and removed by nobody. */
+#include "store/store_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int world_operator_token_match(struct world_store *st, const char *token, int *match, struct world_err *err)
+{
+	*match = 0;
+	if (!token || !*token) return 0;
+	char h[WORLD_REF_SIZE];
+	if (world_hash_ref(token, strlen(token), h, err) < 0) return -1;
+	sqlite3_stmt *s;
+	struct world_err pe = { 0, "" };
+	if (ws_stmt(st, WORLD_SQL(OPERATOR_TOKEN_GET), &s, &pe) < 0) {
+		/* a version-2 store no writer of this build has opened yet: no token */
+		if (strstr(pe.msg, "no such table")) return 0;
+		if (err) *err = pe;
+		return -1;
+	}
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(s, 0);
+		*match = v && strlen(v) == WORLD_REF_LEN && CRYPTO_memcmp(v, h, WORLD_REF_LEN) == 0;
+	}
+	ws_done(st, s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "operator token read", err);
+	return 0;
+}
+
+int world_operator_token_install(struct world_store *st, const char *token, int replace, int *installed,
+                                 struct world_err *err)
+{
+	if (installed) *installed = 0;
+	if (ws_need_writer(st, "operator token", err) < 0) return -1;
+	if (!token || strlen(token) < 32) return werr(err, WX_BAD_INPUT, "operator token: shorter than 32 bytes");
+	char h[WORLD_REF_SIZE];
+	if (world_hash_ref(token, strlen(token), h, err) < 0) return -1;
+	sqlite3_stmt *s;
+	if (ws_prep(st, replace ? WORLD_SQL(OPERATOR_TOKEN_PUT) : WORLD_SQL(OPERATOR_TOKEN_INIT), &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)time(NULL));
+	int rc = sqlite3_step(s);
+	int n = sqlite3_changes(st->db);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "operator token write", err);
+	if (installed) *installed = n > 0;
+	return 0;
+}
+
+int world_operator_token_path(const struct world_store *st, char *path, size_t n)
+{
+	return snprintf(path, n, "%s.operator-token", st->path) >= (int)n ? -1 : 0;
+}
+
+int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
+                             int *installed, struct world_err *err)
+{
+	token[0] = 0;
+	*installed = 0;
+	if (ws_need_writer(st, "operator token", err) < 0) return -1;
+	if (world_operator_token_path(st, path, pathn) < 0)
+		return werr(err, WX_IO, "operator token: store path too long: %s", st->path);
+	unsigned char raw[32];
+	if (RAND_bytes(raw, sizeof raw) != 1) return werr(err, WX_IO, "operator token: no random bytes from libcrypto");
+	for (int i = 0; i < 32; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);
+	OPENSSL_cleanse(raw, sizeof raw);
+	/* The file first, under a temporary name: installed in the store, it
+	 * is renamed into place; not installed (another daemon's token is the
+	 * store's), it goes again. */
+	char tmp[4300];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+		OPENSSL_cleanse(token, 65);
+		return werr(err, WX_IO, "operator token: store path too long: %s", st->path);
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+		OPENSSL_cleanse(token, 65);
+		return werr(err, WX_IO, "operator token: create %s: %s", tmp, strerror(e));
+	}
+	char line[66];
+	memcpy(line, token, 64);
+	line[64] = '\n';
+	int bad = fchmod(fd, 0600) < 0 || write(fd, line, 65) != 65 || fsync(fd) < 0;
+	int e = errno;
+	OPENSSL_cleanse(line, sizeof line);
+	if (close(fd) < 0 && !bad) { bad = 1; e = errno; }
+	if (bad) {
+		unlink(tmp);
+		OPENSSL_cleanse(token, 65);
+		return werr(err, WX_IO, "operator token: write %s: %s", tmp, strerror(e));
+	}
+	int ins = 0, rc = world_operator_token_install(st, token, replace, &ins, err);
+	if (rc < 0 || !ins) {
+		unlink(tmp);
+		OPENSSL_cleanse(token, 65);
+		return rc; /* not installed: the store's token stays, and its file */
+	}
+	if (rename(tmp, path) < 0) {
+		e = errno;
+		unlink(tmp);
+		OPENSSL_cleanse(token, 65);
+		return werr(err, WX_IO, "operator token: rename %s to %s: %s (the store holds a new token nobody has: "
+		            "run worldd token rotate)", tmp, path, strerror(e));
+	}
+	/* the rename itself durable */
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash) { if (slash == dir) slash[1] = 0; else *slash = 0; } else snprintf(dir, sizeof dir, ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) { (void)fsync(dfd); close(dfd); }
+	*installed = 1;
+	return 0;
+}
