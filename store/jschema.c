@@ -388,7 +388,7 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		if (key_is(m, "items") && json_is_array(v))
 			return werr(err, BAD,
 			            "schema %s: unsupported form of \"items\": an array (draft 2019-09 and "
-			            "older; 2020-12 spells it \"prefixItems\", which is not supported)",
+			            "older; 2020-12 spells it \"prefixItems\")",
 			            ptr_str(p));
 		size_t mark = ptr_push(p, m->key, m->len);
 		int rc = check_schema(v, p, depth + 1, err);
@@ -415,6 +415,75 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		if (!json_is_number(v))
 			return werr(err, BAD, "schema %s: \"%s\" must be a number", ptr_str(p), m->key);
 		return 0;
+	}
+	if (key_is(m, "exclusiveMinimum") || key_is(m, "exclusiveMaximum")) {
+		if (json_is_boolean(v))
+			return werr(err, BAD, "schema %s: unsupported form of \"%s\": a boolean (draft 4; 2020-12 gives the bound as a number)",
+			            ptr_str(p), m->key);
+		if (!json_is_number(v))
+			return werr(err, BAD, "schema %s: \"%s\" must be a number", ptr_str(p), m->key);
+		return 0;
+	}
+	if (key_is(m, "minProperties") || key_is(m, "maxProperties")) {
+		if (!is_count(v))
+			return werr(err, BAD, "schema %s: \"%s\" must be a non-negative integer", ptr_str(p), m->key);
+		return 0;
+	}
+	if (key_is(m, "uniqueItems")) {
+		if (!json_is_boolean(v)) return werr(err, BAD, "schema %s: \"uniqueItems\" must be a boolean", ptr_str(p));
+		return 0;
+	}
+	if (key_is(m, "dependentRequired")) {
+		if (!json_is_object(v))
+			return werr(err, BAD, "schema %s: \"dependentRequired\" must be an object", ptr_str(p));
+		size_t n, mark = ptr_push_str(p, "dependentRequired");
+		struct member *deps = members_sorted(v, &n);
+		if (!deps) return oom(err);
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			size_t mk = ptr_push(p, deps[i].key, deps[i].len);
+			rc = check_required(deps[i].value, p, err);
+			ptr_pop(p, mk);
+		}
+		free(deps);
+		ptr_pop(p, mark);
+		return rc;
+	}
+	if (key_is(m, "not")) {
+		size_t mark = ptr_push_str(p, "not");
+		int rc = check_schema(v, p, depth + 1, err);
+		ptr_pop(p, mark);
+		return rc;
+	}
+	if (key_is(m, "allOf") || key_is(m, "anyOf") || key_is(m, "oneOf") || key_is(m, "prefixItems")) {
+		if (!json_is_array(v) || json_array_size(v) == 0)
+			return werr(err, BAD, "schema %s: \"%s\" must be a non-empty array of schemas", ptr_str(p), m->key);
+		size_t mark = ptr_push(p, m->key, m->len);
+		int rc = 0;
+		for (size_t i = 0; i < json_array_size(v) && rc == 0; i++) {
+			size_t mk = ptr_push_index(p, i);
+			rc = check_schema(json_array_get(v, i), p, depth + 1, err);
+			ptr_pop(p, mk);
+		}
+		ptr_pop(p, mark);
+		return rc;
+	}
+	if (key_is(m, "$defs")) {
+		/* named subschemas, checked as every other; without $ref (not
+		 * supported) nothing refers to them, so they constrain nothing */
+		if (!json_is_object(v)) return werr(err, BAD, "schema %s: \"$defs\" must be an object", ptr_str(p));
+		size_t n, mark = ptr_push_str(p, "$defs");
+		struct member *defs = members_sorted(v, &n);
+		if (!defs) return oom(err);
+		int rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			size_t mk = ptr_push(p, defs[i].key, defs[i].len);
+			rc = check_schema(defs[i].value, p, depth + 1, err);
+			ptr_pop(p, mk);
+		}
+		free(defs);
+		ptr_pop(p, mark);
+		return rc;
 	}
 	if (key_is(m, "title") || key_is(m, "description") || key_is(m, "$comment")) {
 		if (!json_is_string(v))
@@ -562,6 +631,12 @@ static int validate(const json_t *s, const json_t *v, struct ptr *p, struct worl
 		if ((k = json_object_get(s, "maximum")) && cmp_num(v, k) > 0)
 			return werr(err, BAD, "%s: %s is greater than maximum %s", ptr_str(p),
 			            num_str(a, sizeof a, v), num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "exclusiveMinimum")) && cmp_num(v, k) <= 0)
+			return werr(err, BAD, "%s: %s is not greater than exclusiveMinimum %s", ptr_str(p),
+			            num_str(a, sizeof a, v), num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "exclusiveMaximum")) && cmp_num(v, k) >= 0)
+			return werr(err, BAD, "%s: %s is not less than exclusiveMaximum %s", ptr_str(p),
+			            num_str(a, sizeof a, v), num_str(b, sizeof b, k));
 	}
 	if (json_is_string(v)) {
 		size_t cp = code_points(v);
@@ -580,8 +655,22 @@ static int validate(const json_t *s, const json_t *v, struct ptr *p, struct worl
 		if ((k = json_object_get(s, "maxItems")) && cmp_count(n, k) > 0)
 			return werr(err, BAD, "%s: array of %zu item(s) has more than maxItems %s", ptr_str(p), n,
 			            num_str(b, sizeof b, k));
+		const json_t *pre = json_object_get(s, "prefixItems");
+		size_t np = json_array_size(pre);
+		for (size_t i = 0; i < np && i < n; i++) {
+			size_t mark = ptr_push_index(p, i);
+			int rc = validate(json_array_get(pre, i), json_array_get(v, i), p, err);
+			ptr_pop(p, mark);
+			if (rc) return rc;
+		}
+		if (json_is_true(json_object_get(s, "uniqueItems")))
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = i + 1; j < n; j++)
+					if (value_eq(json_array_get(v, i), json_array_get(v, j)))
+						return werr(err, BAD, "%s: items %zu and %zu are equal (uniqueItems)", ptr_str(p), i, j);
 		if ((k = json_object_get(s, "items"))) {
-			for (size_t i = 0; i < n; i++) {
+			/* 2020-12: items applies to the items after prefixItems */
+			for (size_t i = np; i < n; i++) {
 				size_t mark = ptr_push_index(p, i);
 				int rc = validate(k, json_array_get(v, i), p, err);
 				ptr_pop(p, mark);
@@ -589,7 +678,65 @@ static int validate(const json_t *s, const json_t *v, struct ptr *p, struct worl
 			}
 		}
 	}
-	if (json_is_object(v)) return validate_object(s, v, p, err);
+	if ((k = json_object_get(s, "allOf")))
+		for (size_t i = 0; i < json_array_size(k); i++)
+			if (validate(json_array_get(k, i), v, p, err)) return -1;
+	if ((k = json_object_get(s, "anyOf"))) {
+		size_t i;
+		for (i = 0; i < json_array_size(k); i++) {
+			struct world_err e2 = {0, ""};
+			int rc = validate(json_array_get(k, i), v, p, &e2);
+			if (rc == 0) break;
+			if (e2.code == WX_FAIL) { *err = e2; return -1; }
+		}
+		if (i == json_array_size(k)) return werr(err, BAD, "%s: value matches none of the \"anyOf\" schemas", ptr_str(p));
+	}
+	if ((k = json_object_get(s, "oneOf"))) {
+		size_t hits = 0;
+		for (size_t i = 0; i < json_array_size(k); i++) {
+			struct world_err e2 = {0, ""};
+			if (validate(json_array_get(k, i), v, p, &e2) == 0) hits++;
+			else if (e2.code == WX_FAIL) { *err = e2; return -1; }
+		}
+		if (hits != 1)
+			return werr(err, BAD, "%s: value matches %zu of the \"oneOf\" schemas (exactly one wanted)", ptr_str(p), hits);
+	}
+	if ((k = json_object_get(s, "not"))) {
+		struct world_err e2 = {0, ""};
+		int rc = validate(k, v, p, &e2);
+		if (rc && e2.code == WX_FAIL) { *err = e2; return -1; }
+		if (rc == 0) return werr(err, BAD, "%s: value matches the schema of \"not\"", ptr_str(p));
+	}
+	if (json_is_object(v)) {
+		size_t n = json_object_size(v);
+		if ((k = json_object_get(s, "minProperties")) && cmp_count(n, k) < 0)
+			return werr(err, BAD, "%s: object of %zu member(s) has fewer than minProperties %s", ptr_str(p), n,
+			            num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "maxProperties")) && cmp_count(n, k) > 0)
+			return werr(err, BAD, "%s: object of %zu member(s) has more than maxProperties %s", ptr_str(p), n,
+			            num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "dependentRequired"))) {
+			size_t nd;
+			struct member *deps = members_sorted(k, &nd);
+			if (!deps) return werr(err, WX_FAIL, "schema validation: out of memory");
+			for (size_t i = 0; i < nd; i++) {
+				if (!json_object_getn(v, deps[i].key, deps[i].len)) continue;
+				for (size_t j = 0; j < json_array_size(deps[i].value); j++) {
+					const json_t *name = json_array_get(deps[i].value, j);
+					if (!json_object_getn(v, json_string_value(name), json_string_length(name))) {
+						char q1[160], q2[160];
+						int rc = werr(err, BAD, "%s: property %s requires property %s (dependentRequired)", ptr_str(p),
+						              quote(q1, sizeof q1, deps[i].key, deps[i].len),
+						              quote(q2, sizeof q2, json_string_value(name), json_string_length(name)));
+						free(deps);
+						return rc;
+					}
+				}
+			}
+			free(deps);
+		}
+		return validate_object(s, v, p, err);
+	}
 	return 0;
 }
 

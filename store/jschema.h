@@ -10,10 +10,13 @@
  * Supported: boolean schemas; `type` (one of the 7 type names, or an array
  * of unique ones), `properties`, `required`, `additionalProperties` (a
  * schema), `items` (a schema; the array form is refused), `enum`, `const`,
- * `minLength`/`maxLength`, `minimum`/`maximum`, `minItems`/`maxItems`;
+ * `minLength`/`maxLength`, `minimum`/`maximum`, `minItems`/`maxItems`,
+ * `exclusiveMinimum`/`exclusiveMaximum` (numbers), `minProperties`/
+ * `maxProperties`, `uniqueItems`, `prefixItems`, `dependentRequired`,
+ * `allOf`/`anyOf`/`oneOf`/`not`, `$defs` (checked; nothing refers to them);
  * `title`, `description`, `$comment` (strings) as annotations; `$schema` at
  * the root only, and only as the 2020-12 meta-schema URI. Everything else
- * (`$id`, `$ref`, `pattern`, `format`, `default`, ...) is refused.
+ * (`$id`, `$ref`, `pattern`, `format`, `contains`, `if`, `default`, ...) is refused.
  *
  * Semantics are JSON Schema's exactly: 1.0 is an integer; string lengths
  * count Unicode code points; enum/const compare by deep equality in which

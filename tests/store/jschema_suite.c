@@ -28,6 +28,8 @@
 static const char *const keywords[] = {
     "type",     "properties", "required",  "additionalProperties", "items",    "enum",     "const",
     "minLength", "maxLength", "minimum",   "maximum",              "minItems", "maxItems", "boolean_schema",
+    "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties", "uniqueItems", "dependentRequired",
+    "not", "allOf", "anyOf", "oneOf", "prefixItems", "defs",
 };
 static const char *const drafts[] = {"draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"};
 
@@ -48,6 +50,8 @@ static const char *outside_subset(const json_t *s, int depth)
 	    "type",     "properties", "required", "additionalProperties", "items",       "enum",
 	    "const",    "minLength",  "maxLength", "minimum",             "maximum",     "minItems",
 	    "maxItems", "title",      "description", "$comment",          "$schema",
+	    "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties", "uniqueItems",
+	    "dependentRequired", "not", "allOf", "anyOf", "oneOf", "prefixItems", "$defs",
 	};
 	if (!json_is_object(s)) return NULL;
 	const char *k;
@@ -60,9 +64,17 @@ static const char *outside_subset(const json_t *s, int depth)
 		    (depth || !json_is_string(v) || strcmp(json_string_value(v), JSCHEMA_DIALECT)))
 			return "$schema (other than 2020-12 at the root)";
 		if (!strcmp(k, "items") && json_is_array(v)) return "items (array form)";
+		if ((!strcmp(k, "exclusiveMinimum") || !strcmp(k, "exclusiveMaximum")) && !json_is_number(v))
+			return "exclusiveMinimum/Maximum (draft 4's boolean form)";
 		const char *r = NULL;
-		if (!strcmp(k, "items") || !strcmp(k, "additionalProperties")) r = outside_subset(v, depth + 1);
-		if (!strcmp(k, "properties") && json_is_object(v)) {
+		if (!strcmp(k, "items") || !strcmp(k, "additionalProperties") || !strcmp(k, "not"))
+			r = outside_subset(v, depth + 1);
+		if (!strcmp(k, "allOf") || !strcmp(k, "anyOf") || !strcmp(k, "oneOf") || !strcmp(k, "prefixItems")) {
+			size_t i;
+			json_t *e;
+			json_array_foreach(v, i, e) if (!r) r = outside_subset(e, depth + 1);
+		}
+		if ((!strcmp(k, "properties") || !strcmp(k, "$defs")) && json_is_object(v)) {
 			const char *pk;
 			json_t *pv;
 			json_object_foreach(v, pk, pv) if (!r) r = outside_subset(pv, depth + 1);
@@ -181,6 +193,7 @@ static bool is_dir(const char *p)
 /* A short name for a suite copy in TAP lines. */
 static const char *root_tag(const char *root)
 {
+	if (strstr(root, "/shared/vendor/")) return "vendor";
 	if (strstr(root, "/build/npm/")) return "npm";
 	if (!strncmp(root, "/usr/share/json-schema-test-suite", 33)) return "debian";
 	return root;
@@ -222,8 +235,9 @@ int main(void)
 	if (env && *env) snprintf(roots, sizeof roots, "%s", env);
 	else {
 		const char *top = getenv("top_srcdir");
-		snprintf(roots, sizeof roots, "%s/build/npm/node_modules/json-schema-test-suite/tests:"
-		         "/usr/share/json-schema-test-suite/tests", top ? top : ".");
+		snprintf(roots, sizeof roots, "%s/../shared/vendor/JSON-Schema-Test-Suite/tests:"
+		         "%s/build/npm/node_modules/json-schema-test-suite/tests:"
+		         "/usr/share/json-schema-test-suite/tests", top ? top : ".", top ? top : ".");
 	}
 	control();
 	int found = 0;
