@@ -51,3 +51,15 @@ bench_supervisor_bench_SOURCES = bench/supervisor_bench.c
 bench_supervisor_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 bench_supervisor_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/supervisor_bench.sh
+
+# The hostile interpreter of the escape suite (issue 23, item 3): a static,
+# unsanitized native program pinned as the interpreter, handed the frame
+# fds by a compromised agent (sup_set_agent) in tests/supervisor/test_hostile.
+check_PROGRAMS += tests/supervisor/hostile-peer tests/supervisor/test_hostile
+tests_supervisor_hostile_peer_SOURCES = tests/supervisor/hostile_peer.c
+tests_supervisor_hostile_peer_CFLAGS = -std=gnu11 -Wall -Wextra
+tests_supervisor_hostile_peer_LDFLAGS = -static
+tests_supervisor_test_hostile_SOURCES = tests/supervisor/test_hostile.c tests/supervisor/suptest.h
+tests_supervisor_test_hostile_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_hostile_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/test_hostile

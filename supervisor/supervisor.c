@@ -874,7 +874,14 @@ out:
 	res->stderr_text = r.errb.p;
 	res->stderr_len = r.errb.len;
 	res->elapsed_ms = (long)((now_ns() - r.t0) / 1000000u);
-	if (r.failed) return -1;
+	if (r.failed) {
+		/* A failed call hands back no output, even one that arrived
+		 * whole before the violation (a second output, a flood). */
+		free(res->output);
+		res->output = NULL;
+		res->output_len = 0;
+		return -1;
+	}
 	if (mode == M_CHECK && res->check_exit != 0) {
 		char line[400];
 		first_line(res->check_stdout, line, sizeof line);
