@@ -17,7 +17,9 @@
  * the call is a tool result with isError:true whose text names the error
  * class and message (never an untyped -32603). */
 #include "daemon/route.h"
+#include "coordinator/provenance.h"
 #include "store/jschema.h"
+#include "store/store.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -412,7 +414,7 @@ static void modern_stamp(json_t *answer, const char *method)
 	json_t *meta = json_object_get(res, "_meta");
 	if (!json_is_object(meta)) { meta = json_object(); json_object_set_new(res, "_meta", meta); }
 	json_object_set_new(meta, META_SERVER, json_pack("{s:s,s:s}", "name", "worldd", "version", DAEMON_VERSION));
-	if (strcmp(method, "tools/list") == 0 || strcmp(method, "server/discover") == 0) {
+	if (strcmp(method, "tools/list") == 0 || strcmp(method, "server/discover") == 0 || strncmp(method, "resources/", 10) == 0) {
 		json_object_set_new(res, "ttlMs", json_integer(0));
 		json_object_set_new(res, "cacheScope", json_string("private"));
 	}
@@ -420,8 +422,9 @@ static void modern_stamp(json_t *answer, const char *method)
 
 static json_t *discover(json_t *id)
 {
-	return rpc_result(id, json_pack("{s:[s,s,s,s],s:{s:{s:b}},s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
-	                                "2025-06-18", "2025-03-26", "capabilities", "tools", "listChanged", 0, "instructions",
+	return rpc_result(id, json_pack("{s:[s,s,s,s],s:{s:{s:b},s:{s:b}},s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
+	                                "2025-06-18", "2025-03-26", "capabilities", "tools", "listChanged", 0, "resources",
+	                                "listChanged", 0, "instructions",
 	                                "Each tool is a published World transition; every successful call commits one log entry."));
 }
 
@@ -479,6 +482,144 @@ static int era_of(struct mcp *m, json_t *msg, json_t **err)
 	return 1;
 }
 
+/* ---- resources: the provenance over MCP (docs/daemon.md, "Resources") ----
+ * world://log/{index}, world://objects/{ref}, world://why/{index}; a session
+ * sees its own episode's entries and objects only, exactly as on the read
+ * routes (whose code answers log and objects: the same scoping, the same
+ * "not found" for another episode's data). */
+#define RES_PAGE 50
+
+static json_t *resources_templates(json_t *id)
+{
+	return rpc_result(id, json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "resourceTemplates",
+	                                "uriTemplate", "world://log/{index}", "name", "log entry", "description",
+	                                "one entry of this episode's log (GET /v1/log/N)", "mimeType", "application/json",
+	                                "uriTemplate", "world://why/{index}", "name", "provenance walk", "description",
+	                                "why an entry of this episode is what it is: the verified links of its walk (worldd why)",
+	                                "mimeType", "application/json", "uriTemplate", "world://objects/{ref}", "name", "object",
+	                                "description", "an object this episode made or read, or a public one (GET /v1/objects/REF)",
+	                                "mimeType", "application/json"));
+}
+
+static json_t *resources_list(struct mcp *m, json_t *id, json_t *params)
+{
+	long long from = 1;
+	const char *cur = json_string_value(json_object_get(params, "cursor"));
+	if (json_object_get(params, "cursor") && !cur) return drpc_error(id, -32602, "params.cursor must be a string");
+	if (cur) {
+		char *end;
+		from = strtoll(cur, &end, 10);
+		if (!*cur || *end || from < 1) return drpc_error(id, -32602, "params.cursor \"%.64s\" is not a cursor of this list", cur);
+	}
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(m->rq->d, &err);
+	long long idx[RES_PAGE + 1];
+	size_t n = 0;
+	if (!st || world_episode_entries(st, m->sess->episode, from, RES_PAGE + 1, idx, &n, &err) < 0) {
+		if (st) dreader_put(m->rq->d, st);
+		dlog("error route=/mcp/ resources/list: %s", err.msg);
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
+	dreader_put(m->rq->d, st);
+	json_t *list = json_array();
+	for (size_t i = 0; i < n && i < RES_PAGE; i++) {
+		char uri[64], name[64];
+		snprintf(uri, sizeof uri, "world://log/%lld", idx[i]);
+		snprintf(name, sizeof name, "log entry %lld", idx[i]);
+		json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "uri", uri, "name", name, "mimeType", "application/json"));
+	}
+	json_t *res = json_pack("{s:o}", "resources", list);
+	if (n > RES_PAGE) {
+		char nc[32];
+		snprintf(nc, sizeof nc, "%lld", idx[RES_PAGE]);
+		json_object_set_new(res, "nextCursor", json_string(nc));
+	}
+	return rpc_result(id, res);
+}
+
+static int index_of(const char *s, long long *out)
+{
+	char *end;
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 18) return -1;
+	*out = strtoll(s, &end, 10);
+	return *out >= 1 ? 0 : -1;
+}
+
+static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
+{
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri) return drpc_error(id, -32602, "resources/read needs params.uri (a string)");
+	char path[400];
+	long long n;
+	if (strncmp(uri, "world://why/", 12) == 0) {
+		if (index_of(uri + 12, &n) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": world://why/{index} takes a log index", uri);
+		struct world_err err = { 0, "" };
+		struct world_store *st = dreader_get(m->rq->d, &err);
+		int member = 0;
+		if (!st || world_episode_has_entry(st, m->sess->episode, n, &member, &err) < 0) {
+			if (st) dreader_put(m->rq->d, st);
+			dlog("error route=/mcp/ resources/read %.200s: %s", uri, err.msg);
+			return drpc_error(id, -32603, "Internal: internal store failure");
+		}
+		if (!member) {
+			dreader_put(m->rq->d, st);
+			return drpc_error(id, -32002, "resource not found: %.200s (log entry %lld: not found)", uri, n);
+		}
+		struct prov_walk w;
+		memset(&w, 0, sizeof w);
+		int rc = prov_walk(st, n, NULL, 0, &w, &err);
+		dreader_put(m->rq->d, st);
+		json_t *wj = rc == 0 ? prov_walk_json(&w) : NULL;
+		prov_walk_free(&w);
+		char *text = wj ? json_dumps(wj, JSON_COMPACT) : NULL;
+		json_decref(wj);
+		if (!text) {
+			dlog("error route=/mcp/ resources/read %.200s: %s", uri, err.msg[0] ? err.msg : "walk failed");
+			return drpc_error(id, -32603, "Internal: internal store failure");
+		}
+		json_t *res = json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "application/json", "text", text);
+		free(text);
+		return rpc_result(id, res);
+	}
+	if (strncmp(uri, "world://log/", 12) == 0) {
+		if (index_of(uri + 12, &n) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": world://log/{index} takes a log index", uri);
+		snprintf(path, sizeof path, "/v1/log/%lld", n);
+	} else if (strncmp(uri, "world://objects/", 16) == 0) {
+		struct world_err e = { 0, "" };
+		if (world_ref_parse(uri + 16, "ref", NULL, &e) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": %s", uri, e.msg);
+		snprintf(path, sizeof path, "/v1/objects/%s", uri + 16);
+	} else
+		return drpc_error(id, -32602, "unknown resource URI \"%.200s\" (world://log/{index}, world://why/{index}, world://objects/{ref})", uri);
+	/* the read route answers it, with its scoping, for this same request's credential */
+	struct dreq sub = *m->rq;
+	sub.method = "GET";
+	sub.path = path;
+	sub.body = "";
+	sub.body_len = 0;
+	struct dresp r;
+	memset(&r, 0, sizeof r);
+	reads_handle(&sub, &r);
+	json_t *ans;
+	if (r.status == 200 && r.body) {
+		char *text = strndup(r.body, r.len);
+		ans = text ? rpc_result(id, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType", "application/json", "text", text))
+		           : drpc_error(id, -32603, "Internal: internal store failure");
+		free(text);
+	} else if (r.status == 404) {
+		json_t *v = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
+		ans = drpc_error(id, -32002, "resource not found: %.200s (%.300s)", uri, msg ? msg : "not found");
+		json_decref(v);
+	} else if (r.status == 400) {
+		json_t *v = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
+		ans = drpc_error(id, -32602, "resource URI \"%.200s\": %.300s", uri, msg ? msg : "bad request");
+		json_decref(v);
+	} else ans = drpc_error(id, -32603, "Internal: internal store failure");
+	free(r.body);
+	return ans;
+}
+
 /* One JSON-RPC message; NULL when it needs no answer (notification, response). */
 static json_t *one(struct mcp *m, json_t *msg, int batched)
 {
@@ -509,13 +650,20 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		if (batched) return drpc_error(id, -32600, "initialize must not be part of a batch");
 		json_t *pv = json_object_get(params, "protocolVersion");
 		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
-		return rpc_result(id, json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
-		                                "tools", "listChanged", 0, "serverInfo", "name", "worldd", "version",
+		return rpc_result(id, json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
+		                                "tools", "listChanged", 0, "resources", "listChanged", 0, "subscribe", 0,
+		                                "serverInfo", "name", "worldd", "version",
 		                                DAEMON_VERSION, "instructions",
 		                                "Each tool is a published World transition; every successful call commits one log entry."));
 	}
 	if (strcmp(mn, "ping") == 0) return rpc_result(id, json_object());
 	if (strcmp(mn, "tools/list") == 0) return tools_list(m, id);
+	if (strcmp(mn, "resources/list") == 0) return resources_list(m, id, params);
+	if (strcmp(mn, "resources/templates/list") == 0) return resources_templates(id);
+	if (strcmp(mn, "resources/read") == 0) {
+		if (!json_is_object(params)) return drpc_error(id, -32602, "resources/read needs params {uri}");
+		return resources_read(m, id, params);
+	}
 	if (strcmp(mn, "tools/call") == 0) {
 		if (!json_is_object(params)) return drpc_error(id, -32602, "tools/call needs params {name, arguments}");
 		return tools_call(m, id, params);

@@ -61,6 +61,18 @@ mcp "$CRED" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' -H 'MCP-Protocol-Ve
 is "$(jget result.resultType <<<"$(sse_json)")" "null" "a 2025-06-18 tools/list has no resultType (the 2025 shape)"
 like "$(sse_json)" '"tools_decho"' "... and lists the tools"
 
+# resources are the session's own episode's: ep-b (CRED_GRANT) sees nothing of ep-a's entry 1
+rr() { mcp "$CRED_GRANT" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"$1\"}}"; jget error.message <<<"$(sse_json)"; }
+is "$(rr world://log/1)" "resource not found: world://log/1 (log entry 1: not found)" "another episode's entry over resources/read: not found"
+is "$(rr world://log/99999)" "resource not found: world://log/99999 (log entry 99999: not found)" "... exactly as an absent one"
+is "$(rr world://why/1)" "resource not found: world://why/1 (log entry 1: not found)" "... its provenance walk too"
+mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}'
+is "$(jget result.resources <<<"$(sse_json)")" "[]" "resources/list of an episode with no calls is empty"
+mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///etc/passwd"}}'
+is "$(jget error.code <<<"$(sse_json)")" "-32602" "a URI outside world://: -32602"
+m26 resources/list ''
+is "$(jget result.resultType <<<"$(sse_json)") $(jget result.resources.0.uri <<<"$(sse_json)")" "complete world://log/1" "resources/list under 2026-07-28: stamped, the episode's entry"
+
 NPM="$top_srcdir/build/npm/node_modules"
 [ -d "$NPM/@modelcontextprotocol/client" ] || "$top_srcdir/scripts/install-test-deps.sh" >/dev/null 2>&1
 if command -v node >/dev/null && [ -d "$NPM/@modelcontextprotocol/client" ]; then

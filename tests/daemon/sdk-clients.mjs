@@ -43,6 +43,23 @@ async function mcp() {
   ok(r.structuredContent?.echo?.a === 'x' && r.structuredContent?.echo?.b?.[1] === 2, 'MCP SDK: structuredContent carries the output', r.structuredContent);
   ok(r.content?.[0]?.type === 'text' && JSON.parse(r.content[0].text).echo.a === 'x', 'MCP SDK: content[0] is the output text');
   ok(typeof r._meta?.['world/invocation']?.invocation_id === 'string' && r._meta['world/invocation'].invocation_id.startsWith('mcp:'), 'MCP SDK: the invocation id is mcp:EPISODE:TASK', r._meta);
+  // resources: the provenance of this episode's calls
+  const idx = r._meta['world/invocation'].entry_index;
+  const listed = await client.listResources();
+  ok(listed.resources.some(x => x.uri === `world://log/${idx}`), 'MCP SDK: resources/list lists this call\'s log entry', listed.resources.map(x => x.uri));
+  const tpl = await client.listResourceTemplates();
+  ok(['world://log/{index}', 'world://why/{index}', 'world://objects/{ref}'].every(u => tpl.resourceTemplates.some(t => t.uriTemplate === u)), 'MCP SDK: resources/templates/list names the three templates', tpl.resourceTemplates);
+  const le = await client.readResource({ uri: `world://log/${idx}` });
+  const entry = JSON.parse(le.contents[0].text);
+  ok(le.contents[0].mimeType === 'application/json' && (entry.entryHash || entry.entry?.entryHash), 'MCP SDK: resources/read world://log/N is the log entry', entry);
+  const why = JSON.parse((await client.readResource({ uri: `world://why/${idx}` })).contents[0].text);
+  ok(why.entry === idx && why.broken === 0 && why.verified > 0, 'MCP SDK: world://why/N is the provenance walk, every link verified', why);
+  const rec = why.record;
+  const obj = await client.readResource({ uri: `world://objects/${rec}` });
+  ok(/invocation-record/.test(obj.contents[0].text), 'MCP SDK: world://objects/REF reads the invocation record', obj.contents[0].text.slice(0, 200));
+  let missing;
+  try { await client.readResource({ uri: 'world://log/999999' }); } catch (e) { missing = e; }
+  ok(missing && missing.code === -32002 && /resource not found/.test(missing.message), 'MCP SDK: an absent entry is -32002 resource not found', String(missing));
   let unknown;
   try { await client.callTool({ name: 'no_dsuch', arguments: {} }); } catch (e) { unknown = e; }
   ok(unknown && /unknown tool "no_dsuch"/.test(String(unknown.message)) && unknown.code === -32602, 'MCP SDK: an unknown tool is -32602 unknown tool "NAME"', String(unknown));
