@@ -8,7 +8,9 @@
  *   A2A 1.0    SendMessage  parts [{"data":{..}}], state "TASK_STATE_COMPLETED", result {"task":{..}}
  * plus tasks/get (reference and 0.3) and GetTask (1.0), ListTasks,
  * CancelTask / tasks/cancel (a committed task is finished: not cancelable),
- * GetExtendedAgentCard / agent/getAuthenticatedExtendedCard; every task
+ * GetExtendedAgentCard / agent/getAuthenticatedExtendedCard,
+ * SendStreamingMessage / message/stream (the final task as one SSE event),
+ * SubscribeToTask / tasks/resubscribe (terminal: unsupported); every task
  * carries its history (the caller's message; the failure message). The
  * public card lists the skills open to every session and the bearer
  * security scheme (docs/daemon.md, "A2A"). The skill is
@@ -151,7 +153,7 @@ static json_t *card_json(struct dreq *rq, const struct coord_session *s, int v1,
 	                         "answers a task whose artifact is its output object. This card lists the skills open to "
 	                         "every session; the extended card (GetExtendedAgentCard, with a credential) lists the "
 	                         "session's own.",
-	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 0, "pushNotifications", 0,
+	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 1, "pushNotifications", 0,
 	                         "stateTransitionHistory", 0, "defaultInputModes", "application/json", "text/plain",
 	                         "defaultOutputModes", "application/json", "skills", skills);
 	if (v1) {
@@ -486,6 +488,33 @@ static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json
 	                  task, failed ? "failed" : "completed");
 }
 
+/* SubscribeToTask / tasks/resubscribe: a task another request can name has
+ * committed, so it is in a terminal state: UnsupportedOperation (A2A's rule
+ * for terminal tasks); unknown: not found. */
+static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+{
+	json_t *jt = json_object_get(params, "id");
+	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
+	const char *task = json_string_value(jt);
+	struct task t;
+	memset(&t, 0, sizeof t);
+	t.dia = dia;
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(rq->d, &err);
+	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+	if (st) dreader_put(rq->d, st);
+	int failed = t.failed;
+	task_clear(&t);
+	if (rc == 1) return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
+	if (rc < 0) {
+		dlog("error route=/a2a/ SubscribeToTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
+	return drpc_error(id, -32004, "unsupported operation: task \"%s\" is in a terminal state (%s); read it with GetTask / tasks/get",
+	                  task, failed ? "failed" : "completed");
+}
+
 /* ListTasks: the episode's committed A2A tasks, oldest first, pageSize
  * (1-100, default 50) per page; nextPageToken is the log index to go on
  * from ("" at the end). Optional contextId (only the episode's: the
@@ -600,6 +629,7 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	json_error_t je;
 	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	json_t *out = NULL;
+	int stream = 0; /* SendStreamingMessage / message/stream: a result goes out as one SSE event */
 	/* A2A-Version (1.0 clients send it; absent = 0.3): what this agent speaks */
 	const char *av = dreq_header(rq, "A2A-Version");
 	if (av && *av && strcmp(av, "1.0") != 0 && strcmp(av, "0.3") != 0 && strcmp(av, "0.3.0") != 0) {
@@ -629,6 +659,10 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/get") == 0) out = get(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
+			else if (strcmp(mn, "SendStreamingMessage") == 0) { out = send(rq, s, id, params, D_V1); stream = 1; }
+			else if (strcmp(mn, "message/stream") == 0) { out = send(rq, s, id, params, D_V03); stream = 1; }
+			else if (strcmp(mn, "SubscribeToTask") == 0) out = subscribe(rq, s, id, params, D_V1);
+			else if (strcmp(mn, "tasks/resubscribe") == 0) out = subscribe(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "ListTasks") == 0) out = list(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "CancelTask") == 0) out = cancel(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/cancel") == 0) out = cancel(rq, s, id, params, D_V03);
@@ -648,5 +682,19 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	if (!out) { r->status = 202; return; }
 	json_t *e = json_object_get(out, "error");
 	int code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
+	if (stream && !e) {
+		/* the call ran inside this request: the stream is its final task,
+		 * one event, then the end of the response */
+		char *j = json_dumps(out, JSON_COMPACT);
+		json_decref(out);
+		size_t n = j ? strlen(j) : 0;
+		char *b = j ? malloc(n + 16) : NULL;
+		if (!b) { free(j); dresp_error(r, "Internal", "internal store failure"); return; }
+		int len = snprintf(b, n + 16, "data: %s\n\n", j);
+		dresp_text(r, 200, "text/event-stream", b, (size_t)len);
+		free(b);
+		free(j);
+		return;
+	}
 	dresp_json(r, code == -32700 || code == -32600 ? 400 : 200, out);
 }

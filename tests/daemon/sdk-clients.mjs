@@ -141,6 +141,18 @@ async function a2a() {
   ok(pub.skills.some(s => s.id === 'tools.echo') && !pub.skills.some(s => s.id === 'tests.secret') && /session credential/.test(JSON.stringify(pub.securitySchemes)),
     'A2A SDK: the public card lists the skills open to every session and the bearer security scheme', [pub.skills.map(s => s.id), pub.securitySchemes]);
 
+  // SendStreamingMessage: the call's final task as the stream's one event
+  const sid = `st-${process.pid}-${Date.now()}`;
+  const events = [];
+  for await (const ev of client.sendMessageStream({
+    message: { messageId: sid, role: 1, parts: [{ content: { $case: 'data', value: { s: 1 } } }], metadata: { skill_id: 'tools.echo' } },
+  })) events.push(ev);
+  const last = events[events.length - 1]?.payload;
+  ok(events.length === 1 && last?.$case === 'task' && last.value.status?.state === 3 && last.value.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.s === 1,
+    'A2A SDK: sendMessageStream streams the completed task (one event)', events);
+  let sub;
+  try { for await (const ev of client.resubscribeTask({ id: sid })) { void ev; } } catch (e) { sub = e; }
+  ok(sub && /terminal state \(completed\)/.test(String(sub.message)), 'A2A SDK: resubscribeTask (SubscribeToTask) of a finished task is UnsupportedOperation', String(sub));
   const v9 = await (await fetch(`${base}/a2a/`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '9.9' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: messageId } }) })).json();
   ok(v9.error?.code === -32009 && /unsupported A2A-Version "9.9"/.test(v9.error?.message), 'A2A: an A2A-Version this agent does not speak is -32009 VersionNotSupported', v9);
@@ -159,6 +171,11 @@ async function a2a() {
   ok(lr.status?.state === 3 && lr.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.v === 3, 'A2A SDK (0.3 compat, agent.json): message/send -> completed task with the output', lr);
   const lg = await lc.getTask({ id: lid });
   ok(lg.id === lid && lg.status?.state === 3, 'A2A SDK (0.3 compat): tasks/get returns the committed task', lg);
+  const lev = [];
+  for await (const ev of lc.sendMessageStream({
+    message: { messageId: `ls-${lid}`, role: 1, parts: [{ content: { $case: 'data', value: { v: 4 } } }], metadata: { skill_id: 'tools.echo' } },
+  })) lev.push(ev);
+  ok(lev.length === 1 && lev[0]?.payload?.value?.status?.state === 3, 'A2A SDK (0.3 compat): message/stream streams the completed task', lev);
   let lcn;
   try { await lc.cancelTask({ id: lid }); } catch (e) { lcn = e; }
   ok(lcn && /cannot be canceled/.test(String(lcn.message)), 'A2A SDK (0.3 compat): tasks/cancel of a completed task is TaskNotCancelable', String(lcn));
