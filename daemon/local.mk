@@ -13,8 +13,8 @@ EXTRA_DIST += tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tes
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
-TESTS += tests/daemon/optoken.sh tests/daemon/backup.sh
-EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh
+TESTS += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh
+EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh
 # the HTTP edge: Origin/Host, framing, health, slow clients (trickle.py floods from 127.0.0.2)
 TESTS += tests/daemon/edge.sh
 EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py
