@@ -24,3 +24,11 @@ bench_scripts += bench/daemon_bench.sh
 bench_programs += bench/run_bench
 bench_scripts += bench/run_bench.sh
 EXTRA_DIST += bench/bench.h
+# several daemons and writer processes on one store (issue 20, item 7)
+noinst_PROGRAMS += bench/live_bench
+bench_live_bench_SOURCES = bench/live_bench.c tests/store/sfix.h
+bench_live_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_live_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/live_bench.sh
+bench_programs += bench/live_bench
+bench_scripts += bench/live_bench.sh

@@ -1,0 +1,250 @@
+/* bench/live_bench.c: the two halves of bench/live_bench.sh (issue 20,
+ * item 7). Figures only.
+ *
+ *   live_bench calls PORT[,PORT...] CREDENTIAL CLIENTS CALLS TOOL ARGS
+ *     CLIENTS threads, client i on PORT[i mod n] (one keep-alive HTTP/1.1
+ *     connection each), CALLS MCP tools/call in all, each with a task id of
+ *     its own; prints one line: daemons, clients, calls, failures, calls/s,
+ *     p50 and p99 (ms).
+ *   live_bench commits DB WRITERS COMMITS
+ *     WRITERS processes, each with its own writer handle, COMMITS call-like
+ *     commits each (output, input, invocation record and log entry, one
+ *     BEGIN IMMEDIATE transaction, the chain moved by compare-and-swap,
+ *     synchronous=FULL), all started at once; prints one line: writers,
+ *     commits, commits/s. Needs AILANG_LITE (the fixture's interpreter). */
+#include "store/store.h"
+#include "tests/store/sfix.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* ---- calls ---- */
+
+static const char *cred, *tool, *targs;
+
+static int dial(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) return -1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) { close(fd); return -1; }
+	return fd;
+}
+
+static int one_call(int port, int *fd, const char *body, size_t blen, char *buf, size_t cap)
+{
+	char req[1024];
+	int hl = snprintf(req, sizeof req,
+	                  "POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+	                  "Content-Type: application/json\r\nAccept: application/json, text/event-stream;q=0.5\r\n"
+	                  "MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %zu\r\n\r\n", port, cred, blen);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (*fd < 0 && (*fd = dial(port)) < 0) return -1;
+		if (write(*fd, req, (size_t)hl) != hl || write(*fd, body, blen) != (ssize_t)blen) goto retry;
+		size_t n = 0;
+		char *end = NULL;
+		while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
+			if (n >= cap - 1) return -1;
+			ssize_t r = read(*fd, buf + n, cap - 1 - n);
+			if (r <= 0) goto retry;
+			n += (size_t)r;
+		}
+		buf[n] = 0;
+		size_t head = (size_t)(end + 4 - buf);
+		char *cl = strcasestr(buf, "\r\nContent-Length:");
+		if (!cl || cl > end) return -1;
+		size_t want = head + strtoul(cl + 17, NULL, 10);
+		if (want >= cap) return -1;
+		while (n < want) {
+			ssize_t r = read(*fd, buf + n, want - n);
+			if (r <= 0) goto retry;
+			n += (size_t)r;
+		}
+		buf[n] = 0;
+		char *conn = strcasestr(buf, "\r\nConnection: close");
+		int good = strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf + head, "\"result\"") &&
+		           !strstr(buf + head, "\"isError\":true");
+		if (conn && conn < end) { close(*fd); *fd = -1; }
+		return good ? 0 : -1;
+	retry:
+		close(*fd);
+		*fd = -1;
+	}
+	return -1;
+}
+
+struct client {
+	int id, port, calls, failures;
+	double *lat;
+};
+
+static char run_tag[32];
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	int fd = -1;
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap), *body = malloc(8192);
+	if (!buf || !body) { c->failures = c->calls; free(buf); free(body); return NULL; }
+	for (int i = 0; i < c->calls; i++) {
+		int bl = snprintf(body, 8192,
+		                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+		                  "\"arguments\":%s,\"_meta\":{\"world/task_id\":\"%s-%d-%d\"}}}",
+		                  i + 1, tool, targs, run_tag, c->id, i);
+		double t0 = now_s();
+		if (bl <= 0 || bl >= 8192 || one_call(c->port, &fd, body, (size_t)bl, buf, cap) < 0) c->failures++;
+		c->lat[i] = (now_s() - t0) * 1000.0;
+	}
+	if (fd >= 0) close(fd);
+	free(buf);
+	free(body);
+	return NULL;
+}
+
+static int run_calls(char *ports_s, int clients, int calls)
+{
+	int ports[16], np = 0;
+	for (char *p = strtok(ports_s, ","); p && np < 16; p = strtok(NULL, ",")) ports[np++] = atoi(p);
+	if (np == 0 || clients < 1 || clients > 256 || calls < clients) {
+		fprintf(stderr, "live_bench calls: bad ports, clients or calls\n");
+		return 2;
+	}
+	snprintf(run_tag, sizeof run_tag, "lb%ld-%d", (long)getpid(), np);
+	pthread_t th[256];
+	struct client c[256];
+	double *all = calloc((size_t)calls, sizeof *all);
+	if (!all) return 1;
+	int off = 0;
+	for (int i = 0; i < clients; i++) {
+		c[i] = (struct client){ .id = i, .port = ports[i % np], .calls = calls / clients + (i < calls % clients) };
+		c[i].lat = all + off;
+		off += c[i].calls;
+	}
+	double t0 = now_s();
+	for (int i = 0; i < clients; i++)
+		if (pthread_create(&th[i], NULL, client_main, &c[i]) != 0) { fprintf(stderr, "pthread_create failed\n"); return 1; }
+	int fails = 0;
+	for (int i = 0; i < clients; i++) {
+		pthread_join(th[i], NULL);
+		fails += c[i].failures;
+	}
+	double el = now_s() - t0;
+	qsort(all, (size_t)calls, sizeof *all, cmp_d);
+	size_t p99 = (size_t)((double)calls * 0.99);
+	if (p99 >= (size_t)calls) p99 = (size_t)calls - 1;
+	printf("daemons=%d clients=%d calls=%d failures=%d calls/s=%.1f p50_ms=%.1f p99_ms=%.1f\n", np, clients, calls,
+	       fails, (double)calls / el, all[calls / 2], all[p99]);
+	free(all);
+	return 0;
+}
+
+/* ---- commits ---- */
+
+static struct sfix F;
+
+static int commit_one(struct world_store *st, const char *tag, struct world_err *err)
+{
+	if (world_store_begin(st, err) < 0) return -1;
+	long long idx;
+	char prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE], out[WORLD_REF_SIZE], rec[WORLD_REF_SIZE];
+	char payload[160];
+	snprintf(payload, sizeof payload, "{\"out\":\"%s\"}", tag);
+	int rc = world_log_next(st, &idx, prev, world, err);
+	if (rc == 0) rc = world_object_put(st, "world/invocation-output/v1", tag, payload, strlen(payload), out, NULL, err);
+	if (rc == 0) rc = sfix_record(st, &F, out, 1, tag, rec, err);
+	struct world_log_append a = { idx, 1, F.src, F.interp, prev[0] ? prev : NULL, "live_bench", rec, out, world };
+	if (rc == 0) rc = world_log_append(st, &a, NULL, err);
+	if (rc == 0) rc = world_store_commit(st, err);
+	else world_store_rollback(st);
+	return rc;
+}
+
+static int run_commits(const char *db, int writers, int commits)
+{
+	if (writers < 1 || writers > 64 || commits < 1) {
+		fprintf(stderr, "live_bench commits: bad writers or commits\n");
+		return 2;
+	}
+	struct world_err err = { 0, "" };
+	struct world_store *st;
+	if (world_store_open(db, WORLD_STORE_WRITER, &st, &err) < 0 || sfix_init(st, NULL, &F, &err) < 0) {
+		fprintf(stderr, "live_bench commits: %s\n", err.msg);
+		return 1;
+	}
+	world_store_close(st); /* no connection crosses the fork */
+	int go[2];
+	if (pipe(go) < 0) { perror("pipe"); return 1; }
+	pid_t kids[64];
+	for (int k = 0; k < writers; k++) {
+		kids[k] = fork();
+		if (kids[k] < 0) { perror("fork"); return 1; }
+		if (kids[k] == 0) {
+			close(go[1]);
+			struct world_store *c;
+			struct world_err e = { 0, "" };
+			if (world_store_open(db, WORLD_STORE_WRITER, &c, &e) < 0) { fprintf(stderr, "writer %d: %s\n", k, e.msg); _exit(3); }
+			char b;
+			if (read(go[0], &b, 1) < 0) _exit(4); /* EOF when the parent starts everyone */
+			for (int n = 0; n < commits; n++) {
+				char tag[64];
+				snprintf(tag, sizeof tag, "w%d-%ld-%d", k, (long)getpid(), n);
+				if (commit_one(c, tag, &e) < 0) { fprintf(stderr, "writer %d: %s\n", k, e.msg); _exit(5); }
+			}
+			world_store_close(c);
+			_exit(0);
+		}
+	}
+	close(go[0]);
+	usleep(200 * 1000); /* let every writer open its handle */
+	double t0 = now_s();
+	close(go[1]);
+	int bad = 0;
+	for (int k = 0; k < writers; k++) {
+		int status;
+		if (waitpid(kids[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
+	}
+	double el = now_s() - t0;
+	printf("writers=%d commits=%d failed_writers=%d commits/s=%.1f\n", writers, writers * commits, bad,
+	       (double)(writers * commits) / el);
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 8 && strcmp(argv[1], "calls") == 0) {
+		cred = argv[3];
+		tool = argv[6];
+		targs = argv[7];
+		return run_calls(argv[2], atoi(argv[4]), atoi(argv[5]));
+	}
+	if (argc == 5 && strcmp(argv[1], "commits") == 0) return run_commits(argv[2], atoi(argv[3]), atoi(argv[4]));
+	fprintf(stderr, "usage: live_bench calls PORT[,PORT...] CREDENTIAL CLIENTS CALLS TOOL ARGS\n"
+	                "       live_bench commits DB WRITERS COMMITS\n");
+	return 2;
+}
