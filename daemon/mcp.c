@@ -237,12 +237,16 @@ void dwww_authenticate(const struct dreq *rq, struct dresp *r)
 	 * a malformed header is invalid_request; a refused one invalid_token */
 	const char *code = !klass || (msg && strstr(msg, "is absent")) ? NULL
 	                   : strcmp(klass, "SessionAbsent") == 0 ? "invalid_request" : "invalid_token";
-	if (code)
-		snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr,
-		         "Bearer realm=\"worldd\", error=\"%s\", error_description=\"%s (%s)\", resource_metadata=\"%s\"", code,
-		         desc, klass, meta);
-	else
-		snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\", resource_metadata=\"%s\"", meta);
+	int n = code ? snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr,
+	                        "Bearer realm=\"worldd\", error=\"%s\", error_description=\"%s (%s)\", "
+	                        "resource_metadata=\"%s\"", code, desc, klass, meta)
+	             : -1;
+	/* a description that does not fit drops the description, never cuts the header mid-quote */
+	if (n < 0 || (size_t)n >= sizeof r->www_auth_hdr) {
+		n = snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\"%s%s%s, resource_metadata=\"%s\"",
+		             code ? ", error=\"" : "", code ? code : "", code ? "\"" : "", meta);
+		if (n < 0 || (size_t)n >= sizeof r->www_auth_hdr) snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\"");
+	}
 	json_decref(v);
 }
 
