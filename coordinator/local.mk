@@ -42,3 +42,10 @@ tests_coordinator_test_prov_SOURCES = tests/coordinator/test_prov.c tests/coordi
 tests_coordinator_test_prov_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_coordinator_test_prov_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/coordinator/test_prov
+# The hostile interpreter through the coordinator (issue 23, item 3):
+# needs tests/supervisor/hostile-peer and a test-hook build.
+check_PROGRAMS += tests/coordinator/test_hostile
+tests_coordinator_test_hostile_SOURCES = tests/coordinator/test_hostile.c tests/coordinator/ctest.h
+tests_coordinator_test_hostile_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_coordinator_test_hostile_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/coordinator/test_hostile

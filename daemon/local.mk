@@ -18,3 +18,6 @@ EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.
 # the HTTP edge: Origin/Host, framing, health, slow clients (trickle.py floods from 127.0.0.2)
 TESTS += tests/daemon/edge.sh
 EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py
+# The hostile interpreter behind the daemon (issue 23, item 3; test hooks).
+TESTS += tests/daemon/hostile.sh
+EXTRA_DIST += tests/daemon/hostile.sh

@@ -46,6 +46,31 @@ struct supervisor {
 	int (*agent)(void *arg, const struct launch_exec *ex);
 };
 
+#ifdef WORLD_TEST_HOOKS
+/* The hostile agent of WORLD_TEST_AGENT=hostile (supervisor.h): runs the
+ * pinned interpreter as `INTERP hostile-hook host/capsule/main.ail` with the
+ * capsule's frame fds as its stdin and stdout, through the launcher's own
+ * spawn_interp, then waits for it. No malloc (see agent.h). */
+static int sup_agent_hostile(void *arg, const struct launch_exec *ex)
+{
+	(void)arg;
+	static const char *const args[] = { "hostile-hook", "host/capsule/main.ail", NULL };
+	pid_t p = ex->spawn_interp(ex, args, ex->proto_in, ex->proto_out, 2);
+	if (p < 0) return 126;
+	if (close(ex->proto_in) < 0 || close(ex->proto_out) < 0) return 125;
+	int st = 0;
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR) return 124;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int sup_test_agent_env(void)
+{
+	const char *v = getenv("WORLD_TEST_AGENT");
+	return v && strcmp(v, "hostile") == 0;
+}
+#endif
+
 struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launcher, struct world_err *err)
 {
 	struct sup_limits d;
@@ -77,6 +102,9 @@ struct supervisor *sup_new(const struct sup_limits *lim, struct launcher *launch
 	s->lim = *lim;
 	s->launcher = launcher;
 	s->agent = sup_agent_main;
+#ifdef WORLD_TEST_HOOKS
+	if (sup_test_agent_env()) s->agent = sup_agent_hostile;
+#endif
 	pthread_mutex_init(&s->mu, NULL);
 	/* Seed jansson's hash function now: a capsule child must not need
 	 * /dev/urandom (there is none in its root). */

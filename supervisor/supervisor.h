@@ -48,6 +48,14 @@ unsigned sup_alive(struct supervisor *s);
 /* TEST HOOK: replace the capsule-side agent (e.g. with one that sends
  * garbage). The product never calls this. */
 void sup_set_agent(struct supervisor *s, int (*agent)(void *arg, const struct launch_exec *ex));
+/* TEST HOOK, compiled only with WORLD_TEST_HOOKS (configure
+ * --enable-test-hooks): when WORLD_TEST_AGENT=hostile is in the
+ * environment at sup_new, the supervisor's agent is a compromised one that
+ * hands the capsule's frame fds to the pinned interpreter, run as
+ * `INTERP hostile-hook host/capsule/main.ail` (tests/supervisor/hostile_peer.c
+ * then sends the scenario its source names). This reaches the supervisors
+ * the coordinator builds internally (tests/coordinator/test_hostile.c,
+ * tests/daemon/hostile.sh); other builds ignore the variable. */
 
 struct sup_result {
 	char *plan;   size_t plan_len;     /* effectful: the plan bytes */

@@ -130,6 +130,15 @@ static int hostile(const char *scenario)
 {
 	if (!read_frame()) return 4; /* start */
 	const char *s = scenario;
+	/* Well-behaved over the frames (the coordinator- and daemon-level tests
+	 * run every call of a supervisor through the hostile agent). */
+	if (!strcmp(s, "ok")) { frame("{\"type\":\"output\",\"output\":\"{\\\"served\\\":true}\"}"); return 0; }
+	if (!strcmp(s, "effect")) {
+		send_plan(GOOD_PLAN);
+		if (!read_frame()) return 5; /* results */
+		frame("{\"type\":\"output\",\"output\":\"{\\\"finished\\\":true}\"}");
+		return 0;
+	}
 	if (!strcmp(s, "cut-header")) {
 		put("\0\0", 2);
 		return 0;
@@ -252,7 +261,10 @@ static int hostile(const char *scenario)
 
 int main(int argc, char **argv)
 {
-	prctl(PR_SET_NAME, "hostilepeer"); /* what the test's process probe looks for */
+	/* What test_hostile's process probe looks for; run by the hook agent of
+	 * WORLD_TEST_AGENT (the coordinator and daemon tests), another name, so
+	 * those tests running beside it do not trip its probe. */
+	prctl(PR_SET_NAME, argc > 1 && strcmp(argv[1], "hostile-hook") == 0 ? "hostilehook" : "hostilepeer");
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		puts("HOSTILE-peer v0.0.1 (test double, not AILANG)");
 		return 0;
@@ -265,7 +277,7 @@ int main(int argc, char **argv)
 	}
 	char word[64] = "";
 	if (sscanf(src, "%63s", word) != 1) return 2;
-	if (strcmp(argv[1], "hostile") == 0) return hostile(word);
+	if (strcmp(argv[1], "hostile") == 0 || strcmp(argv[1], "hostile-hook") == 0) return hostile(word);
 	if (strcmp(argv[1], "run") != 0) return 2;
 	char *args = slurp("args.json", NULL);
 	if (!args) return 1;
