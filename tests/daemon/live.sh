@@ -106,9 +106,12 @@ stop_d 4
 start_d 2 || bail "daemon 2 again"
 tools() { curl -sS -m 30 -X POST "${U[$1]}/mcp/" -H "$(auth "$CRED")" "${MCP_HDRS[@]}" --data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | sed -n 's/^data: //p;t;/^{/p'; }
 unlike "$(tools 1)" "tests_dlate" "control: tests.late is not listed before it is published"
+card() { curl -sS -m 30 "${U[$1]}/.well-known/agent-card.json" -H "$(auth "$CRED")" | python3 -c 'import json,sys; print(" ".join(sorted(s["id"] for s in json.load(sys.stdin)["skills"])))'; }
+unlike "$(card 2)" "tests.late" "control: the agent card of daemon 2 does not list tests.late yet"
 "$FIXTURE" publish "$DB" "$AILANG_LITE" tests.late "$top_srcdir/tests/interp/conformance/echo.ail" || bail "publish late"
 like "$(tools 1)" "tests_dlate" "published while daemons serve: daemon 1 lists it on the next request"
 like "$(tools 2)" "tests_dlate" "... and daemon 2"
+like "$(card 2)" "tests.late" "... and daemon 2's agent card lists it on the next request"
 
 # ---- three daemons, three clients each, kill -9 of one mid-load ----
 start_d 3 || bail "daemon 3 again"
