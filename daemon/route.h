@@ -73,6 +73,12 @@ struct dresp {
 	char www_auth_hdr[640];          /* 401: that header's whole value, when dauth filled it ("" = "Bearer") */
 };
 
+/* TEST ENTRY (tests/fuzz/fuzz_http.c): server.c's route dispatch of one
+ * whole request (method, decoded path, copied headers and query arguments
+ * in rq->hdrs with conn NULL, body): what run_route does on a call worker.
+ * The product never calls it. */
+void daemon_dispatch_for_test(struct dreq *rq, struct dresp *r);
+
 /* A header of the request (case-insensitive name), or NULL. */
 const char *dreq_header(const struct dreq *rq, const char *name);
 /* A query argument, or NULL. */

@@ -462,6 +462,10 @@ static void dispatch(struct dreq *rq, struct dresp *r)
 	}
 }
 
+/* The route dispatch, for tests/fuzz/fuzz_http.c only (route.h): the
+ * product reaches dispatch through run_route. */
+void daemon_dispatch_for_test(struct dreq *rq, struct dresp *r) { dispatch(rq, r); }
+
 static size_t body_limit(const char *method, const char *url)
 {
 	if (strcmp(method, "POST") == 0) {

@@ -9,7 +9,7 @@
 # (FUZZ_SECONDS, default 600 each) keeping what it finds in
 # $top_builddir/tests/fuzz/found/NAME. Runs in the plain build's pass only
 # (the harnesses carry their own sanitizers). The ailang-lite harness is
-# interp/fuzz.c, run by tests/interp/fuzz.sh. manifest, mcp and a2a link
+# interp/fuzz.c, run by tests/interp/fuzz.sh. manifest, mcp, a2a and http link
 # the build's libworld.a for everything but the files under test.
 . "$top_srcdir/tests/tap.sh"
 case "${AILANG_LITE_DIRECT:-}" in
@@ -39,17 +39,18 @@ declare -A SOURCES=(
   [manifest]="cli/attended.c cli/output.c store/jschema.c store/canon.c"
   [mcp]="daemon/mcp.c store/jschema.c"
   [a2a]="daemon/a2a.c"
+  [http]="daemon/server.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
 )
 # NAME: links the rest of the real code from the build's libworld.a (not
 # instrumented: only the files above are under coverage and the sanitizers'
 # checks; ASan still sees every heap block). Their sources stay as they are.
-declare -A LIBWORLD=( [manifest]=1 [mcp]=1 [a2a]=1 )
+declare -A LIBWORLD=( [manifest]=1 [mcp]=1 [a2a]=1 [http]=1 )
 # NAME: its dictionary when not tests/fuzz/NAME.dict
 declare -A DICT=( [a2a]=mcp )
 LIBWORLD_A=${FUZZ_LIBWORLD:-$top_builddir/libworld.a}
 WORLD_LIBS=${FUZZ_WORLD_LIBS:--lseccomp -lcap -ljansson -lsqlite3 -lbsd -lmicrohttpd -lcrypto -lm}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan manifest mcp a2a)
+[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan manifest mcp a2a http)
 # Every harness is built first, two at a time (the builds are most of the
 # wall time that is not fuzzing), then each runs in turn.
 build_one() {
