@@ -576,8 +576,29 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
 	if (v == 0) {
 		int n = 0;
-		if (count_tables(st, &n, err) < 0) goto fail;
-		if (n > 0 || !st->writer) {
+		/* The version and the tables are read in one snapshot: another
+		 * writer creating this store at this moment commits its tables and
+		 * its version together, and read apart they would look like a
+		 * foreign database with tables but no version. */
+		int v0 = 0;
+		if (ws_exec(st, "BEGIN", err) < 0) goto fail;
+		if (read_user_version(st, &v0, err) < 0 || count_tables(st, &n, err) < 0) {
+			struct world_err ig;
+			ws_exec(st, "ROLLBACK", &ig);
+			goto fail;
+		}
+		if (ws_exec(st, "COMMIT", err) < 0) goto fail;
+		if (v0 == 1 || v0 == WORLD_STORE_SCHEMA_VERSION) {
+			v = v0; /* made by that other writer meanwhile: open it as it is */
+			st->version = v;
+			n = 0;
+			if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
+		} else if (v0 != 0) {
+			werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 and %d); store left untouched",
+			     path, v0, WORLD_STORE_SCHEMA_VERSION);
+			goto fail;
+		}
+		if (v == 0 && (n > 0 || !st->writer)) {
 			werr(err, WX_SCHEMA, "store %s: not a World store (user_version 0%s); left untouched", path,
 			     n > 0 ? " with tables" : ", empty");
 			goto fail;
@@ -649,8 +670,12 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	*out = st;
 	return 0;
 fail:
-	/* A refused open leaves nothing it created. */
-	if (db_created) {
+	/* A refused open leaves nothing it created -- but only while the file is
+	 * still empty: a writer that made the file may have lost the race to
+	 * create the store in it to another writer, whose store is not ours
+	 * to remove. */
+	struct stat dbst;
+	if (db_created && stat(path, &dbst) == 0 && dbst.st_size == 0) {
 		/* the new (still empty) database and any -wal/-shm SQLite made for it */
 		if (st->db) { sqlite3_close_v2(st->db); st->db = NULL; }
 		char side[4200];
