@@ -84,18 +84,6 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
                            const char *name, const char *scope, long long cost, const json_t *payload,
                            const char *subject, struct world_err *err);
 
-/* The effects known to only read the worktree (the Ailang.* tools see it
- * mounted read-only). Any other effect, the test handlers' included, takes
- * its episode's turn. */
-static int effect_needs_turn(const char *name)
-{
-	static const char *const readers[] = { "Workspace.Read", "Ailang.Check", "Ailang.Run", "Ailang.Discover",
-		                               "Ailang.CLI", NULL };
-	for (const char *const *r = readers; *r; r++)
-		if (name && strcmp(name, *r) == 0) return 0;
-	return 1;
-}
-
 int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_out *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
@@ -111,12 +99,8 @@ int broker_effect_run(const struct broker_effect_req *rq, struct broker_effect_o
 	snprintf(subject, sizeof subject, "%s#%s", rq->invocation_id, id);
 
 	/* The episode's turn (broker/turn.h), held from the decision until the
-	 * handler returned: the effects of one episode that change its worktree
-	 * run one at a time, so an edit never replaces a file another effect
-	 * changed since it read it. An effect that only reads needs no turn: a
-	 * replace is one rename, so it sees the old file or the new one, and its
-	 * budget decision is atomic on its own (one IMMEDIATE transaction). */
-	if (!effect_needs_turn(name)) return effect_run_turn(rq, out, id, name, scope, cost, payload, subject, err);
+	 * handler returned: the effects of one episode run one at a time, so an
+	 * edit never replaces a file another effect changed since it read it. */
 	broker_turn_take(s->episode);
 	int tfd = -1;
 	int rc = broker_turn_lock(rq->hctx.workspace_root, s->episode, &tfd, err);

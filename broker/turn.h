@@ -2,8 +2,7 @@
  * a time (docs/broker.md, "Effects of one episode are serialised").
  *
  * Owns: the in-process table of episodes whose turn is held, and the wait
- * for a turn. broker_effect_run takes the episode's turn (for every effect
- * but the ones known to only read: broker/effect.c) before the budget
+ * for a turn. broker_effect_run takes the episode's turn before the budget
  * decision and gives it back after the handler returned, so a handler that
  * reads a file and replaces it (Workspace.Write op edit) never interleaves
  * with another effect of the same episode, and decisions are made in the
