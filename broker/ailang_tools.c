@@ -455,11 +455,18 @@ static int builtins_list(const struct broker_handler_ctx *ctx, const json_t *pay
 	if (bad) return broker_refuse(output, "%s: unknown key \"%.64s\"", E, bad);
 	json_t *flags = json_object_get(payload, "flags");
 	if (flags && !json_is_object(flags)) return broker_refuse(output, "%s: \"flags\" must be an object", E);
+	/* The reference's tool passes its CLI flags here, a bare flag as "":
+	 * its builtins search plans {"json":""}. The answer is always the JSON
+	 * inventory, so json ("" or true) changes nothing; any other flag
+	 * would be silently ignored, so it is refused. */
 	const char *fk;
 	json_t *fv;
 	json_object_foreach(flags, fk, fv) {
-		(void)fv;
-		return broker_refuse(output, "%s: unknown flag \"%.64s\" (builtins_list takes none)", E, fk);
+		int bare = (json_is_string(fv) && json_string_length(fv) == 0) || json_is_true(fv);
+		if (strcmp(fk, "json") != 0)
+			return broker_refuse(output, "%s: unknown flag \"%.64s\" (builtins_list takes only json)", E, fk);
+		if (!bare)
+			return broker_refuse(output, "%s: flag \"json\" takes no value (\"\" or true)", E);
 	}
 	const char *args[] = { "builtins", "--json", NULL };
 	struct sup_tool_result res;

@@ -224,6 +224,16 @@ static void discover_cli_real(const struct broker_handler_ctx *c)
 	json_decref(o);
 	refused(ailang_discover, c, "{\"op\":\"builtins_list\",\"flags\":{\"all\":true}}", "unknown flag",
 	        "builtins_list: unknown flag");
+	/* the reference's builtins search plans {"json":""}: the same inventory */
+	rc = call(ailang_discover, c, "{\"op\":\"builtins_list\",\"flags\":{\"json\":\"\"}}", &o, &err);
+	doc = rc == 0 ? json_loads(sget(o, "stdout"), 0, NULL) : NULL;
+	ok(rc == 0 && json_is_true(json_object_get(o, "ok")) && json_integer_value(json_object_get(doc, "count")) > 10,
+	   "builtins_list with the reference's flags {\"json\":\"\"}: the JSON inventory (%s)",
+	   rc ? err.msg : sget(o, "refused") ? sget(o, "refused") : "");
+	json_decref(doc);
+	json_decref(o);
+	refused(ailang_discover, c, "{\"op\":\"builtins_list\",\"flags\":{\"json\":\"yes\"}}", "takes no value",
+	        "builtins_list: json with a value");
 
 	rc = call(ailang_cli, c, "{\"op\":\"version\"}", &o, &err);
 	ok(rc == 0 && json_is_true(json_object_get(o, "ok")) && strncmp(sget(o, "stdout"), "AILANG-lite", 11) == 0,
