@@ -25,7 +25,14 @@ int broker_record_check(const json_t *r, struct world_err *err)
 	static const char *const keys[] = { "effect", "scope", "cost", "budgetBefore", "budgetAfter", "allowed",
 		                            "failed", "denial", "requestRef", "resultRef", NULL };
 	if (!json_is_object(r)) return werr(err, WX_INTEGRITY, "effect record: not an object");
-	if (json_object_size(r) != 10) return werr(err, WX_INTEGRITY, "effect record: want exactly 10 fields, has %zu", json_object_size(r));
+	/* A failed effect's record names the handler's reason in an eleventh
+	 * field, failure; records written before it was added have ten. */
+	const json_t *why = json_object_get(r, "failure");
+	size_t want = why ? 11 : 10;
+	if (json_object_size(r) != want)
+		return werr(err, WX_INTEGRITY, "effect record: want exactly %zu fields, has %zu", want, json_object_size(r));
+	if (why && (!json_is_true(json_object_get(r, "failed")) || !json_is_string(why) || !json_string_length(why)))
+		return werr(err, WX_INTEGRITY, "effect record law: failure is a non-empty reason, only in a failed record");
 	for (const char *const *k = keys; *k; k++)
 		if (!json_object_get(r, *k)) return werr(err, WX_INTEGRITY, "effect record: field %s missing", *k);
 	json_t *cost = json_object_get(r, "cost"), *bb = json_object_get(r, "budgetBefore"),
@@ -64,7 +71,7 @@ static long ms_since(const struct timespec *t0)
 
 static int make_record(struct broker_effect_out *out, const char *effect, const char *scope, long long cost,
                        long long before, int allowed, int failed, const char *denial, const char *req_ref,
-                       const char *res_ref, struct world_err *err)
+                       const char *res_ref, const char *failure, struct world_err *err)
 {
 	json_t *r = json_pack("{s:s,s:s,s:I,s:I,s:I,s:b,s:b,s:o,s:o,s:o}", "effect", effect, "scope", scope, "cost",
 	                      (json_int_t)cost, "budgetBefore", (json_int_t)before, "budgetAfter",
@@ -73,6 +80,10 @@ static int make_record(struct broker_effect_out *out, const char *effect, const 
 	                      req_ref ? json_string(req_ref) : json_null(), "resultRef",
 	                      res_ref ? json_string(res_ref) : json_null());
 	if (!r) return werr(err, WX_FAIL, "effect record: out of memory");
+	if (failed && json_object_set_new(r, "failure", json_string(failure)) < 0) {
+		json_decref(r);
+		return werr(err, WX_FAIL, "effect record: out of memory");
+	}
 	if (broker_record_check(r, err) < 0) { json_decref(r); return werr_prefix(err, "writing"); }
 	out->record = world_canon_json(r, &out->record_len, err);
 	json_decref(r);
@@ -168,7 +179,7 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
 	if (d.label != BROKER_ALLOWED) {
 		out->status = BROKER_EFFECT_DENIED;
 		status = "denied";
-		if (make_record(out, name, scope, cost, d.budget_before, 0, 0, broker_label_name(d.label), NULL, NULL, err) < 0)
+		if (make_record(out, name, scope, cost, d.budget_before, 0, 0, broker_label_name(d.label), NULL, NULL, NULL, err) < 0)
 			return -1;
 	} else {
 		broker_handler_fn fn = broker_handler_find(rq->handlers, name);
@@ -192,7 +203,7 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
 		if (hrc == 0) {
 			out->status = BROKER_EFFECT_OK;
 			status = "ok";
-			if (make_record(out, name, scope, cost, d.budget_before, 1, 0, NULL, req_ref, res_ref, err) < 0) {
+			if (make_record(out, name, scope, cost, d.budget_before, 1, 0, NULL, req_ref, res_ref, NULL, err) < 0) {
 				json_decref(output);
 				return -1;
 			}
@@ -204,12 +215,25 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
 			out->status = BROKER_EFFECT_FAILED;
 			status = "failed";
 			snprintf(out->failure, sizeof out->failure, "%s", he.msg[0] ? he.msg : "handler failed");
-			if (make_record(out, name, scope, cost, d.budget_before, 1, 1, NULL, req_ref, NULL, err) < 0) return -1;
+			/* The reason goes into the record and the entry (the
+			 * transition's results and the call's world block): a failed
+			 * effect is never left unexplained. A handler's message may
+			 * carry bytes of a path that are not UTF-8 (jansson refuses
+			 * them): each such byte becomes '?'. */
+			for (size_t i = 0, n = strlen(out->failure); i < n;) {
+				size_t k = world_utf8_seq((const unsigned char *)out->failure + i, n - i);
+				if (k == 0) out->failure[i++] = '?';
+				else i += k;
+			}
+			if (make_record(out, name, scope, cost, d.budget_before, 1, 1, NULL, req_ref, NULL, out->failure, err) < 0)
+				return -1;
 		}
 	}
 	out->entry = json_pack("{s:s,s:s,s:s,s:s,s:o}", "id", id, "effect", name, "status", status, "record",
 	                       out->record_ref, "output", output ? output : json_null());
 	if (!out->entry) return werr(err, WX_FAIL, "effect result entry: out of memory");
+	if (out->status == BROKER_EFFECT_FAILED && json_object_set_new(out->entry, "failure", json_string(out->failure)) < 0)
+		return werr(err, WX_FAIL, "effect result entry: out of memory");
 	out->output = output;
 	return 0;
 }

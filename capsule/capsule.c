@@ -743,10 +743,26 @@ void capsule_cgroups_release(void)
 	cg_release_all();
 }
 
+/* Set by capsule_exit_on_interrupt: the one line's prefix ("worldd run"). */
+static char interrupt_who[64];
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
 	cg_release_all();
+	if (interrupt_who[0]) {
+		/* write(2) of a line built by hand: snprintf is not async-signal-safe. */
+		const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+		const char *parts[] = { interrupt_who, ": interrupted by ", name,
+			                ": its capsules were killed and their cgroups removed\n" };
+		char line[256];
+		size_t n = 0;
+		for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+			for (const char *c = parts[i]; *c && n < sizeof line - 1; c++) line[n++] = *c;
+		ssize_t w = write(STDERR_FILENO, line, n);
+		(void)w; /* nobody to tell if stderr is gone */
+		_exit(128 + sig);
+	}
 	/* Then die of the signal, as without this handler (SA_RESETHAND put
 	 * the default action back). */
 	sigset_t s;
@@ -755,6 +771,11 @@ static void on_fatal_signal(int sig)
 	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
 	syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
 	errno = saved;
+}
+
+void capsule_exit_on_interrupt(const char *who)
+{
+	snprintf(interrupt_who, sizeof interrupt_who, "%s", who ? who : "");
 }
 
 int capsule_cleanup_on_signals(void)
@@ -1105,6 +1126,13 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	sigemptyset(&none);
 	CHECK(sigprocmask(SIG_SETMASK, &none, NULL) == 0, "reset the signal mask");
 	umask(022);
+	/* A session (and process group) of its own, without a controlling
+	 * terminal: a terminal's ^C, ^\ or hangup goes to the caller's
+	 * foreground group only, never to the untrusted interpreter (the caller
+	 * decides, and kills the capsule: capsule_exit_on_interrupt), and the
+	 * capsule can never read from or write to the caller's terminal by
+	 * reopening it. */
+	CHECK(setsid() >= 0, "setsid");
 
 	/* 0. die with the caller: the parent's ends of both channels go at
 	 * once (so a parent that dies before 'G' gives EOF, not a wait

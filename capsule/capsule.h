@@ -215,6 +215,12 @@ void capsule_cgroups_release(void);
  * or -1 with errno. */
 int capsule_cleanup_on_signals(void);
 
+/* After the cleanup of capsule_cleanup_on_signals, print one line on
+ * stderr, "WHO: interrupted by SIGINT: ...", and exit 128+N (130 SIGINT,
+ * 143 SIGTERM, 129 HUP) instead of dying of the signal. For the CLI verbs
+ * that run capsules; NULL or "" goes back to dying of the signal. */
+void capsule_exit_on_interrupt(const char *who);
+
 /* Keep the v1 cgroup attach from waiting for an RCU grace period (see
  * capsule.c): while on, a thread of this process writes its own pid into
  * its own v1 group every 5 ms (nothing moves). Reference-counted: each

@@ -15,7 +15,7 @@ tests_capsule_test_capsule_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_capsule_test_capsule_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 TESTS += tests/capsule/test_capsule tests/capsule/run.sh tests/capsule/unprivileged.sh tests/capsule/interrupt.sh \
 	tests/capsule/go.sh tests/capsule/profile.sh
-EXTRA_DIST += tests/capsule/run.sh tests/capsule/unprivileged.sh tests/capsule/interrupt.sh tests/capsule/go.sh \
+EXTRA_DIST += tests/capsule/run.sh tests/capsule/unprivileged.sh tests/capsule/interrupt.sh tests/capsule/ctrlc.py tests/capsule/go.sh \
 	tests/capsule/profile.sh tests/capsule/go/main.go
 
 # The benchmark (bench/capsule_bench.sh; registered in bench/local.mk).

@@ -46,7 +46,11 @@ static const char call_help[] =
     "  --json-file FILE|-     the arguments from a file or standard input\n"
     WORLDD_WAIT_LOCK_HELP
     "\n"
-    "On stderr, one line: committed entry N (invocation ID) or replayed entry N.\n"
+    "On stderr, one line: committed entry N (invocation ID) or replayed entry N,\n"
+    "followed by `; effect ID failed: REASON` when the handler of an effect failed\n"
+    "(the reason is in the effect's record and the output's world block too).\n"
+    "SIGINT (^C), SIGTERM, SIGHUP: the capsules are killed, their cgroups removed,\n"
+    "nothing is committed; one line `interrupted by SIG...`, exit 130, 143, 129.\n"
     "\n"
     "exit codes:\n"
     "  0  committed (or the task's committed result replayed)\n"
@@ -60,7 +64,29 @@ static const char call_help[] =
     "        interpreter, hash mismatch, capacity, syscall denied, protocol); nothing committed\n"
     " 21  refused before execution (unknown or invisible skill, no handler); nothing committed\n"
     " 22  session credential unknown, malformed or expired\n"
-    " 23  the plan broke a law of DESIGN 5.2 (named); nothing committed\n";
+    " 23  the plan broke a law of DESIGN 5.2 (named); nothing committed\n"
+    " 27  committed, but an effect failed (its handler's reason on stderr)\n"
+    " 129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM; nothing committed\n";
+
+/* A committed output whose world block has a failed effect: WX_EFFECT_FAILED
+ * and "; effect ID failed: REASON" in why; else 0. */
+static int failed_effect(const char *output, char *why, size_t len)
+{
+	json_t *o = json_loads(output, 0, NULL);
+	json_t *effs = json_object_get(json_object_get(o, "world"), "effects"), *x;
+	size_t i;
+	int rc = 0;
+	json_array_foreach(effs, i, x) {
+		if (strcmp(json_string_value(json_object_get(x, "status")) ?: "", "failed") != 0) continue;
+		const char *r = json_string_value(json_object_get(x, "failure"));
+		snprintf(why, len, "; effect %s failed: %s", json_string_value(json_object_get(x, "id")) ?: "?",
+		         r ? r : "(no reason recorded)");
+		rc = WX_EFFECT_FAILED;
+		break;
+	}
+	json_decref(o);
+	return rc;
+}
 
 static int verb_call(int argc, char **argv)
 {
@@ -93,6 +119,10 @@ static int verb_call(int argc, char **argv)
 	struct coordinator *c = NULL;
 	struct coord_session *s = NULL;
 	struct coord_result res = { 0 };
+	/* ^C, SIGTERM, SIGHUP: the capsules are killed, the groups removed,
+	 * exit 130/143/129 with one line (the open transaction is never
+	 * committed: SQLite rolls it back). */
+	sup_exit_on_interrupt("worldd call");
 	if (world_store_open_wait(store, WORLD_STORE_WRITER, wait, &st, &e) < 0) goto fail;
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
@@ -106,9 +136,10 @@ static int verb_call(int argc, char **argv)
 		                   .args = json ? json : args, .args_len = json ? strlen(json) : args_len };
 	if (coord_call(c, &call, &res, &e) < 0) goto fail;
 	printf("%s\n", res.output);
-	fprintf(stderr, "worldd call: %s entry %lld (invocation %s)\n", res.replayed ? "replayed" : "committed",
-	        res.entry_index, res.invocation_id);
-	rc = 0; /* stdout is checked for every verb in cli/worldd.c */
+	char why[1200] = "";
+	rc = failed_effect(res.output, why, sizeof why); /* stdout is checked for every verb in cli/worldd.c */
+	fprintf(stderr, "worldd call: %s entry %lld (invocation %s)%s\n", res.replayed ? "replayed" : "committed",
+	        res.entry_index, res.invocation_id, why);
 	goto done;
 fail:
 	rc = worldd_fail(verb, &e);

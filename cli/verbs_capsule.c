@@ -336,6 +336,9 @@ static int cmd_run_as(const char *verb, int argc, char **argv)
 		input = strdup(o.input ? o.input : "{}");
 		in_len = input ? strlen(input) : 0;
 	}
+	char who[32];
+	snprintf(who, sizeof who, "worldd %s", verb);
+	sup_exit_on_interrupt(who);
 	struct supervisor *s = input ? make_supervisor(&o, 0, &err) : NULL;
 	if (!input) werr(&err, WX_FAIL, "out of memory");
 	if (!s) {
@@ -392,6 +395,9 @@ static int cmd_check_as(const char *verb, int argc, char **argv)
 	char *src = NULL;
 	size_t src_len = 0;
 	if ((rc = worldd_read_input(verb, "source", o.source, SUP_SOURCE_MAX, &src, &src_len))) return rc;
+	char who[32];
+	snprintf(who, sizeof who, "worldd %s", verb);
+	sup_exit_on_interrupt(who);
 	struct supervisor *s = make_supervisor(&o, 1, &err);
 	if (!s) {
 		free(src);

@@ -630,10 +630,15 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 	int rc = -1;
 	if (effectful) {
 		json_t *effs = json_array();
-		if (cs->have_effect)
-			json_array_append_new(effs, json_pack("{s:O,s:s,s:s}", "id", json_object_get(cs->eff.entry, "id"),
-			                                      "status", json_string_value(json_object_get(cs->eff.entry, "status")),
-			                                      "record", cs->eff.record_ref));
+		if (cs->have_effect) {
+			json_t *we = json_pack("{s:O,s:s,s:s}", "id", json_object_get(cs->eff.entry, "id"), "status",
+			                       json_string_value(json_object_get(cs->eff.entry, "status")), "record",
+			                       cs->eff.record_ref);
+			/* a failed effect says why, as its record does */
+			json_t *why = json_object_get(cs->eff.entry, "failure");
+			if (we && why) json_object_set(we, "failure", why);
+			json_array_append_new(effs, we);
+		}
 		json_object_set_new(output, "world", json_pack("{s:o,s:s}", "effects", effs, "plan", cs->plan_ref));
 	}
 	size_t out_len;

@@ -320,6 +320,16 @@ static const char *record_status(const json_t *r)
 	return json_is_true(json_object_get(r, "failed")) ? "failed" : "ok";
 }
 
+/* The world block's entry for an effect record: {id,status,record}, and
+ * the failure reason a failed record names (the output carries it too). */
+static json_t *wblock_entry(const char *id, const char *status, const char *ref, const json_t *r)
+{
+	json_t *e = json_pack("{s:s,s:s,s:s}", "id", id, "status", status, "record", ref);
+	json_t *why = json_object_get(r, "failure");
+	if (e && json_is_string(why)) json_object_set(e, "failure", why);
+	return e;
+}
+
 /* One effect of a v2 record: its record, request, result and journal.
  * Appends {id,status,record} to wblock (the world block it implies). */
 static void walk_effect(const struct prov_src *src, struct prov_walk *w, size_t i, const char *ref, const json_t *plan,
@@ -342,7 +352,7 @@ static void walk_effect(const struct prov_src *src, struct prov_walk *w, size_t 
 		const char *st2 = record_status(r);
 		add(w, 1, name, ref, "%s %s cost %lld, %s; the record law holds (the plan is unreadable: not compared with it)",
 		    jstr(r, "effect"), jstr(r, "scope"), (long long)json_integer_value(json_object_get(r, "cost")), st2);
-		json_array_append_new(wblock, json_pack("{s:s,s:s,s:s}", "id", "", "status", st2, "record", ref));
+		json_array_append_new(wblock, wblock_entry("", st2, ref, r));
 		const char *rq2 = jstr(r, "requestRef"), *rs2 = jstr(r, "resultRef");
 		json_t *ig;
 		snprintf(name, sizeof name, "effects[%zu].request", i);
@@ -374,7 +384,7 @@ static void walk_effect(const struct prov_src *src, struct prov_walk *w, size_t 
 	    jstr(r, "scope"), (long long)json_integer_value(json_object_get(r, "cost")), status,
 	    (long long)json_integer_value(json_object_get(r, "budgetBefore")),
 	    (long long)json_integer_value(json_object_get(r, "budgetAfter")));
-	json_array_append_new(wblock, json_pack("{s:s,s:s,s:s}", "id", id ? id : "", "status", status, "record", ref));
+	json_array_append_new(wblock, wblock_entry(id ? id : "", status, ref, r));
 	const char *req = jstr(r, "requestRef"), *res = jstr(r, "resultRef");
 	if (req) {
 		snprintf(name, sizeof name, "effects[%zu].request", i);

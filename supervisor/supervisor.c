@@ -2,6 +2,7 @@
 #include "supervisor/supervisor.h"
 #include "supervisor/agent.h"
 #include "supervisor/frame.h"
+#include "capsule/capsule.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -21,6 +22,12 @@
 const char *sup_profile_name(enum sup_profile p)
 {
 	return p == SUP_PROFILE_SOURCE_CHECK ? "source-check" : p == SUP_PROFILE_TOOL_RUN ? "tool-run" : "transition";
+}
+
+void sup_exit_on_interrupt(const char *who)
+{
+	capsule_exit_on_interrupt(who);
+	(void)capsule_cleanup_on_signals(); /* the launcher installs them too; twice is harmless */
 }
 
 void sup_limits_default(struct sup_limits *lim)

@@ -30,6 +30,13 @@ struct sup_limits {
 	unsigned tool_ms;                               /* a tool run's default wall time: 20000 */
 };
 void sup_limits_default(struct sup_limits *lim);
+/* For the CLI verbs that make capsules in their own process (worldd run,
+ * call, check): on SIGINT, SIGTERM or SIGHUP (those not ignored by the
+ * caller) the capsules are killed, their cgroups removed, one line
+ * "WHO: interrupted by SIG...: ..." printed and the process exits 128+N
+ * (capsule/capsule.h, capsule_exit_on_interrupt). Capsules have a session
+ * of their own, so a terminal's ^C reaches only this process. */
+void sup_exit_on_interrupt(const char *who);
 /* The one source-size cap (bytes) of every verb that runs or checks a
  * transition; ailang-lite's own cap (AIL_MAX_SOURCE) is the same figure. */
 #define SUP_SOURCE_MAX ((size_t)1 << 20)
