@@ -608,6 +608,26 @@ int capsule_prepare(const struct capsule_profile *p)
 	return made;
 }
 
+int capsule_cgroup_probe(const struct capsule_profile *p, char *why, size_t len)
+{
+	struct capsule_handle h;
+	handle_init(&h);
+	int missing = 0;
+	for (int ci = 0; ci < 2; ci++) {
+		cg_take(&h, p, ci);
+		int i = h.cg_slot[ci];
+		if (i < 0) {
+			missing |= 1 << ci;
+			continue;
+		}
+		/* made or taken idle, never attached to: idle again (as capsule_prepare) */
+		cg_close_fds(&cg_pool[ci][i]);
+		__atomic_store_n(&cg_pool[ci][i].state, CG_IDLE, __ATOMIC_RELEASE);
+	}
+	if (why && len) snprintf(why, len, "%s", h.cg_note);
+	return missing;
+}
+
 /* Kill every live capsule of the pool and remove every group, within about
  * two seconds. Async-signal-safe: atomics, kill, rmdir and nanosleep only. */
 static void cg_release_all(void)

@@ -203,6 +203,12 @@ int capsule_cgroups_sweep(unsigned *removed, struct world_err *err);
  * only leaves the work to capsule_start, which reports it. */
 int capsule_prepare(const struct capsule_profile *p);
 
+/* Whether this process's capsules of profile p get their memory and pids
+ * groups: takes (or makes) one pair into the pool, as capsule_prepare.
+ * Returns a mask of what is missing (1 memory, 2 pids; 0: both there), and
+ * in why the reason as capsule_describe's note gives it. */
+int capsule_cgroup_probe(const struct capsule_profile *p, char *why, size_t len);
+
 /* Kill this process's live capsules and remove all its pooled groups
  * (within ~2 s). Registered with atexit at the first capsule; a daemon may
  * call it when it stops. Async-signal-safe. */

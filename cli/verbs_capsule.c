@@ -73,7 +73,7 @@ _Static_assert(SOURCE_CAP_BYTES == SUP_SOURCE_MAX, "the help text states the sup
 struct run_opts {
 	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree;
 	long long timeout_ms;
-	int summary, show_stderr, effectful, test_broker, spawner;
+	int summary, show_stderr, effectful, test_broker, spawner, require_cgroups;
 };
 
 /* ---- helpers ---- */
@@ -186,7 +186,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 		{ .name = "--input", .has_value = 1 },      { .name = "--input-file", .has_value = 1 },
 		{ .name = "--profile", .has_value = 1 },    { .name = "--worktree", .has_value = 1 },
 		{ .name = "--effectful" },                  { .name = "--test-broker" },
-		{ .name = "--spawner" },
+		{ .name = "--spawner" },                    { .name = "--require-cgroups" },
 		{ .name = NULL },
 	};
 	if (!is_run) f[6].name = NULL;
@@ -208,6 +208,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 	o->effectful = f[10].value != NULL;
 	o->test_broker = f[11].value != NULL;
 	o->spawner = f[12].value != NULL;
+	o->require_cgroups = f[13].value != NULL;
 	if (o->input && o->input_file) return worldd_usage(verb, "give only one of --input JSON and --input-file FILE");
 	if (o->input_file && strcmp(o->input_file, "-") == 0 && strcmp(o->source, "-") == 0)
 		return worldd_usage(verb, "--source and --input-file cannot both be - (standard input)");
@@ -339,6 +340,17 @@ static int cmd_run_as(const char *verb, int argc, char **argv)
 	char who[32];
 	snprintf(who, sizeof who, "worldd %s", verb);
 	sup_exit_on_interrupt(who);
+	/* Limits are never silently missing: one line when the capsule gets
+	 * no memory or pids group, a refusal with --require-cgroups. */
+	char cgline[700];
+	if (!o.spawner && sup_cgroups_check(cgline, sizeof cgline)) {
+		if (o.require_cgroups) {
+			free(src);
+			free(input);
+			return worldd_fail(verb, (werr(&err, WX_SETUP, "--require-cgroups: %s", cgline), &err));
+		}
+		fprintf(stderr, "worldd %s: %s\n", verb, cgline);
+	}
 	struct supervisor *s = input ? make_supervisor(&o, 0, &err) : NULL;
 	if (!input) werr(&err, WX_FAIL, "out of memory");
 	if (!s) {
@@ -494,7 +506,7 @@ static int cmd_profile_show(int argc, char **argv)
 	"usage: worldd run [--ailang-bin BIN] --source FILE|- [--input JSON | --input-file FILE|-]\n" \
 	"                  [--effectful --test-broker] [--profile transition|tool-run] [--worktree DIR]\n" \
 	"                  [--timeout-ms N] [--ailang-ref sha256:HEX] [--summary] [--show-stderr]\n" \
-	"                  [--spawner]\n\n" \
+	"                  [--spawner] [--require-cgroups]\n\n" \
 	"Runs one transition call through the supervisor (admission, deadlines, caps and the\n" \
 	"frame protocol, docs/protocol.md): pins BIN, stages FILE as host/capsule/main.ail and\n" \
 	"the input (a JSON object, default {}) as args.json (one JSON string literal) in an\n" \
@@ -518,7 +530,10 @@ static int cmd_profile_show(int argc, char **argv)
 	"  --spawner               make the capsule as worldd serve does: in a capsule spawner\n" \
 	"                          forked first, as root with the shared empty network namespace\n" \
 	"                          and the template mount namespace (docs/security.md); slower\n" \
-	"                          for one run, for checking the daemon's path from the CLI\n\n" \
+	"                          for one run, for checking the daemon's path from the CLI\n" \
+	"  --require-cgroups       refuse (exit 10) when the capsule would get no memory or pids\n" \
+	"                          cgroup; without it, one stderr line names what is missing,\n" \
+	"                          why, and the rlimits that remain, and the run goes on\n\n" \
 	"--timeout-ms sets each phase's deadline (defaults: pure 4000 ms, plan 4000, finish\n" \
 	"2000, tool run 20000); the whole-call deadline (20000 ms) is raised to hold them.\n" \
 	CPU_HELP \

@@ -21,6 +21,7 @@ static int serve_run(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--open-reads") == 0) { cfg.open_reads = 1; continue; }
+		if (strcmp(a, "--require-cgroups") == 0) { cfg.require_cgroups = 1; continue; }
 		const char *v = NULL;
 		size_t nl = strcspn(a, "=");
 		if (a[nl] == '=') v = a + nl + 1;
@@ -95,7 +96,7 @@ const struct worldd_verb daemon_verbs[] = {
 	{ "serve", "run the daemon: read routes, MCP and A2A over HTTP on loopback",
 	  "usage: worldd serve --store DB --ailang-bin BIN [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
-	  "                    [--capacity N] [--session-share N] [--open-reads]\n"
+	  "                    [--capacity N] [--session-share N] [--open-reads] [--require-cgroups]\n"
 	  "                    [--episode-calls N] [--episode-bytes N]\n\n"
 	  "Start-up: opens DB as a writer (other daemons may share it), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a new store; another release is refused),\n"
@@ -114,8 +115,8 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --ailang-bin BIN         the transition interpreter (archived and pinned)\n"
 	  "  --listen HOST:PORT       loopback only: 127.0.0.1, [::1] or localhost (default 127.0.0.1:7644;\n"
 	  "                           port 0 = any free port, printed on the listening line)\n"
-	  "  --workspace-root DIR     episode worktrees for Workspace.* / Ailang.* effects (default none:\n"
-	  "                           those effects fail as \"no workspace root\")\n"
+	  "  --workspace-root DIR     episode worktrees for Workspace.* / Ailang.* effects; without it a\n"
+	  "                           store with such transitions published is refused at start (usage)\n"
 	  "  --tool-ailang-bin BIN    the tool interpreter for Ailang.* effects (needs --workspace-root)\n"
 	  "  --examples-dir DIR       the examples Ailang.Discover searches (default none)\n"
 	  "  --capacity N             capsules alive at once = call worker threads (default 8, 1-256)\n"
@@ -126,6 +127,9 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           -1 = no limit); then its calls are refused QuotaExceeded (HTTP 429)\n"
 	  "  --episode-bytes N        bytes one episode's calls may store: inputs, plans, outputs, effect\n"
 	  "                           results and records (default 1073741824 = 1 GiB; -1 = no limit)\n"
+	  "  --require-cgroups        refuse to start (exit 10) when capsules would get no memory or pids\n"
+	  "                           cgroup; without it that is one start-up line naming what is missing\n"
+	  "                           and the rlimits that remain\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n"
 	  "  --allow-origin ORIGIN    an Origin /mcp/ and /a2a/ accept besides http://localhost,\n"
@@ -138,11 +142,12 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           256; -1 = no limit); 16 reserve slots beyond 256 answer health only\n\n"
 	  "exit codes:\n"
 	  "  0  stopped cleanly by SIGTERM / SIGINT\n"
-	  "  2  usage (a flag, or --listen not on loopback)\n"
+	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root)\n"
 	  "  5  another writer's transaction outlasted the busy timeout (5 s) at start-up\n"
 	  "  6  DB is not a store of a known schema version\n"
 	  "  8  DB is bound to another interpreter release\n"
 	  "  9  I/O: archive, token file, or the listen socket (address in use)\n"
+	  " 10  --require-cgroups and the capsules would get no memory or pids cgroup\n"
 	  " 14  BIN --version failed\n",
 	  serve_run },
 	{ NULL, NULL, NULL, NULL },

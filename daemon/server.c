@@ -3,6 +3,7 @@
  * route.h (responses, envelope classes, credentials, the reader pool). */
 #include "daemon/server.h"
 #include "supervisor/spawner.h"
+#include "supervisor/supervisor.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
 #include "capsule/capsule.h"
@@ -1113,6 +1114,37 @@ static int report_indeterminate(void *ctx, long long id, const char *kind, const
 	return 0;
 }
 
+/* Without --workspace-root every effect but Ailang.Discover fails ("no
+ * workspace root"), each charged to its session: refuse to serve a store
+ * with such transitions published. 0, or -1 with err naming one. */
+static int effects_need_workspace(struct world_store *st, struct world_err *err)
+{
+	json_t *reg = NULL, *d, *e;
+	long long rev;
+	if (registry_load(st, &reg, &rev, NULL, err) < 0) return -1;
+	size_t i, k, n = 0;
+	const char *first = NULL, *eff = NULL;
+	json_array_foreach(json_object_get(reg, "transitions"), i, d) {
+		json_array_foreach(json_object_get(d, "declaredEffects"), k, e) {
+			const char *name = json_string_value(json_object_get(e, "effect"));
+			if (!name || strcmp(name, "Ailang.Discover") == 0) continue;
+			if (!n++) {
+				first = json_string_value(json_object_get(d, "id"));
+				eff = name;
+			}
+			break;
+		}
+	}
+	int rc = 0;
+	if (n)
+		rc = werr(err, WX_USAGE,
+		          "%zu published transition(s) have effects that need a worktree (first: %s declares %s): "
+		          "give --workspace-root DIR",
+		          n, first ? first : "?", eff);
+	json_decref(reg);
+	return rc;
+}
+
 int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 {
 	char host[64];
@@ -1156,7 +1188,20 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	struct MHD_Daemon *mhd = NULL;
 	int rc = -1;
 
+	/* Start-up refusals come before anything is written (the archive, the
+	 * epoch, the token). Limits are never silently missing: no memory or
+	 * pids group for the capsules is one line, or with --require-cgroups a
+	 * refusal (supervisor.h: sup_cgroups_check). */
+	char cgline[700];
+	if (sup_cgroups_check(cgline, sizeof cgline)) {
+		if (cfg->require_cgroups) {
+			werr(err, WX_SETUP, "--require-cgroups: %s", cgline);
+			goto out;
+		}
+		dlog("start: %s", cgline);
+	}
 	if (world_store_open(cfg->store_path, WORLD_STORE_WRITER, &d.writer, err) < 0) goto out;
+	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;
 	snprintf(d.interp_ref, sizeof d.interp_ref, "%s", interp.ref);

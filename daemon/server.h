@@ -44,6 +44,7 @@ struct daemon_config {
 	unsigned session_share;          /* --session-share: call workers one episode may hold at once
 	                                    (0 = default: DAEMON_DEFAULT_SHARE(capacity)); 1..capacity */
 	int open_reads;                  /* --open-reads */
+	int require_cgroups;             /* --require-cgroups: refuse to start when capsules get no memory or pids group */
 	long long episode_calls_max;     /* --episode-calls (0 = COORD_EPISODE_CALLS_DEFAULT, -1 = no limit) */
 	long long episode_bytes_max;     /* --episode-bytes (0 = COORD_EPISODE_BYTES_DEFAULT, -1 = no limit) */
 	const char *const *allow_origins; /* --allow-origin ORIGIN (repeatable): Origins (and their host[:port] as

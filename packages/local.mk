@@ -24,3 +24,15 @@ tests_packages_packages_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_packages_packages_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/packages/calls.sh
 EXTRA_DIST += tests/packages/calls.sh
+
+# make install: every file of the packages (manifests, sources, examples)
+# under $(pkgdatadir)/packages, paths as in the source tree (Makefile.am).
+install-world-packages:
+	cd $(srcdir) && for f in $$(find packages -name '*.json' -o -name '*.ail' -o -name '*.md' | sort); do \
+	  $(MKDIR_P) "$(DESTDIR)$(pkgdatadir)/$${f%/*}" && $(INSTALL_DATA) "$$f" "$(DESTDIR)$(pkgdatadir)/$$f" || exit 1; \
+	done
+uninstall-world-packages:
+	cd $(srcdir) && for f in $$(find packages -name '*.json' -o -name '*.ail' -o -name '*.md'); do \
+	  rm -f "$(DESTDIR)$(pkgdatadir)/$$f"; \
+	done
+.PHONY: install-world-packages uninstall-world-packages

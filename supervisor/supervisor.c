@@ -30,6 +30,23 @@ void sup_exit_on_interrupt(const char *who)
 	(void)capsule_cleanup_on_signals(); /* the launcher installs them too; twice is harmless */
 }
 
+int sup_cgroups_check(char *line, size_t len)
+{
+	const struct capsule_profile *p = capsule_profile_find("transition");
+	char why[256] = "";
+	int missing = p ? capsule_cgroup_probe(p, why, sizeof why) : 3;
+	if (!missing) return 0;
+	const struct capsule_limits *l = p ? &p->limits : NULL;
+	snprintf(line, len,
+	         "capsules get no %s cgroup (%s); rlimits remain: RLIMIT_AS %llu MiB, RLIMIT_DATA %llu MiB, RLIMIT_NPROC %llu, "
+	         "RLIMIT_CPU %llu s, RLIMIT_FSIZE %llu MiB, RLIMIT_NOFILE %llu",
+	         missing == 3 ? "memory and no pids" : missing == 1 ? "memory" : "pids", why[0] ? why : "no profile",
+	         l ? (unsigned long long)l->rlim_as >> 20 : 0, l ? (unsigned long long)l->rlim_data >> 20 : 0,
+	         l ? (unsigned long long)l->rlim_nproc : 0, l ? (unsigned long long)l->rlim_cpu_s : 0,
+	         l ? (unsigned long long)l->rlim_fsize >> 20 : 0, l ? (unsigned long long)l->rlim_nofile : 0);
+	return missing;
+}
+
 void sup_limits_default(struct sup_limits *lim)
 {
 	lim->plan_ms = 4000;

@@ -37,6 +37,12 @@ void sup_limits_default(struct sup_limits *lim);
  * (capsule/capsule.h, capsule_exit_on_interrupt). Capsules have a session
  * of their own, so a terminal's ^C reaches only this process. */
 void sup_exit_on_interrupt(const char *who);
+/* Whether this process's capsules get memory and pids cgroups (one pair is
+ * made into the pool, as the first capsule would). 0: both; else a mask of
+ * what is missing (1 memory, 2 pids) and in line one sentence naming it,
+ * why, and the rlimits that remain (for a start-up line, or the refusal of
+ * --require-cgroups). */
+int sup_cgroups_check(char *line, size_t len);
 /* The one source-size cap (bytes) of every verb that runs or checks a
  * transition; ailang-lite's own cap (AIL_MAX_SOURCE) is the same figure. */
 #define SUP_SOURCE_MAX ((size_t)1 << 20)

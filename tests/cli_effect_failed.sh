@@ -43,4 +43,20 @@ is "$rc" 0 "control: with --workspace-root the call succeeds ($err)"
 is "$(printf '%s' "$out" | field 'd["world"]["effects"][0]["status"], "failure" in d["world"]["effects"][0]')" "('ok', False)" \
   "control: status ok, no failure field"
 unlike "$err" "failed" "control: the stderr line names no failure"
+# worldd serve with effectful transitions published and no --workspace-root
+# refuses at start, before it writes anything
+count() { [ -n "$SQLITE3_SHELL" ] && "$SQLITE3_SHELL" "$DB" 'select (select count(*) from objects) || "/" || (select count(*) from log_entries)' 2>/dev/null; }
+before=$(count)
+run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0
+is "$rc" 2 "serve without --workspace-root: refused at start (usage)"
+like "$err" '^worldd serve: [0-9]+ published transition\(s\) have effects that need a worktree \(first: [a-z-]+ declares [A-Za-z.]+\): give --workspace-root DIR$' \
+  "... in one line naming a transition and its effect"
+is "$(count)" "$before" "... and nothing was written to the store"
+# control: with --workspace-root it serves (stopped with SIGTERM)
+"$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 --workspace-root "$T/ws" > "$T/serve.out" 2> "$T/serve.err" &
+dp=$!
+for _ in $(seq 1 400); do grep -q '^worldd listening on ' "$T/serve.out" 2>/dev/null && break; kill -0 "$dp" 2>/dev/null || break; sleep 0.05; done
+like "$(cat "$T/serve.out")" '^worldd listening on http://127\.0\.0\.1:[0-9]+' "control: with --workspace-root the daemon starts"
+kill -TERM "$dp" 2>/dev/null; wait "$dp"
+is "$?" 0 "control: ... and stops cleanly on SIGTERM"
 done_testing

@@ -8,13 +8,15 @@
 T=$(mktemp -d /tmp/world-cli-install.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mk() { make -s --no-print-directory -C "$top_builddir" "$@"; }
-prefix=$(mk -f Makefile -f - print-prefix <<'EOF' 2>/dev/null
+prefix=$(mk -f Makefile -f - print-prefix <<'EOF' 2>"$T/prefix.err"
 print-prefix:
-	@echo '$(prefix) $(bindir) $(pkglibexecdir) $(man1dir)'
+	@echo '$(prefix) $(bindir) $(pkglibexecdir) $(man1dir) $(docdir) $(pkgdatadir) $(systemdsystemunitdir)'
 EOF
 )
-read -r PREFIX BINDIR LIBEXEC MAN1 <<< "$prefix"
-[ -n "$MAN1" ] || bail "cannot read the install directories from the Makefile"
+# (a make that prints "Entering directory" lines, as under make -w, adds lines around it)
+prefix=$(printf '%s\n' "$prefix" | grep -v '^make\[')
+read -r PREFIX BINDIR LIBEXEC MAN1 DOCDIR DATADIR UNITDIR <<< "$prefix"
+[ -n "$UNITDIR" ] || bail "cannot read the install directories from the Makefile: [$prefix] $(head -c 300 "$T/prefix.err")"
 mk install DESTDIR="$T/root" >/dev/null 2>"$T/install.err"
 ok $? "make install DESTDIR=... succeeds ($(head -c 300 "$T/install.err"))"
 R=$T/root
@@ -28,6 +30,41 @@ done
 like "$(cat "$R$MAN1/worldd.1")" '^\.TH WORLDD "1"' "worldd.1 is a man page (help2man)"
 like "$(cat "$R$MAN1/worldd.1")" "exit codes" "... made from worldd --help"
 like "$(cat "$R$MAN1/ailang-lite.1")" "CHK_NO_MAIN" "ailang-lite.1 made from ailang-lite --help"
+# the docs, the packages and the systemd unit (issue 24, item 1)
+for d in README.md daemon.md security.md operations.md; do
+  ok "$([ -s "$R$DOCDIR/$d" ]; echo $?)" "doc installed: $DOCDIR/$d"
+done
+is "$(ls "$R$DOCDIR" | grep -c '\.md$')" "$(( $(ls "$top_srcdir/docs" | grep -c '\.md$') + 1 ))" "every docs/*.md and the README are in $DOCDIR"
+for f in packages/quickstart/transitions.json packages/quickstart/echo.ail packages/se-tools/transitions.json \
+         packages/se-tools/ailang-edit.ail packages/se-tools/examples/hello-main.ail; do
+  cmp -s "$top_srcdir/$f" "$R$DATADIR/$f"
+  ok $? "package file installed unchanged: $DATADIR/$f"
+done
+# every source a manifest names is there, relative to $DATADIR (world-publish runs from it)
+missing=$(cd "$R$DATADIR" && python3 -c 'import json,os,sys
+for m in sys.argv[1:]:
+    for d in json.load(open(m)):
+        if not os.path.isfile(d["transitionFnFile"]): print(d["transitionFnFile"])' \
+  packages/quickstart/transitions.json packages/se-tools/transitions.json 2>&1)
+is "$missing" "" "every transitionFnFile of the installed manifests is installed beside them"
+U=$R$UNITDIR/worldd.service
+ok "$([ -s "$U" ]; echo $?)" "systemd unit installed: $UNITDIR/worldd.service"
+is "$(grep -c '@[a-z]*@' "$U")" 0 "the unit's placeholders are all substituted"
+# ExecStart with its continuation lines, as one line
+exec_line=$(awk '/^ExecStart=/ { on = 1 } on { l = $0; c = sub(/\\$/, "", l); printf "%s ", l; if (!c) exit }' "$U")
+prog=$(printf '%s' "$exec_line" | sed 's/^ExecStart=//' | awk '{print $1}')
+interp=$(printf '%s' "$exec_line" | sed -n 's/.*--ailang-bin \([^ ]*\).*/\1/p')
+is "$prog" "$BINDIR/worldd" "the unit runs the installed worldd"
+is "$interp" "$LIBEXEC/ailang-lite" "the unit's --ailang-bin is the installed interpreter"
+ok "$([ -x "$R$prog" ] && [ -x "$R$interp" ]; echo $?)" "both exist in the installed tree"
+doc=$(sed -n 's|^Documentation=file://||p' "$U")
+ok "$([ -s "$R$doc" ]; echo $?)" "the unit's Documentation= ($doc) is installed"
+like "$exec_line" "--require-cgroups" "the unit refuses to serve without memory and pids groups"
+# the unit's flags are ones worldd serve knows (the daemon itself is not started here)
+serve_help=$("$R$BINDIR/worldd" serve --help 2>&1)
+for fl in $(printf '%s' "$exec_line" | grep -o -- '--[a-z-]*' | sort -u); do
+  like "$serve_help" "[[:space:]]$fl" "worldd serve --help knows the unit's $fl"
+done
 like "$("$R$BINDIR/worldd" --help)" "installed interpreter $LIBEXEC/ailang-lite" "worldd --help names the installed interpreter"
 like "$("$R$BINDIR/worldd" --version)" "^worldd \(World\) " "installed worldd --version"
 # the installed worldd finds the installed ailang-lite by itself
