@@ -202,10 +202,90 @@ static int v1_paths(const char *controller, char *mnt, size_t mlen, char *grp, s
 	return found ? 0 : -1;
 }
 
+/* The delegated v2 group capsule groups go in when capsule_cgroup_delegate
+ * moved this process into a leaf of it ("" = the caller's own group). A
+ * forked spawner inherits it. */
+static char cg_v2_delegated[800];
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ' || p[-1] == '\n' || p[-1] == '+') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+int capsule_cgroup_delegate(const char *root, const char *own, const char *leaf, char *base, size_t blen,
+                            struct world_err *err)
+{
+	char dir[900], path[1100], buf[4096];
+	if ((size_t)snprintf(dir, sizeof dir, "%s%s", root, strcmp(own, "/") == 0 ? "" : own) >= sizeof dir)
+		return werr(err, WX_SETUP, "cgroup delegation: path too long: %s%s", root, own);
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (read_small(path, buf, sizeof buf) < 0)
+		return werr(err, WX_SETUP, "cgroup delegation: read %s: %s", path, strerror(errno));
+	if (has_word(buf, "memory") && has_word(buf, "pids")) { /* enabled already (a restart, or the host) */
+		snprintf(base, blen, "%s", dir);
+		return 0;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
+	if (read_small(path, buf, sizeof buf) < 0)
+		return werr(err, WX_SETUP, "cgroup delegation: read %s: %s", path, strerror(errno));
+	if (!has_word(buf, "memory") || !has_word(buf, "pids"))
+		return werr(err, WX_SETUP, "cgroup delegation: %s offers no %s%s%s controller (cgroup.controllers: %.*s)", dir,
+		            has_word(buf, "memory") ? "" : "memory", !has_word(buf, "memory") && !has_word(buf, "pids") ? " or " : "",
+		            has_word(buf, "pids") ? "" : "pids", (int)strcspn(buf, "\n"), buf), 1;
+	/* Only a group this process is alone in is rearranged: moving ourselves
+	 * out of a group others share would leave them where controllers
+	 * cannot be enabled anyway (the kernel refuses with EBUSY). */
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	if (read_small(path, buf, sizeof buf) < 0)
+		return werr(err, WX_SETUP, "cgroup delegation: read %s: %s", path, strerror(errno));
+	char me[32];
+	snprintf(me, sizeof me, "%d", (int)getpid());
+	for (char *save = NULL, *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+		if (strcmp(t, me) != 0)
+			return werr(err, WX_SETUP, "cgroup delegation: %s holds process %s besides this one: not moved", dir, t), 1;
+	/* cgroup v2's no-internal-process rule: a group with processes cannot
+	 * enable controllers for its children. Move into the leaf first, then
+	 * enable; on failure move back and remove the leaf (nothing changed). */
+	char leafdir[1000];
+	if ((size_t)snprintf(leafdir, sizeof leafdir, "%s/%s", dir, leaf) >= sizeof leafdir)
+		return werr(err, WX_SETUP, "cgroup delegation: path too long: %s/%s", dir, leaf);
+	bool made = mkdir(leafdir, 0755) == 0;
+	if (!made && errno != EEXIST)
+		return werr(err, WX_SETUP, "cgroup delegation: mkdir %s: %s", leafdir, strerror(errno));
+	snprintf(path, sizeof path, "%s/cgroup.procs", leafdir);
+	if (write_file(path, me) < 0) {
+		int e = errno;
+		if (made) rmdir(leafdir);
+		return werr(err, WX_SETUP, "cgroup delegation: move into %s: %s", path, strerror(e));
+	}
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (write_file(path, "+memory +pids") < 0) {
+		int e = errno;
+		char back[1000];
+		snprintf(back, sizeof back, "%s/cgroup.procs", dir);
+		(void)write_file(back, me);
+		if (made) rmdir(leafdir);
+		return werr(err, WX_SETUP, "cgroup delegation: enable memory and pids in %s: %s", path, strerror(e));
+	}
+	snprintf(base, blen, "%s", dir);
+	return 0;
+}
+
 /* v2: the unified mount, and the caller's group if `controller` is enabled
- * for its children (subtree_control). */
+ * for its children (subtree_control); the delegated group instead once
+ * capsule_cgroup_delegate moved this process into its leaf. */
 static int v2_path(const char *controller, char *dir, size_t len)
 {
+	if (cg_v2_delegated[0]) {
+		char path[900], ctl[512];
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg_v2_delegated);
+		if (read_small(path, ctl, sizeof ctl) < 0 || !has_word(ctl, controller)) return -1;
+		return (size_t)snprintf(dir, len, "%s", cg_v2_delegated) < len ? 0 : -1;
+	}
 	const char *mnts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
 	const char *mnt = NULL;
 	for (size_t i = 0; i < 2 && !mnt; i++) {
@@ -373,6 +453,40 @@ static struct cg_where *cg_lookup_locked(int ci)
 		w->looked = true;
 	}
 	return w;
+}
+
+int capsule_cgroup_delegate_self(char *note, size_t len)
+{
+	struct statfs sf;
+	if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(note, len, "no cgroup v2 mount at /sys/fs/cgroup: nothing delegated");
+		return 1;
+	}
+	char line[1024], own[768] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f) {
+		snprintf(note, len, "/proc/self/cgroup: %s", strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			(void)copy_str(own, sizeof own, line + 3);
+		}
+	fclose(f);
+	struct world_err e = { 0, "" };
+	char base[800];
+	int rc = capsule_cgroup_delegate("/sys/fs/cgroup", own[0] ? own : "/", "daemon", base, sizeof base, &e);
+	if (rc == 0) {
+		pthread_mutex_lock(&cg_mu);
+		snprintf(cg_v2_delegated, sizeof cg_v2_delegated, "%s", base);
+		cg_cache[0].looked = cg_cache[1].looked = false;
+		pthread_mutex_unlock(&cg_mu);
+		snprintf(note, len, "capsule groups go below %s (memory and pids enabled for its children)", base);
+	} else {
+		snprintf(note, len, "%s", e.msg);
+	}
+	return rc;
 }
 
 static void note_append(struct capsule_handle *h, const char *fmt, const char *a, const char *b)

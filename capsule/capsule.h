@@ -209,6 +209,25 @@ int capsule_prepare(const struct capsule_profile *p);
  * in why the reason as capsule_describe's note gives it. */
 int capsule_cgroup_probe(const struct capsule_profile *p, char *why, size_t len);
 
+/* cgroup v2 delegation (systemd's Delegate=): the group ROOT OWN (a
+ * cgroupfs mount and this process's group in it) offers memory and pids
+ * in cgroup.controllers, but a group holding a process cannot enable
+ * controllers for its children (the no-internal-process rule). When this
+ * process is alone in it: move it into the leaf ROOT OWN/LEAF, then enable
+ * memory and pids in the group's cgroup.subtree_control; capsule groups go
+ * beside the leaf. 0 with *base the group (also when the controllers were
+ * enabled already: nothing moved); 1 with err saying why when there is
+ * nothing to do (not offered, others in the group: nothing changed); -1
+ * with err when a step failed (moved back, leaf removed). The root is a
+ * parameter so that tests run it on a directory tree of plain files. */
+int capsule_cgroup_delegate(const char *root, const char *own, const char *leaf, char *base, size_t blen,
+                            struct world_err *err);
+/* capsule_cgroup_delegate for this process on /sys/fs/cgroup (v2 mounted
+ * there) with leaf "daemon"; on success later capsule groups of this process
+ * and of spawners it forks go below the delegated group. Call before any
+ * capsule, spawner or thread. Same returns; note says what happened. */
+int capsule_cgroup_delegate_self(char *note, size_t len);
+
 /* Kill this process's live capsules and remove all its pooled groups
  * (within ~2 s). Registered with atexit at the first capsule; a daemon may
  * call it when it stops. Async-signal-safe. */

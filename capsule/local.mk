@@ -10,6 +10,12 @@ tests_capsule_fixture_CFLAGS = -std=gnu11 -Wall -Wextra
 tests_capsule_fixture_LDFLAGS = -static
 
 check_PROGRAMS += tests/capsule/test_capsule
+# cgroup v2 delegation on a fake cgroupfs tree (capsule_cgroup_delegate)
+check_PROGRAMS += tests/capsule/test_delegate
+tests_capsule_test_delegate_SOURCES = tests/capsule/test_delegate.c
+tests_capsule_test_delegate_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_capsule_test_delegate_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+TESTS += tests/capsule/test_delegate
 tests_capsule_test_capsule_SOURCES = tests/capsule/test_capsule.c
 tests_capsule_test_capsule_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_capsule_test_capsule_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)

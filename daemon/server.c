@@ -1174,6 +1174,13 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	 * grow with the calls in flight (supervisor/spawner.h). It also removes
 	 * the groups of dead makers and, on v1 without favordynmods, keeps the
 	 * cgroup attach fast (it is the process that attaches). */
+	/* Under systemd with Delegate=memory pids the service's group offers
+	 * the controllers but, holding this process, cannot enable them for
+	 * children: move into a leaf first (capsule.h, capsule_cgroup_delegate),
+	 * before the spawner is forked, so that it and its capsules follow. */
+	char dnote[1200];
+	int drc = capsule_cgroup_delegate_self(dnote, sizeof dnote);
+	if (drc != 1 || strstr(dnote, "offers no")) dlog("start: cgroup delegation: %s", dnote);
 	struct sup_spawner_opts so_sp = { .keepwarm = true };
 	struct sup_spawner_info spi;
 	struct world_err sperr = { 0, "" };
