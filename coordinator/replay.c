@@ -189,6 +189,9 @@ static int answer_effect(struct rctx *x, const json_t *pe, struct world_err *err
 	x->entry = json_pack("{s:s,s:s,s:s,s:s,s:o}", "id", id, "effect", name, "status", status, "record", ref, "output",
 	                     out ? json_incref(out) : json_null());
 	if (!x->entry) { werr(err, WX_FAIL, "replay: out of memory"); goto done; }
+	/* a failed effect's entry carries its record's reason (broker/effect.c) */
+	if (json_is_string(json_object_get(r, "failure")))
+		json_object_set(x->entry, "failure", json_object_get(r, "failure"));
 	x->eff_output = out;
 	x->have_effect = 1;
 	rc = 0;
@@ -445,9 +448,12 @@ int replay_entry(struct replayer *r, long long index, struct replay_report *rep,
 		output = json_object();
 	if (!output) { rc = werr(err, WX_FAIL, "replay: out of memory"); goto done; }
 	json_t *effs = json_array();
-	if (x.have_effect)
-		json_array_append_new(effs, json_pack("{s:O,s:s,s:s}", "id", json_object_get(x.entry, "id"), "status",
-		                                      jstr(x.entry, "status"), "record", jstr(x.entry, "record")));
+	if (x.have_effect) {
+		json_t *we = json_pack("{s:O,s:s,s:s}", "id", json_object_get(x.entry, "id"), "status", jstr(x.entry, "status"),
+		                       "record", jstr(x.entry, "record"));
+		if (we && json_object_get(x.entry, "failure")) json_object_set(we, "failure", json_object_get(x.entry, "failure"));
+		json_array_append_new(effs, we);
+	}
 	json_object_set_new(output, "world", json_pack("{s:o,s:s}", "effects", effs, "plan", x.plan_ref));
 	output_stage(st, rec, output, rep);
 done:

@@ -1114,9 +1114,10 @@ static int report_indeterminate(void *ctx, long long id, const char *kind, const
 	return 0;
 }
 
-/* Without --workspace-root every effect but Ailang.Discover fails ("no
- * workspace root"), each charged to its session: refuse to serve a store
- * with such transitions published. 0, or -1 with err naming one. */
+/* Without --workspace-root the effects whose handler opens the worktree
+ * (Workspace.*, Ailang.Check/Run/CLI) fail ("no workspace root"), each
+ * charged to its session: refuse to serve a store with such transitions
+ * published. 0, or -1 with err naming one. */
 static int effects_need_workspace(struct world_store *st, struct world_err *err)
 {
 	json_t *reg = NULL, *d, *e;
@@ -1127,7 +1128,11 @@ static int effects_need_workspace(struct world_store *st, struct world_err *err)
 	json_array_foreach(json_object_get(reg, "transitions"), i, d) {
 		json_array_foreach(json_object_get(d, "declaredEffects"), k, e) {
 			const char *name = json_string_value(json_object_get(e, "effect"));
-			if (!name || strcmp(name, "Ailang.Discover") == 0) continue;
+			/* the handlers that open the episode's worktree (broker/handlers.c);
+			 * an effect with no handler at all is refused before it runs */
+			if (!name || (strncmp(name, "Workspace.", 10) != 0 && strcmp(name, "Ailang.Check") != 0 &&
+			              strcmp(name, "Ailang.Run") != 0 && strcmp(name, "Ailang.CLI") != 0))
+				continue;
 			if (!n++) {
 				first = json_string_value(json_object_get(d, "id"));
 				eff = name;
