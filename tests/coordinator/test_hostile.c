@@ -8,7 +8,10 @@
  * out-of-order frame, a law-breaking plan, a flood of effects, a mid-frame
  * stall, and a stall in the finish phase after the broker ran an effect):
  * the call fails with the named error, the log is unchanged, the store
- * scans clean, and the next normal call commits. */
+ * scans clean, no journal intent is left open, a call whose effect ran
+ * before the violation has its invocation closed as "failed" (the effect's
+ * own outcome kept as evidence), and the next normal call commits. */
+#include <sqlite3.h>
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
 #include "store/pause.h"
@@ -50,6 +53,41 @@ static int call(struct coordinator *c, const char *cred, const char *skill, cons
 	int rc = coord_call(c, &cl, r, e);
 	coord_session_free(s);
 	return rc;
+}
+
+static int open_intents_cb(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
+{
+	(void)id, (void)kind, (void)subject, (void)ref;
+	++*(int *)ctx;
+	return 0;
+}
+/* Intents without an outcome: what a crash would leave indeterminate. */
+static int open_intents(void)
+{
+	int n = 0;
+	struct world_err e;
+	if (world_journal_indeterminate(T.st, open_intents_cb, &n, &e) < 0) ctest_die("journal indeterminate", &e);
+	return n;
+}
+/* Outcomes of STATUS for intents of KIND, read through a second connection
+ * (what another process would see once the failure was recorded). */
+static int outcomes(const char *kind, const char *status)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	int n = -1;
+	if (sqlite3_open_v2(T.db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT count(*) FROM journal o JOIN journal i ON i.id = o.intent_id"
+	                       " WHERE o.phase = 'outcome' AND i.kind = ?1 AND o.status = ?2",
+	                       -1, &q, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, status, -1, SQLITE_STATIC);
+		if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int(q, 0);
+		sqlite3_finalize(q);
+	}
+	sqlite3_close(db);
+	return n;
 }
 
 static int scan_clean(void)
@@ -121,6 +159,7 @@ int main(void)
 		snprintf(id, sizeof id, "h.%s", sc->name);
 		long long before = log_len();
 		int hc = handler_calls;
+		int inv_failed = outcomes("invocation", "failed"), eff_done = outcomes("effect", "succeeded");
 		memset(&r, 0, sizeof r);
 		memset(&e, 0, sizeof e);
 		snprintf(task, sizeof task, "task-%d", n++);
@@ -132,6 +171,12 @@ int main(void)
 		is_int(handler_calls - hc, sc->handler_runs, "%s: the broker ran %d effect(s)", sc->name, sc->handler_runs);
 		is_int(log_len(), before, "%s: nothing committed (log length %lld)", sc->name, before);
 		ok(scan_clean(), "%s: the store scans clean", sc->name);
+		is_int(open_intents(), 0, "%s: no journal intent is left open", sc->name);
+		is_int(outcomes("invocation", "failed") - inv_failed, sc->handler_runs ? 1 : 0,
+		       "%s: the invocation is %s in the journal", sc->name,
+		       sc->handler_runs ? "closed as failed" : "not closed as failed (nothing ran)");
+		is_int(outcomes("effect", "succeeded") - eff_done, sc->handler_runs,
+		       "%s: the effect that ran keeps its outcome (%d)", sc->name, sc->handler_runs);
 		/* The next normal call commits (pure, then effectful in turn). */
 		const char *next = (i % 2) ? "h.effect" : "h.ok";
 		memset(&r, 0, sizeof r);
