@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/fuzz/fuzz.sh [HARNESS...]: build every libFuzzer harness of
 # tests/fuzz (clang -fsanitize=fuzzer,address,undefined, the real sources
-# compiled into it) and run each for WORLD_FUZZ_SECONDS (default 20) from
+# compiled into it) and run each for WORLD_FUZZ_SECONDS (default 30) from
 # its checked-in seed corpus tests/fuzz/corpus/NAME (regression inputs of
 # every crash found are there too), with tests/fuzz/NAME.dict when present.
 # Any crash, leak, sanitizer report or timeout fails. Prints libFuzzer's
@@ -22,7 +22,7 @@ CC=${FUZZ_CC:-clang}
 if ! command -v "$CC" >/dev/null 2>&1; then
   skip "clang not installed (configure --enable-fuzz checks for it)" "fuzz"; done_testing; exit
 fi
-secs=${WORLD_FUZZ_SECONDS:-20}
+secs=${WORLD_FUZZ_SECONDS:-30}
 keep=${WORLD_FUZZ_KEEP:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/world-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT

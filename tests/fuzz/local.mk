@@ -1,7 +1,7 @@
 # tests/fuzz: libFuzzer harnesses, one per surface a hostile agent or
 # interpreter reaches (docs/HACKING.md, "Fuzzing"). tests/fuzz/fuzz.sh
 # builds each with $(FUZZ_CC) (configure: clang that links
-# -fsanitize=fuzzer) and runs it WORLD_FUZZ_SECONDS (20) in `make check`;
+# -fsanitize=fuzzer) and runs it WORLD_FUZZ_SECONDS (30) in `make check`;
 # `make fuzz` runs each FUZZ_SECONDS (600), keeping what it finds in
 # tests/fuzz/found/NAME of the build tree.
 TESTS += tests/fuzz/fuzz.sh
