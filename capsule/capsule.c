@@ -833,6 +833,37 @@ bool capsule_cgroup_favordynmods(void)
 	return on;
 }
 
+/* For `profile show` and `worldd audit`: what cg_make would find for this
+ * process now (it makes nothing). A group is made where the directory is
+ * writable by this process's euid; else the capsule has rlimits only. */
+void capsule_host_facts_read(struct capsule_host_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->landlock_abi = capsule_landlock_abi();
+	pthread_mutex_lock(&cg_mu);
+	struct cg_where w[2] = { *cg_lookup_locked(0), *cg_lookup_locked(1) };
+	pthread_mutex_unlock(&cg_mu);
+	for (int ci = 0; ci < 2; ci++) {
+		const char *ctl = ci == 0 ? "memory" : "pids";
+		char v1[1030];
+		snprintf(v1, sizeof v1, "%s%s", w[ci].v1mnt, w[ci].v1grp);
+		if (w[ci].v2_rc == 0 && access(w[ci].v2base, W_OK) == 0) {
+			f->cgroup_ok[ci] = 1;
+			snprintf(f->cgroup[ci], sizeof f->cgroup[ci], "v2, a group below %s", w[ci].v2base);
+		} else if (w[ci].v1_rc == 0 && access(v1, W_OK) == 0) {
+			f->cgroup_ok[ci] = 1;
+			snprintf(f->cgroup[ci], sizeof f->cgroup[ci], "v1, a group below %s", v1);
+		} else if (w[ci].v2_rc == 0 || w[ci].v1_rc == 0) {
+			snprintf(f->cgroup[ci], sizeof f->cgroup[ci], "none: %s is not writable by uid %u (%s); rlimits remain",
+			         w[ci].v2_rc == 0 ? w[ci].v2base : v1, (unsigned)geteuid(), strerror(errno));
+		} else {
+			snprintf(f->cgroup[ci], sizeof f->cgroup[ci],
+			         "none: no v2 hierarchy delegates %s to this process's group and no v1 hierarchy has it; "
+			         "rlimits remain", ctl);
+		}
+	}
+}
+
 int capsule_cgroup_keepwarm(bool on)
 {
 	pthread_mutex_lock(&keep_mu);
@@ -1136,46 +1167,22 @@ static int landlock_apply(const struct child_plan *c)
 	}
 	int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0) return -1;
-	/* What each path is, known from the setup (no fstat): the root, the
-	 * cache and the worktree are directories (made here, or opened
-	 * O_DIRECTORY); a device is bound onto a file made for it (a bind of
-	 * a directory onto a file fails); a writable file was opened O_WRONLY
-	 * (which a directory refuses). */
-	struct { const char *path; uint64_t access; bool dir; char buf[64]; } rules[8];
-	size_t n = 0;
-	rules[n].path = "/";
-	rules[n].dir = true;
-	rules[n++].access = CAPSULE_LL_ROOT_ACCESS;
-	rules[n].path = "/.capsule-cache";
-	rules[n].dir = true;
-	rules[n++].access = CAPSULE_LL_CACHE_ACCESS;
-	for (const char *const *d = p->devices; d && *d && n < 8; d++) {
-		rules[n].path = *d;
-		rules[n].dir = false;
-		rules[n++].access = CAPSULE_LL_DEV_ACCESS;
-	}
-	if (c->has_worktree && n < 8) {
-		rules[n].path = p->worktree_mount;
-		rules[n].dir = true;
-		rules[n++].access = CAPSULE_LL_ROOT_ACCESS; /* read only, like the root */
-	}
-	for (const char *const *w = p->writable; w && *w && n < 8; w++) {
-		snprintf(rules[n].buf, sizeof rules[n].buf, "/%s", *w);
-		rules[n].path = rules[n].buf;
-		rules[n].dir = false;
-		rules[n++].access = CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_TRUNCATE;
-	}
+	/* The rules of the profile's table (capsule_landlock_rules, which
+	 * `profile show` prints). What each path is, known from the setup (no
+	 * fstat): the root, the cache and the worktree are directories (made
+	 * here, or opened O_DIRECTORY); a device is bound onto a file made for
+	 * it (a bind of a directory onto a file fails); a writable file was
+	 * opened O_WRONLY (which a directory refuses). */
+	struct capsule_ll_rule rules[CAPSULE_LL_MAX_RULES];
+	size_t n = capsule_landlock_rules(p, c->has_worktree, rules);
 	for (size_t i = 0; i < n; i++) {
 		int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
 		if (fd < 0) {
 			close(rs);
 			return -1;
 		}
-		struct world_ll_path_beneath_attr pb = { .allowed_access = rules[i].access & fs, .parent_fd = fd };
-		/* A file (device) may carry only file rights. */
-		if (!rules[i].dir)
-			pb.allowed_access &= CAPSULE_LL_FS_EXECUTE | CAPSULE_LL_FS_WRITE_FILE |
-			                     CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_TRUNCATE;
+		struct world_ll_path_beneath_attr pb = { .allowed_access = capsule_landlock_rule_rights(&rules[i], c->ll_abi),
+		                                         .parent_fd = fd };
 		long rc = syscall(__NR_landlock_add_rule, rs, WORLD_LL_RULE_PATH_BENEATH, &pb, 0);
 		int e = errno;
 		close(fd);
@@ -1373,24 +1380,18 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(syscall(SYS_close_range, 3 + (unsigned)s->nkeep, CAPSULE_INTERP_FD - 1, 0) == 0, "close_range");
 	CHECK(syscall(SYS_close_range, ERR_FD + 1, ~0U, 0) == 0, "close_range");
 
-	/* 3. rlimits (RLIMIT_NOFILE after the listener's handover, below) */
-	struct { int res; uint64_t v; const char *name; } rl[] = {
-		{ RLIMIT_AS, p->limits.rlim_as, "setrlimit RLIMIT_AS" },
-		{ RLIMIT_DATA, p->limits.rlim_data, "setrlimit RLIMIT_DATA" },
-		{ RLIMIT_FSIZE, p->limits.rlim_fsize, "setrlimit RLIMIT_FSIZE" },
-		{ RLIMIT_NPROC, p->limits.rlim_nproc, "setrlimit RLIMIT_NPROC" },
-		{ RLIMIT_STACK, p->limits.rlim_stack, "setrlimit RLIMIT_STACK" },
-		{ RLIMIT_CORE, 0, "setrlimit RLIMIT_CORE" },
-		{ RLIMIT_MEMLOCK, 0, "setrlimit RLIMIT_MEMLOCK" },
-		{ RLIMIT_MSGQUEUE, 0, "setrlimit RLIMIT_MSGQUEUE" },
-		{ RLIMIT_RTPRIO, 0, "setrlimit RLIMIT_RTPRIO" },
-	};
-	for (size_t i = 0; i < sizeof rl / sizeof rl[0]; i++) {
-		struct rlimit r = { rl[i].v, rl[i].v };
-		CHECK(setrlimit(rl[i].res, &r) == 0, rl[i].name);
+	/* 3. rlimits: the profile's table (capsule_profile_rlimits, which
+	 * `profile show` prints), RLIMIT_NOFILE after the listener's handover,
+	 * below */
+	struct capsule_rlimit rl[CAPSULE_NRLIMITS];
+	size_t nrl = capsule_profile_rlimits(p, rl);
+	for (size_t i = 0; i < nrl; i++) {
+		if (rl[i].resource == RLIMIT_NOFILE) continue;
+		struct rlimit r = { rl[i].soft, rl[i].hard };
+		char step[40];
+		snprintf(step, sizeof step, "setrlimit %s", rl[i].name);
+		CHECK(setrlimit(rl[i].resource, &r) == 0, step);
 	}
-	struct rlimit cpu = { p->limits.rlim_cpu_s, p->limits.rlim_cpu_s + 1 };
-	CHECK(setrlimit(RLIMIT_CPU, &cpu) == 0, "setrlimit RLIMIT_CPU");
 
 	c->ts[2] = now_ns();
 
@@ -1448,8 +1449,11 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	 * RLIMIT_NOFILE (the kernel's too_many_unix_fds; ETOOMANYREFS), and a
 	 * capsule spawner's queued start messages carry that user's fds. Still
 	 * before anything untrusted runs; lowering needs no privilege. */
-	struct rlimit nofile = { p->limits.rlim_nofile, p->limits.rlim_nofile };
-	CHECK(setrlimit(RLIMIT_NOFILE, &nofile) == 0, "setrlimit RLIMIT_NOFILE");
+	for (size_t i = 0; i < nrl; i++) {
+		if (rl[i].resource != RLIMIT_NOFILE) continue;
+		struct rlimit r = { rl[i].soft, rl[i].hard };
+		CHECK(setrlimit(RLIMIT_NOFILE, &r) == 0, "setrlimit RLIMIT_NOFILE");
+	}
 	/* The parent attaches us to the capsule's cgroups while we set up (a v1
 	 * attach waits for an RCU grace period); nothing untrusted runs before
 	 * the placement is done. */

@@ -1,6 +1,7 @@
 # capsule/: Linux confinement for interpreter runs (DESIGN §4): the pin,
 # the setup sequence, profiles as data, the denial report, one-run helper.
 libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
+	capsule/profile_diff.c capsule/profile_diff.h \
 	capsule/run.c capsule/run.h
 
 # Static test programs run as the "interpreter" inside capsules.

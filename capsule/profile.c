@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -254,6 +255,86 @@ uint64_t capsule_landlock_fs_rights(int abi)
 	return r;
 }
 
+/* ---- rlimits and landlock rules, as capsule.c applies them ------------- */
+
+size_t capsule_profile_rlimits(const struct capsule_profile *p, struct capsule_rlimit out[CAPSULE_NRLIMITS])
+{
+	const struct capsule_limits *l = &p->limits;
+	const struct capsule_rlimit t[CAPSULE_NRLIMITS] = {
+		{ RLIMIT_AS, "RLIMIT_AS", l->rlim_as, l->rlim_as },
+		{ RLIMIT_DATA, "RLIMIT_DATA", l->rlim_data, l->rlim_data },
+		{ RLIMIT_FSIZE, "RLIMIT_FSIZE", l->rlim_fsize, l->rlim_fsize },
+		{ RLIMIT_NPROC, "RLIMIT_NPROC", l->rlim_nproc, l->rlim_nproc },
+		{ RLIMIT_STACK, "RLIMIT_STACK", l->rlim_stack, l->rlim_stack },
+		{ RLIMIT_CORE, "RLIMIT_CORE", 0, 0 },
+		{ RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", 0, 0 },
+		{ RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", 0, 0 },
+		{ RLIMIT_RTPRIO, "RLIMIT_RTPRIO", 0, 0 },
+		{ RLIMIT_CPU, "RLIMIT_CPU", l->rlim_cpu_s, l->rlim_cpu_s + 1 },
+		{ RLIMIT_NOFILE, "RLIMIT_NOFILE", l->rlim_nofile, l->rlim_nofile },
+	};
+	memcpy(out, t, sizeof t);
+	return CAPSULE_NRLIMITS;
+}
+
+/* Left alone: none of them widens what the capsule can reach (a raised
+ * nice or rtprio needs setpriority/sched_setscheduler, which the filter
+ * refuses; file locks and pending signals stay inside the capsule). */
+const char *const capsule_rlimits_inherited[] = { "RLIMIT_LOCKS", "RLIMIT_NICE", "RLIMIT_RTTIME",
+                                                  "RLIMIT_SIGPENDING", NULL };
+
+size_t capsule_landlock_rules(const struct capsule_profile *p, int with_worktree,
+                              struct capsule_ll_rule out[CAPSULE_LL_MAX_RULES])
+{
+	size_t n = 0;
+	out[n++] = (struct capsule_ll_rule){ "/", CAPSULE_LL_ROOT_ACCESS, 1 };
+	out[n++] = (struct capsule_ll_rule){ "/.capsule-cache", CAPSULE_LL_CACHE_ACCESS, 1 };
+	for (const char *const *d = p->devices; d && *d && n < CAPSULE_LL_MAX_RULES; d++) {
+		out[n] = (struct capsule_ll_rule){ "", CAPSULE_LL_DEV_ACCESS, 0 };
+		snprintf(out[n++].path, sizeof out[0].path, "%s", *d);
+	}
+	if (with_worktree && p->worktree_mount && n < CAPSULE_LL_MAX_RULES) {
+		out[n] = (struct capsule_ll_rule){ "", CAPSULE_LL_ROOT_ACCESS, 1 }; /* read only, like the root */
+		snprintf(out[n++].path, sizeof out[0].path, "%s", p->worktree_mount);
+	}
+	for (const char *const *w = p->writable; w && *w && n < CAPSULE_LL_MAX_RULES; w++) {
+		out[n] = (struct capsule_ll_rule){ "",
+			CAPSULE_LL_FS_READ_FILE | CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_TRUNCATE, 0 };
+		snprintf(out[n++].path, sizeof out[0].path, "/%s", *w);
+	}
+	return n;
+}
+
+uint64_t capsule_landlock_rule_rights(const struct capsule_ll_rule *r, int abi)
+{
+	uint64_t a = r->access & capsule_landlock_fs_rights(abi);
+	/* A file (device, writable staged file) may carry only file rights. */
+	if (!r->dir)
+		a &= CAPSULE_LL_FS_EXECUTE | CAPSULE_LL_FS_WRITE_FILE | CAPSULE_LL_FS_READ_FILE |
+		     CAPSULE_LL_FS_TRUNCATE;
+	return a;
+}
+
+static const char *const ll_fs_names[] = {
+	"execute", "write_file", "read_file", "read_dir", "remove_dir", "remove_file", "make_char",
+	"make_dir", "make_reg", "make_sock", "make_fifo", "make_block", "make_sym", "refer", "truncate",
+	"ioctl_dev", NULL,
+};
+
+const char *capsule_landlock_rights_names(uint64_t rights, char *buf, size_t n)
+{
+	size_t l = 0;
+	buf[0] = 0;
+	for (size_t i = 0; ll_fs_names[i] && l < n; i++)
+		if (rights & (1ULL << i)) {
+			int w = snprintf(buf + l, n - l, "%s%s", l ? "," : "", ll_fs_names[i]);
+			if (w < 0) break;
+			l += (size_t)w;
+		}
+	if (!rights) snprintf(buf, n, "(none)");
+	return buf;
+}
+
 /* ---- seccomp ------------------------------------------------------------ */
 
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
@@ -372,12 +453,97 @@ static int export_to_buf(scmp_filter_ctx ctx, int pfc, unsigned char **buf, size
 	return 0;
 }
 
+/* The head libseccomp gives a one-architecture filter (x86_64):
+ *   0 ld [4] (arch)     1 jeq ARCH, 0, BAD     2 ld [0] (nr)
+ *   3 jge 0x40000000, 0, +1     4 jeq 0xffffffff, 0, BAD
+ * where BAD is a `ret ACTION`. Read back, not assumed: a libseccomp that
+ * built another head would make `profile show` fail rather than print a
+ * guard the program lacks. */
+int capsule_seccomp_guards(const unsigned char *bpf, size_t len, struct capsule_arch_guards *g,
+                           struct world_err *err)
+{
+	struct ins { uint16_t code; uint8_t jt, jf; uint32_t k; };
+	size_t n = len / 8;
+	struct ins f[6];
+	if (len % 8 || n < 6) return werr(err, WX_FAIL, "seccomp program: %zu bytes, not a filter with arch guards", len);
+	for (size_t i = 0; i < 6; i++) memcpy(&f[i], bpf + 8 * i, 8);
+	/* the target of a conditional's false branch, if it is a ret */
+#define RET_AT(i, off, out) do { size_t t_ = (i) + 1 + (off); struct ins r_; \
+	if (t_ >= n) return werr(err, WX_FAIL, "seccomp program: instruction %zu jumps past the end", (size_t)(i)); \
+	memcpy(&r_, bpf + 8 * t_, 8); \
+	if (r_.code != 0x06) return werr(err, WX_FAIL, "seccomp program: instruction %zu: no ret at its target", (size_t)(i)); \
+	(out) = r_.k; } while (0)
+	if (f[0].code != 0x20 || f[0].k != 4) return werr(err, WX_FAIL, "seccomp program: instruction 0 does not load the arch");
+	if (f[1].code != 0x15 || f[1].jt != 0) return werr(err, WX_FAIL, "seccomp program: instruction 1 does not compare the arch");
+	g->arch = f[1].k;
+	RET_AT(1, f[1].jf, g->bad_arch_action);
+	if (f[2].code != 0x20 || f[2].k != 0) return werr(err, WX_FAIL, "seccomp program: instruction 2 does not load the syscall number");
+	if (f[3].code != 0x35 || f[3].jt != 0 || f[3].jf != 1)
+		return werr(err, WX_FAIL, "seccomp program: instruction 3 is not the x32 guard (jge)");
+	g->x32_bit = f[3].k;
+	if (f[4].code != 0x15 || f[4].k != 0xffffffffu || f[4].jt != 0)
+		return werr(err, WX_FAIL, "seccomp program: instruction 4 is not the x32 guard's -1 exception");
+	RET_AT(4, f[4].jf, g->x32_action);
+#undef RET_AT
+	return 0;
+}
+
+static const char *ret_action_name(uint32_t a)
+{
+	switch (a) {
+	case 0x80000000u: return "KILL_PROCESS";
+	case 0x00000000u: return "KILL_THREAD";
+	case 0x7fc00000u: return "NOTIFY";
+	case 0x7fff0000u: return "ALLOW";
+	case 0x00030000u: return "TRAP";
+	}
+	return (a & 0xffff0000u) == 0x00050000u ? "ERRNO" : "?";
+}
+
+/* libseccomp's PFC with the x32 guard written in after the arch test: the
+ * BPF has it, libseccomp 2.5's PFC export does not show it. */
+static int pfc_with_guards(unsigned char *pfc, size_t plen, const unsigned char *bpf, size_t blen,
+                           unsigned char **out, size_t *olen, struct world_err *err)
+{
+	struct capsule_arch_guards g;
+	if (capsule_seccomp_guards(bpf, blen, &g, err) < 0) return -1;
+	char add[400];
+	int al = snprintf(add, sizeof add,
+	                  "  # x32 guard (in the BPF; libseccomp's PFC export leaves it out): a number with\n"
+	                  "  # __X32_SYSCALL_BIT set, other than -1, takes the invalid architecture action\n"
+	                  "  if ($syscall >= %u && $syscall != 4294967295)\n"
+	                  "    action %s;\n", g.x32_bit, ret_action_name(g.x32_action));
+	char arch_line[64];
+	snprintf(arch_line, sizeof arch_line, "if ($arch == %u)\n", g.arch);
+	char *at = strstr((char *)pfc, arch_line);
+	if (!at) return werr(err, WX_FAIL, "seccomp PFC export: no line \"if ($arch == %u)\"", g.arch);
+	size_t pre = (size_t)(at - (char *)pfc) + strlen(arch_line);
+	unsigned char *b = malloc(plen + (size_t)al + 1);
+	if (!b) return werr(err, WX_FAIL, "seccomp export: out of memory");
+	memcpy(b, pfc, pre);
+	memcpy(b + pre, add, (size_t)al);
+	memcpy(b + pre + al, pfc + pre, plen - pre);
+	b[plen + (size_t)al] = 0;
+	*out = b;
+	*olen = plen + (size_t)al;
+	return 0;
+}
+
 static int export_profile(const struct capsule_profile *p, int pfc, unsigned char **buf, size_t *len,
                           struct world_err *err)
 {
 	scmp_filter_ctx ctx = capsule_seccomp_build(p, err);
 	if (!ctx) return -1;
-	int rc = export_to_buf(ctx, pfc, buf, len, err);
+	int rc = export_to_buf(ctx, 0, buf, len, err);
+	if (rc == 0 && pfc) {
+		unsigned char *bpf = *buf, *text = NULL, *full = NULL;
+		size_t blen = *len, tlen = 0;
+		rc = export_to_buf(ctx, 1, &text, &tlen, err);
+		if (rc == 0) rc = pfc_with_guards(text, tlen, bpf, blen, &full, len, err);
+		free(text);
+		free(bpf);
+		*buf = rc == 0 ? full : NULL;
+	}
 	seccomp_release(ctx);
 	return rc;
 }
@@ -443,32 +609,39 @@ static const char *prctl_name(int o)
 	return "?";
 }
 
-static const struct { const char *name; int res; } rlimit_rows[] = {
-	{ "RLIMIT_AS", 0 }, { "RLIMIT_DATA", 1 }, { "RLIMIT_CPU", 2 }, { "RLIMIT_FSIZE", 3 },
-	{ "RLIMIT_NOFILE", 4 }, { "RLIMIT_NPROC", 5 }, { "RLIMIT_STACK", 6 }, { "RLIMIT_CORE", 7 },
-	{ "RLIMIT_MEMLOCK", 8 }, { "RLIMIT_MSGQUEUE", 9 }, { "RLIMIT_RTPRIO", 10 },
-	{ NULL, 0 },
-};
-
-static uint64_t rlimit_value(const struct capsule_profile *p, int row)
+static const char *arch_name(uint32_t a)
 {
-	const struct capsule_limits *l = &p->limits;
-	switch (row) {
-	case 0: return l->rlim_as;
-	case 1: return l->rlim_data;
-	case 2: return l->rlim_cpu_s;
-	case 3: return l->rlim_fsize;
-	case 4: return l->rlim_nofile;
-	case 5: return l->rlim_nproc;
-	case 6: return l->rlim_stack;
-	default: return 0; /* core, memlock, msgqueue, rtprio */
-	}
+	return a == 0xc000003eu ? "x86_64" : "?";
 }
 
-static json_t *profile_json(const struct capsule_profile *p)
+/* The landlock rules of p as JSON; with host, the rights each really gets
+ * under this kernel's ABI. */
+static json_t *landlock_json(const struct capsule_profile *p, int abi)
+{
+	struct capsule_ll_rule r[CAPSULE_LL_MAX_RULES];
+	size_t n = capsule_landlock_rules(p, 1, r);
+	json_t *rules = json_array();
+	char names[300];
+	for (size_t i = 0; i < n; i++) {
+		/* the profile's rule: the rights asked for (a file only file rights) */
+		uint64_t asked = capsule_landlock_rule_rights(&r[i], 99);
+		json_t *o = json_pack("{s:s,s:s,s:s}", "path", r[i].path, "kind", r[i].dir ? "dir" : "file",
+		                      "access", capsule_landlock_rights_names(asked, names, sizeof names));
+		if (p->worktree_mount && strcmp(r[i].path, p->worktree_mount) == 0)
+			json_object_set_new(o, "when", json_string("a worktree is given"));
+		if (abi >= 0)
+			json_object_set_new(o, "granted_here", json_string(capsule_landlock_rights_names(
+				capsule_landlock_rule_rights(&r[i], abi), names, sizeof names)));
+		json_array_append_new(rules, o);
+	}
+	return rules;
+}
+
+json_t *capsule_profile_json(const struct capsule_profile *p, const struct capsule_host_facts *host)
 {
 	const struct capsule_limits *l = &p->limits;
 	json_t *o = json_object();
+	if (!o) return NULL;
 	json_object_set_new(o, "profile", json_string(p->name));
 	json_object_set_new(o, "purpose", json_string(p->purpose));
 	json_t *ns = json_array();
@@ -481,28 +654,31 @@ static json_t *profile_json(const struct capsule_profile *p)
 	json_t *ids = json_object();
 	json_object_set_new(ids, "inside_uid", json_integer(CAPSULE_INSIDE_ID));
 	json_object_set_new(ids, "inside_gid", json_integer(CAPSULE_INSIDE_ID));
-	json_object_set_new(ids, "as_root_host_id", json_pack("{s:I,s:s}", "base",
-		(json_int_t)CAPSULE_HOST_ID_BASE, "rule", "base + host pid of the capsule init"));
+	json_object_set_new(ids, "as_root_host_id", json_pack("{s:I,s:I,s:s}", "base",
+		(json_int_t)CAPSULE_HOST_ID_BASE, "span", (json_int_t)CAPSULE_HOST_ID_SPAN,
+		"rule", "base + host pid of the capsule init"));
 	json_object_set_new(ids, "unprivileged_host_id", json_string("the caller's own uid/gid"));
 	json_object_set_new(ids, "supplementary_groups",
 		json_string("none as root; unprivileged callers keep theirs (unmapped, shown as 65534)"));
 	json_object_set_new(o, "identity", ids);
 
 	json_t *mounts = json_array();
-	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:s}", "path", "/", "type", "tmpfs",
-		"size", (json_int_t)l->root_size, "options", "ro,nosuid,nodev,noexec (read-only after staging)"));
-	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:s}", "path", "/.capsule-cache",
-		"type", "tmpfs", "size", (json_int_t)l->cache_size, "options", "rw,nosuid,nodev,noexec"));
+	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:I,s:s}", "path", "/", "type", "tmpfs",
+		"size", (json_int_t)l->root_size, "nr_inodes", (json_int_t)256,
+		"options", "ro,nosuid,nodev,noexec (read-only after staging)"));
+	json_array_append_new(mounts, json_pack("{s:s,s:s,s:I,s:I,s:s}", "path", "/.capsule-cache",
+		"type", "tmpfs", "size", (json_int_t)l->cache_size, "nr_inodes", (json_int_t)4096,
+		"options", "rw,nosuid,nodev,noexec"));
 	for (const char *const *w = p->writable; w && *w; w++) {
 		char path[256];
 		snprintf(path, sizeof path, "/%s", *w);
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", path, "type", "bind",
-			"options", "the staged file onto itself, rw,nosuid,nodev,noexec (rewritable in place; "
+			"options", "rw,nosuid,nodev,noexec: the staged file onto itself (rewritable in place; "
 			"no rename, unlink or new file; bytes count against the root size)"));
 	}
 	for (const char *const *d = p->devices; d && *d; d++)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
-			"options", "host device node, nosuid,noexec"));
+			"options", "nosuid,noexec: the host device node"));
 	if (p->worktree_mount)
 		json_array_append_new(mounts, json_pack("{s:s,s:s,s:s,s:s}", "path", p->worktree_mount, "type", "bind",
 			"source", "the caller's worktree (optional): opened O_PATH|O_DIRECTORY|O_NOFOLLOW by the trusted "
@@ -516,10 +692,16 @@ static json_t *profile_json(const struct capsule_profile *p)
 	json_object_set_new(o, "old_root", json_string("detached (pivot_root + MNT_DETACH); no /proc, no /sys, no host path"));
 	json_object_set_new(o, "hostname", json_string(p->hostname));
 
-	json_t *rl = json_object();
-	for (size_t i = 0; rlimit_rows[i].name; i++)
-		json_object_set_new(rl, rlimit_rows[i].name, json_integer((json_int_t)rlimit_value(p, (int)i)));
-	json_object_set_new(o, "rlimits", rl);
+	struct capsule_rlimit rl[CAPSULE_NRLIMITS];
+	size_t nrl = capsule_profile_rlimits(p, rl);
+	json_t *rlj = json_object();
+	for (size_t i = 0; i < nrl; i++)
+		json_object_set_new(rlj, rl[i].name, json_pack("{s:I,s:I}", "soft", (json_int_t)rl[i].soft,
+			"hard", (json_int_t)rl[i].hard));
+	json_object_set_new(o, "rlimits", rlj);
+	json_t *inh = json_array();
+	for (const char *const *r = capsule_rlimits_inherited; *r; r++) json_array_append_new(inh, json_string(*r));
+	json_object_set_new(o, "rlimits_inherited", inh);
 	json_object_set_new(o, "cgroups", json_pack("{s:I,s:I,s:s}", "memory_bytes",
 		(json_int_t)l->cg_memory, "pids", (json_int_t)l->cg_pids, "placement",
 		"v2 where the controller is delegated, else v1; a group below the caller's own; else none (rlimits remain)"));
@@ -542,19 +724,40 @@ static json_t *profile_json(const struct capsule_profile *p)
 	json_t *ll = json_object();
 	json_object_set_new(ll, "applied", json_boolean(p->landlock));
 	json_object_set_new(ll, "handled", json_string("every fs right of the running ABI; tcp bind+connect (ABI>=4); scope abstract-unix+signal (ABI>=6)"));
-	json_t *llr = json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]",
-		"path", "/", "access", "read_file,read_dir",
-		"path", "/.capsule-cache", "access", "read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate",
-		"path", "(each listed device)", "access", "read_file,write_file");
-	if (p->worktree_mount)
-		json_array_append_new(llr, json_pack("{s:s,s:s}", "path", p->worktree_mount, "access", "read_file,read_dir"));
-	json_object_set_new(ll, "rules", llr);
+	json_object_set_new(ll, "rules", landlock_json(p, -1));
+	json_object_set_new(ll, "never", json_string("execute, make_char/block/fifo/sock/sym, refer, any tcp port"));
 	json_object_set_new(o, "landlock", ll);
 
 	json_t *sc = json_object();
 	json_object_set_new(sc, "default", json_string("user-notif: the supervisor kills the capsule (the call never returns) and reports the syscall; numbers unknown to libseccomp get ENOSYS"));
+	json_object_set_new(sc, "default_action", json_string("NOTIFY (0x7fc00000)"));
 	json_object_set_new(sc, "bad_arch", json_string("kill-process (x32 numbers, i386)"));
 	json_object_set_new(sc, "arch", json_string("x86_64 only"));
+	/* The guards as the program has them, read back from its BPF. */
+	const unsigned char *bpf = NULL;
+	size_t blen = 0;
+	unsigned char *built = NULL;
+	struct world_err gerr = { 0, "" };
+#ifndef CAPSULE_SECCOMP_GENERATOR
+	const struct capsule_seccomp_program *e = capsule_seccomp_embedded(p);
+	if (e) {
+		bpf = e->bpf;
+		blen = e->bpf_len;
+	}
+#endif
+	if (!bpf && capsule_seccomp_bpf(p, &built, &blen, &gerr) == 0) bpf = built;
+	struct capsule_arch_guards g;
+	if (bpf && capsule_seccomp_guards(bpf, blen, &g, &gerr) == 0) {
+		char act[40], x32[120];
+		snprintf(act, sizeof act, "%s (0x%08x)", ret_action_name(g.bad_arch_action), g.bad_arch_action);
+		snprintf(x32, sizeof x32, "nr >= 0x%08x and nr != -1 -> %s", g.x32_bit, ret_action_name(g.x32_action));
+		json_object_set_new(sc, "arch_guards", json_pack("{s:s,s:I,s:s,s:s,s:I}", "arch", arch_name(g.arch),
+			"audit_arch", (json_int_t)g.arch, "other_arch_action", act, "x32_guard", x32,
+			"bpf_instructions", (json_int_t)(blen / 8)));
+	} else {
+		json_object_set_new(sc, "arch_guards", json_pack("{s:s}", "error", gerr.msg));
+	}
+	free(built);
 	json_t *rules = json_array();
 	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
 		json_t *r = json_pack("{s:s,s:s,s:s}", "syscall", s->name, "rule", kind_rule(s->kind), "why", s->why);
@@ -577,12 +780,26 @@ static json_t *profile_json(const struct capsule_profile *p)
 	for (const char *const *d = p->denied_explicitly; d && *d; d++) json_array_append_new(den, json_string(*d));
 	json_object_set_new(sc, "denied_notably", den);
 	json_object_set_new(o, "seccomp", sc);
+
+	if (host) {
+		json_t *h = json_object();
+		json_object_set_new(h, "landlock_abi", json_integer(host->landlock_abi));
+		json_object_set_new(h, "landlock", json_string(!p->landlock ? "not applied by this profile"
+			: host->landlock_abi > 0 ? "applied" : "this kernel has no landlock: not applied"));
+		if (p->landlock && host->landlock_abi > 0)
+			json_object_set_new(h, "landlock_rules", landlock_json(p, host->landlock_abi));
+		json_object_set_new(h, "cgroup_memory", json_pack("{s:b,s:s}", "applied", host->cgroup_ok[0],
+			"where", host->cgroup[0]));
+		json_object_set_new(h, "cgroup_pids", json_pack("{s:b,s:s}", "applied", host->cgroup_ok[1],
+			"where", host->cgroup[1]));
+		json_object_set_new(o, "this_host", h);
+	}
 	return o;
 }
 
-static void render_text(const struct capsule_profile *p, FILE *out)
+static void render_text(const struct capsule_profile *p, const struct capsule_host_facts *host, FILE *out)
 {
-	json_t *o = profile_json(p);
+	json_t *o = capsule_profile_json(p, host);
 	const struct capsule_limits *l = &p->limits;
 	fprintf(out, "profile %s\n  purpose: %s\n", p->name, p->purpose);
 	fprintf(out, "\n[namespaces]\n ");
@@ -595,9 +812,10 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	        "(range 0x%x..0x%x); unprivileged: the caller's own uid/gid\n",
 	        CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_HOST_ID_BASE, CAPSULE_HOST_ID_BASE,
 	        CAPSULE_HOST_ID_BASE + CAPSULE_HOST_ID_SPAN - 1);
-	fprintf(out, "\n[mounts]\n  /                tmpfs size=%llu ro,nosuid,nodev,noexec (read-only after staging)\n",
+	fprintf(out, "\n[mounts]\n  /                tmpfs size=%llu nr_inodes=256 ro,nosuid,nodev,noexec (read-only after staging)\n",
 	        (unsigned long long)l->root_size);
-	fprintf(out, "  /.capsule-cache  tmpfs size=%llu rw,nosuid,nodev,noexec\n", (unsigned long long)l->cache_size);
+	fprintf(out, "  /.capsule-cache  tmpfs size=%llu nr_inodes=4096 rw,nosuid,nodev,noexec\n",
+	        (unsigned long long)l->cache_size);
 	for (const char *const *w = p->writable; w && *w; w++)
 		fprintf(out, "  /%-15s bind of the staged file onto itself, rw,nosuid,nodev,noexec "
 		        "(rewritable in place only)\n", *w);
@@ -617,11 +835,23 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 		fprintf(out, "\n  no host mount: the old root is detached, or never copied (cloned from the template\n"
 		        "  mount namespace, root capsule makers that keep one: docs/security.md)\n");
 	fprintf(out, "  no /proc, no /sys%s, no host path\n", p->devices ? "" : ", no /dev");
-	fprintf(out, "\n[rlimits]\n");
-	for (size_t i = 0; rlimit_rows[i].name; i++)
-		fprintf(out, "  %-16s %llu\n", rlimit_rows[i].name, (unsigned long long)rlimit_value(p, (int)i));
-	fprintf(out, "\n[cgroups]\n  memory %llu bytes, pids %llu (v2 if delegated, else v1, below the caller's own group; "
+	fprintf(out, "\n[rlimits] soft / hard, as set (in this order)\n");
+	struct capsule_rlimit rl[CAPSULE_NRLIMITS];
+	size_t nrl = capsule_profile_rlimits(p, rl);
+	for (size_t i = 0; i < nrl; i++)
+		fprintf(out, "  %-16s %llu / %llu%s\n", rl[i].name, (unsigned long long)rl[i].soft,
+		        (unsigned long long)rl[i].hard,
+		        rl[i].resource == RLIMIT_CPU ? "  (SIGXCPU at the soft limit, SIGKILL at the hard)"
+		        : rl[i].resource == RLIMIT_NOFILE ? "  (set last, after the seccomp listener's handover)"
+		        : rl[i].resource == RLIMIT_AS || rl[i].resource == RLIMIT_DATA
+		        ? "  (set again on the interpreter by the capsule's agent)" : "");
+	fprintf(out, "  inherited from the caller (not set):");
+	for (const char *const *r = capsule_rlimits_inherited; *r; r++) fprintf(out, " %s", *r);
+	fprintf(out, "\n\n[cgroups]\n  memory.max %llu bytes, pids.max %llu (v2 if delegated, else v1, below the caller's own group; "
 	        "else none and rlimits remain)\n", (unsigned long long)l->cg_memory, (unsigned long long)l->cg_pids);
+	if (host)
+		for (int c = 0; c < 2; c++)
+			fprintf(out, "  here, %s: %s\n", c ? "pids" : "memory", host->cgroup[c]);
 	fprintf(out, "\n[limits]\n  wall %llu ms; stdout cap %llu; stderr cap %llu; output %llu; args %llu\n",
 	        (unsigned long long)l->wall_ms, (unsigned long long)l->stdout_cap,
 	        (unsigned long long)l->stderr_cap, (unsigned long long)l->output_cap, (unsigned long long)l->args_cap);
@@ -633,14 +863,37 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	if (!p->argv) fprintf(out, " (caller-given)");
 	for (const char *const *a = p->argv; a && *a; a++) fprintf(out, **a ? " %s" : " \"%s\"", *a);
 	fprintf(out, "\n\n[landlock] %s\n  handled: every fs right of the running ABI; tcp bind+connect (ABI>=4); "
-	        "scope abstract-unix+signal (ABI>=6)\n  /                read_file,read_dir\n"
-	        "  /.capsule-cache  read_file,read_dir,write_file,make_reg,make_dir,remove_file,remove_dir,truncate\n"
-	        "  devices          read_file,write_file\n%s  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n",
-	        p->landlock ? "applied where the kernel has it" : "not applied",
-	        p->worktree_mount ? "  worktree         read_file,read_dir\n" : "");
-	fprintf(out, "\n[seccomp] x86_64 only; x32 numbers and i386 kill the process\n"
+	        "scope abstract-unix+signal (ABI>=6)\n", p->landlock ? "applied where the kernel has it" : "not applied");
+	if (host)
+		fprintf(out, "  this kernel: ABI %d%s\n", host->landlock_abi,
+		        host->landlock_abi > 0 ? " (rules below: asked -> granted here)" : " (no landlock: not applied)");
+	struct capsule_ll_rule r[CAPSULE_LL_MAX_RULES];
+	size_t nr = capsule_landlock_rules(p, 1, r);
+	char asked[300], here[300];
+	for (size_t i = 0; i < nr; i++) {
+		int wt = p->worktree_mount && strcmp(r[i].path, p->worktree_mount) == 0;
+		capsule_landlock_rights_names(capsule_landlock_rule_rights(&r[i], 99), asked, sizeof asked);
+		fprintf(out, "  %-16s %s", r[i].path, asked);
+		if (host && host->landlock_abi > 0) {
+			capsule_landlock_rights_names(capsule_landlock_rule_rights(&r[i], host->landlock_abi), here, sizeof here);
+			if (strcmp(here, asked)) fprintf(out, " -> %s", here);
+		}
+		fprintf(out, "%s\n", wt ? " (when a worktree is given)" : "");
+	}
+	fprintf(out, "  never: execute, make_char/block/fifo/sock/sym, refer, tcp\n");
+	json_t *g = json_object_get(json_object_get(o, "seccomp"), "arch_guards");
+	fprintf(out, "\n[seccomp] default action NOTIFY (0x7fc00000)\n"
 	        "  default: user-notif -> supervisor kills the capsule (call never returns), reports \"syscall denied: NAME\";\n"
 	        "           numbers unknown to libseccomp -> ENOSYS (newer runtimes fall back)\n");
+	if (json_object_get(g, "error"))
+		fprintf(out, "  arch guards: UNREADABLE: %s\n", json_string_value(json_object_get(g, "error")));
+	else
+		fprintf(out, "  arch guard: arch == %s (0x%08llx), any other -> %s\n"
+		        "  x32 guard:  %s (i386 int 0x80 has another arch: the arch guard)\n",
+		        json_string_value(json_object_get(g, "arch")),
+		        (unsigned long long)json_integer_value(json_object_get(g, "audit_arch")),
+		        json_string_value(json_object_get(g, "other_arch_action")),
+		        json_string_value(json_object_get(g, "x32_guard")));
 	for (const struct capsule_syscall *s = p->syscalls; s->name; s++) {
 		fprintf(out, "  %-18s %s", s->name, kind_rule(s->kind));
 		if (s->kind == SC_ERRNO) fprintf(out, " %s", strerror(s->errno_value));
@@ -658,14 +911,14 @@ static void render_text(const struct capsule_profile *p, FILE *out)
 	json_decref(o);
 }
 
-int capsule_profile_render(const struct capsule_profile *p, const char *format, FILE *out,
-                           struct world_err *err)
+int capsule_profile_render(const struct capsule_profile *p, const char *format,
+                           const struct capsule_host_facts *host, FILE *out, struct world_err *err)
 {
 	if (strcmp(format, "text") == 0) {
-		render_text(p, out);
+		render_text(p, host, out);
 	} else if (strcmp(format, "json") == 0) {
-		json_t *o = profile_json(p);
-		int rc = json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_t *o = capsule_profile_json(p, host);
+		int rc = o ? json_dumpf(o, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
 		json_decref(o);
 		if (rc < 0) return werr(err, WX_IO, "profile %s: writing json failed", p->name);
 		fputc('\n', out);

@@ -18,6 +18,7 @@
 #ifndef WORLD_CAPSULE_PROFILE_H
 #define WORLD_CAPSULE_PROFILE_H
 #include "store/error.h"
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -140,6 +141,62 @@ uint64_t capsule_landlock_fs_rights(int abi);
 /* Landlock ABI of the running kernel (0 = unavailable). */
 int capsule_landlock_abi(void);
 
+/* Every rlimit a capsule sets, soft and hard, in the order capsule.c sets
+ * them: capsule.c applies exactly this table and `profile show` prints it,
+ * so the two cannot drift. RLIMIT_CPU's hard limit is one second above the
+ * soft one (SIGXCPU at the soft limit, SIGKILL at the hard). NOFILE is set
+ * last (after the seccomp listener's handover, capsule.c says why); AS and
+ * DATA are set again on the interpreter itself by the capsule's agent. */
+struct capsule_rlimit {
+	int resource;      /* RLIMIT_* */
+	const char *name;  /* "RLIMIT_AS" */
+	uint64_t soft, hard;
+};
+#define CAPSULE_NRLIMITS 11
+size_t capsule_profile_rlimits(const struct capsule_profile *p, struct capsule_rlimit out[CAPSULE_NRLIMITS]);
+/* The rlimits a capsule leaves as its maker had them, NULL-terminated. */
+extern const char *const capsule_rlimits_inherited[];
+
+/* One landlock rule as capsule.c adds it (path beneath; `access` before
+ * the running ABI's mask). with_worktree: the caller gave a worktree. */
+struct capsule_ll_rule {
+	char path[64];
+	uint64_t access;
+	int dir;           /* a directory; else a file, which carries only file rights */
+};
+#define CAPSULE_LL_MAX_RULES 8
+size_t capsule_landlock_rules(const struct capsule_profile *p, int with_worktree,
+                              struct capsule_ll_rule out[CAPSULE_LL_MAX_RULES]);
+/* The rights rule r really grants under landlock ABI abi. */
+uint64_t capsule_landlock_rule_rights(const struct capsule_ll_rule *r, int abi);
+/* "read_file,read_dir" for a set of fs rights, into buf. */
+const char *capsule_landlock_rights_names(uint64_t rights, char *buf, size_t n);
+
+/* What the running host adds to a profile (`profile show`, `worldd audit`):
+ * the landlock ABI of this kernel and, for each cgroup controller, where a
+ * capsule made by this process would get its group or why it gets none.
+ * Filled by capsule_host_facts_read (capsule.c). */
+struct capsule_host_facts {
+	int landlock_abi;          /* 0: no landlock */
+	int cgroup_ok[2];          /* [0] memory, [1] pids: a group would be made */
+	char cgroup[2][1280];      /* where, or why none */
+};
+void capsule_host_facts_read(struct capsule_host_facts *f);
+
+/* The arch guards at the head of a seccomp program, read back from its
+ * BPF bytes (not assumed): the architecture compared, the action for any
+ * other one, and the x32 guard (numbers with __X32_SYSCALL_BIT set, except
+ * -1, take the bad-arch action). Returns 0 when the program starts with
+ * exactly that shape, else -1 with err naming the instruction. */
+struct capsule_arch_guards {
+	uint32_t arch;             /* AUDIT_ARCH_X86_64 */
+	uint32_t bad_arch_action;  /* SECCOMP_RET_KILL_PROCESS */
+	uint32_t x32_bit;          /* 0x40000000 */
+	uint32_t x32_action;
+};
+int capsule_seccomp_guards(const unsigned char *bpf, size_t len, struct capsule_arch_guards *g,
+                           struct world_err *err);
+
 /* The profiles, terminated by name NULL. */
 extern const struct capsule_profile capsule_profiles[];
 const struct capsule_profile *capsule_profile_find(const char *name);
@@ -175,9 +232,15 @@ const struct capsule_seccomp_program *capsule_seccomp_embedded(const struct caps
 
 /* Renderers: "text", "json", "pfc", "bpf" (raw bytes). Write to out.
  * pfc and bpf print the embedded program (exactly what is loaded), or for a
- * profile outside the table the one libseccomp builds now. */
-int capsule_profile_render(const struct capsule_profile *p, const char *format, FILE *out,
-                           struct world_err *err);
+ * profile outside the table the one libseccomp builds now. The PFC text is
+ * libseccomp's export with the x32 guard written in (libseccomp 2.5 leaves
+ * it out of PFC although the BPF has it), read back from the BPF. host
+ * (may be NULL) adds a "this_host" layer: landlock ABI and the rights each
+ * rule really grants, cgroup placement or why none. */
+int capsule_profile_render(const struct capsule_profile *p, const char *format,
+                           const struct capsule_host_facts *host, FILE *out, struct world_err *err);
+/* The profile as one JSON object (what --format json prints); NULL on OOM. */
+json_t *capsule_profile_json(const struct capsule_profile *p, const struct capsule_host_facts *host);
 /* Human name of an ioctl command if known ("TCGETS"), else NULL. */
 const char *capsule_ioctl_name(unsigned long cmd);
 #endif

@@ -12,6 +12,7 @@
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "capsule/profile.h"
+#include "capsule/profile_diff.h"
 #include "supervisor/agent.h"
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
@@ -498,9 +499,110 @@ static int cmd_profile_show(int argc, char **argv)
 		werr(&err, WX_NOT_FOUND, "profile '%s' not found (see worldd profile list)", name);
 		return worldd_fail(V, &err);
 	}
-	if (capsule_profile_render(p, format, stdout, &err) < 0) return worldd_fail(V, &err);
+	struct capsule_host_facts host;
+	capsule_host_facts_read(&host);
+	if (capsule_profile_render(p, format, &host, stdout, &err) < 0) return worldd_fail(V, &err);
 	return WX_OK;
 }
+
+/* A profile document: NAME of this build, or (file) a saved
+ * `profile show --format json`. NULL with the exit code in *rc. */
+static json_t *diff_side(const char *V, const char *name, const char *file, int *rc)
+{
+	struct world_err err = { 0, "" };
+	if (!file) {
+		const struct capsule_profile *p = capsule_profile_find(name);
+		if (!p) {
+			*rc = worldd_fail(V, (werr(&err, WX_NOT_FOUND, "profile '%s' not found (see worldd profile list)", name), &err));
+			return NULL;
+		}
+		json_t *o = capsule_profile_json(p, NULL);
+		if (!o) *rc = worldd_fail(V, (werr(&err, WX_FAIL, "profile %s: out of memory", name), &err));
+		return o;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	if ((*rc = worldd_read_input(V, "--against", file, 16u << 20, &text, &len))) return NULL;
+	json_error_t je;
+	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (!o) {
+		*rc = worldd_fail(V, (werr(&err, WX_BAD_INPUT, "--against %s: malformed JSON at byte %d: %s", file,
+		                           je.position, je.text), &err));
+		return NULL;
+	}
+	if (!json_is_object(o) || !json_is_string(json_object_get(o, "profile")) ||
+	    !json_is_object(json_object_get(o, "seccomp"))) {
+		json_decref(o);
+		*rc = worldd_fail(V, (werr(&err, WX_BAD_INPUT, "--against %s: not a profile (an object with \"profile\" "
+		                           "and \"seccomp\", as profile show --format json prints)", file), &err));
+		return NULL;
+	}
+	return o;
+}
+
+static int cmd_profile_diff(int argc, char **argv)
+{
+	const char *V = "profile diff";
+	struct worldd_flag f[] = { { .name = "--against", .has_value = 1 }, { .name = "--json" },
+	                           { .name = "--exit-code" }, { .name = NULL } };
+	const char *pos[2];
+	int npos, rc = worldd_parse_flags(V, argc, argv, f, pos, 2, &npos);
+	if (rc) return rc;
+	const char *against = f[0].value;
+	if (against && npos != 1) return worldd_usage(V, "with --against FILE give one profile NAME (this build's)");
+	if (!against && npos != 2) return worldd_usage(V, "give two profile names A B, or NAME --against FILE");
+	char label_a[600];
+	if (against) snprintf(label_a, sizeof label_a, "%s", against);
+	else snprintf(label_a, sizeof label_a, "%s", pos[0]);
+	const char *name_b = against ? pos[0] : pos[1];
+	json_t *a = diff_side(V, against ? NULL : pos[0], against, &rc);
+	if (!a) return rc;
+	if (against) snprintf(label_a, sizeof label_a, "%s (%s)", json_string_value(json_object_get(a, "profile")), against);
+	json_t *b = diff_side(V, name_b, NULL, &rc);
+	if (!b) {
+		json_decref(a);
+		return rc;
+	}
+	json_t *changes = capsule_profile_diff(a, b);
+	struct world_err err = { 0, "" };
+	int wrc = -1;
+	if (changes && f[1].value) {
+		json_t *doc = json_pack("{s:s,s:s,s:b,s:O}", "a", label_a, "b", name_b, "same",
+		                        json_array_size(changes) == 0, "changes", changes);
+		char *t = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+		json_decref(doc);
+		if (t) wrc = printf("%s\n", t) < 0 || fflush(stdout) != 0 ? -1 : 0;
+		free(t);
+	} else if (changes) {
+		wrc = capsule_profile_diff_text(changes, label_a, name_b, stdout);
+	}
+	size_t n = changes ? json_array_size(changes) : 0;
+	json_decref(a);
+	json_decref(b);
+	json_decref(changes);
+	if (wrc < 0) return worldd_fail(V, (werr(&err, WX_IO, "writing the difference to standard output failed"), &err));
+	return f[2].value && n ? WX_FAIL : WX_OK;
+}
+
+#define PROFILE_DIFF_HELP \
+	"usage: worldd profile diff A B [--json] [--exit-code]\n" \
+	"       worldd profile diff NAME --against FILE [--json] [--exit-code]\n\n" \
+	"The layer-by-layer difference of two profiles: every value of `profile show\n" \
+	"--format json` (namespaces, identity, mounts, rlimits soft/hard, cgroups, limits,\n" \
+	"capabilities, environment, argv, landlock rules, seccomp default, arch guards and\n" \
+	"each rule) from a to b. Rules, mounts and landlock rules are matched by syscall or\n" \
+	"path: one added syscall is one line. --against FILE compares a profile saved from\n" \
+	"another build (`worldd profile show NAME --format json > FILE`) as a with this\n" \
+	"build's NAME as b: what changed between two releases. The this_host layer (the\n" \
+	"machine's landlock ABI and cgroups) is not compared.\n\n" \
+	"Text: one [layer] header per changed layer, then \"+ path: value\" (only in b),\n" \
+	"\"- path: value\" (only in a), \"~ path: A -> B\"; the last line counts the changes.\n" \
+	"--json: {\"a\",\"b\",\"same\":bool,\"changes\":[{\"layer\",\"path\",\"op\":\"added\"|\"removed\"|\n" \
+	"\"changed\",\"a\",\"b\"}]}.\n\n" \
+	"exit codes:\n  0 ok (with --exit-code: no difference)\n  1 with --exit-code: the profiles differ\n" \
+	"  2 usage\n  3 bad input: FILE is not JSON or not a profile\n  4 profile or FILE not found\n" \
+	"  9 FILE unreadable, or write failed\n"
 
 #define RUN_HELP \
 	"usage: worldd run [--ailang-bin BIN] --source FILE|- [--input JSON | --input-file FILE|-]\n" \
@@ -565,11 +667,18 @@ const struct worldd_verb capsule_verbs[] = {
 	  cmd_profile_list },
 	{ "profile show", "print a capsule profile (text, json, seccomp pfc or raw bpf)",
 	  "usage: worldd profile show NAME [--format text|json|pfc|bpf]\n\n"
-	  "Prints every layer of profile NAME: namespaces, identity mapping, mounts,\n"
-	  "rlimits, cgroups, limits, capabilities, environment, landlock and the seccomp\n"
-	  "allowlist. pfc is libseccomp's PFC export of the filter; bpf is the raw\n"
-	  "filter program (struct sock_filter array) for archiving and diffing.\n\n"
+	  "Prints every layer of profile NAME with the values a capsule gets: namespaces,\n"
+	  "identity mapping, mounts (tmpfs sizes and options), every rlimit as set (soft /\n"
+	  "hard, and the ones left inherited), cgroup limits and, on this host, where the\n"
+	  "groups go or why there are none, limits, capabilities, environment, landlock\n"
+	  "rules (asked, and granted under this kernel's ABI), the seccomp default action,\n"
+	  "the arch and x32 guards (read back from the BPF) and every rule. pfc is\n"
+	  "libseccomp's PFC export of the filter with the x32 guard written in (libseccomp\n"
+	  "leaves it out); bpf is the raw filter program (struct sock_filter array) for\n"
+	  "archiving. json is what `worldd profile diff --against FILE` reads.\n\n"
 	  "exit codes:\n  0 ok\n  2 usage (unknown format)\n  4 profile not found\n  9 write failed\n",
 	  cmd_profile_show },
+	{ "profile diff", "the layer-by-layer difference of two profiles (or against a saved one)",
+	  PROFILE_DIFF_HELP, cmd_profile_diff },
 	{ NULL, NULL, NULL, NULL },
 };

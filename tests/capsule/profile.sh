@@ -47,7 +47,7 @@ rm -f "$b"
 # tool-run lists its worktree mount (read-only) and its landlock rule
 out=$("$WORLDD" profile show tool-run)
 like "$out" '/work +bind of the caller.s worktree \(optional\), ro,nosuid,nodev,noexec' "tool-run text: the /work mount, read-only"
-like "$out" 'worktree +read_file,read_dir' "tool-run text: landlock grants read only on the worktree"
+like "$out" '/work +read_file,read_dir \(when a worktree is given\)' "tool-run text: landlock grants read only on the worktree"
 wt=$("$WORLDD" profile show tool-run --format json | python3 -c 'import json,sys; d=json.load(sys.stdin)
 print([m["options"] for m in d["mounts"] if m["path"] == "/work"][0].split(",")[0])')
 is "$wt" ro "tool-run json: the /work mount is ro"
@@ -57,4 +57,44 @@ run_capture out err rc "$WORLDD" profile show nope
 is "$rc" 4 "unknown profile: exit 4"
 run_capture out err rc "$WORLDD" profile show transition --format yaml
 is "$rc" 2 "unknown format: exit 2"
+# Every value as applied (issue 25, item 2): each rlimit soft/hard, the
+# arch and x32 guards in every format, this host's cgroups and landlock ABI.
+run_capture out err rc "$WORLDD" profile show transition --format json
+rl=$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin)["rlimits"]; print(len(d), d["RLIMIT_CPU"]["soft"], d["RLIMIT_CPU"]["hard"], d["RLIMIT_CORE"]["hard"])')
+is "$rl" "11 5 6 0" "json: 11 rlimits soft/hard; CPU 5/6 (hard one above soft); CORE 0"
+g=$(printf '%s' "$out" | python3 -c 'import json,sys; g=json.load(sys.stdin)["seccomp"]["arch_guards"]; print(g["arch"], g["other_arch_action"], g["x32_guard"])')
+is "$g" "x86_64 KILL_PROCESS (0x80000000) nr >= 0x40000000 and nr != -1 -> KILL_PROCESS" "json: arch and x32 guards read back from the BPF"
+h=$(printf '%s' "$out" | python3 -c 'import json,sys; h=json.load(sys.stdin)["this_host"]; print(type(h["landlock_abi"]).__name__, bool(h["cgroup_memory"]["where"]), bool(h["cgroup_pids"]["where"]))')
+is "$h" "int True True" "json: this host's landlock ABI and where the cgroups go (or why none)"
+out=$("$WORLDD" profile show transition)
+like "$out" 'RLIMIT_CPU +5 / 6' "text: RLIMIT_CPU soft 5 / hard 6"
+like "$out" 'x32 guard: +nr >= 0x40000000 and nr != -1 -> KILL_PROCESS' "text: the x32 guard"
+like "$out" '/args.json +write_file,read_file,truncate' "text: landlock rule of the writable args.json"
+like "$out" 'here, pids: (v1|v2|none)' "text: this host's pids placement"
+pfc=$("$WORLDD" profile show transition --format pfc)
+like "$pfc" 'if \(\$syscall >= 1073741824 && \$syscall != 4294967295\)' "pfc: the x32 guard written in"
+
+# profile diff (issue 25, item 3)
+run_capture out err rc "$WORLDD" profile diff transition transition --exit-code
+is "$rc" 0 "diff of a profile with itself: exit 0"
+like "$out" 'no difference' "diff of a profile with itself: no difference"
+run_capture out err rc "$WORLDD" profile diff transition tool-run --exit-code
+is "$rc" 1 "diff transition tool-run --exit-code: 1 (they differ)"
+like "$out" '~ rlimits.RLIMIT_CPU.soft: 5 -> 21' "diff: the CPU soft limit change"
+like "$out" '\+ mounts\[path=/work\]' "diff: the /work mount added"
+d=$(mktemp)
+"$WORLDD" profile show transition --format json | python3 -c 'import json,sys
+d=json.load(sys.stdin)
+d["seccomp"]["rules"]=[r for r in d["seccomp"]["rules"] if r["syscall"]!="mincore"]+[{"syscall":"socket","rule":"allow","why":"x"}]
+d["rlimits"]["RLIMIT_NOFILE"]["hard"]=128
+json.dump(d,sys.stdout)' >"$d"
+run_capture out err rc "$WORLDD" profile diff transition --against "$d" --json
+c=$(printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["same"], " ".join("%s:%s" % (c["op"], c["path"]) for c in d["changes"]))')
+is "$c" "False changed:rlimits.RLIMIT_NOFILE.hard removed:seccomp.rules[syscall=socket] added:seccomp.rules[syscall=mincore]" "diff --against a saved older profile: exactly the three changes"
+echo '{"a":1}' >"$d"
+run_capture out err rc "$WORLDD" profile diff transition --against "$d"
+is "$rc" 3 "diff --against a JSON file that is not a profile: exit 3"
+run_capture out err rc "$WORLDD" profile diff transition --against "$d.absent"
+is "$rc" 4 "diff --against a missing file: exit 4"
+rm -f "$d"
 done_testing

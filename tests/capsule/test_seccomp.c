@@ -15,7 +15,7 @@ static int rendered(const struct capsule_profile *p, const char *fmt, char **buf
 	FILE *f = open_memstream(buf, len);
 	struct world_err err = { 0, "" };
 	if (!f) return -1;
-	int rc = capsule_profile_render(p, fmt, f, &err);
+	int rc = capsule_profile_render(p, fmt, NULL, f, &err);
 	if (fclose(f) != 0) rc = -1;
 	return rc;
 }

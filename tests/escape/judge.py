@@ -320,6 +320,11 @@ def load_profile(path):
         return None
 
 
+def soft_limits(prof):
+    """{"RLIMIT_X": soft} of a profile (profile show prints soft and hard)."""
+    return {k: v["soft"] for k, v in prof.get("rlimits", {}).items() if isinstance(v, dict)}
+
+
 def first_num(s, pat):
     m = re.search(pat, s)
     return int(m.group(1)) if m else None
@@ -510,7 +515,7 @@ def cmd_posture(a):
     want = {"as": "RLIMIT_AS", "data": "RLIMIT_DATA", "cpu": "RLIMIT_CPU", "fsize": "RLIMIT_FSIZE",
             "nofile": "RLIMIT_NOFILE", "nproc": "RLIMIT_NPROC", "stack": "RLIMIT_STACK", "core": "RLIMIT_CORE"}
     bad = {k: (rlm.get(k), rl.get(v)) for k, v in want.items()
-           if v in rl and (not isinstance(rlm.get(k), list) or rlm[k][0] != rl[v])}
+           if v in rl and (not isinstance(rlm.get(k), list) or rlm[k] != [rl[v]["soft"], rl[v]["hard"]])}
     check(not bad, "%s: rlimits match the profile" % d, json.dumps(bad))
 
     # the same capsule seen from the host (root only: /proc of another uid)
