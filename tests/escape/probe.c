@@ -2087,6 +2087,14 @@ static void run_isolated(const struct attempt *a, struct params *p, struct res *
 		snprintf(r->s, sizeof r->s, "%s", b);
 	} else if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
 		blocked(r, "killed by SIGSYS (the seccomp filter)");
+	} else if (st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV && g_control &&
+		   a->fn == a_i386_syscall) {
+		/* A kernel built without IA32 emulation (or booted with
+		 * ia32_emulation=0) has no int $0x80 entry: the trap is a general
+		 * protection fault, SIGSEGV, before any syscall filter runs. There
+		 * is no i386 ABI to escape through, so the control cannot apply. */
+		snprintf(r->s, sizeof r->s,
+			 "unsupported: int $0x80: this kernel has no i386 entry point (SIGSEGV: IA32 emulation off)");
 	} else if (st >= 0 && WIFSIGNALED(st)) {
 		rerror(r, "attempt child killed by signal %d (%s)", WTERMSIG(st), sigabbrev_np(WTERMSIG(st)) ?: "?");
 	} else if (to || st < 0) {
