@@ -4,7 +4,7 @@
  *
  * Rows, each a whole process (fork, exec, wait), interleaved so that machine
  * noise hits all alike:
- *   unconfined       ailang-lite run ... on DESIGN §2's echo transition
+ *   unconfined       ailang-lite run ... on docs/design.md §2's echo transition
  *   bwrap            the same under `bwrap --unshare-all` (tmpfs root, the
  *                    interpreter, source and args bound read-only)
  *   worldd run       the product: pin, capsule, supervisor, agent, frames
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 		t[w] = calloc((size_t)n, sizeof(double));
 		ti[w] = calloc((size_t)idle_n, sizeof(double));
 	}
-	printf("whole-process runs of DESIGN §2's echo transition with %s, %ld cores\n", bin,
+	printf("whole-process runs of docs/design.md §2's echo transition with %s, %ld cores\n", bin,
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("host: cgroup favordynmods %s\n", capsule_cgroup_favordynmods()
 	           ? "on (a cgroup.procs write never waits for an RCU grace period)"

@@ -1,4 +1,4 @@
-/* bench/supervisor_bench.c: runs/s of DESIGN §2's echo transition through
+/* bench/supervisor_bench.c: runs/s of docs/design.md §2's echo transition through
  * the supervisor in capsules with 1, 2, 8 and 16 in flight, and the added cost
  * per run against an unconfined fork+exec of the same interpreter, measured
  * side by side in one process. Also the supervisor over its unconfined test
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 	enum { ROUNDS = 10 };
 	int per = runs / ROUNDS > 0 ? runs / ROUNDS : 1;
 	runs = per * ROUNDS;
-	printf("echo transition (DESIGN §2) with %s, %d runs per row in %d interleaved rounds, %ld cores;\n"
+	printf("echo transition (docs/design.md §2) with %s, %d runs per row in %d interleaved rounds, %ld cores;\n"
 	       "capsules made by the capsule spawner (pid %d) unless the row says otherwise\n", bin, runs,
 	       ROUNDS, sysconf(_SC_NPROCESSORS_ONLN), (int)spi.pid);
 	/* own_netns: as root the spawner's capsules share one empty network

@@ -346,7 +346,7 @@ int ailang_check(const struct broker_handler_ctx *ctx, const json_t *payload, js
 		sup_tool_result_free(&res);
 		return -1;
 	}
-	/* Diagnostics may be on either stream (DESIGN §2): stdout first. */
+	/* Diagnostics may be on either stream (docs/design.md §2): stdout first. */
 	sanitize(res.stdout_text, res.stdout_len);
 	sanitize(res.stderr_text, res.stderr_len);
 	json_t *errors = json_array();

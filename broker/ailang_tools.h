@@ -1,5 +1,5 @@
 /* broker/ailang_tools.h: the Ailang.Check, Ailang.Run, Ailang.Discover and
- * Ailang.CLI effect handlers (DESIGN §5.4, docs/broker.md "Ailang
+ * Ailang.CLI effect handlers (docs/design.md §5.4, docs/broker.md "Ailang
  * handlers").
  *
  * Owns: turning each payload into one tool run of the pinned tool

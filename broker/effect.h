@@ -1,4 +1,4 @@
-/* broker/effect.h: one planned effect through the pipeline of DESIGN §5.3.
+/* broker/effect.h: one planned effect through the pipeline of docs/design.md §5.3.
  *
  * Owns: the order of durable writes for one effect, the effect record and
  * its law, and the table that maps effect names to handlers.

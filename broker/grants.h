@@ -1,4 +1,4 @@
-/* broker/grants.h: grants, visibility and the decision of DESIGN §5.1.
+/* broker/grants.h: grants, visibility and the decision of docs/design.md §5.1.
  *
  * Owns: the grant text form `EFFECT=SCOPE:BUDGET` (split at the first '='
  * and the last ':'), its JSON form {"budget","effect","scope"}, the

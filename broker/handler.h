@@ -1,7 +1,7 @@
 /* broker/handler.h: the interface every effect handler implements.
  *
  * Owns: the contract between the broker's effect pipeline (broker/effect.c)
- * and the handlers of DESIGN §5.4 (broker/workspace.c for Workspace.Read /
+ * and the handlers of docs/design.md §5.4 (broker/workspace.c for Workspace.Read /
  * Workspace.Write, broker/ailang_tools.c for Ailang.Check / Ailang.Run /
  * Ailang.Discover / Ailang.CLI). The pipeline has already decided that the
  * effect is allowed, stored the request and made the intent durable; the

@@ -1,4 +1,4 @@
-/* broker/handlers.c: the table of the product's effect handlers (DESIGN
+/* broker/handlers.c: the table of the product's effect handlers (docs/design.md
  * §5.4). An effect a transition declares but no entry here handles is a
  * refusal before execution (coordinator/coordinator.c). */
 #include "broker/effect.h"

@@ -1,4 +1,4 @@
-/* broker/plan.h: the plan a transition's plan phase returns (DESIGN §5.2).
+/* broker/plan.h: the plan a transition's plan phase returns (docs/design.md §5.2).
  *
  * Owns: parsing world/effect-plan/v1 and enforcing every law, each with its
  * own name so a violation names the law it broke:

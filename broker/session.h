@@ -1,4 +1,4 @@
-/* broker/session.h: session credentials (DESIGN §8.1).
+/* broker/session.h: session credentials (docs/design.md §8.1).
  *
  * Owns: minting a credential (32 bytes from getrandom, shown once as 64
  * lowercase hex; the store keeps only sha256 of it, with the episode, the

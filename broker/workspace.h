@@ -2,7 +2,7 @@
  * and the path rules every handler that touches the worktree uses.
  *
  * Owns: confinement of file access to the episode's worktree
- * <workspace_root>/<episode> (DESIGN §5.4). The kernel does the confining:
+ * <workspace_root>/<episode> (docs/design.md §5.4). The kernel does the confining:
  * the worktree directory is opened once, and every path under it is resolved
  * with openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), so
  * a symlink that stays inside is followed and anything that leads out of the

@@ -1,4 +1,4 @@
-/* capsule/capsule.h: one confined process tree (DESIGN §4).
+/* capsule/capsule.h: one confined process tree (docs/design.md §4).
  *
  * Owns (with capsule/pin.h, the pin of the interpreter): the setup
  * sequence of a capsule (namespaces, tmpfs root + pivot_root, rlimits,

@@ -1,4 +1,4 @@
-# capsule/: Linux confinement for interpreter runs (DESIGN §4): the pin,
+# capsule/: Linux confinement for interpreter runs (docs/design.md §4): the pin,
 # the setup sequence, profiles as data, the denial report, one-run helper.
 libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
 	capsule/profile_diff.c capsule/profile_diff.h \

@@ -1,4 +1,4 @@
-/* capsule/pin.h: pinning the interpreter (DESIGN §4).
+/* capsule/pin.h: pinning the interpreter (docs/design.md §4).
  *
  * Owns: reading an interpreter binary, checking it is a static ELF, hashing
  * it (sha256, OpenSSL's low-level assembly) and copying it into a memfd in

@@ -201,7 +201,7 @@ int capsule_seccomp_guards(const unsigned char *bpf, size_t len, struct capsule_
 extern const struct capsule_profile capsule_profiles[];
 const struct capsule_profile *capsule_profile_find(const char *name);
 
-/* The environment every capsule gets (DESIGN §2), NULL-terminated. The
+/* The environment every capsule gets (docs/design.md §2), NULL-terminated. The
  * root is "/" after pivot_root. */
 extern const char *const capsule_env[];
 

@@ -1,4 +1,4 @@
-/* cli/attended.h: the attended-step fences (DESIGN §7, §8.1).
+/* cli/attended.h: the attended-step fences (docs/design.md §7, §8.1).
  *
  * Owns: deciding whether a human at the controlling terminal is confirming
  * a write, for every verb that must never run headless (world-publish

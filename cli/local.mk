@@ -21,7 +21,7 @@ cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh
 EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh
 
-# world-publish: the publisher's program (DESIGN §7, docs/publishing.md).
+# world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
 cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h cli/output.c cli/output.h
 cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)

@@ -64,7 +64,7 @@ static const char call_help[] =
     "        interpreter, hash mismatch, capacity, syscall denied, protocol); nothing committed\n"
     " 21  refused before execution (unknown or invisible skill, no handler); nothing committed\n"
     " 22  session credential unknown, malformed or expired\n"
-    " 23  the plan broke a law of DESIGN 5.2 (named); nothing committed\n"
+    " 23  the plan broke a plan law of docs/design.md §5.2 (named); nothing committed\n"
     " 27  committed, but an effect failed (its handler's reason on stderr)\n"
     " 129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM; nothing committed\n";
 

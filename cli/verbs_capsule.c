@@ -297,7 +297,7 @@ static int run_tool(const char *verb, const struct run_opts *o, struct superviso
 		sup_tool_result_free(&res);
 		return fail_mapped(verb, o, &err);
 	}
-	/* DESIGN §2: strip exactly one trailing newline; at most 1 MiB; an object. */
+	/* docs/design.md §2: strip exactly one trailing newline; at most 1 MiB; an object. */
 	size_t len = res.stdout_len, max = sup_get_limits(s)->output_max;
 	if (len > 0 && res.stdout_text[len - 1] == '\n') res.stdout_text[--len] = '\0';
 	if (len > max)

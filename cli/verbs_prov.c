@@ -181,7 +181,7 @@ static const char replay_help[] =
     "usage: worldd replay (N|INVOCATION-ID) --store DB [--json]\n"
     "       worldd replay --all --store DB [--from N] [--to M] [--json]\n"
     "\n"
-    "Re-runs committed invocations from the store alone (DESIGN 9,\n"
+    "Re-runs committed invocations from the store alone (docs/design.md §9,\n"
     "docs/provenance.md) and compares every stage with what was committed:\n"
     "  input    the invocation record, input, transition source, archived\n"
     "           interpreter (file and manifest, pinned again for the run) and\n"

@@ -438,8 +438,8 @@ static int v_archive(int argc, char **argv)
 const struct worldd_verb store_verbs[] = {
 	{ "json canon", "stdin JSON -> canonical JSON on stdout (no trailing newline)",
 	  "usage: worldd json canon < FILE\n"
-	  "  Reads one JSON value from stdin and writes its canonical form (DESIGN 6.2,\n"
-	  "  docs/store.md) to stdout with no trailing newline.\n"
+	  "  Reads one JSON value from stdin and writes its canonical form (docs/design.md\n"
+	  "  §6.2, docs/store.md) to stdout with no trailing newline.\n"
 	  "exit codes: 0 ok, 2 usage, 3 bad JSON (the message names the byte offset), 9 I/O\n",
 	  v_json_canon },
 	{ "hash", "stdin bytes -> sha256:<hex>",
@@ -523,7 +523,7 @@ const struct worldd_verb store_verbs[] = {
 	  "usage: worldd archive --store DB --ailang-bin BIN [--json] [--wait-lock SECONDS]\n"
 	  "  Archives an interpreter: BIN must be a static x86_64 ELF whose --version (probed\n"
 	  "  on the bytes read, 10 s, empty environment) prints a release line of the\n"
-	  "  interpreter contract's form (DESIGN 2): NAME vMAJOR.MINOR.PATCH[ ...],\n"
+	  "  interpreter contract's form (docs/design.md §2): NAME vMAJOR.MINOR.PATCH[ ...],\n"
 	  "  e.g. \"AILANG v0.41.0\". Then copies BIN to DB.artifacts/interpreters/sha256/<hex>/ailang\n"
 	  "  (0555) with manifest.json and prints: REF RELEASE-STRING; --json prints\n"
 	  "  {\"created\",\"path\",\"ref\",\"size\",\"version\"}. Same bytes again: no-op.\n"

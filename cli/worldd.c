@@ -82,7 +82,7 @@ static void print_help(void)
 	       " 12 output cap   13 not an object 14 interpreter  15 hash mismatch\n"
 	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
 	       " 20 attended step refused       21 call refused before execution\n"
-	       " 22 session unknown or expired   23 plan broke a law of DESIGN 5.2\n"
+	       " 22 session unknown or expired   23 plan broke a plan law (docs/design.md §5.2)\n"
 	       " 24 not a SQLite store (a file of another kind; nothing created beside it)\n");
 }
 

@@ -475,7 +475,7 @@ done:
 	return rc;
 }
 
-/* Output of an effectful call (DESIGN §3), before its world block. */
+/* Output of an effectful call (docs/design.md §3), before its world block. */
 static json_t *effectful_output(struct call_state *cs, const struct sup_result *sr, struct world_err *err)
 {
 	if (!cs->have_effect) return json_incref(cs->plan_result);

@@ -1,5 +1,5 @@
 /* coordinator/coordinator.h: one invocation = input -> capsule -> broker ->
- * one committed log entry (DESIGN §3, §5, §6.3-6.4).
+ * one committed log entry (docs/design.md §3, §5, §6.3-6.4).
  *
  * Owns: turning a caller's request (session, skill id, task id, arguments)
  * into exactly one committed log entry, or into a refusal that commits
@@ -110,7 +110,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
                struct world_err *err);
 void coord_result_free(struct coord_result *r);
 
-/* The error class of the wire envelope (DESIGN §8.1) for an error code:
+/* The error class of the wire envelope (docs/design.md §8.1) for an error code:
  * "BadRequest", "SessionUnknown", "Timeout", "Capacity", "NotFound", ... */
 const char *coord_error_class(int code);
 #endif

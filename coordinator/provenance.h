@@ -1,4 +1,4 @@
-/* coordinator/provenance.h: provenance walks (DESIGN §9, docs/provenance.md).
+/* coordinator/provenance.h: provenance walks (docs/design.md §9, docs/provenance.md).
  *
  * Owns: finding the log entry a caller names (an index, the head, a ref of
  * the entry, its invocation record, its world or its output, an invocation
@@ -16,7 +16,7 @@
  *                "committed" outcome names this record
  *   input        world/invocation-input/v1, canonical JSON object
  *   plan         (v2) world/effect-plan/v1, canonical, the plan laws of
- *                DESIGN §5.2 (the declared triples are not in the record:
+ *                docs/design.md §5.2 (the declared triples are not in the record:
  *                "declared" is checked against the effect's record instead)
  *   effects[i].record   world/effect-record/v1 under the record law
  *                (broker_record_check), its effect/scope/cost the plan's

@@ -1,4 +1,4 @@
-/* coordinator/replay.h: operator replay of committed invocations (DESIGN §9,
+/* coordinator/replay.h: operator replay of committed invocations (docs/design.md §9,
  * docs/provenance.md).
  *
  * Owns: re-running one committed log entry from the store alone and
@@ -21,7 +21,7 @@
  *   finish   (plan says finish) the finish phase re-run, its output compared
  *            with the stored output less its world block;
  *   output   the output rebuilt (pure: the run's output; effectful: the
- *            coordinator's rule of DESIGN §3 plus the world block) and
+ *            coordinator's rule of docs/design.md §3 plus the world block) and
  *            compared with the stored output bytes.
  * A divergence names its stage and, for byte comparisons, the first
  * differing byte offset (-1 when the stage failed without bytes to compare).

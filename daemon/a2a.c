@@ -1,4 +1,4 @@
-/* daemon/a2a.c: the A2A projection (DESIGN §8.1): the agent card at
+/* daemon/a2a.c: the A2A projection (docs/design.md §8.1): the agent card at
  * GET /.well-known/agent.json (the reference's card) and
  * /.well-known/agent-card.json (the same plus the A2A 1.0
  * supportedInterfaces the npm @a2a-js/sdk client selects its transport

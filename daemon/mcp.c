@@ -1,4 +1,4 @@
-/* daemon/mcp.c: MCP Streamable HTTP at POST /mcp/ (DESIGN §8.1), stateless.
+/* daemon/mcp.c: MCP Streamable HTTP at POST /mcp/ (docs/design.md §8.1), stateless.
  *
  * Check order: body size (the server, 413) -> credential (401) ->
  * Content-Type application/json (415) -> Accept lists application/json and

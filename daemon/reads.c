@@ -1,4 +1,4 @@
-/* daemon/reads.c: the read routes GET /v1/... (DESIGN §8.1). Each request
+/* daemon/reads.c: the read routes GET /v1/... (docs/design.md §8.1). Each request
  * borrows a reader handle from the pool (WAL readers never block the
  * coordinator's writer). Every route but /v1/health needs a session
  * credential or the operator token, unless the daemon runs --open-reads.

@@ -5,7 +5,7 @@
  * Owns: struct dctx (what every request can reach: the coordinator, the
  * pool of reader store handles, the health facts),
  * struct dreq / struct dresp (one request in, one response out), the error
- * envelope of DESIGN §8.1 {"error":{"class","message"}} with its HTTP
+ * envelope of docs/design.md §8.1 {"error":{"class","message"}} with its HTTP
  * statuses, and the credential check shared by every authenticated route.
  *
  * A projection never touches libmicrohttpd's response objects: it fills a
@@ -26,10 +26,10 @@ struct MHD_Connection;
 struct world_store;
 
 #define DAEMON_VERSION "0.1.0"
-#define DAEMON_MCP_BODY_MAX ((size_t)4 << 20) /* DESIGN §10 */
-#define DAEMON_A2A_BODY_MAX ((size_t)1 << 20) /* DESIGN §10 */
+#define DAEMON_MCP_BODY_MAX ((size_t)4 << 20) /* docs/design.md §10 */
+#define DAEMON_A2A_BODY_MAX ((size_t)1 << 20) /* docs/design.md §10 */
 #define DAEMON_GET_BODY_MAX ((size_t)64 << 10) /* GET routes take no body; anything more is refused */
-#define DAEMON_LOG_PAGE_MAX 500               /* DESIGN §10 */
+#define DAEMON_LOG_PAGE_MAX 500               /* docs/design.md §10 */
 #define DAEMON_TOKEN_HEX 64
 
 struct dreader; /* one pooled reader handle */
@@ -97,7 +97,7 @@ json_t *drpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((fo
 /* A failure of this host (store I/O, integrity, out of memory): 500
  * Internal "internal store failure"; the cause goes to the log. */
 void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err);
-/* HTTP status of an envelope class (DESIGN §8.1). */
+/* HTTP status of an envelope class (docs/design.md §8.1). */
 int dclass_status(const char *klass);
 /* Class of a store error code on a read route (bad ref, not found, ...);
  * NULL for host failures, which answer Internal. */
@@ -135,7 +135,7 @@ struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int nee
  * NULL sees everything. */
 struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_credential, struct coord_session **sess);
 
-/* MCP tool name of a transition id (DESIGN §7: _ -> _u, . -> _d, / -> _s);
+/* MCP tool name of a transition id (docs/design.md §7: _ -> _u, . -> _d, / -> _s);
  * 0, or -1 when the escaped name is over 64 bytes. */
 int dtool_name(const char *id, char out[65]);
 /* What a published transition is and what its committed output says

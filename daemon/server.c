@@ -1004,7 +1004,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		char why[600];
 		if (rpc_path(url) && (fault = origin_fault(conn, why, sizeof why)))
 			return early_msg(conn, method, url, dc, "Forbidden", fault, 0);
-		/* the body size is checked before any body byte is read (DESIGN §8.1) */
+		/* the body size is checked before any body byte is read (docs/design.md §8.1) */
 		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (cl) {
 			char *end;

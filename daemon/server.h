@@ -1,4 +1,4 @@
-/* daemon/server.h: `worldd serve` (DESIGN §8).
+/* daemon/server.h: `worldd serve` (docs/design.md §8).
  *
  * Owns: the daemon's life: start-up (writer lock, interpreter archive,
  * epoch bootstrap, journal recovery report, integrity scan, operator token,

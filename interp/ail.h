@@ -1,4 +1,4 @@
-/* interp/ail.h: the shared internals of ailang-lite (DESIGN §11).
+/* interp/ail.h: the shared internals of ailang-lite (docs/design.md §11).
  *
  * Owns: the token, AST, pattern and value types, the bounded arena
  * allocator (heap cap), the error reporter (one `Error: CODE at

@@ -3,7 +3,7 @@
  * Owns: decoding JSON text (RFC 8259, nesting bounded by AIL_MAX_JSON_NEST)
  * into Json constructor values (JNull, JBool, JNumber(float), JString,
  * JArray(list), JObject(list of {key, value})), and encoding them with the
- * rules of DESIGN §11: compact, keys in insertion order, whole numbers as
+ * rules of docs/design.md §11: compact, keys in insertion order, whole numbers as
  * integers, only `"`, `\` and control characters escaped. */
 #include "interp/ail.h"
 #include <errno.h>

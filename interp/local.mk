@@ -1,4 +1,4 @@
-# interp/: ailang-lite, the bundled AILANG-subset interpreter (DESIGN §11).
+# interp/: ailang-lite, the bundled AILANG-subset interpreter (docs/design.md §11).
 # It is linked -static (capsule roots hold no libc). Under --enable-sanitizers
 # the static copy stays unsanitized for capsules, and a sanitized dynamic copy
 # (ailang-lite-san) is what the interpreter's own tests run directly.

@@ -1,4 +1,4 @@
-/* interp/main.c: the ailang-lite command line (DESIGN §2, §11).
+/* interp/main.c: the ailang-lite command line (docs/design.md §2, §11).
  *
  * Owns: the verbs `--version`, `check FILE [--json]`, `run [--quiet]
  * [--caps LIST] [--entry NAME] (--args-file F | --args-json J) FILE` and

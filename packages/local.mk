@@ -11,7 +11,7 @@ EXTRA_DIST += packages/README.md \
 	packages/se-tools/examples
 
 # Tests: every source checks and passes its inline tests, plans obey
-# DESIGN §5.2/§5.4, refusals, manifests, examples.
+# docs/design.md §5.2/§5.4, refusals, manifests, examples.
 TESTS += tests/packages/packages.sh
 EXTRA_DIST += tests/packages/packages.sh tests/packages/packages.py
 

@@ -1,4 +1,4 @@
-/* store/archive.c: the interpreter archive (DESIGN §6.6).
+/* store/archive.c: the interpreter archive (docs/design.md §6.6).
  * <db>.artifacts/interpreters/sha256/<hex>/ailang (mode 0555) and
  * manifest.json {hash, size, version} (0400) beside it, in directories
  * made 0700 (whatever the umask), each written via a temp file,
@@ -6,7 +6,7 @@
  * nothing or the complete file. Same bytes again: nothing is rewritten.
  * Only interpreters are archived: a static ELF whose `--version` (probed on
  * the bytes read, from a memfd, before anything is written) prints a
- * release line of the contract's form, NAME vMAJOR.MINOR.PATCH (DESIGN §2:
+ * release line of the contract's form, NAME vMAJOR.MINOR.PATCH (docs/design.md §2:
  * "AILANG v0.41.0", "AILANG-lite v0.1.0 (...)"). A refusal at any step leaves nothing behind:
  * files and directories this call created are removed again. */
 #include "store/store_internal.h"
@@ -87,7 +87,7 @@ static int check_static_elf(const unsigned char *b, size_t n, const char *bin, s
 	            "archive: %s: dynamically linked, not a static ELF (capsule roots hold no libc); nothing archived", bin);
 }
 
-/* DESIGN §2's release line: a name ("AILANG", "AILANG-lite", a test
+/* docs/design.md §2's release line: a name ("AILANG", "AILANG-lite", a test
  * double's), " v", a version MAJOR.MINOR.PATCH[-pre|+build], then
  * optionally a space and anything. */
 static int check_release_line(const char *line, const char *bin, struct world_err *err)

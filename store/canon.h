@@ -1,4 +1,4 @@
-/* store/canon.h: canonical JSON and canonical transition source (DESIGN §6.2).
+/* store/canon.h: canonical JSON and canonical transition source (docs/design.md §6.2).
  *
  * Owns: the one byte form of every JSON value the project writes, and the one
  * text form of a transition source. Canonical JSON: no whitespace; object keys

@@ -1,4 +1,4 @@
-/* store/ref.h: object refs and SHA-256 (DESIGN §6.1).
+/* store/ref.h: object refs and SHA-256 (docs/design.md §6.1).
  *
  * Owns: the one textual form of a ref, "sha256:" followed by exactly 64
  * lowercase hex digits, its strict parser, and SHA-256 over bytes, files and

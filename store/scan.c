@@ -149,7 +149,7 @@ static void dep_effect(struct deps *d, long long index, size_t i, const char *re
 	json_decref(r);
 }
 
-/* The source at ref is in canonical source form (DESIGN §6.2): what ran. */
+/* The source at ref is in canonical source form (docs/design.md §6.2): what ran. */
 static int source_canonical(struct deps *d, const char *ref)
 {
 	sqlite3_reset(d->obj);

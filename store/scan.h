@@ -1,4 +1,4 @@
-/* store/scan.h: the integrity scan (DESIGN §6.5, docs/store.md).
+/* store/scan.h: the integrity scan (docs/design.md §6.5, docs/store.md).
  *
  * Owns: walking log_entries (by index) then worlds (by ref), and with
  * `objects` every object (by ref), within a row and time budget,

@@ -1075,7 +1075,7 @@ static int world_json(long long revision, const char *state_root, const char *lo
 	                state_root);
 }
 
-/* The entry's transitionRef must be an invocation record (DESIGN §6.3)
+/* The entry's transitionRef must be an invocation record (docs/design.md §6.3)
  * whose transitionFn, interpreter and semanticsEpoch are the header's and
  * whose output is the stateRoot: the store refuses a log entry that does not
  * say what it ran. */

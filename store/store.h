@@ -1,4 +1,4 @@
-/* store/store.h: the content-addressed SQLite store (DESIGN §6).
+/* store/store.h: the content-addressed SQLite store (docs/design.md §6).
  *
  * Owns: the database file and its schema (versioned by PRAGMA user_version;
  * unknown versions are refused and the file is left untouched), the

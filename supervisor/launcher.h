@@ -21,7 +21,7 @@ const char *sup_profile_name(enum sup_profile p);
 /* Given to the code that runs inside the capsule. */
 struct launch_exec {
 	/* Start the pinned interpreter with args (its argv after argv[0], e.g.
-	 * "run", "--quiet", ...), the launcher's environment (DESIGN §2), the
+	 * "run", "--quiet", ...), the launcher's environment (docs/design.md §2), the
 	 * caller's working directory, and in/out/err as fds 0/1/2; every other
 	 * fd is closed across the exec. Returns its pid or -1 with errno. Must
 	 * not allocate: the capsule may have been cloned from a threaded

@@ -6,7 +6,7 @@
  * echoing its payload: results = [{"id","effect","status":"ok","record",
  * "output":{"echoed":PAYLOAD}}], record = sha256 of the effect object's
  * bytes. It grants everything and stores nothing: it is NOT the broker of
- * DESIGN §5 (no grants, budgets, journal or handlers). */
+ * docs/design.md §5 (no grants, budgets, journal or handlers). */
 #ifndef WORLD_SUPERVISOR_TESTBROKER_H
 #define WORLD_SUPERVISOR_TESTBROKER_H
 #include "supervisor/supervisor.h"

@@ -31,7 +31,7 @@ like "$(cat "$R$MAN1/worldd.1")" '^\.TH WORLDD "1"' "worldd.1 is a man page (hel
 like "$(cat "$R$MAN1/worldd.1")" "exit codes" "... made from worldd --help"
 like "$(cat "$R$MAN1/ailang-lite.1")" "CHK_NO_MAIN" "ailang-lite.1 made from ailang-lite --help"
 # the docs, the packages and the systemd unit (issue 24, item 1)
-for d in README.md daemon.md security.md operations.md; do
+for d in README.md design.md daemon.md security.md operations.md; do
   ok "$([ -s "$R$DOCDIR/$d" ]; echo $?)" "doc installed: $DOCDIR/$d"
 done
 is "$(ls "$R$DOCDIR" | grep -c '\.md$')" "$(( $(ls "$top_srcdir/docs" | grep -c '\.md$') + 1 ))" "every docs/*.md and the README are in $DOCDIR"

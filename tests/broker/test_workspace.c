@@ -1,5 +1,5 @@
 /* tests/broker/test_workspace.c: the Workspace.Read / Workspace.Write
- * handlers (DESIGN §5.4) and their confinement to <root>/<episode>.
+ * handlers (docs/design.md §5.4) and their confinement to <root>/<episode>.
  *
  * Every path attempt asserts the refusal AND carries a control: the same
  * file or content is reachable by a plain open() from this test, so the

@@ -1,6 +1,6 @@
 /* tests/capsule/fixture.c: a static stand-in interpreter for capsule tests.
  *
- * It honours the DESIGN §2 command line (`--version`, `check FILE`,
+ * It honours the docs/design.md §2 command line (`--version`, `check FILE`,
  * `run ... --args-file args.json FILE`) and does what the first word of the
  * staged source says, so one binary can exercise every outcome of a
  * capsule run: echo, noop, nonjson, fail, spin, sleep, flood, big,

@@ -7,7 +7,7 @@
  * the network attempts). See docs/escape-suite.md.
  *
  * Modes (argv):
- *   run ... --args-file F FILE   the interpreter contract (DESIGN §2): reads
+ *   run ... --args-file F FILE   the interpreter contract (docs/design.md §2): reads
  *                                 the input object from F and performs what
  *                                 it asks ("mode": attempts | one | posture |
  *                                 resource), printing ONE JSON object.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/escape/unconfined-run.sh: a stand-in for `worldd run` that honours
-# the interpreter contract (DESIGN §2: staged source, args.json, cwd, the
+# the interpreter contract (docs/design.md §2: staged source, args.json, cwd, the
 # three environment variables) but confines nothing. confined.sh points the
 # judge at it to prove that its assertions fail when there is no capsule.
 # Usage: unconfined-run.sh run --ailang-bin BIN --source FILE --input JSON --timeout-ms N

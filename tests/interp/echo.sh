@@ -1,5 +1,5 @@
 #!/bin/bash
-# ailang-lite command line: the echo transition of DESIGN §2/§11 through
+# ailang-lite command line: the echo transition of docs/design.md §2/§11 through
 # --args-file and --args-json (also from stdin), --version, flag errors
 # (exit 2), module/path agreement (MOD010) and AILANG_RELAX_MODULES,
 # missing modules (LDR001), missing entry, argument decoding errors.

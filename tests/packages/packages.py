@@ -4,9 +4,9 @@ tests/packages/packages.sh over packages/quickstart and packages/se-tools.
 
 Every transition is run the way a capsule runs it (`AILANG run --quiet
 --caps "" --entry main --args-file F SRC`, empty environment but for
-AILANG_RELAX_MODULES); the plans it prints are held to the laws of DESIGN
+AILANG_RELAX_MODULES); the plans it prints are held to the laws of docs/design.md
 §5.2 and the payloads of §5.4, the refusals to the refusal shape, the
-finish phases to their documented outputs, and the manifests to DESIGN §7
+finish phases to their documented outputs, and the manifests to docs/design.md §7
 and the schema subset. With WORLDD, every tool also runs in a real capsule
 (`worldd invoke`, the transition profile; effects answered by the test
 broker). Prints one line per assertion: `0<TAB>name` (pass),
@@ -60,7 +60,7 @@ def call(src, obj):
     return v, ""
 
 
-# ---- DESIGN §5.2: the plan laws ----
+# ---- docs/design.md §5.2: the plan laws ----
 ID = re.compile(r"^[a-z0-9]{1,16}$")
 
 
@@ -101,7 +101,7 @@ def plan_violation(plan, declared):
     return None
 
 
-# ---- DESIGN §5.4: the payloads ----
+# ---- docs/design.md §5.4: the payloads ----
 def payload_violation(effect, p):
     def keys(*ks):
         return set(p) == set(ks)
@@ -125,7 +125,7 @@ def payload_violation(effect, p):
              (op in ("check", "iface") and keys("op", "path") and strs("path"))
     else:
         return "unknown effect %s" % effect
-    return None if ok else "payload %s does not have the DESIGN §5.4 shape of %s" % (json.dumps(p), effect)
+    return None if ok else "payload %s does not have the docs/design.md §5.4 shape of %s" % (json.dumps(p), effect)
 
 
 def refusal_violation(plan):
@@ -240,7 +240,7 @@ def check_descriptor(d, effectful):
     else:
         if d.get("declaredEffects") != [] or d.get("access") is not None:
             errs.append("a pure descriptor has declaredEffects [] and access null or absent")
-    report(not errs, "descriptor %s follows DESIGN §7 and the schema subset" % i, "; ".join(errs))
+    report(not errs, "descriptor %s follows docs/design.md §7 and the schema subset" % i, "; ".join(errs))
 
 
 qs = load_manifest("quickstart")
@@ -279,7 +279,7 @@ GOOD = {
     "ailang-cli": [{"op": "version"}, {"op": "builtins"}, {"op": "check", "path": "src/a.ail"},
                    {"op": "iface", "path": "src/a.ail"}],
 }
-EXPECT = {  # the payload each good call must plan (DESIGN §5.4)
+EXPECT = {  # the payload each good call must plan (docs/design.md §5.4)
     "ailang-read": lambda a: {"op": "read", "path": a["path"]},
     "ailang-write": lambda a: {"op": "write", "path": a["path"], "content": a["content"]},
     "ailang-edit": lambda a: {"op": "edit", "path": a["path"], "old_text": a["old_text"], "new_text": a["new_text"]},
@@ -308,7 +308,7 @@ for tool in TOOLS:
             report(False, name + " runs", why)
             continue
         v = plan_violation(plan, declared)
-        report(v is None, name + " obeys the plan laws of DESIGN §5.2", v or "")
+        report(v is None, name + " obeys the plan laws of docs/design.md §5.2", v or "")
         if v is not None:
             continue
         e = plan["effects"][0] if plan["effects"] else None
@@ -318,7 +318,7 @@ for tool in TOOLS:
         if e is None:
             continue
         pv = payload_violation(eff, e["payload"])
-        report(pv is None and e["payload"] == EXPECT[tool](args), name + ": the DESIGN §5.4 payload",
+        report(pv is None and e["payload"] == EXPECT[tool](args), name + ": the docs/design.md §5.4 payload",
                pv or json.dumps(e["payload"]))
         report(plan["finish"] is FINISH.get(tool, False), name + ": finish is %s" %
                str(FINISH.get(tool, False)).lower())
@@ -378,7 +378,7 @@ report(out is not None and out.get("ok") is False and out.get("status") == "deni
 
 def check_report(path, src_text):
     """the Ailang.Check handler output for a file, built from ailang-lite's own check --json
-    the way DESIGN §5.4 shapes it"""
+    the way docs/design.md §5.4 shapes it"""
     full = os.path.join(WORK, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
     with open(full, "w") as f:

@@ -3,10 +3,10 @@
 # `ailang-lite check` and its inline tests (`ailang-lite test`); every
 # example program checks and carries its one-line comment; the JSON-level
 # checks of tests/packages/packages.py: each plan phase, run as a capsule
-# runs it, obeys the plan laws of DESIGN §5.2 with the §5.4 payload, refuses
+# runs it, obeys the plan laws of docs/design.md §5.2 with the §5.4 payload, refuses
 # unknown keys and unsafe paths with a lawful plan of no effect, the finish
 # phases reshape real tool-interpreter output, and both manifests follow
-# DESIGN §7 (with controls showing the checkers can fail) and pass
+# docs/design.md §7 (with controls showing the checkers can fail) and pass
 # `world-publish check`; each tool also runs in a real capsule
 # (`worldd invoke --effectful --test-broker`).
 . "$top_srcdir/tests/tap.sh"

@@ -1,5 +1,5 @@
 /* tests/store/test_canon.c: canonical JSON vectors, source canonicalisation
- * and strict ref parsing (DESIGN §6.1, §6.2). */
+ * and strict ref parsing (docs/design.md §6.1, §6.2). */
 #include "store/canon.h"
 #include "store/ref.h"
 #include "tests/tap.h"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # worldd invoke / worldd source check (aliases of worldd run / worldd check):
 # the supervisor from the command line,
-# in capsules, with ailang-lite (DESIGN §2's echo) and the stub interpreter
+# in capsules, with ailang-lite (docs/design.md §2's echo) and the stub interpreter
 # for the failure cases. Each outcome has its exit code and one-line error.
 . "$top_srcdir/tests/tap.sh"
 STUB="$top_builddir/tests/supervisor/stub-interp"

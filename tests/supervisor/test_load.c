@@ -2,7 +2,7 @@
  * (8 in flight) of the echo transition; afterwards no zombie, no stray
  * process, no fd leaked and no scratch directory behind. WORLD_SUP_RUNS
  * overrides the count (for quick local runs); CI uses 1,000. The
- * transition is DESIGN §2's echo under ailang-lite. */
+ * transition is docs/design.md §2's echo under ailang-lite. */
 #include "tests/supervisor/suptest.h"
 #include "tests/tap.h"
 #include <pthread.h>
@@ -54,7 +54,7 @@ int main(void)
 	if (!tmp) bail("mkdtemp");
 	const char *n = getenv("WORLD_SUP_RUNS");
 	total = n ? atoi(n) : 1000;
-	/* The echo transition of DESIGN §2 under ailang-lite (the test
+	/* The echo transition of docs/design.md §2 under ailang-lite (the test
 	 * environment's $AILANG_LITE); the stub interpreter if there is none. */
 	const char *interp = getenv("AILANG_LITE");
 	if (interp && access(interp, X_OK) == 0) {

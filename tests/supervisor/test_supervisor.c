@@ -202,7 +202,7 @@ int main(void)
 	is_int(tb.calls, 1, "broker saw one plan");
 	sup_result_free(&res);
 
-	/* The finish phase runs exactly like the plan phase (DESIGN §2): cwd =
+	/* The finish phase runs exactly like the plan phase (docs/design.md §2): cwd =
 	 * the sandbox root, --args-file args.json (rewritten in place with the
 	 * finish input), source at host/capsule/main.ail. */
 	/* The interpreter's fd 0 is open and at end of stream, never closed

@@ -1,5 +1,5 @@
 // A stand-in for the upstream interpreter (a static Go binary): honours the
-// DESIGN §2 command line, reads its args file and prints a JSON object.
+// docs/design.md §2 command line, reads its args file and prints a JSON object.
 // Built by tests/capsule/go.sh with CGO_ENABLED=0 and run in a capsule.
 package main
 
