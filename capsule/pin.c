@@ -142,7 +142,9 @@ static struct capsule_pin *pin_begin(const char *path, const char *expected_ref,
 	if (expected_ref) snprintf(p->expected, sizeof p->expected, "%s", expected_ref);
 	p->buf = buf;
 	p->memfd = -1;
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as the interpreter is refused below, never
+	 * waited on for a writer; O_NOCTTY: a terminal never becomes ours. */
+	p->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (p->fd < 0) {
 		werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "interpreter %s: open: %s", path, strerror(errno));
 		goto fail;

@@ -1,4 +1,4 @@
-/* cli/world-publish.c: the publisher's command line (DESIGN §7,
+/* cli/world-publish.c: the publisher's command line (docs/design.md §7,
  * docs/publishing.md).
  *
  *   world-publish transitions --store DB --manifest FILE
@@ -43,8 +43,8 @@
 
 #define MANIFEST_MAX ((size_t)64 << 20) /* bytes of the manifest file */
 #define SOURCE_MAX ((size_t)1 << 20)    /* bytes of one transition source */
-#define SCHEMA_MAX ((size_t)256 << 10)  /* bytes of one canonical schema (DESIGN §10) */
-#define ENTRIES_MAX 1024                /* descriptors per manifest (DESIGN §10) */
+#define SCHEMA_MAX ((size_t)256 << 10)  /* bytes of one canonical schema (docs/design.md §10) */
+#define ENTRIES_MAX 1024                /* descriptors per manifest (docs/design.md §10) */
 #define ID_MAX 128
 #define TOOL_NAME_MAX 64
 #define TITLE_MAX 1024
@@ -71,7 +71,8 @@ struct entry {
 	int index;              /* 1-based position in the manifest */
 	const json_t *m;        /* the manifest object (borrowed from the root) */
 	const char *id;         /* set once the id is valid */
-	const char *file;       /* transitionFnFile, or NULL */
+	const char *file;       /* transitionFnFile as given, or NULL */
+	char path[4200];        /* the file opened (relative to the current directory) */
 	char *source;           /* canonical source (file or stored object) */
 	size_t source_len;
 	char fn[WORLD_REF_SIZE];
@@ -166,7 +167,7 @@ static int entry_fail_err(struct entry *e, const struct world_err *cause, const 
 
 /* ---------------------------------------------------------------- ids */
 
-/* DESIGN §7: 1-128 bytes of [a-z0-9_./-], in non-empty segments separated
+/* docs/design.md §7: 1-128 bytes of [a-z0-9_./-], in non-empty segments separated
  * by '.' or '/'. */
 static int id_check(const char *id, char *why, size_t n)
 {
@@ -357,10 +358,12 @@ static int validate_entry(struct entry *e)
 		e->file = json_string_value(ff);
 		char what[600];
 		snprintf(what, sizeof what, "transitionFnFile %s", quote(e->file, q, sizeof q));
+		int pn = snprintf(e->path, sizeof e->path, "%s", e->file);
+		if (pn < 0 || (size_t)pn >= sizeof e->path) return entry_fail(e, WX_BAD_INPUT, "%s: path too long", what);
 		struct world_err err = { 0, "" };
 		char *raw;
 		size_t len;
-		if (world_read_file(e->file, SOURCE_MAX, &raw, &len, &err) < 0) return entry_fail_err(e, &err, what);
+		if (world_read_file(e->path, SOURCE_MAX, &raw, &len, &err) < 0) return entry_fail_err(e, &err, what);
 		e->source = world_canon_source(raw, len, &e->source_len, &err);
 		free(raw);
 		if (!e->source) return entry_fail_err(e, &err, what);
@@ -423,7 +426,21 @@ static int manifest_parse(const char *text, size_t len, const char *path, struct
 	memset(mf, 0, sizeof *mf);
 	char q[400];
 	mf->root = world_json_parse(text, len, err);
-	if (!mf->root) return werr_prefix(err, "manifest %s", quote(path, q, sizeof q));
+	if (!mf->root) {
+		/* the parser names a byte offset: say the line and column too */
+		const char *b = strstr(err->msg, "byte ");
+		char *end;
+		unsigned long long at = b ? strtoull(b + 5, &end, 10) : 0;
+		if (b && end != b + 5 && at <= len) {
+			size_t line = 1, col = 1;
+			for (size_t i = 0; i < at; i++) {
+				if (text[i] == '\n') { line++; col = 1; }
+				else if (((unsigned char)text[i] & 0xC0) != 0x80) col++; /* characters, not bytes */
+			}
+			werr_prefix(err, "line %zu, column %zu", line, col);
+		}
+		return werr_prefix(err, "manifest %s", quote(strcmp(path, "-") ? path : "(stdin)", q, sizeof q));
+	}
 	if (!json_is_array(mf->root))
 		return werr(err, WX_BAD_INPUT, "manifest %s: not a JSON array of descriptors", quote(path, q, sizeof q));
 	mf->n = json_array_size(mf->root);
@@ -450,13 +467,48 @@ static int manifest_parse(const char *text, size_t len, const char *path, struct
 	return 0;
 }
 
-/* Reads and validates the manifest (manifest_parse). */
+/* Standard input up to max bytes (--manifest -). A terminal is refused:
+ * the manifest is data, never typed where the confirmation is. */
+static int read_stdin(size_t max, char **out, size_t *len, struct world_err *err)
+{
+	if (isatty(STDIN_FILENO)) return werr(err, WX_BAD_INPUT, "stdin is a terminal; pipe the manifest in or give a file");
+	size_t cap = 65536, n = 0;
+	char *b = malloc(cap);
+	for (;;) {
+		if (!b) return werr(err, WX_FAIL, "out of memory reading stdin");
+		if (n == cap) {
+			if (cap > max) { free(b); return werr(err, WX_BAD_INPUT, "stdin is over the %zu-byte cap", max); }
+			char *nb = realloc(b, cap * 2);
+			if (!nb) free(b);
+			b = nb;
+			cap *= 2;
+			continue;
+		}
+		ssize_t r = read(STDIN_FILENO, b + n, cap - n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r < 0) {
+			int e = errno;
+			free(b);
+			return werr(err, WX_IO, "read stdin: %s", strerror(e));
+		}
+		if (r == 0) break;
+		n += (size_t)r;
+	}
+	if (n > max) { free(b); return werr(err, WX_BAD_INPUT, "stdin is over the %zu-byte cap", max); }
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+/* Reads ("-" = standard input) and validates the manifest (manifest_parse). */
 static int manifest_load(const char *path, struct manifest *mf, struct world_err *err)
 {
 	memset(mf, 0, sizeof *mf);
 	char *text;
 	size_t len;
-	if (world_read_file(path, MANIFEST_MAX, &text, &len, err) < 0) return werr_prefix(err, "manifest");
+	int rc0 = strcmp(path, "-") == 0 ? read_stdin(MANIFEST_MAX, &text, &len, err)
+	                                 : world_read_file(path, MANIFEST_MAX, &text, &len, err);
+	if (rc0 < 0) return werr_prefix(err, "manifest");
 	int rc = manifest_parse(text, len, path, mf, err);
 	free(text);
 	return rc;
@@ -544,6 +596,27 @@ static int check_entry(struct supervisor *s, struct entry *e)
 	return 0;
 }
 
+/* The interpreter names the copy it checked (host/capsule/main.ail, inside
+ * the capsule): the publisher's diagnostics name their own file instead
+ * (or the stored source's ref), so FILE:LINE:COL points at what they edit. */
+static void name_user_file(struct entry *e)
+{
+	static const char capsule_file[] = "host/capsule/main.ail";
+	char user[4300], out[sizeof e->err.msg];
+	if (e->file) snprintf(user, sizeof user, "%s", e->path);
+	else snprintf(user, sizeof user, "transitionFn %s", e->fn);
+	const char *p = e->err.msg, *hit;
+	size_t k = 0;
+	if (!strstr(p, capsule_file)) return;
+	while ((hit = strstr(p, capsule_file)) && k < sizeof out) {
+		k += (size_t)snprintf(out + k, sizeof out - k, "%.*s%s", (int)(hit - p), p, user);
+		p = hit + sizeof capsule_file - 1;
+	}
+	if (k < sizeof out) snprintf(out + k, sizeof out - k, "%s", p);
+	memcpy(e->err.msg, out, sizeof out);
+	e->err.msg[sizeof e->err.msg - 1] = 0;
+}
+
 /* check_entry, once per distinct source: an entry whose source (same ref)
  * was checked already takes that verdict, so a manifest naming one source
  * many times costs two capsule runs, not two per entry. */
@@ -559,6 +632,7 @@ static int check_all(struct supervisor *s, struct manifest *mf)
 		if (!same) {
 			e->checked = 1;
 			if (check_entry(s, e) == 0) ok++;
+			else name_user_file(e);
 		} else if (same->err.code) {
 			const char *why = strstr(same->err.msg, ": ");
 			entry_fail(e, same->err.code, "%s", why ? why + 2 : same->err.msg);
@@ -630,6 +704,65 @@ static int same_json(const json_t *v, const json_t *w)
 	free(x);
 	free(y);
 	return same;
+}
+
+/* One line per descriptor of this publish against the registry cur (NULL =
+ * none yet): "  new ID", "  changed ID (KEYS)" naming the keys whose bytes
+ * differ, "  UNCHANGED ID"; an id retired in cur is "new" again, saying so. */
+static void status_lines(const json_t *cur, const json_t *descs)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(descs, i, d) {
+		const char *id = json_string_value(json_object_get(d, "id"));
+		const json_t *old = cur ? registry_find(cur, id) : NULL;
+		if (!old) {
+			const json_t *r = cur ? registry_retired_find(cur, id) : NULL;
+			if (r)
+				printf("  new %s (retired at revision %lld; published again)\n", id,
+				       (long long)json_integer_value(json_object_get(r, "revision")));
+			else
+				printf("  new %s\n", id);
+			continue;
+		}
+		if (same_json(old, d)) {
+			printf("  UNCHANGED %s\n", id);
+			continue;
+		}
+		char keys[512] = "";
+		size_t k = 0;
+		const char *key;
+		json_t *v;
+		json_object_foreach(d, key, v) {
+			if (same_json(json_object_get(old, key), v)) continue;
+			int w = snprintf(keys + k, sizeof keys - k, "%s%s", k ? ", " : "", key);
+			if (w < 0 || (size_t)w >= sizeof keys - k) break;
+			k += (size_t)w;
+		}
+		printf("  changed %s (%s)\n", id, keys);
+	}
+}
+
+/* base's retired ids minus those descs publishes again (NULL when none are
+ * left: the member is omitted, so a registry that never retired anything
+ * keeps its bytes). */
+static json_t *retired_after(const json_t *base, const json_t *descs)
+{
+	json_t *out = NULL;
+	size_t i;
+	json_t *r;
+	json_array_foreach(base ? json_object_get(base, "retired") : NULL, i, r) {
+		const char *id = json_string_value(json_object_get(r, "id"));
+		int again = 0;
+		size_t j;
+		json_t *d;
+		json_array_foreach(descs, j, d)
+			if (id && strcmp(id, json_string_value(json_object_get(d, "id"))) == 0) again = 1;
+		if (again || !id) continue;
+		if (!out) out = json_array();
+		if (out) json_array_append(out, r);
+	}
+	return out;
 }
 
 /* TEST HOOK (WORLD_PUBLISH_TEST_RIVAL, docs/publishing.md): play another
@@ -746,7 +879,9 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			json_decref(basecopy);
 			return too_many(n, brev, err);
 		}
+		json_t *retired = retired_after(basecopy, descs);
 		if (basecopy && same_json(list, json_object_get(basecopy, "transitions"))) {
+			json_decref(retired);
 			json_decref(list);
 			json_decref(basecopy);
 			*oc = UNCHANGED;
@@ -754,8 +889,12 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			snprintf(head_out, WORLD_REF_SIZE, "%s", bhead);
 			return 0;
 		}
-		if (test_rival(st, descs, attempt, err) < 0) { json_decref(list); json_decref(basecopy); return -1; }
-		if (world_store_begin(st, err) < 0) { json_decref(list); json_decref(basecopy); return -1; }
+		if (test_rival(st, descs, attempt, err) < 0 || world_store_begin(st, err) < 0) {
+			json_decref(retired);
+			json_decref(list);
+			json_decref(basecopy);
+			return -1;
+		}
 		json_t *cur = NULL;
 		long long crev = 0;
 		char chead[WORLD_REF_SIZE];
@@ -765,6 +904,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			 * over its revision otherwise */
 			world_store_rollback(st);
 			json_decref(list);
+			json_decref(retired);
 			int c = same_id_conflict(basecopy, cur, crev, descs, err);
 			json_decref(basecopy);
 			if (c < 0) { json_decref(cur); return -1; }
@@ -788,6 +928,10 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 		if (reverify(st, list, err) < 0) goto fail;
 		json_t *payload = json_pack("{s:o, s:I, s:O}", "parent", *bhead ? json_string(bhead) : json_null(),
 		                            "revision", (json_int_t)(brev + 1), "transitions", list);
+		if (payload && retired && json_object_set(payload, "retired", retired) < 0) {
+			json_decref(payload);
+			payload = NULL;
+		}
 		if (!payload) { werr(err, WX_FAIL, "publish: out of memory"); goto fail; }
 		char ref[WORLD_REF_SIZE];
 		long long nrev = 0;
@@ -801,6 +945,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 		}
 		if (world_store_commit(st, err) < 0) goto fail;
 		json_decref(list);
+		json_decref(retired);
 		json_decref(basecopy);
 		*oc = PUBLISHED;
 		*rev_out = nrev;
@@ -810,6 +955,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 		world_store_rollback(st);
 		json_decref(cur);
 		json_decref(list);
+		json_decref(retired);
 		json_decref(basecopy);
 		if (err->code == WX_CONFLICT)
 			return werr(err, WX_CONFLICT, "the registry head kept moving during publish; re-run the command");
@@ -881,9 +1027,20 @@ static int report_entries(const struct manifest *mf, int all_lines)
 
 static int hash_file(const char *path, char ref[WORLD_REF_SIZE], struct world_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below, never waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "interpreter %s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		int e = errno;
+		close(fd);
+		return werr(err, WX_IO, "interpreter %s: stat: %s", path, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return werr(err, WX_BAD_INPUT, "interpreter %s: not a regular file", path);
+	}
 	unsigned char d[WORLD_DIGEST_LEN];
 	int rc = world_sha256_fd(fd, path, d, NULL, err);
 	close(fd);
@@ -1022,6 +1179,40 @@ static int transitions_run(int argc, char **argv)
 		if (total > ENTRIES_MAX) { too_many(total, nrv, &err); code = fail(&err); goto out; }
 	}
 
+	/* The comparison, before asking: when the interpreter is archived the
+	 * descriptors are known now, and a republish identical to the head
+	 * writes nothing, so there is nothing to confirm. */
+	if (archived) {
+		int derived0 = 0;
+		json_t *d0 = json_array(), *now = NULL;
+		long long nrv = 0;
+		char nh[WORLD_REF_SIZE];
+		for (size_t i = 0; d0 && i < mf.n; i++) {
+			if (!mf.e[i].epoch) derived0 = 1;
+			json_array_append_new(d0, descriptor(&mf.e[i], iref, epoch));
+		}
+		if (!d0 || registry_load(st, &now, &nrv, nh, &err) < 0) {
+			json_decref(d0);
+			if (!err.code) werr(&err, WX_FAIL, "out of memory");
+			code = fail(&err);
+			goto out;
+		}
+		json_t *list = now ? merged(now, d0) : NULL;
+		int same = list && same_json(list, json_object_get(now, "transitions"));
+		json_decref(list);
+		if (same) {
+			if (derived0)
+				printf("semantics epoch %lld derived from world/epoch-registry/v1 for interpreter release \"%s\"\n",
+				       epoch, wi.version);
+			printf("transition registry UNCHANGED at revision %lld (head %s); nothing written, nothing to confirm\n",
+			       nrv, nh);
+			status_lines(now, d0);
+		}
+		json_decref(d0);
+		json_decref(now);
+		if (same) goto out;
+	}
+
 	/* the attended step: nothing above wrote anything */
 	{
 		char intro[8400], phrase[4400];
@@ -1069,6 +1260,7 @@ static int transitions_run(int argc, char **argv)
 		printf("published transition registry revision %lld (head %s); the daemon's A2A card will list these "
 		       "skills on its next read\n",
 		       nrev, nhead);
+	status_lines(cur, descs);
 out:
 	json_decref(descs);
 	json_decref(cur);
@@ -1110,11 +1302,171 @@ out:
 	return code;
 }
 
+/* ---------------------------------------------------------------- retire */
+
+static int by_id_member(const void *a, const void *b) { return by_id(a, b); }
+
+/* The next revision's payload over cur: the live ids of ids[] taken out of
+ * "transitions" and added to "retired" at revision rev (new reference). */
+static json_t *retired_payload(const json_t *cur, const char *head, long long rev, char **ids, int n)
+{
+	json_t *tr = json_array(), *all[ENTRIES_MAX * 2 + 1];
+	size_t k = 0, i;
+	json_t *d;
+	json_array_foreach(json_object_get(cur, "transitions"), i, d) {
+		const char *id = json_string_value(json_object_get(d, "id"));
+		int gone = 0;
+		for (int j = 0; j < n && id; j++)
+			if (strcmp(ids[j], id) == 0) gone = 1;
+		if (gone) {
+			if (k < ENTRIES_MAX * 2) all[k++] = json_pack("{s:s, s:I}", "id", id, "revision", (json_int_t)rev);
+		} else {
+			json_array_append(tr, d);
+		}
+	}
+	json_array_foreach(json_object_get(cur, "retired"), i, d)
+		if (k < ENTRIES_MAX * 2) all[k++] = json_incref(d);
+	qsort(all, k, sizeof *all, by_id_member);
+	json_t *ret = json_array();
+	for (size_t j = 0; j < k; j++) json_array_append_new(ret, all[j]);
+	return json_pack("{s:o, s:o, s:I, s:o}", "parent", json_string(head), "retired", ret, "revision", (json_int_t)rev,
+	                 "transitions", tr);
+}
+
+static int retire_run(int argc, char **argv)
+{
+	prog_verb = "world-publish retire";
+	const char *store = NULL, *wait_lock = NULL;
+	char *ids[ENTRIES_MAX];
+	int n = 0, flags = 1;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (flags && strcmp(a, "--") == 0) { flags = 0; continue; }
+		if (flags && strncmp(a, "--", 2) == 0) {
+			const char *eq = strchr(a, '=');
+			size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+			const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+			const char **slot = nl == 7 && strncmp(a, "--store", nl) == 0       ? &store
+			                    : nl == 11 && strncmp(a, "--wait-lock", nl) == 0 ? &wait_lock
+			                                                                     : NULL;
+			if (!slot) return usage("unknown flag %.*s", (int)nl, a);
+			if (!v) return usage("flag %.*s needs a value", (int)nl, a);
+			if (*slot) return usage("flag %.*s given twice", (int)nl, a);
+			if (!eq) i++;
+			*slot = v;
+			continue;
+		}
+		if (n == ENTRIES_MAX) return usage("more than %d ids", ENTRIES_MAX);
+		char why[200], q[400];
+		if (id_check(a, why, sizeof why) < 0) return usage("id %s %s", quote(a, q, sizeof q), why);
+		for (int j = 0; j < n; j++)
+			if (strcmp(ids[j], a) == 0) return usage("id \"%s\" given twice", a);
+		ids[n++] = argv[i];
+	}
+	if (!store) return usage("--store DB is required");
+	if (!n) return usage("give the id(s) of the transition(s) to retire");
+	double wait = 0;
+	if (wait_lock && world_wait_lock_parse(wait_lock, &wait) < 0)
+		return usage("--wait-lock '%s' is not a number of seconds in 0..86400", wait_lock);
+
+	struct world_err err = { 0, "" };
+	struct stat sb;
+	if (stat(store, &sb) < 0) {
+		werr(&err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", store, strerror(errno));
+		return fail(&err);
+	}
+	struct world_store *st = NULL;
+	if (world_store_open_wait(store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
+	json_t *cur = NULL, *payload = NULL;
+	long long rev = 0;
+	char head[WORLD_REF_SIZE];
+	int code = WX_OK, live = 0, began = 0;
+	if (registry_load(st, &cur, &rev, head, &err) < 0) { code = fail(&err); goto out; }
+	if (!cur) {
+		werr(&err, WX_NOT_FOUND, "nothing is published in %s (no world/transition-registry/v1)", store);
+		code = fail(&err);
+		goto out;
+	}
+	/* every id must be published or retired already: a typo changes nothing */
+	for (int j = 0; j < n; j++) {
+		if (registry_find(cur, ids[j])) live++;
+		else if (!registry_retired_find(cur, ids[j])) {
+			werr(&err, WX_NOT_FOUND, "\"%s\" is not published in %s (revision %lld); nothing was retired", ids[j],
+			     store, rev);
+			code = fail(&err);
+			goto out;
+		}
+	}
+	if (live) {
+		char intro[600], phrase[4400];
+		snprintf(intro, sizeof intro,
+		         "Type exactly, to retire %d transition(s) from the LOCAL transition registry (sessions stop seeing "
+		         "them; their history stays):", live);
+		snprintf(phrase, sizeof phrase, "retire %d transitions from %s", live, store);
+		struct attended_stop stop;
+		if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
+			code = attended_report(stderr, &stop);
+			goto out;
+		}
+		/* one IMMEDIATE transaction: what it reads is what it swaps from */
+		if (world_store_begin(st, &err) < 0) { code = fail(&err); goto out; }
+		began = 1;
+		json_decref(cur);
+		cur = NULL;
+		if (registry_load(st, &cur, &rev, head, &err) < 0 || !cur) {
+			if (!cur && !err.code) werr(&err, WX_CONFLICT, "the registry head was removed meanwhile");
+			code = fail(&err);
+			goto out;
+		}
+		live = 0;
+		for (int j = 0; j < n; j++)
+			if (registry_find(cur, ids[j])) live++;
+	}
+	if (live) {
+		char ref[WORLD_REF_SIZE];
+		long long nrev = 0;
+		if (!(payload = retired_payload(cur, head, rev + 1, ids, n))) {
+			werr(&err, WX_FAIL, "retire: out of memory");
+			code = fail(&err);
+			goto out;
+		}
+		if (world_object_put_json(st, REGISTRY_TRANSITIONS, PROVENANCE, payload, ref, &err) < 0 ||
+		    world_registry_head_cas(st, REGISTRY_TRANSITIONS, head, ref, &nrev, &err) < 0 ||
+		    world_store_commit(st, &err) < 0) {
+			code = fail(&err);
+			goto out;
+		}
+		began = 0;
+		printf("retired from transition registry revision %lld (head %s); sessions stop seeing them on their next "
+		       "request, and worldd why / replay of their calls still work\n",
+		       nrev, ref);
+		rev = nrev;
+	} else {
+		printf("transition registry UNCHANGED at revision %lld (head %s); nothing written, nothing to confirm\n", rev,
+		       head);
+	}
+	for (int j = 0; j < n; j++) {
+		const json_t *r = registry_retired_find(payload ? payload : cur, ids[j]);
+		char tool[TOOL_NAME_MAX * 2 + 8];
+		tool_name(ids[j], tool, sizeof tool);
+		if (payload && registry_find(cur, ids[j])) printf("  retired %s (MCP tool %s)\n", ids[j], tool);
+		else printf("  UNCHANGED %s (retired at revision %lld)\n", ids[j],
+		            (long long)json_integer_value(json_object_get(r, "revision")));
+	}
+out:
+	if (began) world_store_rollback(st);
+	json_decref(payload);
+	json_decref(cur);
+	world_store_close(st);
+	return code;
+}
+
 static const char help[] =
 	"usage: world-publish transitions --store DB --manifest FILE\n"
 	"                     (--ailang-bin BIN | --interpreter-ref sha256:HEX) [--live]\n"
 	"                     [--wait-lock SECONDS]\n"
 	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n"
+	"       world-publish retire --store DB [--wait-lock SECONDS] ID...\n"
 	"       world-publish --version\n"
 	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused.\n\n"
 	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
@@ -1122,7 +1474,10 @@ static const char help[] =
 	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"
 	"for a typed confirmation at the controlling terminal, then writes the sources and the next\n"
 	"world/transition-registry/v1 revision (compare-and-swap of its head) in one transaction.\n"
-	"An identical republish writes nothing. Daemons serving the store keep serving and list the\n"
+	"--manifest - reads the manifest from stdin; a FIFO or a device given as the manifest, a\n"
+	"source or BIN is refused, never read.\n"
+	"One line per descriptor follows the outcome: new, changed (naming the keys), UNCHANGED.\n"
+	"An identical republish writes nothing and asks nothing. Daemons serving the store keep serving and list the\n"
 	"new skills from their next request; --live is refused; --wait-lock SECONDS is how long the\n"
 	"write waits for another writer's transaction (default 5) before exit 5. --ailang-bin\n"
 	"archives BIN next to the store (if not yet); --interpreter-ref names an interpreter already archived there. The\n"
@@ -1131,11 +1486,17 @@ static const char help[] =
 	"check: every check but the store write and the attended step; one line per descriptor\n"
 	"(\"ok ...\" or \"refused ...\"); exit 0 only when every descriptor would publish. --store DB\n"
 	"(read only) resolves transitionFn refs.\n\n"
+	"retire: takes the published IDs out of what sessions see (tools/list, the A2A card,\n"
+	"calls), after a typed confirmation at the controlling terminal; their descriptors stay\n"
+	"in the registry's earlier revisions and the ids in its \"retired\" list, so worldd why and\n"
+	"replay of their calls still work; publishing an id again makes it live. One line per id:\n"
+	"retired, or UNCHANGED when it was retired already (then nothing is asked or written).\n\n"
 	"exit codes:\n"
-	"  0  published, unchanged, or (check) every descriptor would publish\n"
+	"  0  published, retired, unchanged, or (check) every descriptor would publish\n"
 	"  2  usage\n"
 	"  3  bad input: manifest, descriptor field, id, tool name, schema, source text\n"
-	"  4  not found: store, manifest, source file, stored source, archived interpreter, epoch\n"
+	"  4  not found: store, manifest, source file, stored source, archived interpreter, epoch,\n"
+	"     (retire) an id that is not published\n"
 	"  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
 	"  8  conflict: same-id conflict, head kept moving, ambiguous epoch, semanticsEpoch mismatch\n"
 	" 19  the source check refused the source (or it lacks main taking one argument)\n"
@@ -1159,6 +1520,7 @@ static int dispatch(int argc, char **argv)
 		}
 	if (strcmp(argv[1], "transitions") == 0) return transitions_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "check") == 0) return check_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "retire") == 0) return retire_run(argc - 2, argv + 2);
 	fprintf(stderr, "world-publish: unknown verb '%s' (see world-publish --help)\n", argv[1]);
 	return WX_USAGE;
 }

@@ -62,6 +62,17 @@ const json_t *registry_find(const json_t *registry, const char *id)
 	return NULL;
 }
 
+const json_t *registry_retired_find(const json_t *registry, const char *id)
+{
+	size_t i;
+	json_t *r;
+	json_array_foreach(json_object_get(registry, "retired"), i, r) {
+		const char *rid = json_string_value(json_object_get(r, "id"));
+		if (rid && strcmp(rid, id) == 0) return r;
+	}
+	return NULL;
+}
+
 static int epoch_lookup(const json_t *reg, const char *release, long long *epoch, struct world_err *err)
 {
 	json_t *epochs = json_object_get(reg, "epochs");

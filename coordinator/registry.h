@@ -7,9 +7,15 @@
  *
  * Transition registry: head "world/transition-registry/v1" (store registry
  * head) -> object with semanticId world/transition-registry/v1, payload
- *   {"parent":REF|null,"revision":N,"transitions":[DESCRIPTOR,...]}
+ *   {"parent":REF|null,"retired":[{"id":ID,"revision":N},...],"revision":N,
+ *    "transitions":[DESCRIPTOR,...]}
  * (transitions sorted by id, ids unique; revision = the head's revision;
- * parent = the previous head's ref). A DESCRIPTOR is
+ * parent = the previous head's ref). "retired" (absent when empty, so a
+ * registry that never retired anything keeps its bytes) lists, sorted by id,
+ * the ids `world-publish retire` took out of "transitions" and the revision
+ * that did it; a retired id is in no session's view (the coordinator reads
+ * "transitions" only), its descriptor stays in the parent revisions, and
+ * publishing the id again takes it off the list. A DESCRIPTOR is
  *   {"access":{"cost":N,"effect":E,"scope":S}|null,
  *    "declaredEffects":[{"cost":N,"effect":E,"scope":S},...],
  *    "description":TEXT,"id":ID,"inputSchema":OBJ,"interpreter":REF,
@@ -48,6 +54,8 @@ int registry_load(struct world_store *st, json_t **out, long long *revision, cha
                   struct world_err *err);
 /* The descriptor with this id in a loaded registry (borrowed), or NULL. */
 const json_t *registry_find(const json_t *registry, const char *id);
+/* The {"id","revision"} entry of a retired id (borrowed), or NULL. */
+const json_t *registry_retired_find(const json_t *registry, const char *id);
 
 /* Epoch of a release string: 0 with *epoch set; WX_NOT_FOUND when the
  * registry is absent or does not nominate it; WX_CONFLICT when ambiguous. */

@@ -42,10 +42,20 @@ void dlog(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	/* Each line starts with its RFC 3339 time in UTC, to the millisecond, so
+	 * a line can be put next to other logs without the journal's help. */
+	char ts[64] = "-";
+	struct timespec now;
+	struct tm tm;
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && gmtime_r(&now.tv_sec, &tm)) {
+		char sec[32];
+		if (strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm) > 0)
+			snprintf(ts, sizeof ts, "%.31s.%03dZ", sec, (int)(now.tv_nsec / 1000000L) % 1000);
+	}
 	/* one write per line so that lines of concurrent requests never interleave */
 	size_t n = strlen(line);
-	char out[2100];
-	int m = snprintf(out, sizeof out, "worldd %.*s\n", (int)n, line);
+	char out[2150];
+	int m = snprintf(out, sizeof out, "%s worldd %.*s\n", ts, (int)n, line);
 	if (m > 0) {
 		ssize_t w = write(STDERR_FILENO, out, (size_t)m < sizeof out ? (size_t)m : sizeof out - 1);
 		(void)w; /* nowhere left to report a failed log write */

@@ -9,7 +9,10 @@
 
 int world_read_file(const char *path, size_t max, char **out, size_t *len, struct world_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is judged (refused below), never waited on for a
+	 * writer; O_NOCTTY: a terminal given as a file never becomes ours. A
+	 * regular file's reads ignore O_NONBLOCK. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return werr(err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "open %s: %s", path, strerror(errno));
 	struct stat sb;
@@ -20,7 +23,10 @@ int world_read_file(const char *path, size_t max, char **out, size_t *len, struc
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		close(fd);
-		return werr(err, WX_BAD_INPUT, "%s is not a regular file", path);
+		return werr(err, WX_BAD_INPUT, "%s is not a regular file (%s)", path,
+		            S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISCHR(sb.st_mode) ? "a character device"
+		            : S_ISBLK(sb.st_mode) ? "a block device" : S_ISDIR(sb.st_mode) ? "a directory"
+		            : S_ISSOCK(sb.st_mode) ? "a socket" : "not a file");
 	}
 	if ((unsigned long long)sb.st_size > max) {
 		close(fd);

@@ -34,6 +34,13 @@ else
   like "$(cat "$T/err")" "start: (cgroup v1 without favordynmods: a keeper thread keeps capsule attaches from waiting|capsule cgroup attaches do not wait)" \
     "start log: says whether a keeper thread keeps the attaches from waiting"
 fi
+# every daemon log line starts with its RFC 3339 UTC time, to the millisecond
+is "$(grep -cvE '^[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}Z worldd ' "$T/err")" 0 \
+  "every log line starts with an RFC 3339 timestamp ($(head -c 80 "$T/err"))"
+TS=$(head -1 "$T/err" | cut -d' ' -f1)
+ts_s=$(date -u -d "$TS" +%s 2>/dev/null || echo 0)
+[ $(( $(date -u +%s) - ts_s )) -lt 600 ]
+ok $? "... and it is the time of writing, in UTC ($TS)"
 like "$URL" '^http://127\.0\.0\.1:[0-9]+$' "port 0 prints the real port"
 is "$(wc -l < "$T/out" | tr -d ' ')" 1 "stdout holds only the listening line (clean scan, nothing indeterminate)"
 is "$(stat -c %a "$DB.operator-token")" 600 "operator token file has mode 0600"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # world-publish transitions / check and worldd epoch bootstrap / show
-# (DESIGN §7, docs/publishing.md). Every outcome and refusal line is
+# (docs/design.md §7, docs/publishing.md). Every outcome and refusal line is
 # asserted exactly; every refusal leaves the database file byte-identical;
 # the typed confirmation goes through a pseudo-terminal (tests/publish/pty.py)
 # with CI removed from that child's environment only.
@@ -14,7 +14,7 @@ cd "$T" || bail "cd $T"
 DB="$T/w.db"
 SQL=${SQLITE3_SHELL:-}
 
-# ---- fixtures (DESIGN §2's echo; paths relative to the current directory)
+# ---- fixtures (docs/design.md §2's echo; paths relative to the current directory)
 mkdir -p src
 cat > src/echo.ail <<'AIL'
 module echo
@@ -99,18 +99,29 @@ is "$(cat reg1.json)" "{\"parent\":null,\"revision\":1,\"transitions\":[{\"acces
 run_capture o e r "$WORLDD" object get --store "$DB" "$SRC1"
 like "$o" '"semanticId":"world/transition-source/v1"' "the source is stored as world/transition-source/v1"
 
-# ---- identical republish -> UNCHANGED, not one byte written
+is "$(printf '%s' "$out" | sed -n 3p)" "  new tools.echo" "... and one line per descriptor: new"
+
+# ---- identical republish -> UNCHANGED, not one byte written, nothing asked:
+# with CI set and no terminal at all (the attended step would refuse both)
 before=$(dbsum)
-publish_tty "$(phrase 1)" m1.json
-is "$rc" 0 "identical republish: exit 0"
-is "$(printf '%s' "$out" | sed -n 2p)" "transition registry UNCHANGED at revision 1 (head $H1); nothing written" "UNCHANGED line"
+run_capture out err rc env CI=1 setsid "$WP" transitions --store "$DB" --manifest m1.json --ailang-bin "$AILANG_LITE" </dev/null
+is "$rc" 0 "identical republish with CI set and no terminal: exit 0 (nothing to confirm) ($err)"
+is "$(printf '%s' "$out" | sed -n 2p)" "transition registry UNCHANGED at revision 1 (head $H1); nothing written, nothing to confirm" "UNCHANGED line"
+is "$(printf '%s' "$out" | sed -n 3p)" "  UNCHANGED tools.echo" "... and the descriptor's line"
 is "$(dbsum)" "$before" "the database file is byte-identical after the identical republish"
+# the same manifest from stdin (--manifest -): the same answer
+run_capture out err rc env CI=1 "$WP" transitions --store "$DB" --manifest - --ailang-bin "$AILANG_LITE" < m1.json
+is "$rc:$(printf '%s' "$out" | sed -n 3p)" "0:  UNCHANGED tools.echo" "--manifest - reads the manifest from stdin"
+# control: a changed one with CI set is refused by the attended step
+run_capture out err rc env CI=1 "$WP" transitions --store "$DB" --manifest m2.json --ailang-bin "$AILANG_LITE"
+is "$rc:$(printf '%s' "$err" | sed -n 1p)" "20:STOP fence=ci reason=ci" "control: a changed republish with CI set still stops at the attended step"
 
 # ---- changed source -> revision 2 with the right parent
 publish_tty "$(phrase 1)" m2.json
 is "$rc" 0 "changed source: exit 0"
 like "$(printf '%s' "$out" | sed -n 2p)" "^published transition registry revision 2 \(head sha256:[0-9a-f]{64}\);" "published revision 2"
 H2=$(printf '%s' "$out" | sed -n 2p | grep -Eo 'sha256:[0-9a-f]{64}')
+is "$(printf '%s' "$out" | sed -n 3p)" "  changed tools.echo (transitionFn)" "... the descriptor's line names the changed key"
 "$WORLDD" object get --store "$DB" "$H2" --payload > reg2.json
 like "$(cat reg2.json)" "^\{\"parent\":\"$H1\",\"revision\":2," "revision 2's parent is revision 1's head"
 like "$(cat reg2.json)" "\"transitionFn\":\"$("$WORLDD" hash < src/echo2.ail)\"" "... and it names the new source"
@@ -212,14 +223,14 @@ refuse() { # refuse NAME WANT_RC WANT_ERR_LINE MANIFEST: through transitions, no
   is "$(dbsum)" "$b" "$name: the database is byte-identical"
 }
 manifest bad.json "$(desc tools.bad src/world-import.ail)"
-refuse "a world/* import" 19 'world-publish transitions: entry "tools.bad": source check: source check refused (interpreter exit 1): Error: LDR001 at host/capsule/main.ail:2:8: LDR001: module not found: world/secrets' bad.json
+refuse "a world/* import" 19 'world-publish transitions: entry "tools.bad": source check: source check refused (interpreter exit 1): Error: LDR001 at src/world-import.ail:2:8: LDR001: module not found: world/secrets' bad.json
 is "$(printf '%s' "$err" | sed -n 2p)" "world-publish transitions: 1 of 1 descriptor(s) refused; nothing was written" "... and says nothing was written"
 run_capture o e r "$WORLDD" object get --store "$DB" "$("$WORLDD" hash < src/world-import.ail)"
 is "$r" 4 "... the refused source is not stored"
 manifest bad.json "$(desc tools.nomain src/nomain.ail)"
-refuse "a module without main" 19 "world-publish transitions: entry \"tools.nomain\": the source does not define main taking one argument (interpreter: Error: CHK_NO_MAIN at host/capsule/main.ail:1:8: no function 'main': a transition needs func main(input: string) -> string)" bad.json
+refuse "a module without main" 19 "world-publish transitions: entry \"tools.nomain\": the source does not define main taking one argument (interpreter: Error: CHK_NO_MAIN at src/nomain.ail:1:8: no function 'main': a transition needs func main(input: string) -> string)" bad.json
 manifest bad.json "$(desc tools.two src/twoargs.ail)"
-refuse "main taking two arguments" 19 "world-publish transitions: entry \"tools.two\": the source does not define main taking one argument (interpreter: Error: CHK_MAIN_ARITY at host/capsule/main.ail:2:13: 'main' takes 2 parameters; a transition's main takes exactly one (the input string))" bad.json
+refuse "main taking two arguments" 19 "world-publish transitions: entry \"tools.two\": the source does not define main taking one argument (interpreter: Error: CHK_MAIN_ARITY at src/twoargs.ail:2:13: 'main' takes 2 parameters; a transition's main takes exactly one (the input string))" bad.json
 manifest bad.json "$(desc tools.hidden src/unexported.ail)"
 refuse "main not exported" 19 'world-publish transitions: entry "tools.hidden": the source does not export main (no `export func main(` line)' bad.json
 
@@ -279,7 +290,20 @@ chk "an unknown key in access" 'refused entry "tools.echo": access: unknown key 
 manifest bad.json "$(desc tools.echo src/nope.ail)"
 chk "a missing source file" 'refused entry "tools.echo": transitionFnFile "src/nope.ail": open src/nope.ail: No such file or directory' bad.json
 manifest bad.json "$(desc tools.echo src/dir.ail)"
-chk "a directory as source" 'refused entry "tools.echo": transitionFnFile "src/dir.ail": src/dir.ail is not a regular file' bad.json
+chk "a directory as source" 'refused entry "tools.echo": transitionFnFile "src/dir.ail": src/dir.ail is not a regular file (a directory)' bad.json
+mkfifo src/fifo.ail
+manifest bad.json "$(desc tools.echo src/fifo.ail)"
+chk "a FIFO as source (never waited on)" 'refused entry "tools.echo": transitionFnFile "src/fifo.ail": src/fifo.ail is not a regular file (a FIFO)' bad.json
+manifest bad.json "$(desc tools.echo /dev/zero)"
+chk "a device as source" 'refused entry "tools.echo": transitionFnFile "/dev/zero": /dev/zero is not a regular file (a character device)' bad.json
+mkfifo fifo.json
+run_capture out err rc "$WP" check --manifest fifo.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "3:world-publish check: manifest: fifo.json is not a regular file (a FIFO)" "a FIFO as the manifest: refused, never waited on"
+run_capture out err rc "$WP" check --manifest m1.json --ailang-bin src/fifo.ail
+is "$rc:$err" "3:world-publish check: interpreter src/fifo.ail: not a regular file" "a FIFO as the interpreter: refused, never waited on"
+printf '[\n  {"id": "tools.echo",\n   "title": x}\n]\n' > syntax.json
+run_capture out err rc "$WP" check --manifest syntax.json --ailang-bin "$AILANG_LITE"
+like "$rc:$err" '^3:world-publish check: manifest "syntax.json": line 3, column 13: ' "a JSON error in the manifest names its line and column ($err)"
 manifest bad.json "$(desc tools.echo src/big.ail)"
 chk "a source over the 1 MiB cap" 'refused entry "tools.echo": transitionFnFile "src/big.ail": src/big.ail is 1048577 bytes, over the 1048576-byte cap' bad.json
 manifest bad.json "$(desc tools.echo src/badutf8.ail)"
@@ -337,11 +361,12 @@ refuse "semanticsEpoch 2 against epoch 1" 8 "world-publish transitions: entry \"
 manifest ep1.json "$(desc tools.echo src/echo4.ail '"semanticsEpoch":1')"
 publish_tty "$(phrase 1)" ep1.json
 H8=$("$SQL" -readonly "$DB" "SELECT ref FROM heads WHERE name = 'world/transition-registry/v1'" 2>/dev/null)
-is "$rc:$out" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written" "semanticsEpoch 1 given: accepted, no epoch line (nothing was derived)"
+is "$rc:$out" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written, nothing to confirm
+  UNCHANGED tools.echo" "semanticsEpoch 1 given: accepted, no epoch line (nothing was derived)"
 publish_tty "$(phrase 1)" m4.json --interpreter-ref "$IREF"
 is "$rc" 2 "--ailang-bin and --interpreter-ref together: usage"
 env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m4.json --interpreter-ref "$IREF"
-is "$?:$(sed -n 2p o)" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written" "--interpreter-ref of the archived interpreter"
+is "$?:$(sed -n 2p o)" "0:transition registry UNCHANGED at revision 8 (head $H8); nothing written, nothing to confirm" "--interpreter-ref of the archived interpreter"
 run_capture out err rc "$WP" transitions --store "$DB" --manifest m4.json --interpreter-ref sha256:0000000000000000000000000000000000000000000000000000000000000000
 is "$rc:$err" "4:world-publish transitions: interpreter sha256:0000000000000000000000000000000000000000000000000000000000000000 is not archived next to the store; give --ailang-bin BIN to archive it" "--interpreter-ref of an interpreter not archived: refused"
 
@@ -383,6 +408,50 @@ is "$?" 0 "a new interpreter of the same release: published"
 "$WORLDD" object get --store "$DB" "$(sed -n 2p o | grep -Eo 'sha256:[0-9a-f]{64}')" --payload > reg9.json
 like "$(cat reg9.json)" "\"id\":\"tools.echo5\",\"inputSchema\":\{\"type\":\"object\"\},\"interpreter\":\"$IREF2\"" "... the new descriptor names it"
 like "$(cat reg9.json)" "\"id\":\"tools.echo\",\"inputSchema\":\{\"type\":\"object\"\},\"interpreter\":\"$IREF\"" "... the others keep theirs"
+
+# ---- world-publish retire: out of what sessions see, history kept
+retire_tty() { # retire_tty ANSWER ID...: through the pty, CI unset
+  local answer=$1; shift
+  env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out "$T/o" --err "$T/e" --tty "$T/t" --answer "$answer" -- \
+    "$WP" retire --store "$DB" "$@"
+  rc=$?; out=$(cat "$T/o"); err=$(cat "$T/e"); tty=$(cat "$T/t")
+}
+read -r HR REVR <<< "$(head_of)"
+before=$(dbsum)
+run_capture out err rc "$WP" retire --store "$DB" tools.echo5 tools.typo
+is "$rc:$err" "4:world-publish retire: \"tools.typo\" is not published in $DB (revision $REVR); nothing was retired" "retire of an id that is not published: exit 4, named"
+is "$(dbsum)" "$before" "... the database is byte-identical"
+run_capture out err rc env CI=true "$WP" retire --store "$DB" tools.echo5
+is "$rc" 20 "retire with CI set: the attended step refuses (exit 20)"
+is "$(dbsum)" "$before" "... the database is byte-identical"
+retire_tty "retire 1 transitions from /wrong" tools.echo5
+is "$rc" 20 "retire with a wrong phrase typed: exit 20"
+is "$(dbsum)" "$before" "... the database is byte-identical"
+retire_tty "retire 1 transitions from $DB" tools.echo5
+is "$rc" 0 "retire attended: exit 0 ($err)"
+like "$tty" "to retire 1 transition\(s\) from the LOCAL transition registry" "... the prompt says what it will do"
+like "$(printf '%s' "$out" | sed -n 1p)" "^retired from transition registry revision $((REVR + 1)) \(head sha256:[0-9a-f]{64}\);" "... writes the next revision"
+is "$(printf '%s' "$out" | sed -n 2p)" "  retired tools.echo5 (MCP tool tools_decho5)" "... one line per id, naming the MCP tool"
+read -r HR2 REVR2 <<< "$(head_of)"
+"$WORLDD" object get --store "$DB" "$HR2" --payload > regr.json
+like "$(cat regr.json)" "\"retired\":\[\{\"id\":\"tools.echo5\",\"revision\":$REVR2\}\]" "the new revision lists tools.echo5 as retired at that revision"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ids=[t["id"] for t in d["transitions"]]; sys.exit(0 if "tools.echo5" not in ids and "tools.echo" in ids else 1)' regr.json
+ok $? "... its transitions no longer hold tools.echo5, the others stay"
+"$WORLDD" object get --store "$DB" "$HR" --payload > regr0.json
+like "$(cat regr0.json)" '"id":"tools.echo5"' "... and the earlier revision still holds its descriptor (history kept)"
+before=$(dbsum)
+run_capture out err rc env CI=true setsid "$WP" retire --store "$DB" tools.echo5 </dev/null
+is "$rc:$out" "0:transition registry UNCHANGED at revision $REVR2 (head $HR2); nothing written, nothing to confirm
+  UNCHANGED tools.echo5 (retired at revision $REVR2)" "retiring it again: UNCHANGED, nothing asked even with CI set"
+is "$(dbsum)" "$before" "... the database is byte-identical"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --out o --err e --tty t --answer "$(phrase 1)" -- "$WP" transitions --store "$DB" --manifest m5.json --ailang-bin "$T/ailang-copy"
+rc=$?; out=$(cat o); err=$(cat e)
+is "$rc" 0 "publishing the retired id again: exit 0 ($err)"
+like "$out" "  new tools.echo5 \(retired at revision $REVR2; published again\)" "... its line says it was retired and is live again"
+read -r HR3 REVR3 <<< "$(head_of)"
+"$WORLDD" object get --store "$DB" "$HR3" --payload > regr3.json
+like "$(cat regr3.json)" '"id":"tools.echo5"' "... the registry holds it again"
+unlike "$(cat regr3.json)" '"retired"' "... and its retired list is gone (nothing else was retired)"
 
 # ---- the packages of this repository (paths relative to the repository root)
 for pkg in quickstart se-tools; do
