@@ -123,7 +123,7 @@ static int verb_call(int argc, char **argv)
 	 * exit 130/143/129 with one line (the open transaction is never
 	 * committed: SQLite rolls it back). */
 	sup_exit_on_interrupt("worldd call");
-	if (world_store_open_wait(store, WORLD_STORE_WRITER, wait, &st, &e) < 0) goto fail;
+	if (world_store_open_wait(store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) goto fail;
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
 	sup_limits_default(&cfg.limits);
@@ -206,7 +206,7 @@ static int verb_session_mint(int argc, char **argv)
 	 * cannot act on wastes the operator's attention. Daemons may be serving
 	 * it: the mint is one short write they see on their next request. */
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[256];
 	snprintf(question, sizeof question,
 	         "Confirm mint for episode %s (%d grant(s), expiry +%llds) with a session credential? [y/N] ", f[1].value,
@@ -234,15 +234,22 @@ static const char list_help[] =
     "usage: worldd session list --store DB [--json]\n"
     "\n"
     "Every session: its id (hex sha256 of the credential; the credential itself is\n"
-    "never stored), episode, grants and expiry. Text: one line per session,\n"
-    "  ID episode=EP expires_at=UNIX live|expired grants=EFFECT=SCOPE:BUDGET,...\n"
-    "--json: one JSON array of {id, episode, grants, expires_at, created_at, live}.\n"
+    "never stored), episode, grants and expiry, and per grant what the episode has\n"
+    "spent on that effect and scope and what remains of the budget (spent budget\n"
+    "belongs to the episode: it survives revoke and a new mint). Text: one line\n"
+    "per session,\n"
+    "  ID episode=EP expires_at=UNIX live|expired\n"
+    "    grants=EFFECT=SCOPE:BUDGET/spent=S/remaining=R,...\n"
+    "--json: one JSON array of {id, episode, grants, expires_at, created_at, live};\n"
+    "each grant is {effect, scope, budget, spent, remaining}.\n"
     "Opens the store read-only (works while the daemon runs).\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 4 store absent, 6 not a World store, 9 I/O\n";
 
-struct list_ctx { int json; json_t *arr; long long now; };
+struct list_ctx { int json; json_t *arr; long long now; struct world_store *st; struct world_err *e; int failed; };
 
+/* Each grant of a session gains what its episode has spent on that effect
+ * and scope (world_journal_spent, as the broker decides) and what remains. */
 static int list_one(void *ctx, const struct world_session *s)
 {
 	struct list_ctx *l = ctx;
@@ -250,6 +257,19 @@ static int list_one(void *ctx, const struct world_session *s)
 	int live = l->now < s->expires_at;
 	json_error_t je;
 	json_t *g = json_loads(s->grants_json, 0, &je);
+	size_t i;
+	json_t *x;
+	json_array_foreach(g, i, x) {
+		long long spent = 0, budget = (long long)json_integer_value(json_object_get(x, "budget"));
+		if (world_journal_spent(l->st, s->episode, json_string_value(json_object_get(x, "effect")),
+		                        json_string_value(json_object_get(x, "scope")), &spent, l->e) < 0) {
+			json_decref(g);
+			l->failed = 1;
+			return 1;
+		}
+		json_object_set_new(x, "spent", json_integer((json_int_t)spent));
+		json_object_set_new(x, "remaining", json_integer((json_int_t)(budget > spent ? budget - spent : 0)));
+	}
 	if (l->json) {
 		json_array_append_new(l->arr, json_pack("{s:s,s:s,s:o,s:I,s:I,s:b}", "id", id, "episode", s->episode,
 		                                        "grants", g ? g : json_array(), "expires_at",
@@ -258,11 +278,12 @@ static int list_one(void *ctx, const struct world_session *s)
 		return 0;
 	}
 	printf("%s episode=%s expires_at=%lld %s grants=", id, s->episode, s->expires_at, live ? "live" : "expired");
-	size_t i;
-	json_t *x;
 	json_array_foreach(g, i, x)
-		printf("%s%s=%s:%lld", i ? "," : "", json_string_value(json_object_get(x, "effect")),
-		       json_string_value(json_object_get(x, "scope")), (long long)json_integer_value(json_object_get(x, "budget")));
+		printf("%s%s=%s:%lld/spent=%lld/remaining=%lld", i ? "," : "",
+		       json_string_value(json_object_get(x, "effect")), json_string_value(json_object_get(x, "scope")),
+		       (long long)json_integer_value(json_object_get(x, "budget")),
+		       (long long)json_integer_value(json_object_get(x, "spent")),
+		       (long long)json_integer_value(json_object_get(x, "remaining")));
 	printf("\n");
 	json_decref(g);
 	return 0;
@@ -279,8 +300,9 @@ static int verb_session_list(int argc, char **argv)
 	struct world_err e;
 	struct world_store *st;
 	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
-	struct list_ctx l = { .json = f[1].value != NULL, .arr = json_array(), .now = (long long)time(NULL) };
-	if (world_session_list(st, list_one, &l, &e) < 0) {
+	struct list_ctx l = { .json = f[1].value != NULL, .arr = json_array(), .now = (long long)time(NULL), .st = st,
+		              .e = &e };
+	if (world_session_list(st, list_one, &l, &e) < 0 || l.failed) {
 		world_store_close(st);
 		json_decref(l.arr);
 		return worldd_fail(verb, &e);
@@ -327,7 +349,7 @@ static int verb_session_revoke(int argc, char **argv)
 	if ((rc = worldd_wait_lock(verb, f[2].value, &wait))) return rc;
 	struct world_err e;
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	int n = 0;
 	rc = world_session_revoke(st, npos ? hash : NULL, npos ? NULL : f[1].value, &n, &e);
 	world_store_close(st);

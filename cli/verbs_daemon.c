@@ -80,7 +80,8 @@ static int serve_run(int argc, char **argv)
 		*slot = v;
 	}
 	if (!cfg.store_path) return worldd_usage(verb, "--store is required");
-	if (!cfg.ailang_bin) return worldd_usage(verb, "--ailang-bin is required");
+	/* like every other verb: the installed interpreter when none is named */
+	if (!cfg.ailang_bin) cfg.ailang_bin = worldd_default_ailang_bin();
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
 	unsigned capacity = cfg.capacity ? cfg.capacity : DAEMON_DEFAULT_CAPACITY;
@@ -94,12 +95,12 @@ static int serve_run(int argc, char **argv)
 
 const struct worldd_verb daemon_verbs[] = {
 	{ "serve", "run the daemon: read routes, MCP and A2A over HTTP on loopback",
-	  "usage: worldd serve --store DB --ailang-bin BIN [--listen HOST:PORT]\n"
+	  "usage: worldd serve --store DB [--ailang-bin BIN] [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
 	  "                    [--capacity N] [--session-share N] [--open-reads] [--require-cgroups]\n"
 	  "                    [--episode-calls N] [--episode-bytes N]\n\n"
 	  "Start-up: opens DB as a writer (other daemons may share it), archives BIN, binds the\n"
-	  "store to BIN's release (semantics epoch 1 on a new store; another release is refused),\n"
+	  "store to BIN's release (semantics epoch 1 on a store without one; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
 	  "`journal_indeterminate id=N kind=K subject=S ref=R`; none is re-run), runs the\n"
 	  "integrity scan (20000 rows, 2 s; its lines as `worldd scan` prints them), then prints\n"
@@ -111,8 +112,10 @@ const struct worldd_verb daemon_verbs[] = {
 	  "leave that file as it is, nobody removes it, and `worldd token rotate` replaces both.\n"
 	  "SIGTERM / SIGINT: stop accepting, let calls in flight finish (at most 25 s), reap every\n"
 	  "capsule, exit 0. docs/daemon.md lists every route.\n\n"
-	  "  --store DB               the store (created when absent)\n"
-	  "  --ailang-bin BIN         the transition interpreter (archived and pinned)\n"
+	  "  --store DB               the store; it must exist (worldd epoch bootstrap makes one): a path\n"
+	  "                           that does not is exit 4 and nothing is created\n"
+	  "  --ailang-bin BIN         the transition interpreter (archived and pinned; default the\n"
+	  "                           installed ailang-lite, worldd --help names it)\n"
 	  "  --listen HOST:PORT       loopback only: 127.0.0.1, [::1] or localhost (default 127.0.0.1:7644;\n"
 	  "                           port 0 = any free port, printed on the listening line)\n"
 	  "  --workspace-root DIR     episode worktrees for Workspace.* / Ailang.* effects; without it a\n"

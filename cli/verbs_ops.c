@@ -45,13 +45,8 @@ static int verb_token_rotate(int argc, char **argv)
 	double wait = 0;
 	if ((rc = worldd_wait_lock(verb, f[1].value, &wait))) return rc;
 	struct world_err e = { 0, "" };
-	struct stat sb;
-	if (stat(f[0].value, &sb) < 0) { /* a writer would create a store there */
-		werr(&e, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", f[0].value, strerror(errno));
-		return worldd_fail(verb, &e);
-	}
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[4400];
 	snprintf(question, sizeof question,
 	         "Confirm rotate of the operator token of %s (the old one stops working on every daemon)? [y/N] ",

@@ -1222,7 +1222,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		}
 		dlog("start: %s", cgline);
 	}
-	if (world_store_open(cfg->store_path, WORLD_STORE_WRITER, &d.writer, err) < 0) goto out;
+	if (world_store_open(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &d.writer, err) < 0) goto out;
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;

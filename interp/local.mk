@@ -54,3 +54,17 @@ CLEANFILES += interp/ailang-lite.1
 interp/ailang-lite.1: interp/ailang-lite$(EXEEXT)
 	$(AM_V_GEN)$(HELP2MAN) --no-info --no-discard-stderr --section=1 \
 	  --name="the bundled AILANG-subset interpreter of World" --output=$@ ./interp/ailang-lite$(EXEEXT)
+
+# ailang-lite on PATH for publishers (issue 24 item 8): a relative symlink in
+# bindir to the copy in pkglibexecdir, the one worldd runs
+# (tests/cli_install.sh).
+install-exec-hook: install-ailang-lite-link
+uninstall-hook: uninstall-ailang-lite-link
+install-ailang-lite-link:
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	rel=$$(realpath -m --relative-to='$(bindir)' '$(pkglibexecdir)/ailang-lite' 2>/dev/null) || \
+	  rel='$(pkglibexecdir)/ailang-lite'; \
+	rm -f '$(DESTDIR)$(bindir)/ailang-lite' && ln -s "$$rel" '$(DESTDIR)$(bindir)/ailang-lite'
+uninstall-ailang-lite-link:
+	rm -f '$(DESTDIR)$(bindir)/ailang-lite'
+.PHONY: install-ailang-lite-link uninstall-ailang-lite-link

@@ -468,7 +468,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 {
 	*out = NULL;
 	int nosync = mode & WORLD_STORE_NOSYNC;
-	mode &= ~WORLD_STORE_NOSYNC;
+	int existing = mode & WORLD_STORE_EXISTING;
+	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING);
 	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
 	if (mode != WORLD_STORE_WRITER && mode != WORLD_STORE_READER)
 		return werr(err, WX_USAGE, "store %s: unknown open mode %d", path, mode);
@@ -493,8 +494,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	/* What the file is decides before anything is created beside it. */
 	int kind = probe_file(path, err);
 	if (kind < 0) goto fail;
-	if (!st->writer && kind == 0) {
-		werr(err, WX_NOT_FOUND, "store %s: %s", path, strerror(ENOENT));
+	if (kind == 0 && (!st->writer || existing)) {
+		werr(err, WX_NOT_FOUND, "store %s: %s%s", path, strerror(ENOENT), st->writer ? "; nothing created" : "");
 		goto fail;
 	}
 	if (!st->writer && kind == 1) {

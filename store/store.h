@@ -58,6 +58,10 @@ enum world_store_mode {
 };
 /* Bench/bulk-load only: synchronous=OFF (NOT durable). Or'ed into mode. */
 #define WORLD_STORE_NOSYNC 0x100
+/* Or'ed into WORLD_STORE_WRITER by every verb that needs a store to be
+ * there already (call, session mint/revoke, token rotate, serve): a path
+ * that does not exist is WX_NOT_FOUND and nothing is created. */
+#define WORLD_STORE_EXISTING 0x200
 
 /* How long a write waits for another writer's transaction by default. */
 #define WORLD_STORE_BUSY_MS_DEFAULT 5000

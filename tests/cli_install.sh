@@ -1,6 +1,7 @@
 #!/bin/bash
 # make install like a Debian tool (issue 12): with DESTDIR, worldd and
-# world-publish in bindir, ailang-lite in pkglibexecdir (not on PATH), man
+# world-publish in bindir, ailang-lite in pkglibexecdir and on PATH for
+# publishers (a relative symlink in bindir, issue 24 item 8), man
 # pages generated from the --help texts; the installed worldd, when
 # --ailang-bin is omitted, runs the installed ailang-lite (checked in a
 # private mount namespace where the staged tree is mounted at the prefix).
@@ -23,7 +24,11 @@ R=$T/root
 for f in "$BINDIR/worldd" "$BINDIR/world-publish" "$LIBEXEC/ailang-lite"; do
   ok "$([ -x "$R$f" ]; echo $?)" "installed: $f"
 done
-ok "$([ ! -e "$R$BINDIR/ailang-lite" ]; echo $?)" "ailang-lite is not in bindir (worldd runs it; users do not)"
+ok "$([ -L "$R$BINDIR/ailang-lite" ] && [ "$(readlink -f "$R$BINDIR/ailang-lite")" = "$(readlink -f "$R$LIBEXEC/ailang-lite")" ]; echo $?)" \
+  "ailang-lite on PATH: $BINDIR/ailang-lite links to $LIBEXEC/ailang-lite"
+lnk=$(readlink "$R$BINDIR/ailang-lite")
+ok "$([ -n "$lnk" ] && [ "${lnk#/}" = "$lnk" ]; echo $?)" "... by a relative link (works under DESTDIR and when relocated)"
+like "$("$R$BINDIR/ailang-lite" --version 2>&1)" '^AILANG-lite v' "... and runs: $BINDIR/ailang-lite --version"
 for m in worldd world-publish ailang-lite; do
   ok "$([ -s "$R$MAN1/$m.1" ]; echo $?)" "man page $MAN1/$m.1"
 done
@@ -40,11 +45,11 @@ for f in packages/quickstart/transitions.json packages/quickstart/echo.ail packa
   cmp -s "$top_srcdir/$f" "$R$DATADIR/$f"
   ok $? "package file installed unchanged: $DATADIR/$f"
 done
-# every source a manifest names is there, relative to $DATADIR (world-publish runs from it)
+# every source a manifest names is installed beside it (relative to the manifest's directory)
 missing=$(cd "$R$DATADIR" && python3 -c 'import json,os,sys
 for m in sys.argv[1:]:
     for d in json.load(open(m)):
-        if not os.path.isfile(d["transitionFnFile"]): print(d["transitionFnFile"])' \
+        if not os.path.isfile(os.path.join(os.path.dirname(m), d["transitionFnFile"])): print(d["transitionFnFile"])' \
   packages/quickstart/transitions.json packages/se-tools/transitions.json 2>&1)
 is "$missing" "" "every transitionFnFile of the installed manifests is installed beside them"
 U=$R$UNITDIR/worldd.service
@@ -65,6 +70,8 @@ serve_help=$("$R$BINDIR/worldd" serve --help 2>&1)
 for fl in $(printf '%s' "$exec_line" | grep -o -- '--[a-z-]*' | sort -u); do
   like "$serve_help" "[[:space:]]$fl" "worldd serve --help knows the unit's $fl"
 done
+like "$serve_help" "--ailang-bin BIN .*default the" "worldd serve --help says --ailang-bin has a default"
+like "$serve_help" "usage: worldd serve --store DB \\[--ailang-bin BIN\\]" "... and its usage line shows it optional"
 like "$("$R$BINDIR/worldd" --help)" "installed interpreter $LIBEXEC/ailang-lite" "worldd --help names the installed interpreter"
 like "$("$R$BINDIR/worldd" --version)" "^worldd \(World\) " "installed worldd --version"
 # the installed worldd finds the installed ailang-lite by itself
@@ -75,10 +82,19 @@ if [ "$(id -u)" = 0 ] && [ -d "$PREFIX" ] && command -v unshare >/dev/null; then
   # control: without the installed tree at the prefix there is no interpreter to run
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount -t tmpfs none '$PREFIX'; '$R$BINDIR/worldd' run --source '$T/echo.ail' --input '{}'"
   nok "$rc" "control: with no ailang-lite at $LIBEXEC the same call fails ($err)"
+  # worldd serve without --ailang-bin: the installed interpreter too (archived, listening)
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
+    '$BINDIR/worldd' epoch bootstrap --store '$T/s.db' --ailang-bin '$LIBEXEC/ailang-lite' >/dev/null &&
+    { '$BINDIR/worldd' serve --store '$T/s.db' --listen 127.0.0.1:0 >'$T/serve.out' 2>'$T/serve.err' & p=\$!;
+      i=0; while [ \$i -lt 300 ] && ! grep -q '^worldd listening' '$T/serve.out'; do i=\$((i+1)); sleep 0.1; done;
+      kill -TERM \$p; wait \$p; }"
+  is "$rc:$(grep -c '^worldd listening on ' "$T/serve.out")" "0:1" "installed worldd serve without --ailang-bin starts ($err $(tail -n2 "$T/serve.err"))"
 else
   skip "not root, no unshare or no $PREFIX" "installed worldd without --ailang-bin runs the installed ailang-lite"
   skip "not root, no unshare or no $PREFIX" "control: with no ailang-lite installed the same call fails"
+  skip "not root, no unshare or no $PREFIX" "installed worldd serve without --ailang-bin starts"
 fi
 mk uninstall DESTDIR="$T/root" >/dev/null 2>&1
 ok "$([ -z "$(find "$R" -type f)" ]; echo $?)" "make uninstall removes every installed file"
+ok "$([ ! -e "$R$BINDIR/ailang-lite" ] && [ ! -L "$R$BINDIR/ailang-lite" ]; echo $?)" "... and the ailang-lite link in bindir"
 done_testing

@@ -54,11 +54,11 @@ fi
 
 run_capture out err rc "$WORLDD" session list --store "$DB"
 is "$rc" 0 "session list: exit 0"
-like "$out" '^[0-9a-f]{64} episode=ep1 expires_at=[0-9]+ live grants=Test.Echo=s:1$' "one line per session"
+like "$out" '^[0-9a-f]{64} episode=ep1 expires_at=[0-9]+ live grants=Test.Echo=s:1/spent=0/remaining=1$' "one line per session"
 unlike "$out" "$cred" "the credential itself is never shown"
 id=${out%% *}
 run_capture out err rc "$WORLDD" session list --store "$DB" --json
-like "$out" "^\[\{\"created_at\":[0-9]+,\"episode\":\"ep1\",\"expires_at\":[0-9]+,\"grants\":\[\{\"budget\":1,\"effect\":\"Test.Echo\",\"scope\":\"s\"\}\],\"id\":\"$id\",\"live\":true\}\]$" "--json"
+like "$out" "^\[\{\"created_at\":[0-9]+,\"episode\":\"ep1\",\"expires_at\":[0-9]+,\"grants\":\[\{\"budget\":1,\"effect\":\"Test.Echo\",\"remaining\":1,\"scope\":\"s\",\"spent\":0\}\],\"id\":\"$id\",\"live\":true\}\]$" "--json"
 run_capture out err rc "$WORLDD" session revoke --store "$DB" 1111111111111111111111111111111111111111111111111111111111111111
 is "$rc" 4 "revoking an unknown id: exit 4"
 like "$err" 'nothing changed' "... nothing changed"

@@ -24,7 +24,7 @@ is "$tty" "Confirm mint for episode ep1 (2 grant(s), expiry +600s) with a sessio
 like "$err" "^worldd session mint: session [0-9a-f]{64} for episode ep1, expires_at [0-9]+ \(\+600s\)$" "stderr names the session id and expiry"
 id=$(printf '%s' "$cred" | sha256sum | cut -d' ' -f1)
 run_capture list lerr lrc "$WORLDD" session list --store "$DB"
-like "$list" "^$id episode=ep1 .* live grants=Workspace.Read=worktree:5,Workspace.Write=worktree:2$" "listed by id = sha256 of the credential, with its grants"
+like "$list" "^$id episode=ep1 .* live grants=Workspace.Read=worktree:5/spent=0/remaining=5,Workspace.Write=worktree:2/spent=0/remaining=2$" "listed by id = sha256 of the credential, with its grants"
 run_capture o e r "$WORLDD" call --store "$DB" --session "$cred" t.seen --json '{}'
 is "$r" 0 "the minted credential opens a session for worldd call"
 n=$(sessions)

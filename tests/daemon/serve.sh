@@ -16,8 +16,8 @@ run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE"
 is "$rc" 2 "--listen [::] refused"
 run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:99999
 is "$rc" 2 "a port over 65535 is refused"
-run_capture out err rc "$WORLDD" serve --store "$DB"
-is "$rc" 2 "--ailang-bin is required"
+run_capture out err rc "$WORLDD" serve --store "$T/absent.db"
+is "$rc" 4 "no --ailang-bin is no usage error (the installed interpreter is the default); an absent store is exit 4"
 run_capture out err rc "$WORLDD" serve --help
 is "$rc" 0 "serve --help exits 0"
 for f in --store --ailang-bin --listen --workspace-root --tool-ailang-bin --capacity --session-share --open-reads 127.0.0.1:7644; do

@@ -181,6 +181,29 @@ print(all("json" in (b["name"]+b["module"]+b["signature"]).lower() for b in d["b
   committed ailang-cli
 fi
 
+# session list: per grant what the episode spent (the journal's effect
+# intents on that effect and scope) and what remains of its budget
+run_capture lout lerr lrc "$WORLDD" session list --store "$DB" --json
+is "$lrc" 0 "session list --json after the calls: exit 0"
+is "$(printf '%s' "$lout" | python3 -c '
+import json, sqlite3, sys
+db = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+bad = []
+spent_any = 0
+for g in json.load(sys.stdin)[0]["grants"]:
+    (s,) = db.execute("SELECT coalesce(sum(cost),0) FROM journal WHERE phase=? AND kind=? AND episode=? AND effect=? AND scope=?", ("intent", "effect", "ep1", g["effect"], g["scope"])).fetchone()
+    if g.get("spent") != s or g.get("remaining") != g["budget"] - s: bad.append(g)
+    spent_any += s
+print("ok" if not bad and spent_any > 0 else "bad %r spent %d" % (bad, spent_any))' "$DB")" ok \
+  "--json: every grant says spent (the journal's sum) and remaining = budget - spent, some spent"
+run_capture lout lerr lrc "$WORLDD" session list --store "$DB"
+rs=$(printf '%s' "$lout" | python3 -c '
+import json, sys
+print(sum(int(p.split("/spent=")[1].split("/")[0]) for p in sys.stdin.read().split(" grants=")[1].strip().split(",")))')
+ws_=$(printf '%s' "$lout" | grep -oE 'Workspace.Write=worktree:100/spent=[0-9]+/remaining=[0-9]+')
+like "$ws_" '^Workspace.Write=worktree:100/spent=[1-9][0-9]*/remaining=[0-9]+$' "text: EFFECT=SCOPE:BUDGET/spent=S/remaining=R ($ws_)"
+ok $(( rs > 0 ? 0 : 1 )) "text: the spent budget adds up to $rs > 0"
+
 run_capture sout serr src_rc "$WORLDD" scan --store "$DB"
 is "$src_rc:$sout" "0:" "the store scans clean after $entries calls"
 done_testing
