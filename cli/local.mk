@@ -18,8 +18,8 @@ cli_worldd_serve_SOURCES = $(cli_worldd_SOURCES)
 cli_worldd_serve_CPPFLAGS = $(cli_worldd_CPPFLAGS)
 cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh
-EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh
+TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh
+EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh
 
 # world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish

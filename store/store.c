@@ -203,6 +203,21 @@ static int not_readable(struct world_store *st, struct world_err *err)
 {
 	if (sqlite3_errcode(st->db) == SQLITE_NOTADB)
 		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", st->path);
+	/* An I/O failure is not a schema problem: on a full disk (the -wal or
+	 * -shm cannot be made) it is one line saying so, exit WX_IO. */
+	int ec = sqlite3_errcode(st->db);
+	if (ec == SQLITE_IOERR || ec == SQLITE_FULL) {
+		char dir[4200];
+		snprintf(dir, sizeof dir, "%s", st->path);
+		char *slash = strrchr(dir, '/');
+		if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+		else snprintf(dir, sizeof dir, ".");
+		struct statvfs vs;
+		if (statvfs(dir, &vs) == 0 && vs.f_bavail == 0)
+			return werr(err, WX_IO, "store %s: %s (no room for its -wal and -shm); the store is unchanged", st->path,
+			            strerror(ENOSPC));
+		return werr(err, WX_IO, "store %s: read: %s", st->path, sqlite3_errmsg(st->db));
+	}
 	return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path, sqlite3_errmsg(st->db));
 }
 
