@@ -18,8 +18,8 @@ cli_worldd_serve_SOURCES = $(cli_worldd_SOURCES)
 cli_worldd_serve_CPPFLAGS = $(cli_worldd_CPPFLAGS)
 cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh
-EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh
+TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
+EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
 
 # world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
@@ -46,12 +46,14 @@ EXTRA_DIST += tests/publish/admit.sh
 man1_MANS += cli/worldd.1
 CLEANFILES += cli/worldd.1
 CLEANFILES += cli/worldd.h2m
-cli/worldd.1: cli/worldd$(EXEEXT) $(srcdir)/scripts/man-verbs.sh
+cli/worldd.1: cli/worldd$(EXEEXT) $(srcdir)/scripts/man-verbs.sh $(srcdir)/scripts/man-verbatim.sh
 	$(AM_V_GEN)$(SHELL) $(srcdir)/scripts/man-verbs.sh ./cli/worldd$(EXEEXT) > cli/worldd.h2m && \
 	$(HELP2MAN) --no-info --section=1 --include=cli/worldd.h2m \
-	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT)
+	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT) && \
+	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/worldd$(EXEEXT) $@
 man1_MANS += cli/world-publish.1
 CLEANFILES += cli/world-publish.1
-cli/world-publish.1: cli/world-publish$(EXEEXT)
+cli/world-publish.1: cli/world-publish$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh
 	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
-	  --name="publish World transitions (the publisher's program)" --output=$@ ./cli/world-publish$(EXEEXT)
+	  --name="publish World transitions (the publisher's program)" --output=$@ ./cli/world-publish$(EXEEXT) && \
+	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/world-publish$(EXEEXT) $@

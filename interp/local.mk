@@ -51,9 +51,10 @@ EXTRA_DIST += bench/interp_bench.sh
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += interp/ailang-lite.1
 CLEANFILES += interp/ailang-lite.1
-interp/ailang-lite.1: interp/ailang-lite$(EXEEXT)
+interp/ailang-lite.1: interp/ailang-lite$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh
 	$(AM_V_GEN)$(HELP2MAN) --no-info --no-discard-stderr --section=1 \
-	  --name="the bundled AILANG-subset interpreter of World" --output=$@ ./interp/ailang-lite$(EXEEXT)
+	  --name="the bundled AILANG-subset interpreter of World" --output=$@ ./interp/ailang-lite$(EXEEXT) && \
+	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./interp/ailang-lite$(EXEEXT) $@
 
 # ailang-lite on PATH for publishers (issue 24 item 8): a relative symlink in
 # bindir to the copy in pkglibexecdir, the one worldd runs

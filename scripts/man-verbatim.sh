@@ -1,0 +1,32 @@
+#!/bin/sh
+# scripts/man-verbatim.sh PROG MAN: rewrite the DESCRIPTION section help2man
+# made in MAN (in place) as PROG --help verbatim, in a .nf block. Why: the
+# --help texts are laid out for an 80-column terminal already, and help2man's
+# paragraph guesses turn their indented lines into tagged lists (the exit-code
+# table), join the usage lines into one (the synopses) and, under a C locale,
+# print ??? for every non-ASCII character. Here every non-ASCII character
+# becomes a groff \[uXXXX] glyph, '-' the ASCII minus \-, and a leading . or '
+# is escaped (tests/cli_man.sh renders each page). Also used by
+# scripts/man-verbs.sh's VERBS section (via ESCAPE).
+set -e
+escape() {
+  sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" |
+    perl -CS -pe 's/([^\x00-\x7f])/sprintf("\\[u%04X]", ord($1))/ge'
+}
+if [ "$1" = ESCAPE ]; then escape; exit; fi
+prog=$1 man=$2
+"$prog" --help > "$man.help" 2>&1
+escape < "$man.help" > "$man.help.esc"
+awk -v help="$man.help.esc" '
+  /^\.SH / && skip { skip = 0 }
+  skip { next }
+  { print }
+  /^\.SH DESCRIPTION/ {
+    print ".nf"
+    while ((getline l < help) > 0) print l
+    print ".fi"
+    skip = 1
+  }' "$man" > "$man.tmp"
+grep -q '^\.SH DESCRIPTION' "$man.tmp" || { echo "man-verbatim.sh: $man has no DESCRIPTION section" >&2; exit 1; }
+mv "$man.tmp" "$man"
+rm -f "$man.help" "$man.help.esc"

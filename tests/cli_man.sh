@@ -1,0 +1,40 @@
+#!/bin/bash
+# The man pages render as the --help texts read (issue 24 item 8): each
+# page of the build (worldd.1, world-publish.1, ailang-lite.1) rendered with
+# groff -man -Tutf8 shows no ??? (the ✓/✗ of worldd why come out as
+# themselves), the exit-code table one row per line, every usage line of a
+# synopsis on its own line, and flags with ASCII hyphens (copy-pasteable).
+. "$top_srcdir/tests/tap.sh"
+command -v groff >/dev/null || { skip "groff not installed" "man pages render"; done_testing; exit; }
+render() { LC_ALL=C.UTF-8 groff -man -Tutf8 "$top_builddir/$1" 2>/dev/null | sed 's/.\x08//g'; }
+has_line() { # TEXT PATTERN: a rendered line that, stripped of leading blanks, starts with PATTERN
+  printf '%s\n' "$1" | sed 's/^ *//' | grep -qF -- "$2"
+}
+for m in cli/worldd.1 cli/world-publish.1 interp/ailang-lite.1; do
+  r=$(render "$m")
+  ok "$([ -n "$r" ]; echo $?)" "$m renders"
+  ok "$(printf '%s' "$r" | grep -q '???'; [ $? = 1 ]; echo $?)" "$m: no ??? in the rendered page"
+  ok "$(printf '%s' "$r" | grep -q $'\u2010'; [ $? = 1 ]; echo $?)" "$m: no Unicode hyphens (flags read as typed)"
+done
+starts() { # PAGE LINE...: each LINE is a rendered line of PAGE, from its first word on
+  local page=$1 r; shift
+  r=$(render "$page" | sed 's/^ *//; s/ *$//')
+  for l in "$@"; do
+    printf '%s\n' "$r" | grep -qxF -- "$l"
+    ok $? "$page: a line of its own: $l"
+  done
+}
+W=$top_builddir/cli/worldd
+# the exit-code table, row by row, as worldd --help prints it
+mapfile -t rows < <("$W" --help | awk '/^exit codes/{on=1; next} on && /^ *[0-9]/' | sed 's/^ *//; s/ *$//')
+ok "$([ "${#rows[@]}" -ge 6 ]; echo $?)" "worldd --help has an exit-code table (${#rows[@]} rows)"
+starts cli/worldd.1 "${rows[@]}"
+like "$(render cli/worldd.1)" '"✓" or "✗"' "worldd.1: worldd why's ✓ and ✗ render as themselves"
+# every synopsis line of the usage blocks
+mapfile -t wp < <("$top_builddir/cli/world-publish" --help | awk '/^(usage:|       world-publish )/' | sed 's/^ *//; s/ *$//')
+starts cli/world-publish.1 "${wp[@]}"
+mapfile -t al < <("$top_builddir/interp/ailang-lite" --help 2>&1 | awk '/^(usage:| +ailang-lite )/' | sed 's/^ *//; s/ *$//')
+ok "$([ "${#al[@]}" -ge 4 ]; echo $?)" "ailang-lite --help has a usage block (${#al[@]} lines)"
+starts interp/ailang-lite.1 "${al[@]}"
+starts interp/ailang-lite.1 "$("$top_builddir/interp/ailang-lite" --help 2>&1 | grep '^exit codes' | sed 's/ *$//')"
+done_testing
