@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ struct entry {
 	const json_t *m;        /* the manifest object (borrowed from the root) */
 	const char *id;         /* set once the id is valid */
 	const char *file;       /* transitionFnFile as given, or NULL */
-	char path[4200];        /* the file opened (relative to the current directory) */
+	char path[4200];        /* the file opened: transitionFnFile joined to the manifest's directory */
 	char *source;           /* canonical source (file or stored object) */
 	size_t source_len;
 	char fn[WORLD_REF_SIZE];
@@ -313,8 +314,11 @@ static json_t *schema_field(struct entry *e, const char *key)
 	return json_deep_copy(v);
 }
 
-/* Everything about one entry that needs neither a store nor a capsule. */
-static int validate_entry(struct entry *e)
+/* Everything about one entry that needs neither a store nor a capsule.
+ * base is the manifest's directory ("" for a manifest in the current
+ * directory or on stdin): a relative transitionFnFile is read from there,
+ * so a package publishes the same from any working directory. */
+static int validate_entry(struct entry *e, const char *base)
 {
 	char q[400], why[200];
 	if (!json_is_object(e->m)) return entry_fail(e, WX_BAD_INPUT, "is not a JSON object");
@@ -358,7 +362,9 @@ static int validate_entry(struct entry *e)
 		e->file = json_string_value(ff);
 		char what[600];
 		snprintf(what, sizeof what, "transitionFnFile %s", quote(e->file, q, sizeof q));
-		int pn = snprintf(e->path, sizeof e->path, "%s", e->file);
+		int pn = (e->file[0] == '/' || !base[0])
+		             ? snprintf(e->path, sizeof e->path, "%s", e->file)
+		             : snprintf(e->path, sizeof e->path, "%s/%s", strcmp(base, "/") ? base : "", e->file);
 		if (pn < 0 || (size_t)pn >= sizeof e->path) return entry_fail(e, WX_BAD_INPUT, "%s: path too long", what);
 		struct world_err err = { 0, "" };
 		char *raw;
@@ -450,10 +456,20 @@ static int manifest_parse(const char *text, size_t len, const char *path, struct
 		            ENTRIES_MAX);
 	mf->e = calloc(mf->n, sizeof *mf->e);
 	if (!mf->e) return werr(err, WX_FAIL, "manifest: out of memory");
+	/* the manifest's directory, without a trailing slash ("/" for one in
+	 * the root); "" when it has none (the current directory, or stdin) */
+	char base[PATH_MAX] = "";
+	const char *slash = strcmp(path, "-") ? strrchr(path, '/') : NULL;
+	if (slash) {
+		size_t bl = slash == path ? 1 : (size_t)(slash - path);
+		if (bl >= sizeof base) return werr(err, WX_BAD_INPUT, "manifest %s: path too long", quote(path, q, sizeof q));
+		memcpy(base, path, bl);
+		base[bl] = 0;
+	}
 	for (size_t i = 0; i < mf->n; i++) {
 		mf->e[i].index = (int)i + 1;
 		mf->e[i].m = json_array_get(mf->root, i);
-		validate_entry(&mf->e[i]);
+		validate_entry(&mf->e[i], base);
 	}
 	for (size_t i = 0; i < mf->n; i++) {
 		if (!mf->e[i].id) continue;

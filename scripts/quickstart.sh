@@ -54,7 +54,7 @@ echo "== World quick start: store $STORE"
 step "1. bind the store to the bundled interpreter's release"
 "$WORLDD" epoch bootstrap --store "$STORE" --ailang-bin "$AILANG_LITE" | sed 's/^/  /'
 
-cd "$top" # manifests name their sources relative to the repository root
+cd "$top" # the manifest paths below are relative to the repository root (each manifest names its sources relative to itself)
 for pkg in quickstart se-tools; do
   m="packages/$pkg/transitions.json"
   n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$m")

@@ -185,11 +185,23 @@ def schema_keywords(s, where, out):
             schema_keywords(v, "%s/%s" % (where, k), out)
 
 
+# transitionFnFile is relative to the manifest's directory (world-publish
+# reads it from there); descriptor id -> that manifest's directory
+MANIFEST_DIR = {}
+
+
+def src_path(d):
+    return os.path.join(MANIFEST_DIR.get(d.get("id"), TOP), d["transitionFnFile"])
+
+
 def load_manifest(name):
     path = os.path.join(TOP, "packages", name, "transitions.json")
     try:
         with open(path, encoding="utf-8") as f:
             m = json.load(f)
+        for d in m if isinstance(m, list) else []:
+            if isinstance(d, dict) and isinstance(d.get("id"), str):
+                MANIFEST_DIR[d["id"]] = os.path.dirname(path)
         report(isinstance(m, list) and len(m) > 0, "%s/transitions.json parses as a JSON array of descriptors" % name)
         return m
     except (OSError, ValueError) as e:
@@ -212,8 +224,8 @@ def check_descriptor(d, effectful):
         if not isinstance(d.get(k), str) or not d[k]:
             errs.append("no %s" % k)
     f = d.get("transitionFnFile")
-    if not isinstance(f, str) or f.startswith("/") or ".." in f.split("/") or not os.path.isfile(os.path.join(TOP, f)):
-        errs.append("transitionFnFile %r is not an existing file relative to the repository root" % f)
+    if not isinstance(f, str) or f.startswith("/") or ".." in f.split("/") or not os.path.isfile(src_path(d)):
+        errs.append("transitionFnFile %r is not an existing file relative to the manifest's directory" % f)
     for sk in ("inputSchema", "outputSchema"):
         s = d.get(sk)
         if not isinstance(s, dict) or s.get("type") != "object":
@@ -298,7 +310,7 @@ for tool in TOOLS:
     if d is None:
         report(False, "%s has a descriptor" % tool)
         continue
-    src = os.path.join(TOP, d["transitionFnFile"])
+    src = src_path(d)
     declared = d["declaredEffects"]
     eff = declared[0]["effect"]
     for args in GOOD[tool]:
@@ -349,14 +361,14 @@ for tool in TOOLS:
 
 # protected write targets (beyond the lexical rules)
 for tool, extra in (("ailang-write", {"content": "x"}), ("ailang-edit", {"old_text": "a", "new_text": "b"})):
-    src = os.path.join(TOP, by_id[tool]["transitionFnFile"])
+    src = src_path(by_id[tool])
     for p in (".git/hooks/pre-commit", ".GitHub/workflows/ci.yml", "sub/.gitmodules", ".ailang/config"):
         plan, why = call(src, {"phase": "plan", "args": dict(extra, path=p)})
         report(why == "" and refusal_violation(plan) is None, "%s refuses to write %s" % (tool, p), why)
 
 # ---- finish phases, fed with the tool interpreter's real output ----
 def fin(tool, args, status, output):
-    src = os.path.join(TOP, by_id[tool]["transitionFnFile"])
+    src = src_path(by_id[tool])
     res = [{"id": "e1", "effect": by_id[tool]["declaredEffects"][0]["effect"], "status": status,
             "record": "sha256:" + "ab" * 32, "output": output}]
     return call(src, {"phase": "finish", "args": args, "results": res})
@@ -431,7 +443,7 @@ else:
                "rc=%d out=%s err=%s" % (rc, out, err))
         for tool in TOOLS:
             d = by_id[tool]
-            src = os.path.join(TOP, d["transitionFnFile"])
+            src = src_path(d)
             args = GOOD[tool][0]
             rc, out, err = invoke(src, args, True)
             try:

@@ -304,6 +304,22 @@ is "$rc:$err" "3:world-publish check: interpreter src/fifo.ail: not a regular fi
 printf '[\n  {"id": "tools.echo",\n   "title": x}\n]\n' > syntax.json
 run_capture out err rc "$WP" check --manifest syntax.json --ailang-bin "$AILANG_LITE"
 like "$rc:$err" '^3:world-publish check: manifest "syntax.json": line 3, column 13: ' "a JSON error in the manifest names its line and column ($err)"
+# transitionFnFile is relative to the manifest's directory: a package
+# publishes the same from any working directory
+mkdir -p pkg/sub && cp src/echo.ail pkg/sub/echo.ail
+manifest pkg/m.json "$(desc tools.echo sub/echo.ail)"
+run_capture out err rc "$WP" check --manifest pkg/m.json --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "0:" "a manifest in another directory finds its source beside it (pkg/sub/echo.ail)"
+run_capture out err rc "$WP" check --manifest "$T/pkg/m.json" --ailang-bin "$AILANG_LITE"
+is "$rc:$err" "0:" "the same by an absolute manifest path"
+run_capture out err rc bash -c "cd / && '$WP' check --manifest '$T/pkg/m.json' --ailang-bin '$AILANG_LITE'"
+is "$rc:$err" "0:" "the same from another working directory (/)"
+manifest pkg/root.json "$(desc tools.echo pkg/sub/echo.ail)"
+run_capture out err rc "$WP" check --manifest pkg/root.json --ailang-bin "$AILANG_LITE"
+is "$rc:$(printf '%s' "$out" | grep '^refused')" '4:refused entry "tools.echo": transitionFnFile "pkg/sub/echo.ail": open pkg/pkg/sub/echo.ail: No such file or directory' \
+  "control: a path relative to the current directory is not where the manifest looks (the error names the file it opened)"
+run_capture out err rc "$WP" check --manifest - --ailang-bin "$AILANG_LITE" < pkg/root.json
+is "$rc:$err" "0:" "a manifest on stdin has no directory: its paths are relative to the current directory"
 manifest bad.json "$(desc tools.echo src/big.ail)"
 chk "a source over the 1 MiB cap" 'refused entry "tools.echo": transitionFnFile "src/big.ail": src/big.ail is 1048577 bytes, over the 1048576-byte cap' bad.json
 manifest bad.json "$(desc tools.echo src/badutf8.ail)"
