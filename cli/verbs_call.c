@@ -56,7 +56,7 @@ static const char call_help[] =
     "  0  committed (or the task's committed result replayed)\n"
     "  2  usage\n"
     "  3  bad input: arguments not a JSON object, over 1 MiB, malformed task id\n"
-    "  4  not found: store or argument file absent\n"
+    "  4  not found: store (nothing is created) or argument file absent\n"
     "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
     "  8  task id already used with other arguments, in flight, or indeterminate\n"
     "  9  I/O error\n"
@@ -171,8 +171,8 @@ static const char mint_help[] =
     "            is live while now < expires_at\n"
     WORLDD_WAIT_LOCK_HELP
     "\n"
-    "exit codes: 0 minted, 2 usage (bad episode, grant or ttl), 5 store locked,\n"
-    "  9 I/O, 20 attended step refused (nothing written)\n";
+    "exit codes: 0 minted, 2 usage (bad episode, grant or ttl), 4 no store at DB (nothing created),\n"
+    "  5 store locked, 9 I/O, 20 attended step refused (nothing written)\n";
 
 static int verb_session_mint(int argc, char **argv)
 {
@@ -326,7 +326,8 @@ static const char revoke_help[] =
     "An id or episode that matches nothing is refused and nothing changes.\n"
     WORLDD_WAIT_LOCK_HELP
     "\n"
-    "exit codes: 0 revoked, 2 usage, 4 no such session, 5 store locked, 9 I/O\n";
+    "exit codes: 0 revoked, 2 usage, 4 no such session or no store at DB (nothing created),\n"
+    "  5 store locked, 9 I/O\n";
 
 static int verb_session_revoke(int argc, char **argv)
 {

@@ -146,6 +146,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "exit codes:\n"
 	  "  0  stopped cleanly by SIGTERM / SIGINT\n"
 	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root)\n"
+	  "  4  no store at DB (nothing created)\n"
 	  "  5  another writer's transaction outlasted the busy timeout (5 s) at start-up\n"
 	  "  6  DB is not a store of a known schema version\n"
 	  "  8  DB is bound to another interpreter release\n"
