@@ -41,6 +41,8 @@ tests_publish_fake_interp_CFLAGS = -std=gnu11 -Wall -Wextra
 tests_publish_fake_interp_LDFLAGS = -static
 TESTS += tests/publish/admit.sh
 EXTRA_DIST += tests/publish/admit.sh
+TESTS += tests/cli_epoch_nominate.sh
+EXTRA_DIST += tests/cli_epoch_nominate.sh
 
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += cli/worldd.1

@@ -1,18 +1,23 @@
 /* cli/verbs_epoch.c: the worldd verbs of the epoch registry (see
  * cli/verbs.h, coordinator/registry.h): `epoch bootstrap` (archive the
  * interpreter and nominate its release as epoch 1 of a store, as
- * `worldd serve` does at start), `epoch admit` (attended: new bytes under
- * a release an epoch nominates) and `epoch show`. */
+ * `worldd serve` does at start), `epoch nominate` (attended: a new
+ * interpreter release as the next epoch of a bootstrapped store), `epoch
+ * admit` (attended: new bytes under a release an epoch nominates) and
+ * `epoch show`. */
 #include "cli/attended.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/store.h"
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct epoch_opts {
 	const char *store, *bin;
@@ -38,6 +43,56 @@ static int epoch_opts(const char *verb, int argc, char **argv, struct epoch_opts
 	return 0;
 }
 
+/* 1 when path exists (as anything), 0 when not; -1 with err otherwise. */
+static int path_exists(const char *path, struct world_err *err)
+{
+	struct stat sb;
+	if (lstat(path, &sb) == 0) return 1;
+	if (errno == ENOENT) return 0;
+	return werr(err, WX_IO, "store %s: stat: %s", path, strerror(errno));
+}
+
+/* Removes a file this invocation created; a failure is added to err's
+ * line (the refusal stays the cause). */
+static void remove_made(const char *path, int dir, struct world_err *err)
+{
+	if ((dir ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT) return;
+	size_t n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof err->msg - n, "; removing %s failed: %s", path, strerror(errno));
+}
+
+/* A failed bootstrap that created the store leaves none behind: the
+ * database and its -wal/-shm/-journal, and the archive directories it
+ * made (the archive removes its own files on a refusal; an interpreter
+ * archived before a later refusal goes with them). */
+static void bootstrap_undo(const char *db, int made_artifacts, const struct world_interp *wi, struct world_err *err)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
+	char p[8500];
+	for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", db, sfx[i]);
+		remove_made(p, 0, err);
+	}
+	if (!made_artifacts) return;
+	if (wi->path[0]) {
+		remove_made(wi->path, 0, err);
+		char dir[4200];
+		snprintf(dir, sizeof dir, "%s", wi->path);
+		char *slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(p, sizeof p, "%s/manifest.json", dir);
+			remove_made(p, 0, err);
+			remove_made(dir, 1, err);
+		}
+	}
+	static const char *const dirs[] = { ".artifacts/interpreters/sha256", ".artifacts/interpreters", ".artifacts" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(p, sizeof p, "%s%s", db, dirs[i]);
+		remove_made(p, 1, err);
+	}
+}
+
 static int bootstrap_run(int argc, char **argv)
 {
 	const char *verb = "epoch bootstrap";
@@ -45,14 +100,26 @@ static int bootstrap_run(int argc, char **argv)
 	int u = epoch_opts(verb, argc, argv, &o, 0);
 	if (u) return u;
 	struct world_err err = { 0, "" };
+	char arts[4200];
+	if (snprintf(arts, sizeof arts, "%s.artifacts", o.store) >= (int)sizeof arts) {
+		werr(&err, WX_USAGE, "store %s: path too long", o.store);
+		return worldd_fail(verb, &err);
+	}
+	int had_db = path_exists(o.store, &err), had_arts = had_db < 0 ? -1 : path_exists(arts, &err);
+	if (had_db < 0 || had_arts < 0) return worldd_fail(verb, &err);
 	struct world_store *st;
 	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	struct world_interp wi;
+	memset(&wi, 0, sizeof wi);
 	long long epoch = 0;
 	int created = 0;
 	int rc = world_archive_interpreter(st, o.bin, &wi, &err);
 	if (rc == 0) rc = registry_epoch_bootstrap(st, &wi, &epoch, &created, &err);
+	/* created the store, and nothing (not even a racing bootstrap) wrote
+	 * an epoch registry into it: remove what this invocation made */
+	int undo = rc < 0 && !had_db && registry_epochs_exist(st, NULL) == 0;
 	world_store_close(st);
+	if (undo) bootstrap_undo(o.store, !had_arts, &wi, &err);
 	if (rc < 0) return worldd_fail(verb, &err);
 	if (created)
 		printf("bootstrapped world/epoch-registry/v1: epoch %lld = interpreter release \"%s\" (interpreter %s)\n",
@@ -108,6 +175,81 @@ static int admit_run(int argc, char **argv)
 	else
 		printf("interpreter %s is already admitted to epoch %lld (release \"%s\"); unchanged\n", wi.ref, epoch,
 		       wi.version);
+out:
+	world_store_close(st);
+	return code;
+}
+
+static int nominate_run(int argc, char **argv)
+{
+	const char *verb = "epoch nominate";
+	struct epoch_opts o;
+	int u = epoch_opts(verb, argc, argv, &o, 0);
+	if (u) return u;
+	struct world_err err = { 0, "" };
+	/* a store that is not there is never created here */
+	int have = path_exists(o.store, &err);
+	if (have < 0) return worldd_fail(verb, &err);
+	if (!have) {
+		werr(&err, WX_NOT_FOUND,
+		     "store %s: %s; nothing created (a new store starts with worldd epoch bootstrap --store %s "
+		     "--ailang-bin BIN)",
+		     o.store, strerror(ENOENT), o.store);
+		return worldd_fail(verb, &err);
+	}
+	struct world_store *st;
+	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	int code = WX_OK;
+	/* BIN read, not archived: nothing is written before the confirmation */
+	struct world_interp pw, wi;
+	long long epoch = 0, got = 0;
+	int already = 0, created = 0;
+	char head[WORLD_REF_SIZE];
+	if (registry_interp_probe(o.bin, &pw, &err) < 0 || registry_epoch_nominee(st, &pw, &epoch, &already, &err) < 0) {
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (already) {
+		printf("world/epoch-registry/v1 already nominates interpreter release \"%s\" as epoch %lld, which admits "
+		       "interpreter %s; unchanged\n",
+		       pw.version, epoch, pw.ref);
+		goto out;
+	}
+	char intro[2400], phrase[400];
+	snprintf(intro, sizeof intro,
+	         "Interpreter %s (%s) prints release \"%s\", which no epoch of %s nominates.\n"
+	         "Type exactly, to nominate it as semantics epoch %lld (its bytes admitted) of %s:",
+	         o.bin, pw.ref, pw.version, o.store, epoch, o.store);
+	snprintf(phrase, sizeof phrase, "nominate %s as epoch %lld", pw.version, epoch);
+	struct attended_stop stop;
+	if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
+		code = attended_report(stderr, &stop);
+		goto out;
+	}
+	if (world_archive_interpreter(st, o.bin, &wi, &err) < 0) {
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (strcmp(wi.ref, pw.ref) != 0 || strcmp(wi.version, pw.version) != 0) {
+		werr(&err, WX_HASH_MISMATCH,
+		     "interpreter %s changed while nominating (%s \"%s\" confirmed, %s \"%s\" archived); nothing "
+		     "nominated",
+		     o.bin, pw.ref, pw.version, wi.ref, wi.version);
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (registry_epoch_nominate(st, &wi, epoch, &got, &created, head, &err) < 0) {
+		code = worldd_fail(verb, &err);
+		goto out;
+	}
+	if (created)
+		printf("nominated interpreter release \"%s\" as epoch %lld (interpreter %s admitted); "
+		       "world/epoch-registry/v1 head %s\n",
+		       wi.version, got, wi.ref, head);
+	else
+		printf("world/epoch-registry/v1 already nominates interpreter release \"%s\" as epoch %lld, which admits "
+		       "interpreter %s; unchanged\n",
+		       wi.version, got, wi.ref);
 out:
 	world_store_close(st);
 	return code;
@@ -189,13 +331,42 @@ const struct worldd_verb epoch_verbs[] = {
 	  "exit codes:\n"
 	  "  0  bootstrapped, or already nominating this release\n"
 	  "  2  usage\n"
-	  "  4  interpreter not found\n"
+	  "  4  interpreter not found (a store this invocation created is removed again on any\n"
+	  "     refusal: no DB, DB-wal, DB-shm or DB.artifacts is left)\n"
 	  "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
-	  "  8  the store is bound to another interpreter release, or BIN's bytes are not admitted to\n"
-	  "     its epoch (worldd epoch admit)\n"
+	  "  8  the store is bound to another interpreter release (worldd epoch nominate makes it the\n"
+	  "     next epoch), or BIN's bytes are not admitted to its epoch (worldd epoch admit)\n"
 	  "  3  BIN is not a static ELF\n"
 	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n",
 	  bootstrap_run },
+	{ "epoch nominate", "nominate a new interpreter release as the next epoch of a store (attended)",
+	  "usage: worldd epoch nominate --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
+	  "Upgrading the interpreter: on a store that already has world/epoch-registry/v1 (worldd\n"
+	  "epoch bootstrap), worldd serve, world-publish transitions and worldd epoch bootstrap refuse\n"
+	  "a BIN whose release string (first line of BIN --version) no epoch nominates. This verb\n"
+	  "reads BIN (its sha256 and release; nothing is archived yet), shows them and the next epoch\n"
+	  "N (the highest + 1), and after the typed confirmation \"nominate RELEASE as epoch N\" at\n"
+	  "the controlling terminal (never headless: CI set, no terminal or a redirected stdin refuse,\n"
+	  "as worldd epoch admit) archives BIN and writes the next world/epoch-registry/v1 revision\n"
+	  "with epoch N nominating the release and admitting BIN's bytes (\"attended\"), in one short\n"
+	  "transaction, the head moved by compare-and-swap. Entries of older epochs keep theirs;\n"
+	  "descriptors published with BIN get epoch N. A release already nominated whose epoch admits\n"
+	  "BIN's bytes: nothing written, exit 0; other bytes under it: worldd epoch admit. The store\n"
+	  "must exist (nothing is created) and have an epoch registry.\n\n"
+	  WORLDD_WAIT_LOCK_HELP "\n"
+	  "exit codes:\n"
+	  "  0  nominated, or already nominated with these bytes admitted\n"
+	  "  2  usage\n"
+	  "  4  store absent (nothing created), no epoch registry (worldd epoch bootstrap), or\n"
+	  "     interpreter not found\n"
+	  "  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
+	  "  8  the release is nominated already with other bytes (worldd epoch admit), nominated\n"
+	  "     twice, or the registry moved since the confirmation (re-run)\n"
+	  "  3  BIN is not a static ELF\n"
+	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n"
+	  " 15  BIN changed between the confirmation and the archive\n"
+	  " 20  the attended step refused (STOP fence=...)\n",
+	  nominate_run },
 	{ "epoch admit", "admit an interpreter's new bytes to the epoch of its release (attended)",
 	  "usage: worldd epoch admit --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
 	  "An epoch admits interpreters by their bytes (sha256), not by their release string:\n"

@@ -1071,11 +1071,25 @@ static int derive_epoch(struct world_store *st, const struct world_interp *wi, c
 {
 	const char *release = wi->version;
 	if (registry_epoch_for(st, release, epoch, err) == 0) return registry_epoch_admitted(st, wi, epoch, err);
-	if (err->code == WX_NOT_FOUND)
+	if (err->code == WX_NOT_FOUND) {
+		/* a bootstrapped store needs a new epoch, never a second bootstrap */
+		struct world_err e2 = { 0, "" };
+		int have = registry_epochs_exist(st, &e2);
+		if (have < 0) {
+			*err = e2;
+			return -1;
+		}
+		if (have)
+			return werr(err, WX_NOT_FOUND,
+			            "interpreter release \"%s\" is nominated by no epoch in world/epoch-registry/v1 (never "
+			            "defaulted); nominate it as the next epoch first, attended: worldd epoch nominate --store %s "
+			            "--ailang-bin BIN",
+			            release, store_path);
 		return werr(err, WX_NOT_FOUND,
 		            "interpreter release \"%s\" is nominated by no epoch in world/epoch-registry/v1 (never "
 		            "defaulted); bootstrap it first: worldd epoch bootstrap --store %s --ailang-bin BIN",
 		            release, store_path);
+	}
 	if (err->code == WX_CONFLICT)
 		return werr(err, WX_CONFLICT,
 		            "interpreter release \"%s\" is nominated by more than one epoch in world/epoch-registry/v1; "
@@ -1162,13 +1176,13 @@ static int transitions_run(int argc, char **argv)
 		goto out;
 	}
 	long long epoch = 0;
+	struct world_interp probed; /* BIN read, not archived: ref and release */
 	if (archived) {
 		if (derive_epoch(st, &wi, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
 	} else {
-		char r[WORLD_REF_SIZE];
-		long long rv;
-		if (world_registry_head_get(st, REGISTRY_EPOCHS, r, &rv, &err) < 0) {
-			if (err.code == WX_NOT_FOUND)
+		int have = registry_epochs_exist(st, &err);
+		if (have <= 0) {
+			if (have == 0)
 				werr(&err, WX_NOT_FOUND,
 				     "this store has no world/epoch-registry/v1 (never defaulted); bootstrap it first: worldd "
 				     "epoch bootstrap --store %s --ailang-bin BIN",
@@ -1176,8 +1190,19 @@ static int transitions_run(int argc, char **argv)
 			code = fail(&err);
 			goto out;
 		}
+		/* The epoch of BIN's release, derived before asking: a release no
+		 * epoch nominates (or bytes its epoch does not admit) is refused
+		 * before the attended step and before anything is archived. */
+		if (registry_interp_probe(o.bin, &probed, &err) < 0) { code = fail(&err); goto out; }
+		if (strcmp(probed.ref, iref) != 0) {
+			werr(&err, WX_HASH_MISMATCH, "interpreter %s changed while publishing (%s hashed, %s read next)", o.bin,
+			     iref, probed.ref);
+			code = fail(&err);
+			goto out;
+		}
+		if (derive_epoch(st, &probed, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
 	}
-	if (archived && (code = check_epochs(&mf, epoch, wi.version))) goto out;
+	if ((code = check_epochs(&mf, epoch, archived ? wi.version : probed.version))) goto out;
 	if (!(sup = make_supervisor(archived ? wi.path : o.bin, iref, &err))) { code = fail(&err); goto out; }
 	check_all(sup, &mf);
 	sup_free(sup);
@@ -1244,9 +1269,10 @@ static int transitions_run(int argc, char **argv)
 	}
 	if (!archived) {
 		if (world_archive_interpreter(st, o.bin, &wi, &err) < 0) { code = fail(&err); goto out; }
-		if (strcmp(wi.ref, iref) != 0) {
-			werr(&err, WX_HASH_MISMATCH, "interpreter %s changed while publishing (%s checked, %s archived)", o.bin,
-			     iref, wi.ref);
+		if (strcmp(wi.ref, iref) != 0 || strcmp(wi.version, probed.version) != 0) {
+			werr(&err, WX_HASH_MISMATCH,
+			     "interpreter %s changed while publishing (%s \"%s\" checked, %s \"%s\" archived)", o.bin, iref,
+			     probed.version, wi.ref, wi.version);
 			code = fail(&err);
 			goto out;
 		}

@@ -1,10 +1,26 @@
 /* coordinator/registry.c: see registry.h. */
 #include "coordinator/registry.h"
 #include "store/canon.h"
+#include "store/elf.h"
+#include "store/file.h"
 #include "store/store.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* What a refusal for a release no epoch nominates says: with a registry
+ * the store needs a new epoch (attended), never a second bootstrap. */
+#define NOMINATE_HINT "nominate it as the next epoch, attended: worldd epoch nominate --store DB --ailang-bin BIN"
 
 static int load_head(struct world_store *st, const char *name, json_t **out, long long *revision,
                      char head[WORLD_REF_SIZE], struct world_err *err)
@@ -92,8 +108,8 @@ static int epoch_lookup(const json_t *reg, const char *release, long long *epoch
 		return werr(err, WX_CONFLICT, "registry %s nominates interpreter release \"%s\" %d times (ambiguous)",
 		            REGISTRY_EPOCHS, release, found);
 	if (!found)
-		return werr(err, WX_NOT_FOUND, "registry %s does not nominate interpreter release \"%s\"", REGISTRY_EPOCHS,
-		            release);
+		return werr(err, WX_NOT_FOUND, "registry %s does not nominate interpreter release \"%s\"; " NOMINATE_HINT,
+		            REGISTRY_EPOCHS, release);
 	if (*epoch < 1) return werr(err, WX_INTEGRITY, "registry %s: epoch of \"%s\" is not >= 1", REGISTRY_EPOCHS, release);
 	return 0;
 }
@@ -284,7 +300,8 @@ int registry_epoch_bootstrap(struct world_store *st, const struct world_interp *
 		int rc = epoch_lookup(reg, release, epoch, &e);
 		if (rc < 0 && e.code == WX_NOT_FOUND) {
 			json_t *first = json_array_get(json_object_get(reg, "epochs"), 0);
-			werr(err, WX_CONFLICT, "store is bound to interpreter release \"%s\" (epoch %lld); refusing release \"%s\"",
+			werr(err, WX_CONFLICT,
+			     "store is bound to interpreter release \"%s\" (epoch %lld); refusing release \"%s\"; " NOMINATE_HINT,
 			     json_string_value(json_object_get(first, "release")) ? json_string_value(json_object_get(first, "release")) : "?",
 			     (long long)json_integer_value(json_object_get(first, "epoch")), release);
 		} else if (rc < 0 && err) {
@@ -302,5 +319,278 @@ int registry_epoch_bootstrap(struct world_store *st, const struct world_interp *
 	if (rc < 0) return -1;
 	*epoch = 1;
 	if (created) *created = 1;
+	return 0;
+}
+
+int registry_epochs_exist(struct world_store *st, struct world_err *err)
+{
+	char ref[WORLD_REF_SIZE];
+	long long rev;
+	struct world_err e = { 0, "" };
+	if (world_registry_head_get(st, REGISTRY_EPOCHS, ref, &rev, &e) == 0) return 1;
+	if (e.code == WX_NOT_FOUND) return 0;
+	if (err) *err = e;
+	return -1;
+}
+
+/* ---- the read-only probe (the archive's checks, store/archive.c) ---- */
+
+#define PROBE_MAX_BYTES (512ull << 20)
+#define PROBE_SECONDS 10
+
+static int probe_release_line(const char *line, const char *bin, struct world_err *err)
+{
+	regex_t re;
+	if (regcomp(&re, "^[A-Za-z][A-Za-z0-9_-]* v[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.-]+)?( .*)?$",
+	            REG_EXTENDED | REG_NOSUB) != 0)
+		return werr(err, WX_FAIL, "interpreter %s: cannot compile the release-line pattern", bin);
+	int ok = regexec(&re, line, 0, NULL, 0) == 0;
+	regfree(&re);
+	if (!ok)
+		return werr(err, WX_INTERP,
+		            "interpreter %s --version printed \"%.200s\", not a release line like \"AILANG v0.41.0\"", bin,
+		            line);
+	return 0;
+}
+
+/* BIN --version from a sealed memfd of bytes: the first non-empty line. */
+static int probe_run(const unsigned char *bytes, size_t len, const char *bin, char *out, size_t outn,
+                     struct world_err *err)
+{
+	int mfd = memfd_create("world-release-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0) return werr(err, WX_IO, "interpreter %s: memfd_create: %s", bin, strerror(errno));
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(mfd, bytes + off, len - off);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) {
+			int e = errno;
+			close(mfd);
+			return werr(err, WX_IO, "interpreter %s: copy to a memfd: %s", bin, strerror(e));
+		}
+		off += (size_t)w;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		int e = errno;
+		close(mfd);
+		return werr(err, WX_IO, "interpreter %s: sealing its memfd: %s", bin, strerror(e));
+	}
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(mfd);
+		return werr(err, WX_IO, "interpreter %s: pipe: %s", bin, strerror(e));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		close(mfd);
+		return werr(err, WX_IO, "interpreter %s: fork: %s", bin, strerror(e));
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 2);
+		}
+		dup2(p[1], 1);
+		char *argv[] = { (char *)bin, (char *)"--version", NULL };
+		char *envp[] = { NULL };
+		syscall(SYS_execveat, mfd, "", argv, envp, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	close(mfd);
+	close(p[1]);
+	char buf[8192];
+	size_t n = 0;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int timed_out = 0;
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = PROBE_SECONDS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L);
+		if (ms <= 0) {
+			timed_out = 1;
+			break;
+		}
+		struct pollfd pfd = { p[0], POLLIN, 0 };
+		int pr = poll(&pfd, 1, (int)ms);
+		if (pr < 0 && errno == EINTR) continue;
+		if (pr <= 0) {
+			timed_out = pr == 0;
+			break;
+		}
+		char tmp[4096];
+		ssize_t r = read(p[0], tmp, sizeof tmp);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) break;
+		size_t take = (size_t)r < sizeof buf - 1 - n ? (size_t)r : sizeof buf - 1 - n;
+		memcpy(buf + n, tmp, take);
+		n += take;
+	}
+	close(p[0]);
+	if (timed_out) kill(pid, SIGKILL);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) return werr(err, WX_IO, "interpreter %s: waitpid: %s", bin, strerror(errno));
+	if (timed_out) return werr(err, WX_DEADLINE, "interpreter %s --version: no answer within %d s", bin, PROBE_SECONDS);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && n == 0)
+		return werr(err, WX_INTERP, "interpreter %s --version: could not be executed (exit 127)", bin);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return werr(err, WX_INTERP, "interpreter %s --version: exited with status %d", bin,
+		            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	buf[n] = 0;
+	char *line = NULL, *save = NULL;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t k = strlen(l);
+		while (k && (l[k - 1] == '\r' || l[k - 1] == ' ' || l[k - 1] == '\t')) l[--k] = 0;
+		while (*l == ' ' || *l == '\t') l++;
+		if (*l) {
+			line = l;
+			break;
+		}
+	}
+	if (!line) return werr(err, WX_INTERP, "interpreter %s --version printed no release string", bin);
+	for (char *c = line; *c; c++)
+		if ((unsigned char)*c < 0x20) *c = ' ';
+	size_t ll = strlen(line);
+	if (ll >= outn) return werr(err, WX_INTERP, "interpreter %s --version: release string too long", bin);
+	memcpy(out, line, ll + 1);
+	return probe_release_line(out, bin, err);
+}
+
+int registry_interp_probe(const char *bin, struct world_interp *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	char *raw;
+	size_t n;
+	if (world_read_file(bin, PROBE_MAX_BYTES, &raw, &n, err) < 0) return werr_prefix(err, "interpreter");
+	const unsigned char *b = (const unsigned char *)raw;
+	int rc = 0;
+	switch (world_elf_check_static(b, n)) {
+	case WORLD_ELF_STATIC: break;
+	case WORLD_ELF_NOT_ELF: rc = werr(err, WX_BAD_INPUT, "interpreter %s: not an ELF binary, so not an interpreter", bin); break;
+	case WORLD_ELF_WRONG_ARCH: rc = werr(err, WX_BAD_INPUT, "interpreter %s: not an x86_64 ELF64 binary", bin); break;
+	case WORLD_ELF_BAD_PHDRS: rc = werr(err, WX_BAD_INPUT, "interpreter %s: malformed ELF program headers", bin); break;
+	case WORLD_ELF_DYNAMIC:
+		rc = werr(err, WX_BAD_INPUT, "interpreter %s: dynamically linked, not a static ELF (capsule roots hold no libc)",
+		          bin);
+		break;
+	}
+	if (rc == 0) rc = world_hash_ref(b, n, out->ref, err);
+	if (rc == 0) rc = probe_run(b, n, bin, out->version, sizeof out->version, err);
+	free(raw);
+	if (rc < 0) {
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	out->size = n;
+	return 0;
+}
+
+/* ---- nomination ---- */
+
+/* The registry (owned) and its highest epoch; WX_NOT_FOUND when absent. */
+static int nominee_load(struct world_store *st, json_t **reg, long long *highest, char head[WORLD_REF_SIZE],
+                        struct world_err *err)
+{
+	if (load_head(st, REGISTRY_EPOCHS, reg, NULL, head, err) < 0) return -1;
+	if (!*reg)
+		return werr(err, WX_NOT_FOUND,
+		            "no %s in this store: nothing to nominate a next epoch in (bootstrap it: worldd epoch bootstrap "
+		            "--store DB --ailang-bin BIN)",
+		            REGISTRY_EPOCHS);
+	json_t *epochs = json_object_get(*reg, "epochs");
+	if (!json_is_array(epochs)) {
+		json_decref(*reg);
+		*reg = NULL;
+		return werr(err, WX_INTEGRITY, "registry %s head %s: /epochs is not an array", REGISTRY_EPOCHS, head);
+	}
+	*highest = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(epochs, i, e) {
+		long long n = json_integer_value(json_object_get(e, "epoch"));
+		if (n > *highest) *highest = n;
+	}
+	return 0;
+}
+
+int registry_epoch_nominee(struct world_store *st, const struct world_interp *wi, long long *epoch, int *already,
+                           struct world_err *err)
+{
+	*already = 0;
+	json_t *reg;
+	long long highest;
+	char head[WORLD_REF_SIZE];
+	if (nominee_load(st, &reg, &highest, head, err) < 0) return -1;
+	struct world_err e = { 0, "" };
+	long long found = 0;
+	int rc = epoch_lookup(reg, wi->version, &found, &e);
+	json_decref(reg);
+	if (rc < 0 && e.code != WX_NOT_FOUND) {
+		if (err) *err = e;
+		return -1;
+	}
+	if (rc < 0) {
+		*epoch = highest + 1;
+		return 0;
+	}
+	/* nominated already: by these bytes (nothing to do) or others */
+	long long ep = 0;
+	int admitted = 0;
+	char refs[1024];
+	if (registry_epoch_admission(st, wi, &ep, &admitted, refs, sizeof refs, err) < 0) return -1;
+	*epoch = ep;
+	if (admitted) {
+		*already = 1;
+		return 0;
+	}
+	return werr(err, WX_CONFLICT,
+	            "interpreter release \"%s\" is already nominated by epoch %lld, which admits %s, not %s; admit these "
+	            "bytes attended instead: worldd epoch admit --store DB --ailang-bin BIN",
+	            wi->version, ep, refs, wi->ref);
+}
+
+int registry_epoch_nominate(struct world_store *st, const struct world_interp *wi, long long expect, long long *epoch,
+                            int *created, char head[WORLD_REF_SIZE], struct world_err *err)
+{
+	*created = 0;
+	int already = 0;
+	if (registry_epoch_nominee(st, wi, epoch, &already, err) < 0) return -1;
+	if (already) {
+		if (head) {
+			long long rev;
+			if (world_registry_head_get(st, REGISTRY_EPOCHS, head, &rev, err) < 0) return -1;
+		}
+		return 0;
+	}
+	json_t *reg;
+	long long highest;
+	char old[WORLD_REF_SIZE], ref[WORLD_REF_SIZE];
+	if (nominee_load(st, &reg, &highest, old, err) < 0) return -1;
+	if (highest + 1 != expect) {
+		json_decref(reg);
+		return werr(err, WX_CONFLICT,
+		            "%s moved while nominating: the next epoch is now %lld, not the %lld confirmed; nothing written, "
+		            "re-run the command",
+		            REGISTRY_EPOCHS, highest + 1, expect);
+	}
+	json_t *entry = json_pack("{s:I,s:[o],s:s}", "epoch", (json_int_t)expect, "interpreters",
+	                          admission("attended", wi->ref), "release", wi->version);
+	if (!entry || json_array_append_new(json_object_get(reg, "epochs"), entry) < 0) {
+		json_decref(reg);
+		return werr(err, WX_FAIL, "epoch nominate: out of memory");
+	}
+	/* the head moved between the load above and this write: the CAS
+	 * refuses (WX_CONFLICT) and nothing is written */
+	int rc = epochs_write(st, reg, old, "worldd epoch nominate", ref, err);
+	json_decref(reg);
+	if (rc < 0) return -1;
+	*epoch = expect;
+	*created = 1;
+	if (head) memcpy(head, ref, WORLD_REF_SIZE);
 	return 0;
 }

@@ -86,4 +86,37 @@ int registry_epoch_admission(struct world_store *st, const struct world_interp *
  * written). The caller holds the attended confirmation. */
 int registry_epoch_admit(struct world_store *st, const struct world_interp *wi, long long *epoch, int *added,
                          char head[WORLD_REF_SIZE], struct world_err *err);
+
+/* What `worldd epoch nominate` and world-publish read of a BIN before
+ * anything is written: its sha256 ref, size and release string (the first
+ * non-empty line of `BIN --version`, run from a sealed memfd of the bytes
+ * hashed, with an empty environment and a 10 s deadline), checked as the
+ * archive checks them (a static ELF; a release line NAME vX.Y.Z). Reads
+ * only: nothing is archived and no store is needed (out->path is "").
+ * Errors as world_archive_interpreter's: WX_NOT_FOUND / WX_IO on the file,
+ * WX_BAD_INPUT (not a regular file, not a static ELF), WX_INTERP
+ * (--version failed or printed no release line), WX_DEADLINE. */
+int registry_interp_probe(const char *bin, struct world_interp *out, struct world_err *err);
+/* Nomination of wi's release as the next epoch (attended, the caller holds
+ * the confirmation for registry_epoch_nominate). registry_epoch_nominee
+ * reads only: *epoch = highest epoch + 1 and *already = 0 when no epoch
+ * nominates wi's release; *already = 1 with *epoch = that epoch when one
+ * does and admits wi's ref (nothing to do). Refused: no epoch registry
+ * (WX_NOT_FOUND, pointing to worldd epoch bootstrap), the release
+ * nominated but wi's bytes not admitted (WX_CONFLICT naming the epoch:
+ * worldd epoch admit), nominated twice (WX_CONFLICT).
+ * registry_epoch_nominate writes the next revision with
+ * {"epoch":N,"interpreters":[{"admission":"attended","ref":wi->ref}],
+ * "release":wi->version} appended, in one transaction with the head moved
+ * by compare-and-swap; the N it would write must be `expect` (what the
+ * operator confirmed) or it writes nothing (WX_CONFLICT, "re-run"); the
+ * release found nominated meanwhile with wi's bytes admitted is *created
+ * = 0, nothing written. */
+int registry_epoch_nominee(struct world_store *st, const struct world_interp *wi, long long *epoch, int *already,
+                           struct world_err *err);
+int registry_epoch_nominate(struct world_store *st, const struct world_interp *wi, long long expect, long long *epoch,
+                            int *created, char head[WORLD_REF_SIZE], struct world_err *err);
+/* 1 when the store has a world/epoch-registry/v1 head, 0 when not, -1 on
+ * a read error. */
+int registry_epochs_exist(struct world_store *st, struct world_err *err);
 #endif

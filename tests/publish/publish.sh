@@ -76,7 +76,7 @@ run_capture out err rc "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$AI
 is "$out" "world/epoch-registry/v1 already nominates interpreter release \"$REL\" as epoch 1; unchanged (interpreter $IREF)" "a second bootstrap: unchanged"
 run_capture out err rc "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$STUB"
 is "$rc" 8 "bootstrap with another release on the same store: exit 8"
-is "$err" "worldd epoch bootstrap: store is bound to interpreter release \"$REL\" (epoch 1); refusing release \"STUB-interp v0.0.1 (test double, not AILANG)\"" "... names both releases"
+is "$err" "worldd epoch bootstrap: store is bound to interpreter release \"$REL\" (epoch 1); refusing release \"STUB-interp v0.0.1 (test double, not AILANG)\"; nominate it as the next epoch, attended: worldd epoch nominate --store DB --ailang-bin BIN" "... names both releases and points to nominate"
 run_capture out err rc "$WORLDD" epoch show --store "$DB"
 like "$out" "^world/epoch-registry/v1 revision 1 \(head sha256:[0-9a-f]{64}\)" "epoch show: the head"
 is "$(printf '%s' "$out" | sed -n 2p)" "  epoch 1: interpreter release \"$REL\"" "epoch show: one line per epoch"
