@@ -6,7 +6,8 @@
 # archived nothing. Nominate is attended (CI, a wrong phrase refuse;
 # confirmed through a pseudo-terminal with CI removed from the child's
 # environment); a missing store is exit 4 with nothing created. After it:
-# publish derives epoch 2 and serve starts with the new interpreter. A failed
+# publish derives epoch 2, serve starts and worldd call runs with the new
+# interpreter (its log entry on epoch 2). A failed
 # epoch bootstrap leaves no store behind.
 . "$top_srcdir/tests/tap.sh"
 WP="$top_builddir/cli/world-publish"
@@ -118,4 +119,12 @@ done
 is "$up" 0 "serve with the new interpreter starts"
 like "$(cat "$T/serr" "$T/sout")" "epoch=2" "... on epoch 2"
 kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; DPID=""
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/mint.out" --err "$T/mint.err" \
+  --tty "$T/mint.tty" -- "$WORLDD" session mint --store "$DB" --episode ep1 --grant Test.Echo=s:1 || bail "mint: $(cat "$T/mint.err")"
+cred=$(cat "$T/mint.out")
+run_capture out err rc "$WORLDD" call --store "$DB" --session "$cred" tools.echo --json '{"n":1}'
+is "$rc" 0 "worldd call runs the transition published with the new interpreter"
+like "$out" '"echo":\{"n":1\}' "... its output"
+run_capture out err rc "$WORLDD" log get --store "$DB" 1
+like "$out" "\"semanticsEpoch\":2|\"epoch\":2" "... its log entry names epoch 2"
 done_testing
