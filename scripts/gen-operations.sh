@@ -7,15 +7,9 @@ set -e
 WORLDD=$1 AILANG_LITE=$2
 # world-publish is built beside worldd (cli/); a third argument overrides it.
 WORLD_PUBLISH=${3:-$(dirname "$WORLDD")/world-publish}
+# The hand-written manual comes first, verbatim (docs/parts/operations-manual.md).
+cat "$(dirname "$0")/../docs/parts/operations-manual.md"
 cat <<'HEAD'
-# Operations
-
-Every command, flag, exit code and output line an operator meets. The
-sections below "worldd verbs" are generated from the programs' own `--help`
-texts by `scripts/gen-operations.sh` (regenerate after changing a help text:
-`scripts/gen-operations.sh build/dev/cli/worldd build/dev/interp/ailang-lite > docs/operations.md`;
-the test `tests/cli_docs.sh` fails while the page is stale).
-
 ## Set-up (fresh Debian 12, root)
 
 | command | what it does |
@@ -89,43 +83,6 @@ keeper thread instead (docs/security.md §7).
   in `man1`.
 - `worldd object put` and `worldd hash` print one `sha256:<64 hex>` line;
   `worldd archive` prints the interpreter ref and its release string.
-
-## Backup and restore
-
-A live store is backed up with `worldd backup --store DB DEST` while its
-daemons serve: never with `cp` (the latest acknowledged calls are in
-`DB-wal`, and a copy without `DB.artifacts` lacks the archived interpreter
-every `why` and `replay` needs: `scan` reports `integrity_hole
-table=artifacts`).
-
-- What it copies: the database, through SQLite's online backup API inside
-  one read transaction (the copy holds every call acknowledged before the
-  backup began; writers are not held up), and every interpreter the copy's
-  `interpreters` table names, from `DB.artifacts` with its `manifest.json`,
-  the bytes re-hashed against the ref. That is all `why`, `replay`, `scan`
-  and `serve` read: sessions and the operator token's hash are in the
-  database (the token file is not copied; after a restore run `worldd token
-  rotate` or keep the old file beside it).
-- How: everything goes into a staging directory `DIR/.NAME.backup-XXXXXX`
-  beside DEST, the whole copy is scanned there (`scan --objects`, no
-  budget), then `NAME.artifacts` is renamed to `DEST.artifacts` and the
-  database to DEST last. DEST exists only complete and scanned; a copy
-  with a hole is refused (exit 7) and removed. DEST or `DEST.artifacts`
-  existing is refused (exit 8) with nothing written. A backup killed midway
-  leaves only the staging directory (and, killed between the two renames,
-  `DEST.artifacts` without DEST): nothing that opens as a store; remove
-  them and run it again.
-- Keep the copy elsewhere: `DEST` and `DEST.artifacts` travel together
-  (`tar -C DIR -cf - NAME NAME.artifacts`).
-
-Restore: stop the daemons of the store being replaced (or pick a new
-path), put `NAME` and `NAME.artifacts` side by side (modes 0600 and 0700
-as the backup wrote them), check it with `worldd scan --store DB --objects`
-(exit 0, no output) and `worldd replay --all --store DB` (`replayed N,
-diverged 0`), then start `worldd serve --store DB` on it. Calls made after
-the backup began are not in it: clients retrying a task id get it run
-again there. `tests/daemon/backup.sh` backs up under load and checks all
-of this.
 
 ## worldd verbs
 

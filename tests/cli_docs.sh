@@ -19,6 +19,14 @@ fi
 printf 'x' >> "$gen"
 if cmp -s "$gen" "$top_srcdir/docs/operations.md"; then ok 1 "a stale page would be detected"; else ok 0 "a stale page would be detected"; fi
 
+# The hand-written manual is included at the top, with every section.
+for sec in "Install" "First start" "Running as a service" "Upgrading the interpreter" \
+    "Backup and restore" "Operator token rotation" "Logs" "Budgets" "Retiring a transition" \
+    "Several daemons on one store" "Troubleshooting" "Exit codes"; do
+  grep -qx "## $sec" "$top_srcdir/docs/operations.md"
+  ok $? "docs/operations.md has the manual section \"$sec\""
+done
+
 # No tracked file but docs/design.md cites the outside design document:
 # every citation is "docs/design.md §N" (or another page of docs/). The
 # pattern is assembled so this file does not match itself.
