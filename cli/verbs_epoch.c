@@ -205,7 +205,7 @@ static int nominate_run(int argc, char **argv)
 	long long epoch = 0, got = 0;
 	int already = 0, created = 0;
 	char head[WORLD_REF_SIZE];
-	if (registry_interp_probe(o.bin, &pw, &err) < 0 || registry_epoch_nominee(st, &pw, &epoch, &already, &err) < 0) {
+	if (world_interp_probe(o.bin, &pw, &err) < 0 || registry_epoch_nominee(st, &pw, &epoch, &already, &err) < 0) {
 		code = worldd_fail(verb, &err);
 		goto out;
 	}

@@ -1193,7 +1193,7 @@ static int transitions_run(int argc, char **argv)
 		/* The epoch of BIN's release, derived before asking: a release no
 		 * epoch nominates (or bytes its epoch does not admit) is refused
 		 * before the attended step and before anything is archived. */
-		if (registry_interp_probe(o.bin, &probed, &err) < 0) { code = fail(&err); goto out; }
+		if (world_interp_probe(o.bin, &probed, &err) < 0) { code = fail(&err); goto out; }
 		if (strcmp(probed.ref, iref) != 0) {
 			werr(&err, WX_HASH_MISMATCH, "interpreter %s changed while publishing (%s hashed, %s read next)", o.bin,
 			     iref, probed.ref);

@@ -87,16 +87,6 @@ int registry_epoch_admission(struct world_store *st, const struct world_interp *
 int registry_epoch_admit(struct world_store *st, const struct world_interp *wi, long long *epoch, int *added,
                          char head[WORLD_REF_SIZE], struct world_err *err);
 
-/* What `worldd epoch nominate` and world-publish read of a BIN before
- * anything is written: its sha256 ref, size and release string (the first
- * non-empty line of `BIN --version`, run from a sealed memfd of the bytes
- * hashed, with an empty environment and a 10 s deadline), checked as the
- * archive checks them (a static ELF; a release line NAME vX.Y.Z). Reads
- * only: nothing is archived and no store is needed (out->path is "").
- * Errors as world_archive_interpreter's: WX_NOT_FOUND / WX_IO on the file,
- * WX_BAD_INPUT (not a regular file, not a static ELF), WX_INTERP
- * (--version failed or printed no release line), WX_DEADLINE. */
-int registry_interp_probe(const char *bin, struct world_interp *out, struct world_err *err);
 /* Nomination of wi's release as the next epoch (attended, the caller holds
  * the confirmation for registry_epoch_nominate). registry_epoch_nominee
  * reads only: *epoch = highest epoch + 1 and *already = 0 when no epoch

@@ -301,6 +301,25 @@ static int interp_dir(struct world_store *st, const char *ref, char *dir, size_t
 	return snprintf(dir, n, "%s.artifacts/interpreters/sha256/%s", st->path, ref + 7) >= (int)n ? -1 : 0;
 }
 
+int world_interp_probe(const char *bin, struct world_interp *out, struct world_err *err)
+{
+	memset(out, 0, sizeof *out);
+	unsigned char *bytes;
+	size_t n;
+	if (read_file(bin, &bytes, &n, INTERP_MAX_BYTES, err) < 0) return -1;
+	int rc = check_static_elf(bytes, n, bin, err);
+	if (rc == 0) rc = world_hash_ref(bytes, n, out->ref, err);
+	if (rc == 0) rc = probe_version(bytes, n, bin, out->version, sizeof out->version, err);
+	if (rc == 0) rc = check_release_line(out->version, bin, err);
+	free(bytes);
+	if (rc < 0) {
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	out->size = n;
+	return 0;
+}
+
 int world_archive_interpreter(struct world_store *st, const char *bin, struct world_interp *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);

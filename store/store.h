@@ -326,6 +326,11 @@ struct world_interp {
  * writes manifest.json {hash,size,version} beside it and records it. */
 int world_archive_interpreter(struct world_store *st, const char *bin, struct world_interp *out,
                               struct world_err *err);
+/* The archive's checks of BIN, by reads only: its sha256 (ref), size and
+ * release line (version), with nothing archived and no store needed
+ * (out->path is ""), so a verb can refuse an interpreter before its
+ * attended step. Errors as world_archive_interpreter's. */
+int world_interp_probe(const char *bin, struct world_interp *out, struct world_err *err);
 /* Looks up an archived interpreter by ref (no re-hash: the runner hashes the
  * bytes it executes). WX_NOT_FOUND when unknown. Works in READER mode. */
 int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err);
