@@ -3,7 +3,7 @@ bin_PROGRAMS += cli/worldd
 cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsule.c \
 	cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
 	cli/attended.c cli/attended.h cli/output.c cli/output.h cli/verbs_prov.c cli/verbs_daemon.c \
-	cli/verbs_ops.c
+	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h
 # The installed worldd runs the installed ailang-lite when --ailang-bin is omitted.
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLDD_SERVE_EXEC \
@@ -23,7 +23,10 @@ EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run
 
 # world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
-cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h cli/output.c cli/output.h
+cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h cli/output.c cli/output.h \
+	cli/default_interp.c cli/default_interp.h
+# like worldd, it runs the installed ailang-lite when --ailang-bin is omitted
+cli_world_publish_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
 cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_world_publish_LDADD = libworld.a $(WORLD_DEP_LIBS)
 TESTS += tests/publish/publish.sh

@@ -9,6 +9,7 @@
  * one line: "worldd VERB: what failed: on what". */
 #ifndef WORLD_CLI_VERBS_H
 #define WORLD_CLI_VERBS_H
+#include "cli/default_interp.h"
 #include "store/error.h"
 
 struct worldd_verb {
@@ -30,9 +31,6 @@ extern const struct worldd_verb ops_verbs[];
 int worldd_fail(const char *verb, const struct world_err *err);
 /* Print "worldd VERB: usage: ..." and return WX_USAGE. */
 int worldd_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The interpreter a verb runs when --ailang-bin is omitted: the installed
- * ailang-lite (libexecdir), or from a build tree the one built beside worldd. */
-const char *worldd_default_ailang_bin(void);
 /* True when argv[i] is --help or -h anywhere in argv. */
 int worldd_wants_help(int argc, char **argv);
 #endif

@@ -194,7 +194,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
-	o->bin = f[0].value ? f[0].value : worldd_default_ailang_bin();
+	o->bin = f[0].value ? f[0].value : cli_default_ailang_bin();
 	o->ref = f[1].value;
 	o->source = f[2].value;
 	if (f[3].value && (rc = worldd_flag_ll(verb, "--timeout-ms", f[3].value, 1, 3600000, &o->timeout_ms))) return rc;

@@ -81,7 +81,7 @@ static int serve_run(int argc, char **argv)
 	}
 	if (!cfg.store_path) return worldd_usage(verb, "--store is required");
 	/* like every other verb: the installed interpreter when none is named */
-	if (!cfg.ailang_bin) cfg.ailang_bin = worldd_default_ailang_bin();
+	if (!cfg.ailang_bin) cfg.ailang_bin = cli_default_ailang_bin();
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
 	unsigned capacity = cfg.capacity ? cfg.capacity : DAEMON_DEFAULT_CAPACITY;

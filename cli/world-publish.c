@@ -21,6 +21,7 @@
  * then the comparison with the current head, so an identical republish
  * writes nothing at all, not even the interpreter archive. */
 #include "cli/attended.h"
+#include "cli/default_interp.h"
 #include "cli/output.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
@@ -1130,7 +1131,8 @@ static int transitions_run(int argc, char **argv)
 	double wait = 0;
 	if (o.wait_lock && world_wait_lock_parse(o.wait_lock, &wait) < 0)
 		return usage("--wait-lock '%s' is not a number of seconds in 0..86400", o.wait_lock);
-	if (!!o.bin == !!o.iref) return usage("give exactly one of --ailang-bin BIN and --interpreter-ref sha256:...");
+	if (o.bin && o.iref) return usage("give at most one of --ailang-bin BIN and --interpreter-ref sha256:...");
+	if (!o.bin && !o.iref) o.bin = cli_default_ailang_bin(); /* as every worldd verb */
 
 	struct world_err err = { 0, "" };
 	struct stat sb;
@@ -1319,7 +1321,7 @@ static int check_run(int argc, char **argv)
 	int u = parse_opts(argc, argv, &o, 0);
 	if (u) return u;
 	if (!o.manifest) return usage("--manifest FILE is required");
-	if (!o.bin) return usage("--ailang-bin BIN is required");
+	if (!o.bin) o.bin = cli_default_ailang_bin();
 	struct world_err err = { 0, "" };
 	struct world_store *st = NULL;
 	if (o.store && world_store_open(o.store, WORLD_STORE_READER, &st, &err) < 0) return fail(&err);
@@ -1505,12 +1507,14 @@ out:
 
 static const char help[] =
 	"usage: world-publish transitions --store DB --manifest FILE\n"
-	"                     (--ailang-bin BIN | --interpreter-ref sha256:HEX) [--live]\n"
+	"                     [--ailang-bin BIN | --interpreter-ref sha256:HEX] [--live]\n"
 	"                     [--wait-lock SECONDS]\n"
-	"       world-publish check --manifest FILE --ailang-bin BIN [--store DB]\n"
+	"       world-publish check --manifest FILE [--ailang-bin BIN] [--store DB]\n"
 	"       world-publish retire --store DB [--wait-lock SECONDS] ID...\n"
 	"       world-publish --version\n"
-	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused.\n\n"
+	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused. Without\n"
+	"--ailang-bin (or --interpreter-ref), the installed interpreter " WORLD_AILANG_LITE_DEFAULT "\n"
+	"is used, as by worldd. A relative transitionFnFile is read from the manifest's directory.\n\n"
 	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
 	"checks each source under the pinned interpreter in a source-check capsule (empty scratch\n"
 	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"

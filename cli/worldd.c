@@ -44,27 +44,6 @@ int worldd_wants_help(int argc, char **argv)
 	return 0;
 }
 
-const char *worldd_default_ailang_bin(void)
-{
-	/* The installed interpreter; from a build tree (not installed), the
-	 * one built beside this worldd. */
-	static char found[PATH_MAX];
-	if (access(WORLD_AILANG_LITE_DEFAULT, X_OK) == 0) return WORLD_AILANG_LITE_DEFAULT;
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			if (snprintf(found, sizeof found, "%s/../interp/ailang-lite", self) < (int)sizeof found &&
-			    access(found, X_OK) == 0)
-				return found;
-		}
-	}
-	return WORLD_AILANG_LITE_DEFAULT;
-}
-
 static void print_help(void)
 {
 	printf("usage: worldd VERB [FLAGS]   (worldd VERB --help for its flags and exit codes)\n"

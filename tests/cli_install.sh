@@ -89,10 +89,15 @@ if [ "$(id -u)" = 0 ] && [ -d "$PREFIX" ] && command -v unshare >/dev/null; then
       i=0; while [ \$i -lt 300 ] && ! grep -q '^worldd listening' '$T/serve.out'; do i=\$((i+1)); sleep 0.1; done;
       kill -TERM \$p; wait \$p; }"
   is "$rc:$(grep -c '^worldd listening on ' "$T/serve.out")" "0:1" "installed worldd serve without --ailang-bin starts ($err $(tail -n2 "$T/serve.err"))"
+  # world-publish too: its check runs the installed interpreter by itself
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
+    '$BINDIR/world-publish' check --manifest '$DATADIR/packages/quickstart/transitions.json'"
+  is "$rc:$(printf '%s' "$out" | grep -c '^ok entry')" "0:1" "installed world-publish check without --ailang-bin runs the installed ailang-lite, from any directory ($err)"
 else
   skip "not root, no unshare or no $PREFIX" "installed worldd without --ailang-bin runs the installed ailang-lite"
   skip "not root, no unshare or no $PREFIX" "control: with no ailang-lite installed the same call fails"
   skip "not root, no unshare or no $PREFIX" "installed worldd serve without --ailang-bin starts"
+  skip "not root, no unshare or no $PREFIX" "installed world-publish check without --ailang-bin"
 fi
 mk uninstall DESTDIR="$T/root" >/dev/null 2>&1
 ok "$([ -z "$(find "$R" -type f)" ]; echo $?)" "make uninstall removes every installed file"

@@ -27,7 +27,7 @@ keep=${WORLD_FUZZ_KEEP:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/world-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 src=$top_srcdir
-CFLAGS="-std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$src"
+CFLAGS="-std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$src -DWORLD_AILANG_LITE_DEFAULT=\"/nonexistent/ailang-lite\""  # world-publish.c's default; the fuzzer never runs it
 JANSSON=$(pkg-config --cflags --libs jansson 2>/dev/null || echo -ljansson)
 
 # NAME: the sources it compiles in (besides tests/fuzz/fuzz_NAME.c)
@@ -36,7 +36,7 @@ declare -A SOURCES=(
   [jschema]="store/jschema.c store/error.c"
   [frame]="supervisor/frame.c store/error.c"
   [plan]="broker/plan.c store/canon.c store/error.c"
-  [manifest]="cli/attended.c cli/output.c store/jschema.c store/canon.c"
+  [manifest]="cli/attended.c cli/output.c cli/default_interp.c store/jschema.c store/canon.c"
   [mcp]="daemon/mcp.c store/jschema.c"
   [a2a]="daemon/a2a.c"
   [http]="daemon/server.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"

@@ -304,6 +304,11 @@ is "$rc:$err" "3:world-publish check: interpreter src/fifo.ail: not a regular fi
 printf '[\n  {"id": "tools.echo",\n   "title": x}\n]\n' > syntax.json
 run_capture out err rc "$WP" check --manifest syntax.json --ailang-bin "$AILANG_LITE"
 like "$rc:$err" '^3:world-publish check: manifest "syntax.json": line 3, column 13: ' "a JSON error in the manifest names its line and column ($err)"
+# without --ailang-bin, world-publish runs the default interpreter like
+# worldd (here the one built beside it; tests/cli_install.sh the installed one)
+run_capture out err rc "$WP" check --manifest m1.json
+is "$rc:$err" "0:" "check without --ailang-bin uses the default interpreter"
+like "$("$WP" --help)" "the installed interpreter /[^ ]*/ailang-lite" "world-publish --help says what runs without --ailang-bin"
 # transitionFnFile is relative to the manifest's directory: a package
 # publishes the same from any working directory
 mkdir -p pkg/sub && cp src/echo.ail pkg/sub/echo.ail
