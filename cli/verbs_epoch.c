@@ -139,7 +139,7 @@ static int admit_run(int argc, char **argv)
 	if (u) return u;
 	struct world_err err = { 0, "" };
 	struct world_store *st;
-	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (world_store_open_wait(o.store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	struct world_interp wi;
 	long long epoch = 0;
 	int admitted = 0, added = 0, code = WX_OK;

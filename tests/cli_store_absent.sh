@@ -36,6 +36,14 @@ absent backup backup --store typo.db dest.db
 absent log-get log get --store typo.db 1
 absent world-head world head --store typo.db
 absent epoch-show epoch show --store typo.db
+absent epoch-admit epoch admit --store typo.db --ailang-bin "$AILANG_LITE"
+absent epoch-nominate epoch nominate --store typo.db --ailang-bin "$AILANG_LITE"
+# world-publish too (its own program)
+W=$top_builddir/cli/world-publish
+printf '[{"id":"tools.echo","transitionFnFile":"echo.ail"}]\n' > "$T/m.json"
+absent publish transitions --store typo.db --manifest "$T/m.json" --ailang-bin "$AILANG_LITE"
+absent retire retire --store typo.db tools.echo
+W=$WORLDD
 
 # control: the creating verb makes a store at such a path
 mkdir -p "$T/boot"
