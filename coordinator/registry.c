@@ -67,26 +67,26 @@ int registry_load(struct world_store *st, json_t **out, long long *revision, cha
 	return 0;
 }
 
-const json_t *registry_find(const json_t *registry, const char *id)
+/* The member of registry's array `list` whose "id" is id, or NULL. */
+static const json_t *find_by_id(const json_t *registry, const char *list, const char *id)
 {
 	size_t i;
 	json_t *d;
-	json_array_foreach(json_object_get(registry, "transitions"), i, d) {
+	json_array_foreach(json_object_get(registry, list), i, d) {
 		const char *did = json_string_value(json_object_get(d, "id"));
 		if (did && strcmp(did, id) == 0) return d;
 	}
 	return NULL;
 }
 
+const json_t *registry_find(const json_t *registry, const char *id)
+{
+	return find_by_id(registry, "transitions", id);
+}
+
 const json_t *registry_retired_find(const json_t *registry, const char *id)
 {
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(registry, "retired"), i, r) {
-		const char *rid = json_string_value(json_object_get(r, "id"));
-		if (rid && strcmp(rid, id) == 0) return r;
-	}
-	return NULL;
+	return find_by_id(registry, "retired", id);
 }
 
 static int epoch_lookup(const json_t *reg, const char *release, long long *epoch, struct world_err *err)
