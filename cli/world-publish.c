@@ -48,7 +48,7 @@
 #define SCHEMA_MAX ((size_t)256 << 10)  /* bytes of one canonical schema (docs/design.md §10) */
 #define ENTRIES_MAX 1024                /* descriptors per manifest (docs/design.md §10) */
 #define ID_MAX 128
-#define TOOL_NAME_MAX 64
+#define TOOL_NAME_MAX REGISTRY_TOOL_NAME_MAX
 #define TITLE_MAX 1024
 #define DESCRIPTION_MAX ((size_t)64 << 10)
 #define EFFECTS_MAX 64
@@ -194,25 +194,6 @@ static int id_check(const char *id, char *why, size_t n)
 	return 0;
 }
 
-/* MCP tool name: '_' -> "_u", '.' -> "_d", '/' -> "_s" (tools.echo ->
- * tools_decho); at most 64 bytes. */
-static size_t tool_name(const char *id, char *out, size_t n)
-{
-	size_t k = 0;
-	for (const char *p = id; *p; p++) {
-		const char *rep = *p == '_' ? "_u" : *p == '.' ? "_d" : *p == '/' ? "_s" : NULL;
-		if (rep) {
-			if (k + 2 < n) { out[k] = rep[0]; out[k + 1] = rep[1]; }
-			k += 2;
-		} else {
-			if (k + 1 < n) out[k] = *p;
-			k++;
-		}
-	}
-	out[k < n ? k : n - 1] = 0;
-	return k;
-}
-
 /* ---------------------------------------------------------------- fields */
 
 static int text_field(struct entry *e, const char *key, size_t max, const char **out)
@@ -330,7 +311,7 @@ static int validate_entry(struct entry *e, const char *base)
 	if (strlen(id) != json_string_length(idv)) return entry_fail(e, WX_BAD_INPUT, "id contains a NUL character");
 	if (id_check(id, why, sizeof why) < 0) return entry_fail(e, WX_BAD_INPUT, "id %s %s", quote(id, q, sizeof q), why);
 	e->id = id;
-	size_t tl = tool_name(id, e->tool, sizeof e->tool);
+	size_t tl = registry_tool_name(id, e->tool, sizeof e->tool);
 	if (tl > TOOL_NAME_MAX)
 		return entry_fail(e, WX_BAD_INPUT, "MCP tool name %s is %zu bytes after escaping; at most %d",
 		                  quote(e->tool, q, sizeof q), tl, TOOL_NAME_MAX);
@@ -1492,7 +1473,7 @@ static int retire_run(int argc, char **argv)
 	for (int j = 0; j < n; j++) {
 		const json_t *r = registry_retired_find(payload ? payload : cur, ids[j]);
 		char tool[TOOL_NAME_MAX * 2 + 8];
-		tool_name(ids[j], tool, sizeof tool);
+		registry_tool_name(ids[j], tool, sizeof tool);
 		if (payload && registry_find(cur, ids[j])) printf("  retired %s (MCP tool %s)\n", ids[j], tool);
 		else printf("  UNCHANGED %s (retired at revision %lld)\n", ids[j],
 		            (long long)json_integer_value(json_object_get(r, "revision")));

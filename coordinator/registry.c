@@ -437,3 +437,25 @@ int registry_epoch_nominate(struct world_store *st, const struct world_interp *w
 	if (head) memcpy(head, ref, WORLD_REF_SIZE);
 	return 0;
 }
+
+size_t registry_tool_name(const char *id, char *out, size_t n)
+{
+	/* Read back: "_d" '.', "__" '/', "_u" '_', any other '_' itself; so an
+	 * id of [a-z0-9_-] without "_d"/"_u" keeps its name ("test_simple_text",
+	 * which the MCP conformance suite's fixtures need). */
+	size_t k = 0;
+	for (const char *p = id; *p; p++) {
+		const char *rep;
+		char one[2] = { *p, 0 };
+		switch (*p) {
+		case '_': rep = p[1] && strchr("du_./", p[1]) ? "_u" : "_"; break;
+		case '.': rep = "_d"; break;
+		case '/': rep = "__"; break;
+		default: rep = one;
+		}
+		for (const char *r = rep; *r; r++, k++)
+			if (k + 1 < n) out[k] = *r;
+	}
+	if (n) out[k < n ? k : n - 1] = 0;
+	return k;
+}

@@ -109,4 +109,12 @@ int registry_epoch_nominate(struct world_store *st, const struct world_interp *w
 /* 1 when the store has a world/epoch-registry/v1 head, 0 when not, -1 on
  * a read error. */
 int registry_epochs_exist(struct world_store *st, struct world_err *err);
+/* The MCP tool name of a transition id (docs/design.md §7): '.' -> "_d",
+ * '/' -> "__", and '_' -> "_u" only where the next character would make it
+ * read as an escape ('d', 'u', '_', '.', '/'); every other '_' stays, so the
+ * map is one-to-one and `tools.echo` is `tools_decho`. Writes at most n - 1
+ * bytes and a NUL into out; returns the full escaped length (a name is
+ * valid when that is 1..REGISTRY_TOOL_NAME_MAX). */
+#define REGISTRY_TOOL_NAME_MAX 64
+size_t registry_tool_name(const char *id, char *out, size_t n);
 #endif

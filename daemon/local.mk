@@ -21,3 +21,9 @@ EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py
 # The hostile interpreter behind the daemon (issue 23, item 3; test hooks).
 TESTS += tests/daemon/hostile.sh
 EXTRA_DIST += tests/daemon/hostile.sh
+# The MCP tool name map is one-to-one (docs/design.md §7).
+check_PROGRAMS += tests/daemon/test_toolname
+TESTS += tests/daemon/test_toolname
+tests_daemon_test_toolname_SOURCES = tests/daemon/test_toolname.c
+tests_daemon_test_toolname_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_daemon_test_toolname_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)

@@ -135,7 +135,7 @@ struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int nee
  * NULL sees everything. */
 struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_credential, struct coord_session **sess);
 
-/* MCP tool name of a transition id (docs/design.md §7: _ -> _u, . -> _d, / -> _s);
+/* MCP tool name of a transition id (registry_tool_name, docs/design.md §7);
  * 0, or -1 when the escaped name is over 64 bytes. */
 int dtool_name(const char *id, char out[65]);
 /* What a published transition is and what its committed output says

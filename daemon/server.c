@@ -200,23 +200,8 @@ const char *dreq_arg(const struct dreq *rq, const char *name)
 
 int dtool_name(const char *id, char out[65])
 {
-	size_t j = 0;
-	for (const char *p = id; *p; p++) {
-		const char *rep = NULL;
-		char one[2] = { *p, 0 };
-		switch (*p) {
-		case '_': rep = "_u"; break;
-		case '.': rep = "_d"; break;
-		case '/': rep = "_s"; break;
-		default: rep = one;
-		}
-		size_t n = strlen(rep);
-		if (j + n > 64) return -1;
-		memcpy(out + j, rep, n);
-		j += n;
-	}
-	out[j] = 0;
-	return j ? 0 : -1;
+	size_t n = registry_tool_name(id, out, 65);
+	return n >= 1 && n <= REGISTRY_TOOL_NAME_MAX ? 0 : -1;
 }
 
 /* ---- credentials ---- */

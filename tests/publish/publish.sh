@@ -255,9 +255,9 @@ run_capture out err rc "$WP" check --manifest ok64.json --ailang-bin "$AILANG_LI
 is "$rc" 0 "control: a 64-byte tool name would publish"
 manifest bad.json "$(desc "${LONG}a" src/echo.ail)"
 chk "a 65-byte id: its tool name is over 64 bytes" "refused entry \"${LONG}a\": MCP tool name \"${LONG}a\" is 65 bytes after escaping; at most 64" bad.json
-TOOLY=$(printf 'a_%.0s' $(seq 21))aa
+TOOLY=$(printf 'd_%.0s' $(seq 21))dd # each '_' before a 'd' is written _u
 manifest bad.json "$(desc "$TOOLY" src/echo.ail)"
-chk "a tool name over 64 bytes after escaping" "refused entry \"$TOOLY\": MCP tool name \"$(printf 'a_u%.0s' $(seq 21))aa\" is 65 bytes after escaping; at most 64" bad.json
+chk "a tool name over 64 bytes after escaping" "refused entry \"$TOOLY\": MCP tool name \"$(printf 'd_u%.0s' $(seq 21))dd\" is 65 bytes after escaping; at most 64" bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail)" "$(desc tools.echo src/echo2.ail)"
 chk "duplicate ids" 'refused entry "tools.echo": duplicate id (also entry #1)' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail '"inputSchema":[]' | sed 's/"inputSchema":{"type":"object"},//')"
