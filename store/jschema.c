@@ -16,6 +16,22 @@ struct ptr {
 	char *buf;
 	size_t len, cap;
 	bool oom;
+	/* The rest of the walk's state. root: what "$ref" resolves against.
+	 * During jschema_check: every object schema seen (a "$ref" may only
+	 * point at one of them) and every schema holding a "$ref", with its
+	 * pointer (for the cycle check). During jschema_validate: how deeply
+	 * validate() is nested (bounded, though the check already refuses a
+	 * "$ref" cycle that never moves into the instance). */
+	const json_t *root;
+	const json_t **seen;
+	size_t nseen, capseen;
+	struct ref_holder *holders;
+	size_t nholders, capholders;
+	int nesting;
+};
+struct ref_holder {
+	const json_t *schema;
+	char *pointer;
 };
 
 static void ptr_put(struct ptr *p, const char *s, size_t n)
@@ -79,6 +95,139 @@ static void ptr_pop(struct ptr *p, size_t mark)
 static const char *ptr_str(const struct ptr *p)
 {
 	return p->len && !p->oom ? p->buf : "(root)";
+}
+
+/* ---- "$ref": local JSON pointers only ---------------------------------- */
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* The value "$ref" names inside root, or NULL with why. Supported: "#" (the
+ * root) and "#/..." -- a URI fragment (percent-decoded) holding an RFC 6901
+ * pointer (~1 '/', ~0 '~'). Anything else (another document, "$id"-relative
+ * URIs, "#anchor") would need base-URI resolution, which is not supported. */
+static const json_t *ref_resolve(const json_t *root, const char *ref, size_t len, const char **why)
+{
+	if (len == 0 || ref[0] != '#') {
+		*why = "is unsupported: only local references (\"#\" or \"#/...\") are supported";
+		return NULL;
+	}
+	if (len == 1) return root;
+	if (ref[1] != '/') {
+		*why = "is unsupported: only local references (\"#\" or \"#/...\") are supported, not anchors";
+		return NULL;
+	}
+	char *dec = malloc(len);
+	if (!dec) {
+		*why = "out of memory";
+		return NULL;
+	}
+	size_t n = 0;
+	for (size_t i = 1; i < len; i++) {
+		if (ref[i] == '%') {
+			int h = i + 2 < len ? hexval(ref[i + 1]) : -1, l = h >= 0 ? hexval(ref[i + 2]) : -1;
+			if (h < 0 || l < 0 || (h == 0 && l == 0)) {
+				free(dec);
+				*why = "is not a valid percent-encoded fragment";
+				return NULL;
+			}
+			dec[n++] = (char)(h * 16 + l);
+			i += 2;
+		} else {
+			dec[n++] = ref[i];
+		}
+	}
+	const json_t *at = root;
+	size_t i = 0; /* dec[0] is the first '/' */
+	while (at && i < n) {
+		size_t start = ++i, k = 0;
+		while (i < n && dec[i] != '/') i++;
+		/* unescape the token in place: ~1 -> '/', ~0 -> '~' */
+		char *tok = dec + start;
+		for (size_t j = start; j < i; j++) {
+			if (dec[j] == '~') {
+				if (j + 1 >= i || (dec[j + 1] != '0' && dec[j + 1] != '1')) {
+					free(dec);
+					*why = "is not a valid JSON pointer (~ must be ~0 or ~1)";
+					return NULL;
+				}
+				tok[k++] = dec[j + 1] == '0' ? '~' : '/';
+				j++;
+			} else {
+				tok[k++] = dec[j];
+			}
+		}
+		if (json_is_object(at)) {
+			at = json_object_getn(at, tok, k);
+		} else if (json_is_array(at)) {
+			size_t idx = 0;
+			bool okn = k > 0 && k < 10 && !(k > 1 && tok[0] == '0');
+			for (size_t j = 0; okn && j < k; j++) {
+				okn = tok[j] >= '0' && tok[j] <= '9';
+				idx = idx * 10 + (size_t)(tok[j] - '0');
+			}
+			at = okn ? json_array_get(at, idx) : NULL;
+		} else {
+			at = NULL;
+		}
+	}
+	free(dec);
+	if (!at) *why = "does not resolve within this schema";
+	return at;
+}
+
+static void seen_add(struct ptr *p, const json_t *s)
+{
+	if (p->oom) return;
+	if (p->nseen == p->capseen) {
+		size_t cap = p->capseen ? p->capseen * 2 : 32;
+		const json_t **b = realloc(p->seen, cap * sizeof *b);
+		if (!b) {
+			p->oom = true;
+			return;
+		}
+		p->seen = b;
+		p->capseen = cap;
+	}
+	p->seen[p->nseen++] = s;
+}
+
+static bool seen_has(const struct ptr *p, const json_t *s)
+{
+	for (size_t i = 0; i < p->nseen; i++)
+		if (p->seen[i] == s) return true;
+	return false;
+}
+
+static void holder_add(struct ptr *p, const json_t *s)
+{
+	if (p->oom) return;
+	if (p->nholders == p->capholders) {
+		size_t cap = p->capholders ? p->capholders * 2 : 8;
+		struct ref_holder *b = realloc(p->holders, cap * sizeof *b);
+		if (!b) {
+			p->oom = true;
+			return;
+		}
+		p->holders = b;
+		p->capholders = cap;
+	}
+	char *ptr = strdup(ptr_str(p));
+	if (!ptr) {
+		p->oom = true;
+		return;
+	}
+	p->holders[p->nholders++] = (struct ref_holder){ s, ptr };
+}
+
+static void walk_free(struct ptr *p)
+{
+	free(p->buf);
+	free(p->seen);
+	for (size_t i = 0; i < p->nholders; i++) free(p->holders[i].pointer);
+	free(p->holders);
 }
 
 /* A member name or string value quoted for a message: JSON escapes for " \
@@ -469,8 +618,8 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		return rc;
 	}
 	if (key_is(m, "$defs")) {
-		/* named subschemas, checked as every other; without $ref (not
-		 * supported) nothing refers to them, so they constrain nothing */
+		/* named subschemas, checked as every other; they constrain
+		 * nothing until a "$ref" points at one */
 		if (!json_is_object(v)) return werr(err, BAD, "schema %s: \"$defs\" must be an object", ptr_str(p));
 		size_t n, mark = ptr_push_str(p, "$defs");
 		struct member *defs = members_sorted(v, &n);
@@ -484,6 +633,18 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		free(defs);
 		ptr_pop(p, mark);
 		return rc;
+	}
+	if (key_is(m, "$ref")) {
+		/* resolved here, so a dangling reference is refused at publish;
+		 * what it points at must be a subschema (checked at the end of the
+		 * walk, once every subschema has been seen) */
+		if (!json_is_string(v)) return werr(err, BAD, "schema %s: \"$ref\" must be a string", ptr_str(p));
+		const char *why = NULL;
+		char q[160];
+		if (!ref_resolve(p->root, json_string_value(v), json_string_length(v), &why))
+			return werr(err, why && !strcmp(why, "out of memory") ? WX_FAIL : BAD, "schema %s: \"$ref\" %s %s",
+			            ptr_str(p), quote(q, sizeof q, json_string_value(v), json_string_length(v)), why);
+		return 0;
 	}
 	if (key_is(m, "title") || key_is(m, "description") || key_is(m, "$comment")) {
 		if (!json_is_string(v))
@@ -515,6 +676,8 @@ static int check_schema(const json_t *s, struct ptr *p, int depth, struct world_
 	if (depth > JSCHEMA_MAX_DEPTH)
 		return werr(err, BAD, "schema %s: subschemas nested deeper than %d levels", ptr_str(p),
 		            JSCHEMA_MAX_DEPTH);
+	seen_add(p, s);
+	if (json_object_get(s, "$ref")) holder_add(p, s);
 	size_t n;
 	struct member *m = members_sorted(s, &n);
 	if (!m) return oom(err);
@@ -524,12 +687,102 @@ static int check_schema(const json_t *s, struct ptr *p, int depth, struct world_
 	return rc;
 }
 
+/* A growable stack of schemas for the cycle check. */
+struct stack {
+	const json_t **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void stack_push(struct stack *st, const json_t *x)
+{
+	if (st->oom) return;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 32;
+		const json_t **b = realloc(st->v, cap * sizeof *b);
+		if (!b) {
+			st->oom = true;
+			return;
+		}
+		st->v = b;
+		st->cap = cap;
+	}
+	st->v[st->n++] = x;
+}
+
+/* Push the schemas validate() applies to the same instance as s: its
+ * "$ref" target and the members of allOf/anyOf/oneOf/not. */
+static void push_in_place(const json_t *root, const json_t *s, struct stack *st)
+{
+	if (!json_is_object(s)) return;
+	const json_t *r = json_object_get(s, "$ref"), *k;
+	const char *why;
+	if (r) {
+		const json_t *t = ref_resolve(root, json_string_value(r), json_string_length(r), &why);
+		if (t) stack_push(st, t);
+	}
+	static const char *const lists[] = { "allOf", "anyOf", "oneOf" };
+	for (size_t l = 0; l < 3; l++)
+		if ((k = json_object_get(s, lists[l])))
+			for (size_t i = 0; i < json_array_size(k); i++) stack_push(st, json_array_get(k, i));
+	if ((k = json_object_get(s, "not"))) stack_push(st, k);
+}
+
+/* After the walk: each "$ref" points at a subschema the walk checked (not,
+ * say, into an "enum" value), and following "$ref"s and in-place
+ * applicators from a "$ref" never comes back to it without moving into the
+ * instance -- such a schema would recurse for ever on every instance. */
+static int check_refs(struct ptr *p, struct world_err *err)
+{
+	char q[160];
+	for (size_t h = 0; h < p->nholders; h++) {
+		const json_t *r = json_object_get(p->holders[h].schema, "$ref");
+		const char *why;
+		const json_t *t = ref_resolve(p->root, json_string_value(r), json_string_length(r), &why);
+		if (!t) return oom(err); /* resolved during the walk: only memory can fail now */
+		if (json_is_object(t) && !seen_has(p, t))
+			return werr(err, BAD, "schema %s: \"$ref\" %s points at a value that is not a subschema",
+			            p->holders[h].pointer, quote(q, sizeof q, json_string_value(r), json_string_length(r)));
+		if (!json_is_object(t) && !json_is_boolean(t))
+			return werr(err, BAD, "schema %s: \"$ref\" %s points at a %s, not a schema", p->holders[h].pointer,
+			            quote(q, sizeof q, json_string_value(r), json_string_length(r)), type_of(t));
+	}
+	/* depth first over the in-place edges from each holder, each node
+	 * expanded once */
+	int rc = 0;
+	struct stack todo = {0}, done = {0};
+	for (size_t h = 0; h < p->nholders && rc == 0; h++) {
+		const json_t *start = p->holders[h].schema;
+		todo.n = done.n = 0;
+		push_in_place(p->root, start, &todo);
+		while (todo.n && rc == 0 && !todo.oom && !done.oom) {
+			const json_t *x = todo.v[--todo.n];
+			if (x == start) {
+				rc = werr(err, BAD, "schema %s: \"$ref\" leads back to this schema without applying to a part "
+				          "of the instance (it would never end)", p->holders[h].pointer);
+				break;
+			}
+			bool was = false;
+			for (size_t i = 0; i < done.n && !was; i++) was = done.v[i] == x;
+			if (was) continue;
+			stack_push(&done, x);
+			push_in_place(p->root, x, &todo);
+		}
+	}
+	bool failed = todo.oom || done.oom;
+	free(todo.v);
+	free(done.v);
+	return failed && rc == 0 ? oom(err) : rc;
+}
+
 int jschema_check(const json_t *schema, struct world_err *err)
 {
 	struct ptr p = {0};
+	p.root = schema;
 	int rc = check_schema(schema, &p, 0, err);
+	if (rc == 0 && !p.oom) rc = check_refs(&p, err);
 	bool failed_oom = p.oom;
-	free(p.buf);
+	walk_free(&p);
 	if (failed_oom) return oom(err);
 	return rc;
 }
@@ -608,7 +861,24 @@ static int validate_object(const json_t *s, const json_t *v, struct ptr *p, stru
 	return rc;
 }
 
+static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err);
+
+/* validate_here, nested at most JSCHEMA_MAX_NESTING deep: without "$ref"
+ * the schema's depth bounds it; with one, a recursive schema follows the
+ * instance's depth, which this bounds too. */
 static int validate(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err)
+{
+	if (p->nesting >= JSCHEMA_MAX_NESTING)
+		/* the pointer is that deep too: cut it so the reason still shows */
+		return werr(err, BAD, "%.120s%s: schema applied more than %d levels deep", ptr_str(p),
+		            strlen(ptr_str(p)) > 120 ? "..." : "", JSCHEMA_MAX_NESTING);
+	p->nesting++;
+	int rc = validate_here(s, v, p, err);
+	p->nesting--;
+	return rc;
+}
+
+static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err)
 {
 	if (json_is_true(s)) return 0;
 	if (json_is_false(s)) return werr(err, BAD, "%s: no value allowed here (schema false)", ptr_str(p));
@@ -678,6 +948,12 @@ static int validate(const json_t *s, const json_t *v, struct ptr *p, struct worl
 			}
 		}
 	}
+	if ((k = json_object_get(s, "$ref"))) {
+		const char *why;
+		const json_t *t = ref_resolve(p->root, json_string_value(k), json_string_length(k), &why);
+		if (!t) return werr(err, WX_FAIL, "schema validation: out of memory");
+		if (validate(t, v, p, err)) return -1;
+	}
 	if ((k = json_object_get(s, "allOf")))
 		for (size_t i = 0; i < json_array_size(k); i++)
 			if (validate(json_array_get(k, i), v, p, err)) return -1;
@@ -745,9 +1021,10 @@ int jschema_validate(const json_t *schema, const json_t *instance, struct world_
 	if (jschema_check(schema, err)) return -1;
 	if (!instance) return werr(err, BAD, "(root): no instance to validate");
 	struct ptr p = {0};
+	p.root = schema;
 	int rc = validate(schema, instance, &p, err);
 	bool failed_oom = p.oom;
-	free(p.buf);
+	walk_free(&p);
 	if (failed_oom) return werr(err, WX_FAIL, "schema validation: out of memory");
 	return rc;
 }

@@ -13,10 +13,15 @@
  * `minLength`/`maxLength`, `minimum`/`maximum`, `minItems`/`maxItems`,
  * `exclusiveMinimum`/`exclusiveMaximum` (numbers), `minProperties`/
  * `maxProperties`, `uniqueItems`, `prefixItems`, `dependentRequired`,
- * `allOf`/`anyOf`/`oneOf`/`not`, `$defs` (checked; nothing refers to them);
+ * `allOf`/`anyOf`/`oneOf`/`not`, `$defs`, and `$ref` to a local JSON pointer
+ * ("#" or "#/...", percent-decoded, RFC 6901) naming a subschema of the same
+ * schema -- resolved at check time (a dangling one is refused), and refused
+ * when following references and in-place applicators from it comes back to
+ * it without moving into the instance (it would never end);
  * `title`, `description`, `$comment` (strings) as annotations; `$schema` at
  * the root only, and only as the 2020-12 meta-schema URI. Everything else
- * (`$id`, `$ref`, `pattern`, `format`, `contains`, `if`, `default`, ...) is refused.
+ * (`$id`, `$anchor`, a `$ref` to another document or an anchor, `pattern`,
+ * `format`, `contains`, `if`, `default`, ...) is refused.
  *
  * Semantics are JSON Schema's exactly: 1.0 is an integer; string lengths
  * count Unicode code points; enum/const compare by deep equality in which
@@ -40,6 +45,9 @@
 #define JSCHEMA_MAX_DEPTH 64
 /* Deepest nesting of arrays/objects compared by enum/const. */
 #define JSCHEMA_MAX_VALUE_DEPTH 256
+/* Deepest nesting of schema applications during one validation (a
+ * recursive "$ref" follows the instance's depth). */
+#define JSCHEMA_MAX_NESTING 1024
 
 /* The only `$schema` value accepted (at the root only). */
 #define JSCHEMA_DIALECT "https://json-schema.org/draft/2020-12/schema"

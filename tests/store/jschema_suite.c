@@ -32,6 +32,9 @@ static const char *const keywords[] = {
     "not", "allOf", "anyOf", "oneOf", "prefixItems", "defs",
 };
 static const char *const drafts[] = {"draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"};
+/* Files run for draft 2020-12 only: "$ref" beside other keywords is
+ * 2020-12's (draft 7 and before ignore a $ref's siblings). */
+static const char *const keywords_2020[] = {"ref", "infinite-loop-detection"};
 
 
 static bool member_in(const char *k, const char *const *set, size_t n)
@@ -51,7 +54,7 @@ static const char *outside_subset(const json_t *s, int depth)
 	    "const",    "minLength",  "maxLength", "minimum",             "maximum",     "minItems",
 	    "maxItems", "title",      "description", "$comment",          "$schema",
 	    "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties", "uniqueItems",
-	    "dependentRequired", "not", "allOf", "anyOf", "oneOf", "prefixItems", "$defs",
+	    "dependentRequired", "not", "allOf", "anyOf", "oneOf", "prefixItems", "$defs", "$ref",
 	};
 	if (!json_is_object(s)) return NULL;
 	const char *k;
@@ -64,6 +67,9 @@ static const char *outside_subset(const json_t *s, int depth)
 		    (depth || !json_is_string(v) || strcmp(json_string_value(v), JSCHEMA_DIALECT)))
 			return "$schema (other than 2020-12 at the root)";
 		if (!strcmp(k, "items") && json_is_array(v)) return "items (array form)";
+		if (!strcmp(k, "$ref") &&
+		    (!json_is_string(v) || (strcmp(json_string_value(v), "#") && strncmp(json_string_value(v), "#/", 2))))
+			return "$ref (other than a local JSON pointer)";
 		if ((!strcmp(k, "exclusiveMinimum") || !strcmp(k, "exclusiveMaximum")) && !json_is_number(v))
 			return "exclusiveMinimum/Maximum (draft 4's boolean form)";
 		const char *r = NULL;
@@ -208,10 +214,13 @@ static int run_root(const char *root)
 		if (!is_dir(dir)) continue;
 		if (!drafts_run++) diag("suite copy %s: %s", root_tag(root), root);
 		struct counts dc = {0};
-		for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++) {
+		size_t nk = sizeof keywords / sizeof *keywords, n2020 = sizeof keywords_2020 / sizeof *keywords_2020;
+		size_t nall = nk + (strcmp(drafts[d], "draft2020-12") ? 0 : n2020);
+		for (size_t k = 0; k < nall; k++) {
+			const char *kw = k < nk ? keywords[k] : keywords_2020[k - nk];
 			char path[4200], label[4300];
-			snprintf(path, sizeof path, "%s/%s.json", dir, keywords[k]);
-			snprintf(label, sizeof label, "%s:%s/%s.json", root_tag(root), drafts[d], keywords[k]);
+			snprintf(path, sizeof path, "%s/%s.json", dir, kw);
+			snprintf(label, sizeof label, "%s:%s/%s.json", root_tag(root), drafts[d], kw);
 			struct stat st;
 			if (stat(path, &st) != 0) {
 				skip("no such file in this draft", "%s", label);

@@ -106,7 +106,32 @@ static void test_check(void)
 	is_str(err.msg, "schema (root): unsupported keyword \"type\\u0000x\"", "  ... message");
 	json_decref(nul);
 	check("{\"$id\":\"https://example.com/s\"}", "schema (root): unsupported keyword \"$id\"");
-	check("{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":true}}", "schema (root): unsupported keyword \"$ref\"");
+	/* "$ref": local JSON pointers to a subschema, resolved at check time */
+	check("{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":true}}", NULL);
+	check("{\"properties\":{\"n\":{\"$ref\":\"#\"}}}", NULL); /* recursion through the instance */
+	check("{\"$defs\":{\"a b\":{\"type\":\"string\"}},\"$ref\":\"#/$defs/a%20b\"}", NULL);
+	check("{\"$ref\":\"http://example.com/s\"}",
+	      "schema (root): \"$ref\" \"http://example.com/s\" is unsupported: only local references (\"#\" or "
+	      "\"#/...\") are supported");
+	check("{\"$ref\":\"#a\"}",
+	      "schema (root): \"$ref\" \"#a\" is unsupported: only local references (\"#\" or \"#/...\") are "
+	      "supported, not anchors");
+	check("{\"properties\":{\"x\":{\"$ref\":\"#/$defs/missing\"}}}",
+	      "schema /properties/x: \"$ref\" \"#/$defs/missing\" does not resolve within this schema");
+	check("{\"$ref\":\"#/$defs/a~2\",\"$defs\":{\"a\":true}}",
+	      "schema (root): \"$ref\" \"#/$defs/a~2\" is not a valid JSON pointer (~ must be ~0 or ~1)");
+	check("{\"$ref\":\"#/enum/0\",\"enum\":[{\"type\":\"string\"}]}",
+	      "schema (root): \"$ref\" \"#/enum/0\" points at a value that is not a subschema");
+	check("{\"$ref\":\"#/required\",\"required\":[\"a\"]}",
+	      "schema (root): \"$ref\" \"#/required\" points at a array, not a schema");
+	check("{\"$ref\":\"#\"}",
+	      "schema (root): \"$ref\" leads back to this schema without applying to a part of the instance (it "
+	      "would never end)");
+	check("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/b\"}]},\"b\":{\"not\":{\"$ref\":\"#/$defs/a\"}}},"
+	      "\"$ref\":\"#/$defs/a\"}",
+	      "schema /$defs/a/allOf/0: \"$ref\" leads back to this schema without applying to a part of the instance "
+	      "(it would never end)");
+	check("{\"$ref\":7}", "schema (root): \"$ref\" must be a string");
 	check("{\"$defs\":{\"a\":{\"pattern\":\"x\"}}}", "schema /$defs/a: unsupported keyword \"pattern\"");
 	check("{\"contains\":true}", "schema (root): unsupported keyword \"contains\"");
 	check("{\"anyOf\":[{\"if\":true}]}", "schema /anyOf/0: unsupported keyword \"if\"");
@@ -289,6 +314,34 @@ static void test_validate(void)
 	val("{\"items\":[true]}", "[]",
 	    "schema (root): unsupported form of \"items\": an array (draft 2019-09 and older; 2020-12 spells it "
 	    "\"prefixItems\")");
+	/* "$ref" applies beside its siblings (2020-12), and recursively */
+	val("{\"$defs\":{\"pos\":{\"minimum\":0}},\"$ref\":\"#/$defs/pos\",\"maximum\":9}", "5", NULL);
+	val("{\"$defs\":{\"pos\":{\"minimum\":0}},\"$ref\":\"#/$defs/pos\",\"maximum\":9}", "-1",
+	    "(root): -1 is less than minimum 0");
+	val("{\"$defs\":{\"pos\":{\"minimum\":0}},\"$ref\":\"#/$defs/pos\",\"maximum\":9}", "10",
+	    "(root): 10 is greater than maximum 9");
+	val("{\"type\":\"object\",\"properties\":{\"kid\":{\"$ref\":\"#\"},\"v\":{\"type\":\"integer\"}}}",
+	    "{\"v\":1,\"kid\":{\"v\":2,\"kid\":{\"v\":\"x\"}}}", "/kid/kid/v: expected type integer, got string");
+	val("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"$defs\":{"
+	    "\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":"
+	    "\"string\"}}}},\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+	    "\"additionalProperties\":false}",
+	    "{\"name\":\"a\",\"address\":{\"city\":7}}", "/address/city: expected type string, got integer");
+	/* a recursive schema follows the instance: bounded by JSCHEMA_MAX_NESTING */
+	json_t *recs = parse("{\"items\":{\"$ref\":\"#\"}}");
+	json_t *deepv = json_array();
+	for (int i = 0; i < JSCHEMA_MAX_NESTING + 5; i++) deepv = json_pack("[o]", deepv);
+	is_int(jschema_validate(recs, deepv, &err), -1, "a recursive schema over a %d-level instance stops",
+	       JSCHEMA_MAX_NESTING + 5);
+	ok(strstr(err.msg, ": schema applied more than 1024 levels deep") != NULL, "  ... naming the bound (%s)",
+	   err.msg);
+	json_decref(deepv);
+	deepv = json_array();
+	for (int i = 0; i < 100; i++) deepv = json_pack("[o]", deepv);
+	is_int(jschema_validate(recs, deepv, &err), 0, "control: the same schema over 100 levels passes");
+	json_decref(deepv);
+	json_decref(recs);
+
 	json_t *s = parse("{}");
 	is_int(jschema_validate(s, NULL, &err), -1, "validate refuses a NULL instance");
 	is_str(err.msg, "(root): no instance to validate", "  ... message");
