@@ -2463,6 +2463,19 @@ int capsule_kill(struct capsule_handle *h)
 	return 0;
 }
 
+/* The ABI of a notified call, by the kernel's AUDIT_ARCH_* word: the
+ * filter lets only the native one reach the listener, so this is normally
+ * "x86_64"; the word is kept (as hex) for any other. */
+static void denial_arch(uint32_t arch, char *out, size_t len)
+{
+	switch (arch) {
+	case AUDIT_ARCH_X86_64: snprintf(out, len, "x86_64"); break;
+	case AUDIT_ARCH_I386: snprintf(out, len, "i386"); break;
+	case AUDIT_ARCH_AARCH64: snprintf(out, len, "aarch64"); break;
+	default: snprintf(out, len, "0x%x", (unsigned)arch); break;
+	}
+}
+
 int capsule_on_notify(struct capsule_handle *h)
 {
 	if (h->notify_fd < 0) return 0;
@@ -2500,8 +2513,16 @@ int capsule_on_notify(struct capsule_handle *h)
 	} else {
 		resp->error = -EPERM;
 		if (!h->denied[0]) {
+			struct capsule_denial *d = &h->denial;
+			memset(d, 0, sizeof *d);
+			snprintf(d->syscall, sizeof d->syscall, "%s", name);
+			d->nr = req->data.nr;
+			denial_arch(req->data.arch, d->arch, sizeof d->arch);
 			if (strcmp(name, "ioctl") == 0) {
 				const char *cn = capsule_ioctl_name((unsigned long)req->data.args[1]);
+				d->has_cmd = 1;
+				d->cmd = (unsigned)(req->data.args[1] & 0xffffffffULL);
+				if (cn) snprintf(d->cmd_name, sizeof d->cmd_name, "%s", cn);
 				if (cn) snprintf(h->denied, sizeof h->denied, "ioctl(%s)", cn);
 				else snprintf(h->denied, sizeof h->denied, "ioctl(0x%llx)",
 				              (unsigned long long)(req->data.args[1] & 0xffffffffULL));
@@ -2576,6 +2597,7 @@ int capsule_finish(struct capsule_handle *h, struct capsule_report *r, struct wo
 		}
 	}
 	snprintf(r->denied, sizeof r->denied, "%s", h->denied);
+	r->denial = h->denial;
 	r->memory_limit_hit = h->cg_slot[0] >= 0 && cg_event(&cg_pool[0][h->cg_slot[0]], true) > h->cg_base[0];
 	r->pids_limit_hit = h->cg_slot[1] >= 0 && cg_event(&cg_pool[1][h->cg_slot[1]], false) > h->cg_base[1];
 	cg_put(h, 0);

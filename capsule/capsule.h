@@ -127,6 +127,19 @@ enum capsule_phase {
 extern const char *const capsule_phase_names[CAPSULE_T_COUNT];
 struct capsule_timing { uint64_t ns[CAPSULE_T_COUNT]; };
 
+/* The first call the seccomp filter stopped, as the listener read it from
+ * the kernel's notification (capsule_on_notify): what the run's error names
+ * ("syscall denied: keyctl") plus the facts an audit needs -- the number,
+ * its ABI, and for ioctl the request that was refused. */
+struct capsule_denial {
+	char syscall[48];  /* libseccomp's name for nr ("keyctl", "ioctl"); "" = no denial */
+	int nr;            /* the syscall number in arch's table */
+	char arch[16];     /* the ABI of the call: "x86_64", "i386", "aarch64", or "0xHEX" (AUDIT_ARCH_*) */
+	int has_cmd;       /* an ioctl: cmd is the refused request */
+	unsigned cmd;      /* its low 32 bits (the kernel compares those) */
+	char cmd_name[32]; /* "TIOCSTI", or "" when the build has no name for it */
+};
+
 struct capsule_handle {
 	pid_t pid;        /* host pid of the capsule's init (pid 1 inside) */
 	int pidfd;        /* readable when the capsule's init exits */
@@ -149,6 +162,7 @@ struct capsule_handle {
 	bool cg_favordynmods;     /* the host has cgroup favordynmods on (no RCU wait on attach) */
 	bool killed;              /* capsule_kill was called */
 	char denied[96];          /* first denied syscall, e.g. "keyctl" or "ioctl(TIOCSTI)" */
+	struct capsule_denial denial; /* the same call: number, ABI, ioctl request */
 	bool reaped;
 	struct capsule_timing timing;
 };
@@ -274,7 +288,7 @@ void capsule_defer_mntns_release(bool on);
 int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, struct world_err *err);
 
 /* Handle pending seccomp notifications: a known syscall is never answered:
- * recorded in h->denied (first one) and the capsule is killed; a number
+ * recorded in h->denied and h->denial (first one) and the capsule is killed; a number
  * libseccomp does not know is answered ENOSYS. Returns 1 if a denial was
  * recorded now, 0 otherwise, -1 on listener failure (capsule killed). */
 int capsule_on_notify(struct capsule_handle *h);
@@ -291,6 +305,7 @@ struct capsule_report {
 	bool setup_failed;
 	char setup_error[512];  /* "capsule setup: STEP: ..." */
 	char denied[96];        /* denied syscall, or "" */
+	struct capsule_denial denial; /* its number, ABI and ioctl request (denial.syscall "" = none) */
 	bool memory_limit_hit;  /* the cgroup memory limit was reached */
 	bool pids_limit_hit;    /* the cgroup pids limit refused a fork */
 };

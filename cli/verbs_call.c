@@ -1,7 +1,7 @@
 /* cli/verbs_call.c: the worldd verbs of the broker and the coordinator (see
  * cli/verbs.h): `call` (one invocation, committed), `session mint` /
  * `session list` / `session revoke`, and `journal` (intents without an
- * outcome). Argument parsing only: the work is in coordinator/ and broker/. */
+ * outcome; denied calls). Argument parsing only: the work is in coordinator/ and broker/. */
 #include "broker/grants.h"
 #include "broker/session.h"
 #include "cli/attended.h"
@@ -363,18 +363,41 @@ static int verb_session_revoke(int argc, char **argv)
 
 static const char journal_help[] =
     "usage: worldd journal --store DB --indeterminate [--json]\n"
+    "       worldd journal --store DB --denials [--since WHEN] [--episode EP] [--json]\n"
     "\n"
-    "Lists every journal intent without an outcome: an effect (or a call) that\n"
-    "may or may not have happened because the process died between the intent\n"
-    "and its outcome. They are never re-run and never closed silently; the same\n"
-    "task id is refused while its effect is indeterminate. One line each:\n"
+    "--indeterminate lists every journal intent without an outcome: an effect (or\n"
+    "a call) that may or may not have happened because the process died between\n"
+    "the intent and its outcome. They are never re-run and never closed silently;\n"
+    "the same task id is refused while its effect is indeterminate. One line each:\n"
     "  indeterminate intent=ID kind=effect|invocation subject=SUBJECT ref=REF\n"
     "then `N indeterminate intent(s)`. --json: a JSON array of {id, kind, subject, ref}.\n"
-    "Opens the store read-only.\n"
     "\n"
-    "exit codes: 0 ok (whether or not any are listed), 2 usage, 4 store absent, 9 I/O\n";
+    "--denials lists the calls the capsule's seccomp filter stopped, oldest first,\n"
+    "from their committed denial records (world/invocation-denial/v1, each\n"
+    "re-hashed on read; docs/security.md, \"Where denials are recorded\"). One line each:\n"
+    "  denied at=TIME syscall=NAME nr=N arch=ARCH [ioctl=NAME|- ioctl_cmd=0xHEX]\n"
+    "         skill=ID episode=EP invocation_id=ID record=REF\n"
+    "(on one line) then `N denial(s)`. --json: a JSON array of {at, record,\n"
+    "invocationId, episodeId, skillId, syscall, nr, arch, ioctl?, message}.\n"
+    "  --since WHEN   only denials recorded at or after WHEN: unix seconds,\n"
+    "                 YYYY-MM-DDTHH:MM:SSZ (UTC), or an age: N followed by s, m, h\n"
+    "                 or d (30m = the last 30 minutes)\n"
+    "  --episode EP   only that episode's\n"
+    "\n"
+    "Both open the store read-only, so they work while daemons serve it.\n"
+    "\n"
+    "exit codes: 0 ok (whether or not any are listed), 2 usage, 4 store absent, 6 schema,\n"
+    "            7 a denial record that does not re-hash, 9 I/O\n";
 
-struct jctx { int json; json_t *arr; long long n; };
+struct jctx {
+	int json;
+	json_t *arr;
+	long long n;
+	struct world_store *st;
+	const char *episode;
+	struct world_err err;
+	int failed;
+};
 
 static int journal_one(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
 {
@@ -388,27 +411,133 @@ static int journal_one(void *ctx, long long id, const char *kind, const char *su
 	return 0;
 }
 
+/* A field of a denial record for a key=value line: printable ASCII without
+ * spaces or '=', so the line stays one line of keys and values. */
+static void kv_safe(char *out, size_t len, const char *s)
+{
+	size_t k = 0;
+	for (; s && *s && k + 1 < len; s++)
+		out[k++] = (*s > ' ' && *s < 0x7f && *s != '=') ? *s : '?';
+	if (!k && k + 1 < len) out[k++] = '-';
+	out[k] = 0;
+}
+
+static int denial_one(void *ctx, const char *ref, long long at)
+{
+	struct jctx *j = ctx;
+	struct world_object o;
+	if (world_object_get(j->st, ref, &o, &j->err) < 0) {
+		j->failed = 1;
+		return 1;
+	}
+	json_t *r = json_loadb((const char *)o.payload, o.len, 0, NULL);
+	world_object_free(&o);
+	json_t *er = json_object_get(r, "error"), *dn = json_object_get(er, "denial");
+	const char *ep = json_string_value(json_object_get(r, "episodeId"));
+	if (!json_is_object(dn) || !ep) {
+		json_decref(r);
+		j->failed = 1;
+		werr(&j->err, WX_INTEGRITY, "denial record %s: no error.denial or episodeId", ref);
+		return 1;
+	}
+	if (j->episode && strcmp(ep, j->episode) != 0) {
+		json_decref(r);
+		return 0;
+	}
+	j->n++;
+	char when[32] = "-";
+	time_t t = (time_t)at;
+	struct tm tm;
+	if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *io = json_object_get(dn, "ioctl");
+	if (j->json) {
+		json_t *v = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "at", when, "record", ref, "invocationId",
+		                      json_object_get(r, "invocationId"), "episodeId", json_object_get(r, "episodeId"),
+		                      "skillId", json_object_get(r, "skillId"), "syscall", json_object_get(dn, "syscall"),
+		                      "nr", json_object_get(dn, "nr"), "arch", json_object_get(dn, "arch"), "message",
+		                      json_object_get(er, "message"));
+		if (v && io) json_object_set(v, "ioctl", io);
+		if (v) json_array_append_new(j->arr, v);
+	} else {
+		char sc[64], arch[32], sk[160], e[80], inv[300], ion[48] = "", iol[120] = "";
+		kv_safe(sc, sizeof sc, json_string_value(json_object_get(dn, "syscall")));
+		kv_safe(arch, sizeof arch, json_string_value(json_object_get(dn, "arch")));
+		kv_safe(sk, sizeof sk, json_string_value(json_object_get(r, "skillId")));
+		kv_safe(e, sizeof e, ep);
+		kv_safe(inv, sizeof inv, json_string_value(json_object_get(r, "invocationId")));
+		if (io) {
+			char cmd[24];
+			kv_safe(ion, sizeof ion, json_string_value(json_object_get(io, "name")));
+			kv_safe(cmd, sizeof cmd, json_string_value(json_object_get(io, "cmd")));
+			snprintf(iol, sizeof iol, " ioctl=%s ioctl_cmd=%s", ion, cmd);
+		}
+		printf("denied at=%s syscall=%s nr=%lld arch=%s%s skill=%s episode=%s invocation_id=%s record=%s\n", when, sc,
+		       (long long)json_integer_value(json_object_get(dn, "nr")), arch, iol, sk, e, inv, ref);
+	}
+	json_decref(r);
+	return 0;
+}
+
+/* --since: unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age (Ns, Nm, Nh, Nd). */
+static int parse_since(const char *verb, const char *s, long long *out)
+{
+	struct tm tm;
+	memset(&tm, 0, sizeof tm);
+	const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (end && !*end) {
+		*out = (long long)timegm(&tm);
+		return 0;
+	}
+	char *e;
+	errno = 0;
+	long long v = strtoll(s, &e, 10);
+	if (e != s && errno == 0 && v >= 0 && s[0] >= '0' && s[0] <= '9') {
+		long long mul = !*e ? 0 : strcmp(e, "s") == 0 ? 1 : strcmp(e, "m") == 0 ? 60 : strcmp(e, "h") == 0 ? 3600
+		                : strcmp(e, "d") == 0 ? 86400 : -1;
+		if (mul == 0) { *out = v; return 0; }
+		if (mul > 0 && v <= 100LL * 365 * 86400 / mul) { *out = (long long)time(NULL) - v * mul; return 0; }
+	}
+	return worldd_usage(verb, "--since '%s': want unix seconds, YYYY-MM-DDTHH:MM:SSZ or an age like 30m, 2h, 7d", s);
+}
+
 static int verb_journal(int argc, char **argv)
 {
 	const char *verb = "journal";
 	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--indeterminate" },
-		                   { .name = "--json" }, { .name = NULL } };
+		                   { .name = "--json" }, { .name = "--denials" }, { .name = "--since", .has_value = 1 },
+		                   { .name = "--episode", .has_value = 1 }, { .name = NULL } };
 	const char *pos[1];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
 	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
-	if (!f[1].value) return worldd_usage(verb, "--indeterminate is required (the only view so far)");
+	int denials = f[3].value != NULL;
+	if (!f[1].value == !denials) return worldd_usage(verb, "give exactly one of --indeterminate or --denials");
+	if (!denials && (f[4].value || f[5].value)) return worldd_usage(verb, "--since and --episode go with --denials");
+	long long since = 0;
+	if (f[4].value && (rc = parse_since(verb, f[4].value, &since))) return rc;
+	if (f[5].value && !broker_episode_valid(f[5].value))
+		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[5].value);
 	struct world_err e;
 	struct world_store *st;
 	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
-	struct jctx j = { .json = f[2].value != NULL, .arr = json_array() };
-	rc = world_journal_indeterminate(st, journal_one, &j, &e);
+	struct jctx j = { .json = f[2].value != NULL, .arr = json_array(), .st = st, .episode = f[5].value };
+	if (denials) {
+		rc = world_objects_of_kind(st, "world/invocation-denial/v1", since, denial_one, &j, &e);
+		if (rc == 0 && j.failed) {
+			e = j.err;
+			rc = -1;
+		}
+	} else {
+		rc = world_journal_indeterminate(st, journal_one, &j, &e);
+	}
 	world_store_close(st);
 	if (rc < 0) { json_decref(j.arr); return worldd_fail(verb, &e); }
 	if (j.json) {
 		char *t = json_dumps(j.arr, JSON_COMPACT | JSON_SORT_KEYS);
 		printf("%s\n", t ? t : "[]");
 		free(t);
+	} else if (denials) {
+		printf("%lld denial(s)\n", j.n);
 	} else {
 		printf("%lld indeterminate intent(s)\n", j.n);
 	}
@@ -421,6 +550,6 @@ const struct worldd_verb broker_verbs[] = {
 	{ "session mint", "mint a session credential for an episode (attended)", mint_help, verb_session_mint },
 	{ "session list", "list sessions (ids, episodes, grants, expiry)", list_help, verb_session_list },
 	{ "session revoke", "delete a session or every session of an episode", revoke_help, verb_session_revoke },
-	{ "journal", "list journal intents without an outcome (indeterminate)", journal_help, verb_journal },
+	{ "journal", "list journal intents without an outcome, or the calls the seccomp filter denied", journal_help, verb_journal },
 	{ NULL, NULL, NULL, NULL },
 };

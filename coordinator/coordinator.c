@@ -429,6 +429,84 @@ static void record_failure(struct call_state *cs)
 	pthread_mutex_unlock(&c->store_lock);
 }
 
+/* The denial record of a call the seccomp filter stopped
+ * (world/invocation-denial/v1, docs/provenance.md): who (invocation,
+ * episode, skill), what ran (source, interpreter, epoch, input) and the
+ * denied call inside the error it failed with. Canonical and free of
+ * time: the journal row and the object's created_at say when. */
+static json_t *denial_record(const struct call_state *cs, const struct sup_denial *dn, const struct world_err *err)
+{
+	const json_t *d = cs->desc;
+	json_t *call = json_pack("{s:s,s:i,s:s}", "syscall", dn->syscall, "nr", dn->nr, "arch", dn->arch);
+	if (call && dn->has_cmd) {
+		char cmd[16];
+		snprintf(cmd, sizeof cmd, "0x%x", dn->cmd);
+		json_t *io = json_pack("{s:s}", "cmd", cmd);
+		if (io && dn->cmd_name[0]) json_object_set_new(io, "name", json_string(dn->cmd_name));
+		if (!io) { json_decref(call); return NULL; }
+		json_object_set_new(call, "ioctl", io);
+	}
+	if (!call) return NULL;
+	json_t *rec = json_pack("{s:s,s:s,s:s,s:O,s:O,s:O,s:s,s:{s:s,s:s,s:o}}", "invocationId", cs->invocation_id,
+	                        "episodeId", cs->call->session->episode, "skillId", cs->call->skill_id, "transitionFn",
+	                        json_object_get(d, "transitionFn"), "interpreter", json_object_get(d, "interpreter"),
+	                        "semanticsEpoch", json_object_get(d, "semanticsEpoch"), "input", cs->input_ref, "error",
+	                        "class", coord_error_class(WX_DENIED_SYSCALL), "message", err->msg, "denial", call);
+	/* an effect that happened before the denial (finish phase) is named */
+	if (rec && cs->have_effect) json_object_set_new(rec, "effects", json_pack("[s]", cs->eff.record_ref));
+	return rec;
+}
+
+/* A call the seccomp filter stopped: commit its evidence (coordinator.h,
+ * struct coord_denial) in one transaction -- the effect's evidence too
+ * when one happened, as record_failure would -- then tell on_denial. */
+static void record_denial(struct call_state *cs, const struct sup_denial *dn, const struct world_err *cerr,
+                          char ref[WORLD_REF_SIZE])
+{
+	struct coordinator *c = cs->c;
+	struct world_store *st = c->cfg.store;
+	const char *episode = cs->call->session->episode;
+	struct world_err e = { 0, "" };
+	ref[0] = 0;
+	json_t *rec = denial_record(cs, dn, cerr);
+	size_t rec_len = 0;
+	char *rec_bytes = rec ? world_canon_json(rec, &rec_len, &e) : NULL;
+	if (!rec) werr(&e, WX_FAIL, "denial record: out of memory");
+	json_decref(rec);
+	int ok = 0;
+	char rr[WORLD_REF_SIZE], in_ref[WORLD_REF_SIZE];
+	pthread_mutex_lock(&c->store_lock);
+	if (rec_bytes && world_store_begin(st, &e) == 0) {
+		int created;
+		long long intent = cs->have_effect ? cs->eff.invocation_intent_id : 0;
+		const char *members[] = { cs->input_ref, rr };
+		ok = world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, in_ref,
+		                      &created, &e) == 0 &&
+		     world_object_put(st, "world/invocation-denial/v1", cs->invocation_id, rec_bytes, rec_len, rr, &created,
+		                      &e) == 0 &&
+		     (!cs->have_effect || broker_effect_write(st, &cs->eff, &e) == 0);
+		if (ok && !intent) {
+			struct world_journal_intent in = { .kind = "invocation", .subject = cs->invocation_id,
+				                           .episode = episode, .ref = cs->input_ref };
+			ok = world_journal_intent(st, &in, &intent, &e) == 0;
+		}
+		ok = ok && world_journal_outcome(st, intent, "failed", rr, &e) == 0 &&
+		     world_episode_objects_add(st, episode, members, 2, &e) == 0 &&
+		     world_episode_usage_add(st, episode, 0, (long long)(cs->input_len + rec_len), &e) == 0;
+		if (ok) ok = world_store_commit(st, &e) == 0;
+		else world_store_rollback(st);
+	}
+	pthread_mutex_unlock(&c->store_lock);
+	free(rec_bytes);
+	if (ok) snprintf(ref, WORLD_REF_SIZE, "%s", rr);
+	if (c->cfg.on_denial) {
+		struct coord_denial ev = { .invocation_id = cs->invocation_id, .episode = episode,
+			                   .skill_id = cs->call->skill_id, .record_ref = ref,
+			                   .record_error = ok ? "" : e.msg, .call = dn };
+		c->cfg.on_denial(c->cfg.on_denial_ctx, &ev);
+	}
+}
+
 /* A committed task id: the same arguments get the committed output back
  * (its record, entry and output re-verified); other arguments are refused. */
 static int replay_committed(struct coordinator *c, const struct world_journal_row *jr, const char *input_ref,
@@ -826,6 +904,10 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	free(src);
 	res->capsule_ms = sr.elapsed_ms - cs.broker_ms;
 	res->broker_ms = cs.broker_ms;
+	if (grc < 0 && err && err->code == WX_DENIED_SYSCALL && sr.denial.syscall[0]) {
+		record_denial(&cs, &sr.denial, err, res->denial_ref);
+		goto out;
+	}
 	if (grc < 0) goto failed;
 	output = effectful ? effectful_output(&cs, &sr, err) : world_json_parse(sr.output, sr.output_len, err);
 	if (!output) goto failed;

@@ -37,6 +37,24 @@
 struct world_store;
 struct coordinator;
 
+/* A call the capsule's seccomp filter stopped (docs/security.md, "Where
+ * denials are recorded"). Besides failing with WX_DENIED_SYSCALL, such a
+ * call commits its evidence in one transaction: the input
+ * (world/invocation-input/v1), a denial record (world/invocation-denial/v1,
+ * docs/provenance.md) naming the invocation, episode, skill and the denied
+ * call, both members of the episode, and the journal's invocation intent
+ * closed "failed" with the record's ref; its bytes count against the
+ * episode's byte quota (not its call quota). No log entry: nothing of the
+ * world changed. */
+struct coord_denial {
+	const char *invocation_id;      /* CHANNEL:EPISODE:TASK */
+	const char *episode;
+	const char *skill_id;
+	const char *record_ref;         /* the committed denial record, or "" when it could not be written */
+	const char *record_error;       /* why not ("" when written) */
+	const struct sup_denial *call;  /* syscall, nr, arch, ioctl request */
+};
+
 struct coord_config {
 	struct world_store *store;      /* WRITER handle; the caller keeps ownership */
 	struct sup_limits limits;       /* capsule limits (sup_limits_default) */
@@ -53,6 +71,11 @@ struct coord_config {
 	 * may each still commit (the overshoot is bounded by the episode's
 	 * share of the call workers). */
 	long long episode_calls_max, episode_bytes_max;
+	/* Called (on the calling thread, after the denial record's transaction
+	 * ended) for every call the seccomp filter stopped, so that the daemon
+	 * can log it; NULL = nobody is told. */
+	void (*on_denial)(void *ctx, const struct coord_denial *d);
+	void *on_denial_ctx;
 };
 #define COORD_EPISODE_CALLS_DEFAULT 100000LL
 #define COORD_EPISODE_BYTES_DEFAULT (1LL << 30)
@@ -100,10 +123,12 @@ struct coord_result {
 	long long entry_index;
 	char world_ref[WORLD_REF_SIZE], entry_hash[WORLD_REF_SIZE], record_ref[WORLD_REF_SIZE];
 	int replayed;                   /* the task id was already committed: its result, re-verified */
+	char denial_ref[WORLD_REF_SIZE]; /* failed with WX_DENIED_SYSCALL: its denial record ("" = not written) */
 	long elapsed_ms, capsule_ms, broker_ms, commit_ms; /* where the time went */
 };
 /* 0: committed (or replayed); res filled. -1: err says why; nothing was
- * committed. Execution failures keep the supervisor's codes (WX_DEADLINE,
+ * committed (a denied syscall commits its evidence only: struct
+ * coord_denial, res->denial_ref). Execution failures keep the supervisor's codes (WX_DEADLINE,
  * WX_CAPACITY, WX_DENIED_SYSCALL, WX_NOT_OBJECT, WX_INTERP, ...); a plan law
  * violation is WX_PLAN_LAW. */
 int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res,

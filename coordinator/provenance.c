@@ -65,6 +65,27 @@ static int index_of_invocation(struct world_store *st, const char *id, long long
 {
 	struct world_journal_row jr;
 	if (world_journal_find(st, "invocation", id, &jr, err) < 0) return -1;
+	if (strcmp(jr.status, "failed") == 0 && jr.outcome_ref[0]) {
+		/* A call the seccomp filter stopped: its outcome names its denial
+		 * record (coordinator.h, struct coord_denial); say what it holds. */
+		struct world_object o;
+		struct world_err oe;
+		if (world_object_get(st, jr.outcome_ref, &o, &oe) == 0) {
+			json_t *r = strcmp(o.semantic_id, "world/invocation-denial/v1") == 0
+			                ? json_loadb((const char *)o.payload, o.len, 0, NULL) : NULL;
+			json_t *dn = json_object_get(json_object_get(r, "error"), "denial");
+			const char *sc = json_string_value(json_object_get(dn, "syscall"));
+			int rc = dn ? werr(err, WX_NOT_FOUND,
+			                   "invocation %s: not committed: the seccomp filter stopped it (syscall %s, nr %lld), "
+			                   "denial record %s (worldd journal --denials)",
+			                   id, sc ? sc : "?",
+			                   (long long)json_integer_value(json_object_get(dn, "nr")), jr.outcome_ref)
+			            : 0;
+			json_decref(r);
+			world_object_free(&o);
+			if (rc < 0) return rc;
+		}
+	}
 	if (strcmp(jr.status, "committed") != 0 || !jr.outcome_ref[0])
 		return werr(err, WX_NOT_FOUND, "invocation %s: not committed (journal status \"%s\")", id,
 		            jr.status[0] ? jr.status : "indeterminate");

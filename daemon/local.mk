@@ -27,3 +27,6 @@ TESTS += tests/daemon/test_toolname
 tests_daemon_test_toolname_SOURCES = tests/daemon/test_toolname.c
 tests_daemon_test_toolname_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_daemon_test_toolname_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+# Denials are attributable (issue 25, item 4): the denied line, the record, journal --denials.
+TESTS += tests/daemon/denials.sh
+EXTRA_DIST += tests/daemon/denials.sh

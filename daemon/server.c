@@ -71,6 +71,30 @@ static void log_safe(char *out, size_t cap, const char *s)
 	if (j == 0 && cap > 1) { out[0] = '-'; out[1] = 0; }
 }
 
+/* A call the capsule's seccomp filter stopped (coordinator.h, on_denial):
+ * one line of stable keys, so that an operator can tell afterwards who
+ * probed what (docs/daemon.md, Logs). Written before the call's request
+ * line; the committed record it names is what `worldd journal --denials`
+ * lists. */
+static void log_denial(void *ctx, const struct coord_denial *dn)
+{
+	(void)ctx;
+	char sc[64], arch[32], sk[160], ep[80], inv[256], io[96] = "", why[300] = "";
+	log_safe(sc, sizeof sc, dn->call->syscall);
+	log_safe(arch, sizeof arch, dn->call->arch);
+	log_safe(sk, sizeof sk, dn->skill_id);
+	log_safe(ep, sizeof ep, dn->episode);
+	log_safe(inv, sizeof inv, dn->invocation_id);
+	if (dn->call->has_cmd) {
+		char cn[48];
+		log_safe(cn, sizeof cn, dn->call->cmd_name);
+		snprintf(io, sizeof io, " ioctl=%s ioctl_cmd=0x%x", cn, dn->call->cmd);
+	}
+	if (!dn->record_ref[0]) snprintf(why, sizeof why, " record_error=\"%.280s\"", dn->record_error);
+	dlog("denied syscall=%s nr=%d arch=%s%s skill=%s episode=%s invocation_id=%s record=%s%s", sc, dn->call->nr, arch,
+	     io, sk, ep, inv, dn->record_ref[0] ? dn->record_ref : "-", why);
+}
+
 /* ---- responses and classes ---- */
 
 void dresp_text(struct dresp *r, int status, const char *ctype, const char *text, size_t len)
@@ -1258,7 +1282,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
 	                           .written_by = "worldd/" DAEMON_VERSION,
 	                           .episode_calls_max = cfg->episode_calls_max,
-	                           .episode_bytes_max = cfg->episode_bytes_max };
+	                           .episode_bytes_max = cfg->episode_bytes_max, .on_denial = log_denial };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);

@@ -20,6 +20,10 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	 * reading all objects to page a rare kind */
 	Q(OBJECTS_BY_SEMANTIC, "SELECT ref, provenance FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
 	                       "AND ref > ?2 ORDER BY ref LIMIT ?3"),
+	/* every object of one kind since a time, in insertion order (objects_by_semantic is (semantic_id) and
+	 * so (semantic_id, rowid): no sort), e.g. `worldd journal --denials`; INDEXED BY as above */
+	Q(OBJECTS_OF_KIND, "SELECT ref, created_at FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
+	                   "AND created_at >= ?2 ORDER BY rowid"),
 
 	/* log entries: by index (the rowid), entryHash (unique), transitionRef (log_by_record) */
 	Q(LOG_LAST, "SELECT entry_index, entry_hash FROM log_entries WHERE entry_index = (SELECT max(entry_index) FROM "

@@ -20,6 +20,7 @@ enum world_sql_id {
 	WSQ_OBJECT_PAYLOAD,
 	WSQ_OBJECT_KIND_PAYLOAD,
 	WSQ_OBJECTS_BY_SEMANTIC,
+	WSQ_OBJECTS_OF_KIND,
 	/* log entries and worlds */
 	WSQ_LOG_LAST,
 	WSQ_LOG_INSERT,

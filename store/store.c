@@ -1550,6 +1550,24 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
 	return 0;
 }
 
+int world_objects_of_kind(struct world_store *st, const char *semantic_id, long long since,
+                          int (*fn)(void *ctx, const char *ref, long long created_at), void *ctx,
+                          struct world_err *err)
+{
+	if (check_label("semanticId", semantic_id, 256, 1, err) < 0) return -1;
+	sqlite3_stmt *s;
+	/* its own statement: fn may use the handle's cached ones meanwhile */
+	if (ws_prep(st, WORLD_SQL(OBJECTS_OF_KIND), &s, err) < 0) return -1;
+	sqlite3_bind_text(s, 1, semantic_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, since);
+	int rc, stop = 0;
+	while (!stop && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		stop = fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1)) != 0;
+	sqlite3_finalize(s);
+	if (!stop && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "objects of a kind", err);
+	return 0;
+}
+
 int world_journal_indeterminate(struct world_store *st,
                                 int (*fn)(void *ctx, long long id, const char *kind, const char *subject,
                                           const char *ref),

@@ -113,6 +113,13 @@ struct world_object {
 /* Re-hashes the payload: a mismatch is WX_INTEGRITY, never returned as data. */
 int world_object_get(struct world_store *st, const char *ref, struct world_object *out, struct world_err *err);
 void world_object_free(struct world_object *o);
+/* Calls fn for every object of semantic_id stored at or after since (unix
+ * seconds; created_at, never hashed), oldest first; fn returns 0 to go on.
+ * Reads only that kind's rows (objects_by_semantic). fn may read the store
+ * (e.g. world_object_get, which re-hashes). */
+int world_objects_of_kind(struct world_store *st, const char *semantic_id, long long since,
+                          int (*fn)(void *ctx, const char *ref, long long created_at), void *ctx,
+                          struct world_err *err);
 /* 1 present, 0 absent, -1 error (no re-hash). */
 int world_object_exists(struct world_store *st, const char *ref, struct world_err *err);
 

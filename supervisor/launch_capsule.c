@@ -273,6 +273,13 @@ static int capl_finish(struct launcher *l, struct launched *c, struct launch_rep
 	} else if (cr.denied[0]) {
 		rep->denied_syscall = 1;
 		snprintf(rep->denied, sizeof rep->denied, "%s", cr.denied);
+		struct sup_denial *d = &rep->denial;
+		snprintf(d->syscall, sizeof d->syscall, "%s", cr.denial.syscall);
+		d->nr = cr.denial.nr;
+		snprintf(d->arch, sizeof d->arch, "%s", cr.denial.arch);
+		d->has_cmd = cr.denial.has_cmd;
+		d->cmd = cr.denial.cmd;
+		snprintf(d->cmd_name, sizeof d->cmd_name, "%s", cr.denial.cmd_name);
 		snprintf(rep->detail, sizeof rep->detail, "syscall denied: %s; capsule killed", cr.denied);
 	} else if (cr.memory_limit_hit) {
 		snprintf(rep->detail, sizeof rep->detail, "the capsule reached its cgroup memory limit");

@@ -69,12 +69,25 @@ struct launched {
 	void *impl;    /* launcher-private */
 };
 
+/* The call the seccomp filter stopped (capsule/capsule.h, capsule_denial),
+ * as the supervisor hands it up: the name the error says, its number and
+ * ABI, and for ioctl the refused request. syscall "" = no denial. */
+struct sup_denial {
+	char syscall[48];  /* "keyctl", "ioctl" */
+	int nr;            /* its number in arch's table */
+	char arch[16];     /* "x86_64", ... */
+	int has_cmd;       /* an ioctl: cmd is the refused request */
+	unsigned cmd;      /* low 32 bits */
+	char cmd_name[32]; /* "TIOCSTI", or "" */
+};
+
 struct launch_report {
 	int status;             /* wait status of the capsule's first process */
 	int setup_failed;       /* a setup step failed before exec */
 	int denied_syscall;     /* the seccomp filter stopped a call */
 	char detail[512];       /* the setup error or the denied syscall, one line */
 	char denied[96];        /* the denied syscall's name ("keyctl", "ioctl(TIOCSTI)"), or "" */
+	struct sup_denial denial; /* the same call: number, ABI, ioctl request */
 	int memory_limit_hit;   /* the cgroup memory limit was reached */
 	int pids_limit_hit;     /* the cgroup pids limit refused a fork */
 	char layers[512];       /* what confinement was applied (uid map, cgroups, landlock) */

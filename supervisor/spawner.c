@@ -81,7 +81,7 @@ struct sp_hello {
 	char error[256]; /* the spawner could not set itself up ("STEP: strerror"); it then exits */
 };
 struct sp_started { uint32_t magic, type; int32_t rc; uint32_t has_notify; struct world_err err; struct capsule_handle h; };
-struct sp_finish { uint32_t magic, type; uint32_t killed; char denied[96]; };
+struct sp_finish { uint32_t magic, type; uint32_t killed; char denied[96]; struct capsule_denial denial; };
 struct sp_done { uint32_t magic, type; int32_t rc; struct world_err err; struct capsule_report rep; struct capsule_timing timing; };
 
 /* ---- message transport ---------------------------------------------------- */
@@ -354,8 +354,14 @@ static void sp_do_finish(struct sp_cap *cap)
 	int r = recv_msg(cap->chan, &m, sizeof m, SP_FINISH, NULL, 0, NULL);
 	if (r == 1) {
 		if (m.killed) cap->h.killed = true;
-		if (!cap->h.denied[0] && memchr(m.denied, 0, sizeof m.denied))
+		if (!cap->h.denied[0] && memchr(m.denied, 0, sizeof m.denied)) {
 			snprintf(cap->h.denied, sizeof cap->h.denied, "%s", m.denied);
+			/* the caller's listener read these; the strings end inside their arrays */
+			cap->h.denial = m.denial;
+			cap->h.denial.syscall[sizeof cap->h.denial.syscall - 1] = 0;
+			cap->h.denial.arch[sizeof cap->h.denial.arch - 1] = 0;
+			cap->h.denial.cmd_name[sizeof cap->h.denial.cmd_name - 1] = 0;
+		}
 	} else {
 		capsule_kill(&cap->h); /* the caller died with its capsule running */
 	}
@@ -883,6 +889,7 @@ int sup_spawner_finish(int chan, struct capsule_handle *h, struct capsule_report
 	m.type = SP_FINISH;
 	m.killed = h->killed;
 	snprintf(m.denied, sizeof m.denied, "%s", h->denied);
+	m.denial = h->denial;
 	int rc = -1;
 	struct sp_done *d = calloc(1, sizeof *d);
 	if (!d) {

@@ -90,7 +90,7 @@ int sup_spawner_capsule_start(const struct capsule_spec *spec, const struct sup_
                               struct capsule_handle *h, int *chan, struct world_err *err);
 
 /* capsule_finish in the spawner (after capsule_kill or the capsule's exit):
- * passes on h->killed and h->denied, fills r, closes chan and h's fds.
+ * passes on h->killed, h->denied and h->denial, fills r, closes chan and h's fds.
  * Returns -1 when the spawner could not reap or is gone. */
 int sup_spawner_finish(int chan, struct capsule_handle *h, struct capsule_report *r, struct world_err *err);
 

@@ -922,6 +922,7 @@ out:
 		if (all[i] >= 0) close(all[i]);
 	release(s);
 	memcpy(res->layers, rep.layers, sizeof res->layers);
+	if (rep.denied_syscall) res->denial = rep.denial;
 	free(r.out.p);
 	res->stderr_text = r.errb.p;
 	res->stderr_len = r.errb.len;
@@ -1110,6 +1111,7 @@ out:
 	frame_reader_free(&r.fr);
 	release(s);
 	memcpy(res->layers, rep.layers, sizeof res->layers);
+	if (rep.denied_syscall) res->denial = rep.denial;
 	res->elapsed_ms = (long)((now_ns() - r.t0) / 1000000u);
 	res->stdout_text = r.out.p ? r.out.p : strdup("");
 	res->stdout_len = r.out.len;

@@ -80,6 +80,9 @@ struct sup_result {
 	long elapsed_ms;
 	enum sup_profile profile;
 	char layers[512];                  /* confinement applied, as the launcher reports it */
+	/* A run the seccomp filter stopped (the call failed with
+	 * WX_DENIED_SYSCALL): the call it stopped; denial.syscall "" otherwise. */
+	struct sup_denial denial;
 };
 void sup_result_free(struct sup_result *r);
 
@@ -141,6 +144,7 @@ struct sup_tool_result {
 	char detail[300];      /* one line saying how, when limit is set */
 	long elapsed_ms;
 	char layers[512];      /* confinement applied, as the launcher reports it */
+	struct sup_denial denial; /* limit "syscall denied: NAME": the call stopped; else syscall "" */
 };
 void sup_tool_result_free(struct sup_tool_result *r);
 

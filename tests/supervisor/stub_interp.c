@@ -136,6 +136,13 @@ int main(int argc, char **argv)
 		/* keyctl is outside every capsule profile. */
 		long rc = syscall(SYS_keyctl, 0, 0, 0, 0, 0);
 		printf("{\"keyctl\":%ld}\n", rc);
+	} else if (strcmp(word, "denied-ioctl") == 0) {
+		/* TIOCSTI (0x5412) is not on the ioctl allowlist: the refused
+		 * request is named (the fd need not be a terminal: the filter
+		 * decides before the kernel looks at it). */
+		char c = 'x';
+		long rc = syscall(SYS_ioctl, 1, 0x5412UL, &c);
+		printf("{\"ioctl\":%ld}\n", rc);
 	} else if (strcmp(word, "fail") == 0) {
 		fprintf(stderr, "Error: RT001 the stub was told to fail\n");
 		return 1;
