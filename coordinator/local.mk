@@ -49,3 +49,9 @@ tests_coordinator_test_hostile_SOURCES = tests/coordinator/test_hostile.c tests/
 tests_coordinator_test_hostile_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_coordinator_test_hostile_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/coordinator/test_hostile
+# A denied syscall commits its evidence only (issue 25, item 4): needs tests/supervisor/stub-interp.
+check_PROGRAMS += tests/coordinator/test_denial
+tests_coordinator_test_denial_SOURCES = tests/coordinator/test_denial.c tests/coordinator/ctest.h
+tests_coordinator_test_denial_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_coordinator_test_denial_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/coordinator/test_denial

@@ -136,6 +136,15 @@ int main(int argc, char **argv)
 		/* keyctl is outside every capsule profile. */
 		long rc = syscall(SYS_keyctl, 0, 0, 0, 0, 0);
 		printf("{\"keyctl\":%ld}\n", rc);
+	} else if (strcmp(word, "denied-finish") == 0) {
+		/* the plan's effect runs; then the finish phase is denied */
+		if (plan) {
+			printf("{\"plan\":\"world/effect-plan/v1\",\"effects\":[{\"id\":\"e1\",\"effect\":\"Test.Echo\","
+			       "\"scope\":\"s\",\"cost\":1,\"payload\":{\"x\":1}}],\"finish\":true,\"result\":null}\n");
+			return 0;
+		}
+		long rc = syscall(SYS_keyctl, 0, 0, 0, 0, 0);
+		printf("{\"keyctl\":%ld}\n", rc);
 	} else if (strcmp(word, "denied-ioctl") == 0) {
 		/* TIOCSTI (0x5412) is not on the ioctl allowlist: the refused
 		 * request is named (the fd need not be a terminal: the filter
