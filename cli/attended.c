@@ -13,9 +13,11 @@
 #define LINE_MAX_BYTES 4096
 
 /* Every terminal refusal ends with the fix: the operator needs the next
- * step, and an agent reading it learns that there is none for it. */
+ * step, and an agent reading it learns that the step is not its to take.
+ * It says "must not", not "cannot": any pseudo-terminal (util-linux
+ * `script`) answers these fences (docs/security.md, "The attended fence"). */
 static const char tty_fix[] =
-	"fix: run it yourself from a terminal window (an IDE terminal pane works); an agent cannot run this step";
+	"fix: run it yourself from a terminal window (an IDE terminal pane works); the step is the operator's: an agent must not answer it";
 
 int attended_stop_set(struct attended_stop *stop, const char *fence, const char *reason, const char *fmt, ...)
 {

@@ -15,7 +15,12 @@
  *                 from it: EOF before a line (reason eof), anything but the
  *                 phrase / `y` / `yes` (reason mismatch)
  * A refusal is printed as `STOP fence=NAME[ reason=R]` and one indented
- * detail line on stderr, and the verb exits WX_ATTENDED (20). */
+ * detail line on stderr, and the verb exits WX_ATTENDED (20).
+ * What they prove is a terminal, not a human: any pseudo-terminal answers
+ * them (util-linux `script -c CMD`, a pty library), so they stop unattended
+ * automation -- cron, CI, a harness without a terminal -- and not an agent
+ * with a shell acting as the operator (docs/security.md, "The attended
+ * fence"; tests/publish/attended.sh shows it). */
 #ifndef WORLD_CLI_ATTENDED_H
 #define WORLD_CLI_ATTENDED_H
 #include <stdio.h>

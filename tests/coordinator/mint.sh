@@ -2,7 +2,8 @@
 # tests/coordinator/mint.sh: worldd session mint end to end, the confirmation
 # typed through a pseudo-terminal (tests/publish/pty.py) with CI removed from
 # that child's environment; the refusals (CI set, no terminal, stdin not the
-# terminal, n, EOF) write nothing; the minted credential works with worldd call.
+# terminal, n, EOF) write nothing; the minted credential works with worldd call;
+# and the residual: util-linux `script` answers the question from a pipe.
 . "$top_srcdir/tests/tap.sh"
 PTY="$top_srcdir/tests/publish/pty.py"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -48,6 +49,20 @@ env -u CI -u GITHUB_ACTIONS python3 "$PTY" --stdin null --after '[y/N] ' --answe
   "$WORLDD" session mint --store "$DB" --episode ep1 --grant Workspace.Read=worktree:5
 is "$?:$(head -n1 "$T/e")" "20:STOP fence=tty reason=stdin-is-not-the-controlling-terminal" "stdin not the terminal: refused"
 is "$(sessions)" "$n" "no refusal wrote a session"
+
+# The residual (docs/security.md, "The attended fence"): the piped y that was
+# refused above mints a real session once util-linux `script` gives the verb
+# a pseudo-terminal -- the fence holds off unattended automation, not an
+# agent with a shell. The refusal above is the control.
+if command -v script >/dev/null && script --version 2>/dev/null | grep -q util-linux; then
+  run_capture o e r bash -c "echo y | env -u CI -u GITHUB_ACTIONS setsid -w script -qec \"'$WORLDD' session mint --store '$DB' --episode ep1 --grant Workspace.Read=worktree:5\" /dev/null"
+  is "$r" 0 "residual: y piped into util-linux script, no controlling terminal before: the mint goes through (exit 0)"
+  is "$(sessions)" "$((n + 1))" "residual: ... and one more session of ep1 is stored"
+  n=$((n + 1))
+else
+  skip "util-linux script not installed" "residual: script answers the mint"
+  skip "util-linux script not installed" "residual: ... a session stored"
+fi
 
 run_capture o e r "$WORLDD" session mint --store "$DB" --episode Bad_Ep --grant Workspace.Read=worktree:5
 is "$r" 2 "a bad episode is a usage error (before any question)"
