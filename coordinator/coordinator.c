@@ -21,6 +21,7 @@
 #define MAX_INTERPS 8
 #define MAX_INFLIGHT 256
 #define MAX_SOURCES 64
+#define SESS_CACHE 256
 
 struct interp_slot {
 	char ref[WORLD_REF_SIZE];
@@ -46,6 +47,22 @@ struct coordinator {
 	char reg_head[WORLD_REF_SIZE];
 	struct { char ref[WORLD_REF_SIZE]; char *bytes; size_t len; } src_cache[MAX_SOURCES];
 	size_t nsrc;
+	/* Change detection (store.h, world_store_changed; guarded by
+	 * store_lock): before each call the store is asked what changed since
+	 * chg; a change of the sessions bumps sess_gen (every cached session
+	 * older than it is re-read on its next use), a moved registry head
+	 * sets reg_stale (the head is read again). Nothing changed: no row is
+	 * read for the session or the registry. */
+	struct world_changes chg;
+	unsigned long long sess_gen;
+	int reg_stale;
+	/* sessions as last read from the store, by credential id: valid while
+	 * gen == sess_gen; expiry is judged on every use from expires_at */
+	struct sess_cached {
+		struct broker_session s; /* s.credential_id[0] == 0: a free slot */
+		unsigned long long gen;
+	} sess_cache[SESS_CACHE];
+	unsigned sess_next;           /* the slot the next new session takes (round robin) */
 	/* group commit (see commit_call) */
 	pthread_mutex_t commit_mu;
 	pthread_cond_t commit_cv;
@@ -77,6 +94,7 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 	pthread_mutex_init(&c->commit_mu, NULL);
 	pthread_cond_init(&c->commit_cv, NULL);
 	c->commit_tail = &c->commit_queue;
+	c->reg_stale = 1; /* not read yet */
 	if (cfg->tool_ailang_bin) {
 		struct world_interp wi;
 		if (world_archive_interpreter(cfg->store, cfg->tool_ailang_bin, &wi, err) < 0) {
@@ -102,6 +120,7 @@ void coord_free(struct coordinator *c)
 	sup_free(c->tool_sup);
 	for (size_t i = 0; i < MAX_INFLIGHT; i++) free(c->inflight[i]);
 	for (size_t i = 0; i < c->nsrc; i++) free(c->src_cache[i].bytes);
+	for (size_t i = 0; i < SESS_CACHE; i++) broker_session_free(&c->sess_cache[i].s);
 	json_decref(c->reg_cache);
 	free(c->workspace_root);
 	free(c->examples_dir);
@@ -118,13 +137,95 @@ void coord_free(struct coordinator *c)
 void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry *table);
 void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry *table) { c->handlers = table; }
 
+/* What changed in the store since the last look (call with store_lock
+ * held): one PRAGMA when nothing was committed anywhere, else one lookup
+ * of the counters row. A failed look counts as "everything changed", so
+ * a broken store is read (and its error reported) as without the cache. */
+static void changes_poll(struct coordinator *c)
+{
+	unsigned what = 0;
+	struct world_err e = { 0 };
+	if (world_store_changed(c->cfg.store, &c->chg, &what, &e) < 0) {
+		c->chg.valid = 0;
+		what = WORLD_CHANGED_ALL;
+	}
+	if (what & WORLD_CHANGED_SESSIONS) c->sess_gen++;
+	if (what & WORLD_CHANGED_REGISTRIES) c->reg_stale = 1;
+}
+
+/* The cached session of credential id, valid or not (NULL: none). Call
+ * with store_lock held. */
+static struct sess_cached *sess_find(struct coordinator *c, const char *id)
+{
+	for (size_t i = 0; i < SESS_CACHE; i++)
+		if (c->sess_cache[i].s.credential_id[0] && strcmp(c->sess_cache[i].s.credential_id, id) == 0)
+			return &c->sess_cache[i];
+	return NULL;
+}
+
+static int sess_copy(struct broker_session *to, const struct broker_session *from, struct world_err *err)
+{
+	*to = *from;
+	to->grants = from->ngrants ? malloc(from->ngrants * sizeof *from->grants) : NULL;
+	if (from->ngrants && !to->grants) {
+		memset(to, 0, sizeof *to);
+		return werr(err, WX_FAIL, "session: out of memory");
+	}
+	if (from->ngrants) memcpy(to->grants, from->grants, from->ngrants * sizeof *from->grants);
+	return 0;
+}
+
+/* Keep s as read from the store now (store_lock held). */
+static void sess_keep(struct coordinator *c, const struct broker_session *s)
+{
+	struct sess_cached *e = sess_find(c, s->credential_id);
+	if (!e) {
+		e = &c->sess_cache[c->sess_next];
+		c->sess_next = (c->sess_next + 1) % SESS_CACHE;
+	}
+	broker_session_free(&e->s);
+	memset(&e->s, 0, sizeof e->s);
+	if (sess_copy(&e->s, s, NULL) < 0) return;
+	e->gen = c->sess_gen;
+}
+
+static void sess_forget(struct coordinator *c, const char *id)
+{
+	struct sess_cached *e = sess_find(c, id);
+	if (!e) return;
+	broker_session_free(&e->s);
+	memset(&e->s, 0, sizeof e->s);
+}
+
 int coord_session_open(struct coordinator *c, const char *credential, struct coord_session **out, struct world_err *err)
 {
 	*out = calloc(1, sizeof **out);
 	if (!*out) return werr(err, WX_FAIL, "session: out of memory");
+	char ref[WORLD_REF_SIZE];
+	int rc;
+	if (!broker_credential_wellformed(credential) || world_hash_ref(credential, strlen(credential), ref, NULL) < 0) {
+		rc = broker_session_open(c->cfg.store, credential, (long long)time(NULL), *out, err); /* its refusal */
+		goto done;
+	}
 	pthread_mutex_lock(&c->store_lock);
-	int rc = broker_session_open(c->cfg.store, credential, (long long)time(NULL), *out, err);
+	changes_poll(c);
+	long long now = (long long)time(NULL);
+	struct sess_cached *e = sess_find(c, ref + 7);
+	if (e && e->gen == c->sess_gen) {
+		/* no session changed since it was read: the row is as cached */
+		rc = sess_copy(*out, &e->s, err);
+		/* the one expiry rule (broker/session.c): live while now < expires_at */
+		if (rc == 0 && !(now < (*out)->expires_at)) {
+			broker_session_free(*out);
+			rc = werr(err, WX_SESSION, "session credential has expired");
+		}
+	} else {
+		rc = broker_session_open(c->cfg.store, credential, now, *out, err);
+		if (rc == 0) sess_keep(c, *out);
+		else if (err && err->code == WX_NOT_FOUND) sess_forget(c, ref + 7);
+	}
 	pthread_mutex_unlock(&c->store_lock);
+done:
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -139,27 +240,24 @@ void coord_session_free(struct coord_session *s)
 	free(s);
 }
 
-/* The current registry (new reference), re-read only when the head moved.
- * Call with store_lock held. */
+/* The current registry (new reference), read again (its head, and the
+ * registry object it names) only when a registry head moved since it was
+ * last read (change detection). Call with store_lock held. */
 static int registry_current(struct coordinator *c, json_t **out, struct world_err *err)
 {
-	char head[WORLD_REF_SIZE] = "";
-	long long rev;
-	struct world_err e = { 0 };
 	*out = NULL;
-	if (world_registry_head_get(c->cfg.store, REGISTRY_TRANSITIONS, head, &rev, &e) < 0) {
-		if (e.code == WX_NOT_FOUND) return 0;
-		if (err) *err = e;
-		return -1;
-	}
-	if (!c->reg_cache || strcmp(head, c->reg_head) != 0) {
+	changes_poll(c);
+	if (c->reg_stale) {
 		json_t *reg;
+		long long rev;
+		char head[WORLD_REF_SIZE] = "";
 		if (registry_load(c->cfg.store, &reg, &rev, head, err) < 0) return -1;
 		json_decref(c->reg_cache);
-		c->reg_cache = reg;
+		c->reg_cache = reg; /* NULL: none published yet */
 		memcpy(c->reg_head, head, WORLD_REF_SIZE);
+		c->reg_stale = 0;
 	}
-	*out = json_incref(c->reg_cache);
+	*out = c->reg_cache ? json_incref(c->reg_cache) : NULL;
 	return 0;
 }
 
@@ -344,6 +442,9 @@ static int task_id_valid(const char *s)
 	return 1;
 }
 
+static int session_check(struct coordinator *c, const struct coord_session *s, unsigned long long *gen, int expiry,
+                         struct world_err *err);
+
 struct call_state {
 	struct coordinator *c;
 	const struct coord_call *call;
@@ -361,6 +462,7 @@ struct call_state {
 	int have_effect;
 	struct broker_effect_out eff;
 	long broker_ms;
+	unsigned long long sess_gen; /* the sessions' generation its session was last found live in */
 };
 
 static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply,
@@ -385,6 +487,16 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 	}
 	struct coordinator *c = cs->c;
 	const struct coord_session *s = cs->call->session;
+	/* the session is still there before its effect runs (re-read only
+	 * when the sessions changed since the call's check) */
+	pthread_mutex_lock(&c->store_lock);
+	changes_poll(c);
+	int live = cs->sess_gen == c->sess_gen ? 0 : session_check(c, s, &cs->sess_gen, 0, err);
+	pthread_mutex_unlock(&c->store_lock);
+	if (live < 0) {
+		broker_plan_free(&p);
+		return -1;
+	}
 	struct broker_effect_req rq = {
 		.st = c->cfg.store, .store_lock = &c->store_lock, .session = s, .now = (long long)time(NULL),
 		.invocation_id = cs->invocation_id, .input_ref = cs->input_ref, .input = cs->input,
@@ -591,6 +703,13 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
 	char ref[WORLD_REF_SIZE];
 	int created;
+	/* A revoke may have landed since the call's check: inside this
+	 * transaction (it holds the write lock, so no commit can land
+	 * between this look and the COMMIT) the session is read again
+	 * whenever the sessions changed since, and a revoked one is refused
+	 * here (nothing of the call is committed). Nothing changed: no read. */
+	changes_poll(c);
+	if (cs->sess_gen != c->sess_gen && session_check(c, cs->call->session, &cs->sess_gen, 0, err) < 0) return -1;
 	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
 	                     err) < 0)
 		return -1;
@@ -762,31 +881,57 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 	return rc;
 }
 
-/* The session as the store holds it now, not as its request found it: a
- * credential revoked (its row deleted, by any process) or expired since is
- * refused for this call -- each call of a JSON-RPC batch is checked. One
- * primary-key lookup through the coordinator's handle, which sees every
- * other writer's commits at once (WAL). */
-static int session_live(struct coordinator *c, const struct coord_session *s, struct world_err *err)
+/* The session as the store holds it now, not as its request found it:
+ * a credential revoked (its row deleted, by any process) or expired since
+ * is refused for this call -- each call of a JSON-RPC batch is checked.
+ * The row is read again only when the store's sessions changed since it
+ * was last read (change detection); expiry is judged from the cached
+ * expires_at every time. *gen gets the generation the answer holds for:
+ * the commit re-checks the session inside its transaction when the
+ * sessions changed after it (write_rows). Call with store_lock held. */
+static int session_check(struct coordinator *c, const struct coord_session *s, unsigned long long *gen, int expiry,
+                         struct world_err *err)
 {
-	char h[WORLD_REF_SIZE];
-	snprintf(h, sizeof h, "sha256:%s", s->credential_id);
-	struct world_session ws;
-	struct world_err e = { 0 };
-	pthread_mutex_lock(&c->store_lock);
-	int rc = world_session_get_hash(c->cfg.store, h, &ws, &e);
-	pthread_mutex_unlock(&c->store_lock);
-	if (rc < 0) {
-		if (e.code == WX_NOT_FOUND) return werr(err, WX_SESSION, "session credential has been revoked");
-		if (err) *err = e;
-		return -1;
+	changes_poll(c);
+	struct sess_cached *e = sess_find(c, s->credential_id);
+	long long exp;
+	if (e && e->gen == c->sess_gen) {
+		exp = e->s.expires_at;
+	} else {
+		char h[WORLD_REF_SIZE];
+		snprintf(h, sizeof h, "sha256:%s", s->credential_id);
+		struct world_session ws;
+		struct world_err le = { 0 };
+		if (world_session_get_hash(c->cfg.store, h, &ws, &le) < 0) {
+			if (le.code == WX_NOT_FOUND) {
+				sess_forget(c, s->credential_id);
+				return werr(err, WX_SESSION, "session credential has been revoked");
+			}
+			if (err) *err = le;
+			return -1;
+		}
+		exp = ws.expires_at;
+		world_session_free(&ws);
+		/* the session as presented (episode, grants) with the row's expiry */
+		struct broker_session keep = *s;
+		keep.expires_at = exp;
+		sess_keep(c, &keep);
 	}
-	long long exp = ws.expires_at;
-	world_session_free(&ws);
+	if (gen) *gen = c->sess_gen;
+	if (!expiry) return 0;
 	/* the one expiry rule (broker/session.c): live while now < expires_at */
 	if (!((long long)time(NULL) < exp) || !((long long)time(NULL) < s->expires_at))
 		return werr(err, WX_SESSION, "session credential has expired");
 	return 0;
+}
+
+static int session_live(struct coordinator *c, const struct coord_session *s, unsigned long long *gen,
+                        struct world_err *err)
+{
+	pthread_mutex_lock(&c->store_lock);
+	int rc = session_check(c, s, gen, 1, err);
+	pthread_mutex_unlock(&c->store_lock);
+	return rc;
 }
 
 int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res, struct world_err *err)
@@ -809,7 +954,8 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	snprintf(res->invocation_id, sizeof res->invocation_id, "%s:%s:%s", call->channel ? call->channel : "cli",
 	         s->episode, task);
 	world_pause("coord.session");
-	if (session_live(c, s, err) < 0) return -1;
+	unsigned long long sess_gen = 0;
+	if (session_live(c, s, &sess_gen, err) < 0) return -1;
 	if (call->args_len > ARGS_MAX)
 		return werr(err, WX_BAD_INPUT, "arguments are %zu bytes, over the 1 MiB cap", call->args_len);
 	json_t *args = world_json_parse(call->args, call->args_len, err);
@@ -818,7 +964,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 		json_decref(args);
 		return werr(err, WX_BAD_INPUT, "arguments must be a JSON object");
 	}
-	struct call_state cs = { .c = c, .call = call, .invocation_id = res->invocation_id };
+	struct call_state cs = { .c = c, .call = call, .invocation_id = res->invocation_id, .sess_gen = sess_gen };
 	size_t in_len;
 	char *input = world_canon_json(args, &in_len, err);
 	json_t *reg = NULL;

@@ -3,7 +3,7 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
-	store/optoken.c store/backup.c store/backup.h
+	store/optoken.c store/backup.c store/backup.h store/changes.c
 
 check_PROGRAMS += tests/store/test_canon
 TESTS += tests/store/test_canon

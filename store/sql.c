@@ -78,6 +78,10 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	Q(OPERATOR_TOKEN_INIT, "INSERT OR IGNORE INTO operator_token(id, token_hash, set_at) VALUES (1,?,?)"),
 	Q(OPERATOR_TOKEN_PUT, "INSERT INTO operator_token(id, token_hash, set_at) VALUES (1,?,?) ON CONFLICT(id) DO UPDATE "
 	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
+	/* change detection: the one counters row (its primary key) */
+	Q(CHANGES_GET, "SELECT sessions, registries FROM store_changes WHERE id = 1"),
+	SCAN(CHANGES_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name = 'store_changes' OR name LIKE 'store_changes_%'",
+	     "the schema table (a few dozen rows), read once by a writer's open"),
 
 	/* episodes: (episode, ref) and (episode) are the primary keys */
 	Q(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)"),

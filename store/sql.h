@@ -53,6 +53,9 @@ enum world_sql_id {
 	WSQ_OPERATOR_TOKEN_GET,
 	WSQ_OPERATOR_TOKEN_INIT,
 	WSQ_OPERATOR_TOKEN_PUT,
+	/* change detection (store/changes.c) */
+	WSQ_CHANGES_GET,
+	WSQ_CHANGES_SCHEMA,
 	/* episodes (schema 2) */
 	WSQ_EPISODE_OBJECT_ADD,
 	WSQ_EPISODE_HAS_OBJECT,

@@ -10,6 +10,8 @@ void ws_stmt_init(struct world_store *st)
 {
 	pthread_mutex_init(&st->stmt_mu, NULL);
 	memset(st->stmts, 0, sizeof st->stmts);
+	memset(&st->dv, 0, sizeof st->dv);
+	atomic_init(&st->commits, 0);
 }
 
 /* The table entry whose text is sql (by pointer: WORLD_SQL(X)), or -1. */
@@ -73,6 +75,9 @@ void ws_stmt_drop(struct world_store *st)
 		st->stmts[i].s = NULL;
 		st->stmts[i].busy = 0;
 	}
+	sqlite3_finalize(st->dv.s);
+	st->dv.s = NULL;
+	st->dv.busy = 0;
 	pthread_mutex_unlock(&st->stmt_mu);
 }
 

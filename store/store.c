@@ -683,6 +683,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	                              "CREATE INDEX IF NOT EXISTS objects_by_semantic ON objects(semantic_id);"
 	                              OPERATOR_TOKEN_TABLE, err) < 0)
 		goto fail;
+	if (st->writer && ws_changes_setup(st, err) < 0) goto fail;
+	ws_changes_hook(st);
 	*out = st;
 	return 0;
 fail:

@@ -92,6 +92,36 @@ int world_store_begin(struct world_store *st, struct world_err *err);
 int world_store_commit(struct world_store *st, struct world_err *err);
 void world_store_rollback(struct world_store *st);
 
+/* ---- change detection (store/changes.c) ----
+ * "Has anything a daemon caches changed since token T?", asked before
+ * every call (docs/store.md, "Change detection"). The sessions, the
+ * registry heads (transitions, epochs) and nothing else are cached by
+ * callers; the store keeps one counter for each in a row of its own,
+ * bumped by triggers in the transaction that changes them, whoever writes
+ * (another daemon, `worldd session revoke`, world-publish). The check
+ * first asks SQLite whether any connection committed at all since T
+ * (PRAGMA data_version, which moves only for OTHER connections' commits,
+ * and this handle's own commit count): when nothing was committed it
+ * reads no row; otherwise one primary-key lookup of the counters row.
+ * A later PostgreSQL store answers the same question its own way. */
+#define WORLD_CHANGED_SESSIONS 1u   /* a session row was added, removed or changed */
+#define WORLD_CHANGED_REGISTRIES 2u /* a registry head (transitions, epochs) moved */
+#define WORLD_CHANGED_ALL (WORLD_CHANGED_SESSIONS | WORLD_CHANGED_REGISTRIES)
+struct world_changes {
+	int valid;                 /* 0 (a zeroed token): everything counts as changed */
+	long long data_version;
+	unsigned long long own;    /* this handle's commits */
+	long long sessions, registries;
+};
+/* Which of the kinds above changed since *t (bits into *changed, 0 when
+ * none), and moves *t to now. A zeroed *t, or a store without the
+ * counters row (one no writer of this build has opened yet), reports
+ * WORLD_CHANGED_ALL every time, so callers re-read as they would without
+ * a cache. Call it on the handle the cached rows are read through, one
+ * thread at a time per token. Inside a write transaction
+ * (world_store_begin) it sees every commit before that transaction. */
+int world_store_changed(struct world_store *st, struct world_changes *t, unsigned *changed, struct world_err *err);
+
 /* ---- objects (§6.1) ---- */
 /* semanticId: 1-256 bytes of printable ASCII, e.g. "world/transition-source/v1".
  * provenance: free-form label (NULL = ""), at most 4096 bytes, no control chars.

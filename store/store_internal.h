@@ -3,6 +3,7 @@
 #ifndef WORLD_STORE_INTERNAL_H
 #define WORLD_STORE_INTERNAL_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,11 @@ struct world_store {
 	/* the statements of store/sql.h this handle has prepared (stmt.c) */
 	pthread_mutex_t stmt_mu;
 	struct ws_cached { sqlite3_stmt *s; int busy; } stmts[WSQ_COUNT];
+	/* change detection (changes.c): this connection's commits, counted by
+	 * its commit hook (PRAGMA data_version does not move for them), and
+	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
+	atomic_ullong commits;
+	struct ws_cached dv;
 };
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
@@ -40,6 +46,10 @@ void ws_done(struct world_store *st, sqlite3_stmt *s); /* NULL: nothing */
 void ws_stmt_init(struct world_store *st);  /* at open, before any ws_stmt */
 void ws_stmt_drop(struct world_store *st);  /* finalize the cache (before the connection closes) */
 void ws_stmt_fini(struct world_store *st);  /* drop, at close */
+/* Change detection (changes.c): the commit hook, installed at open, and
+ * the counters table and its triggers, created by every writer's open. */
+void ws_changes_hook(struct world_store *st);
+int ws_changes_setup(struct world_store *st, struct world_err *err);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
 /* SAVEPOINT around one write; ws_sp_end(ok=0) undoes it. */
 int ws_sp_begin(struct world_store *st, struct world_err *err);
