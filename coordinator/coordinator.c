@@ -54,7 +54,7 @@ struct coordinator {
 	 * sets reg_stale (the head is read again). Nothing changed: no row is
 	 * read for the session or the registry. */
 	struct world_changes chg;
-	unsigned long long sess_gen;
+	unsigned long long sess_gen, reg_gen;
 	int reg_stale;
 	/* sessions as last read from the store, by credential id: valid while
 	 * gen == sess_gen; expiry is judged on every use from expires_at */
@@ -150,7 +150,19 @@ static void changes_poll(struct coordinator *c)
 		what = WORLD_CHANGED_ALL;
 	}
 	if (what & WORLD_CHANGED_SESSIONS) c->sess_gen++;
-	if (what & WORLD_CHANGED_REGISTRIES) c->reg_stale = 1;
+	if (what & WORLD_CHANGED_REGISTRIES) {
+		c->reg_stale = 1;
+		c->reg_gen++;
+	}
+}
+
+void coord_generations(struct coordinator *c, unsigned long long *registries, unsigned long long *sessions)
+{
+	pthread_mutex_lock(&c->store_lock);
+	changes_poll(c);
+	*registries = c->reg_gen;
+	*sessions = c->sess_gen;
+	pthread_mutex_unlock(&c->store_lock);
 }
 
 /* The cached session of credential id, valid or not (NULL: none). Call

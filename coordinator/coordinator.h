@@ -107,6 +107,13 @@ void coord_session_free(struct coord_session *s);
  * interpreter, semanticsEpoch). An empty registry gives []. */
 int coord_visible(struct coordinator *c, const struct coord_session *s, json_t **out, struct world_err *err);
 
+/* What changed in the store (change detection, store.h
+ * world_store_changed), for a caller that tells clients about it (the
+ * daemon's notification stream): *registries grows each time a registry
+ * head moved, *sessions each time the sessions changed, since coord_new.
+ * One PRAGMA when nothing was committed anywhere. */
+void coord_generations(struct coordinator *c, unsigned long long *registries, unsigned long long *sessions);
+
 /* ---- one call ---- */
 struct coord_call {
 	const struct coord_session *session;

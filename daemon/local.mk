@@ -1,7 +1,7 @@
 # daemon/: `worldd serve` -- the HTTP server, the read routes, the MCP and
 # A2A projections over the coordinator (docs/daemon.md).
 libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c \
-	daemon/replay_route.c
+	daemon/replay_route.c daemon/stream.c
 
 # Tests: the fixture sets up sessions and registries through the store API.
 check_PROGRAMS += tests/daemon/fixture
@@ -30,3 +30,6 @@ tests_daemon_test_toolname_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 # Denials are attributable (issue 25, item 4): the denied line, the record, journal --denials.
 TESTS += tests/daemon/denials.sh
 EXTRA_DIST += tests/daemon/denials.sh
+# GET /mcp/, the notification stream (issue 20 item 2): SDK clients and curl.
+TESTS += tests/daemon/stream.sh
+EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs

@@ -1,4 +1,5 @@
-/* daemon/mcp.c: MCP Streamable HTTP at POST /mcp/ (docs/design.md §8.1), stateless.
+/* daemon/mcp.c: MCP Streamable HTTP at POST /mcp/ (docs/design.md §8.1), stateless
+ * (no Mcp-Session-Id; GET /mcp/, the notification stream, is daemon/stream.c).
  *
  * Check order: body size (the server, 413) -> credential (401) ->
  * Content-Type application/json (415) -> Accept lists application/json and
@@ -654,8 +655,11 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		if (batched) return drpc_error(id, -32600, "initialize must not be part of a batch");
 		json_t *pv = json_object_get(params, "protocolVersion");
 		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
+		/* listChanged: the GET /mcp/ stream (daemon/stream.c) sends
+		 * notifications/tools/list_changed under every revision initialize
+		 * serves; server/discover (2026-07-28, stateless, no stream) does not */
 		return rpc_result(id, json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
-		                                "tools", "listChanged", 0, "resources", "listChanged", 0, "subscribe", 0,
+		                                "tools", "listChanged", 1, "resources", "listChanged", 0, "subscribe", 0,
 		                                "serverInfo", "name", "worldd", "version",
 		                                DAEMON_VERSION, "instructions",
 		                                "Each tool is a published World transition; every successful call commits one log entry."));

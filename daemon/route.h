@@ -165,4 +165,19 @@ void dwww_authenticate(const struct dreq *rq, struct dresp *r);
 int mcp_not_oauth(struct dreq *rq, struct dresp *r);
 void a2a_card(struct dreq *rq, struct dresp *r, int v1);   /* GET /.well-known/agent(-card).json */
 void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */
+
+/* GET /mcp/: the notification stream (daemon/stream.c; docs/daemon.md,
+ * "The notification stream"). Answered on an HTTP thread: 0 with *resp a
+ * text/event-stream response to queue (it stays open), or -1 with r the
+ * refusal (401, 406, 405 under 2026-07-28, 400, 503 Capacity over a cap). */
+#define STREAMS_MAX 32          /* open streams, all sessions together */
+#define STREAMS_PER_SESSION 4   /* open streams of one session credential */
+#define STREAM_KEEPALIVE_S 15   /* an SSE comment after this long without a byte */
+#define STREAM_POLL_MS 200      /* how often the stream thread asks what changed */
+struct MHD_Response;
+int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **resp);
+/* The stream thread (start after the coordinator exists), and the end of
+ * every stream (before libmicrohttpd stops: each is resumed and ends). */
+int mcp_streams_start(struct dctx *d, struct world_err *err);
+void mcp_streams_stop(void);
 #endif

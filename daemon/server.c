@@ -462,7 +462,8 @@ static void dispatch(struct dreq *rq, struct dresp *r)
 	} else if (strncmp(p, "/v1/", 4) == 0 || path_is(p, "/v1")) {
 		reads_handle(rq, r);
 	} else if (path_is(p, "/mcp/") || path_is(p, "/mcp")) {
-		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /mcp/ (POST only: Streamable HTTP, stateless)", rq->method); r->status = 405; r->allow = "POST"; }
+		/* GET opens the notification stream (on_request, open_stream) */
+		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /mcp/ (POST, or GET for the notification stream: Streamable HTTP)", rq->method); r->status = 405; r->allow = "GET, POST"; }
 		else mcp_handle(rq, r);
 	} else if (path_is(p, "/a2a/") || path_is(p, "/a2a")) {
 		if (!post) { dresp_error(r, "BadRequest", "method %s not allowed on /a2a/ (POST only)", rq->method); r->status = 405; r->allow = "POST"; }
@@ -998,6 +999,19 @@ static int rpc_path(const char *url)
 	return strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0 || strcmp(url, "/a2a/") == 0 || strcmp(url, "/a2a") == 0;
 }
 
+/* GET /mcp/: the notification stream (daemon/stream.c) stays open after
+ * this returns; a refusal is answered as any route's. */
+static enum MHD_Result open_stream(struct dctx *d, struct MHD_Connection *conn, struct dconn *dc)
+{
+	struct dreq rq = { .d = d, .conn = conn, .method = dc->method, .path = dc->path, .body = "", .body_len = 0 };
+	struct MHD_Response *resp = NULL;
+	if (mcp_stream_open(&rq, &dc->resp, conn, &resp) < 0) return send_kept(conn, dc);
+	dc->responded = 1;
+	enum MHD_Result ok = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp); /* the connection keeps its own reference */
+	return ok;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -1075,6 +1089,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	dsock_phase(dsock_of(conn), 2);
 	snprintf(dc->method, sizeof dc->method, "%s", method);
 	snprintf(dc->path, sizeof dc->path, "%s", url);
+	if (strcmp(method, "GET") == 0 && (strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0))
+		return open_stream(d, conn, dc);
 	int worker = strcmp(method, "POST") == 0 ? hand_over(d, conn, dc) : 0;
 	if (worker > 0) return MHD_YES;
 	if (worker < 0) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
@@ -1293,6 +1309,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	     token_created ? "the store had none: a new one, written to that file"
 	                   : "the store's, shared by every daemon of it; the file is left as it is");
 
+	if (mcp_streams_start(&d, err) < 0) goto out;
+
 	struct sockaddr_in sin;
 	struct sockaddr_in6 sin6;
 	struct sockaddr *sa;
@@ -1357,6 +1375,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	     DAEMON_DRAIN_MS, atomic_load(&inflight));
 	MHD_socket ls = MHD_quiesce_daemon(mhd);
 	if (ls != MHD_INVALID_SOCKET) close(ls);
+	/* the notification streams end now, so the drain below is not held up */
+	mcp_streams_stop();
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (atomic_load(&inflight) > 0 && ms_since(&t0) < DAEMON_DRAIN_MS) {
@@ -1372,6 +1392,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	rc = 0;
 out:
 	workers_stop();
+	mcp_streams_stop(); /* no connection may stay suspended when libmicrohttpd stops */
 	if (mhd) MHD_stop_daemon(mhd);
 	if (edge.reaping) {
 		atomic_store(&edge.stop, 1);

@@ -20,7 +20,7 @@ async function mcp() {
   const client = new Client({ name: 'world-test', version: '1.0.0' });
   await client.connect(transport);
   ok(client.getServerVersion()?.name === 'worldd', 'MCP SDK: initialize names the server worldd', client.getServerVersion());
-  ok(client.getServerCapabilities()?.tools?.listChanged === false, 'MCP SDK: capabilities.tools.listChanged is false');
+  ok(client.getServerCapabilities()?.tools?.listChanged === true, 'MCP SDK: capabilities.tools.listChanged is true (the GET /mcp/ stream sends notifications/tools/list_changed)');
   const tools = await client.listTools();
   const names = tools.tools.map(t => t.name);
   ok(names.includes('tools_decho'), 'MCP SDK: tools/list lists tools_decho (escaped name)', names);

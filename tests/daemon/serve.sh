@@ -95,7 +95,9 @@ like "$(cat "$T/err")" "status=405" "the 405 is logged"
 http GET /no/such/route
 is "$STATUS/$(jget error.class <<<"$BODY")" "404/NotFound" "an unknown route: 404 NotFound"
 http GET /mcp/ -H "$(auth "$CRED")"
-is "$STATUS" 405 "GET /mcp/: 405 (no server stream)"
+is "$STATUS" 406 "GET /mcp/ without Accept: text/event-stream: 406 (GET is the notification stream: tests/daemon/stream.sh)"
+http DELETE /mcp/ -H "$(auth "$CRED")"
+is "$STATUS" 405 "DELETE /mcp/: 405"
 http GET /a2a/
 is "$STATUS" 405 "GET /a2a/: 405"
 http POST /.well-known/agent.json
@@ -159,7 +161,7 @@ mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"no/such"}'
 is "$(sse_json | jget error.code)" "-32601" "MCP: an unknown method: -32601"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-06-18 "MCP: initialize echoes a supported version"
-is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": false}, "resources": {"listChanged": false, "subscribe": false}}' "MCP: capabilities {tools:{listChanged:false},resources:{listChanged:false,subscribe:false}}"
+is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": true}, "resources": {"listChanged": false, "subscribe": false}}' "MCP: capabilities {tools:{listChanged:true},resources:{listChanged:false,subscribe:false}}"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-11-25 "MCP: initialize with an unknown version answers the newest supported"
 

@@ -1,0 +1,372 @@
+/* daemon/stream.c: GET /mcp/ -- the server-to-client stream of MCP
+ * Streamable HTTP (2025-03-26 and later; docs/daemon.md, "The notification
+ * stream"). A client that GETs /mcp/ with its credential and Accept:
+ * text/event-stream gets a text/event-stream response that stays open; the
+ * daemon sends on it `notifications/tools/list_changed` when the tools its
+ * session sees change (a transition published or retired, by any process
+ * on the store, noticed through the coordinator's change detection), SSE
+ * comments as keep-alives, and ends it when its session is revoked or
+ * expires, when the daemon stops, or never more than the caps allow.
+ *
+ * libmicrohttpd (0.9.75, internal polling threads): the response is a
+ * callback response of unknown size (chunked). Its reader hands out what
+ * is queued; with nothing queued it suspends the connection (the only safe
+ * places to suspend are the access handler and this reader, its manual
+ * says) and returns 0, so no thread spins; the stream thread queues bytes
+ * and resumes it. A suspended connection is not timed out and does not see
+ * its client leave: the keep-alive (every STREAM_KEEPALIVE_S) resumes it,
+ * and a write to a closed socket ends it. Every stream is ended and
+ * resumed before libmicrohttpd stops (it must not stop with a connection
+ * suspended). */
+#include "daemon/route.h"
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+struct stream {
+	unsigned long long serial;  /* names it across an unlock (pointers are reused) */
+	struct MHD_Connection *conn;
+	char cred[65];              /* its credential: the session is opened again after a change */
+	char id[65];                /* the credential id, for the per-session cap */
+	char episode[65];
+	long long expires_at;
+	char *tools;                /* the visible tool names last told, one per line */
+	char *buf;                  /* bytes queued for the client */
+	size_t len, off, cap;
+	int suspended;              /* the reader suspended the connection */
+	int closing;                /* end it once the queue is sent */
+	time_t last;                /* when bytes were last queued */
+	struct stream *next;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct stream *list;
+	unsigned n;
+	unsigned long long serial;
+	struct dctx *d;
+	pthread_t th;
+	int running, stop;
+	unsigned long long reg_gen, sess_gen;
+} S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static const char notify_event[] =
+    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+
+/* Queue bytes on s and wake its connection. Call with S.mu held. */
+static void push(struct stream *s, const char *bytes, size_t n)
+{
+	if (s->closing) return;
+	if (s->len + n > s->cap) {
+		size_t cap = s->cap ? s->cap : 512;
+		while (cap < s->len + n) cap *= 2;
+		/* a client that reads nothing for a long time cannot make this
+		 * grow without bound: notifications are coalesced below */
+		char *b = realloc(s->buf, cap);
+		if (!b) {
+			s->closing = 1;
+			dlog("stream episode=%s closed: out of memory", s->episode);
+			goto wake;
+		}
+		s->buf = b;
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, bytes, n);
+	s->len += n;
+	s->last = time(NULL);
+wake:
+	if (s->suspended) {
+		s->suspended = 0;
+		MHD_resume_connection(s->conn);
+	}
+}
+
+/* End s: what is queued is still sent. Call with S.mu held. */
+static void end(struct stream *s, const char *why)
+{
+	if (s->closing) return;
+	dlog("stream episode=%s closed: %s", s->episode, why);
+	s->closing = 1;
+	if (s->suspended) {
+		s->suspended = 0;
+		MHD_resume_connection(s->conn);
+	}
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct stream *s = cls;
+	pthread_mutex_lock(&S.mu);
+	if (s->off < s->len) {
+		size_t n = s->len - s->off < max ? s->len - s->off : max;
+		memcpy(buf, s->buf + s->off, n);
+		s->off += n;
+		if (s->off == s->len) s->off = s->len = 0;
+		pthread_mutex_unlock(&S.mu);
+		return (ssize_t)n;
+	}
+	if (s->closing) {
+		pthread_mutex_unlock(&S.mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	/* nothing to send: park the connection until push() or end() */
+	s->suspended = 1;
+	MHD_suspend_connection(s->conn);
+	pthread_mutex_unlock(&S.mu);
+	return 0;
+}
+
+static void stream_free(void *cls)
+{
+	struct stream *s = cls;
+	pthread_mutex_lock(&S.mu);
+	for (struct stream **p = &S.list; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			S.n--;
+			break;
+		}
+	pthread_mutex_unlock(&S.mu);
+	free(s->tools);
+	free(s->buf);
+	free(s);
+}
+
+/* The names of the tools s sees, one per line (malloc'd), or NULL when
+ * the session is gone (*gone: 1 revoked or expired, 0 another failure). */
+static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, int *gone)
+{
+	*gone = 0;
+	struct coord_session *sess = NULL;
+	struct world_err err = { 0, "" };
+	if (coord_session_open(d->coord, cred, &sess, &err) < 0) {
+		*gone = err.code == WX_NOT_FOUND || err.code == WX_SESSION;
+		if (!*gone) dlog("error: stream session: %s", err.msg);
+		return NULL;
+	}
+	*expires_at = sess->expires_at;
+	json_t *vis = NULL;
+	char *out = NULL;
+	if (coord_visible(d->coord, sess, &vis, &err) < 0) {
+		dlog("error: stream tools: %s", err.msg);
+		goto done;
+	}
+	size_t cap = 1, i;
+	json_t *dsc;
+	json_array_foreach(vis, i, dsc) cap += 66;
+	out = malloc(cap);
+	if (!out) goto done;
+	out[0] = 0;
+	size_t o = 0;
+	json_array_foreach(vis, i, dsc) {
+		char name[65];
+		const char *id = json_string_value(json_object_get(dsc, "id"));
+		if (!id || dtool_name(id, name) < 0) continue; /* tools/list leaves it out too */
+		o += (size_t)snprintf(out + o, cap - o, "%s\n", name);
+	}
+done:
+	json_decref(vis);
+	coord_session_free(sess);
+	return out;
+}
+
+/* The stream thread: every STREAM_POLL_MS the coordinator's change
+ * detection is asked whether a registry or a session changed (one PRAGMA
+ * when nothing was committed); when one did, each stream's session is
+ * opened again and its tools listed: a stream whose tools differ from
+ * what it was last told gets one notification, a stream whose session is
+ * gone is ended. Expiry and keep-alives are judged by the clock. */
+struct snap {
+	unsigned long long serial;
+	char cred[65], episode[65];
+};
+
+static void *stream_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&S.mu);
+	while (!S.stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)STREAM_POLL_MS * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&S.cv, &S.mu, &until);
+		if (S.stop) break;
+		time_t now = time(NULL);
+		for (struct stream *s = S.list; s; s = s->next) {
+			if (s->closing) continue;
+			if (!(now < s->expires_at)) end(s, "its session expired");
+			else if (now - s->last >= STREAM_KEEPALIVE_S) push(s, ": keep-alive\n\n", 14);
+		}
+		unsigned n = S.n;
+		pthread_mutex_unlock(&S.mu);
+		unsigned long long rg = 0, sg = 0;
+		coord_generations(S.d->coord, &rg, &sg);
+		pthread_mutex_lock(&S.mu);
+		if (rg == S.reg_gen && sg == S.sess_gen) continue;
+		S.reg_gen = rg;
+		S.sess_gen = sg;
+		/* a snapshot: the sessions are opened without S.mu held (the
+		 * readers of every stream wait on it) */
+		struct snap *sn = n ? calloc(n, sizeof *sn) : NULL;
+		unsigned k = 0;
+		for (struct stream *s = S.list; s && sn && k < n; s = s->next)
+			if (!s->closing) {
+				sn[k].serial = s->serial;
+				memcpy(sn[k].cred, s->cred, sizeof s->cred);
+				memcpy(sn[k].episode, s->episode, sizeof s->episode);
+				k++;
+			}
+		pthread_mutex_unlock(&S.mu);
+		for (unsigned i = 0; i < k; i++) {
+			long long exp = 0;
+			int gone = 0;
+			char *tools = tools_of(S.d, sn[i].cred, &exp, &gone);
+			pthread_mutex_lock(&S.mu);
+			struct stream *s = S.list;
+			while (s && s->serial != sn[i].serial) s = s->next;
+			if (s && !s->closing) {
+				if (gone) end(s, "its session was revoked or expired");
+				else if (tools && strcmp(tools, s->tools ? s->tools : "") != 0) {
+					free(s->tools);
+					s->tools = tools;
+					tools = NULL;
+					s->expires_at = exp;
+					push(s, notify_event, sizeof notify_event - 1);
+					dlog("stream episode=%s notified: notifications/tools/list_changed", s->episode);
+				} else if (tools) {
+					s->expires_at = exp;
+					dlog("stream episode=%s unchanged: the store changed, the tools it sees did not", s->episode);
+				}
+			}
+			pthread_mutex_unlock(&S.mu);
+			free(tools);
+		}
+		free(sn);
+		pthread_mutex_lock(&S.mu);
+	}
+	pthread_mutex_unlock(&S.mu);
+	return NULL;
+}
+
+int mcp_streams_start(struct dctx *d, struct world_err *err)
+{
+	pthread_mutex_lock(&S.mu);
+	S.d = d;
+	S.stop = 0;
+	coord_generations(d->coord, &S.reg_gen, &S.sess_gen);
+	int e = pthread_create(&S.th, NULL, stream_main, NULL);
+	S.running = e == 0;
+	pthread_mutex_unlock(&S.mu);
+	if (e != 0) return werr(err, WX_FAIL, "start the notification stream thread: pthread_create: %s", strerror(e));
+	return 0;
+}
+
+void mcp_streams_stop(void)
+{
+	pthread_mutex_lock(&S.mu);
+	S.stop = 1;
+	pthread_cond_broadcast(&S.cv);
+	int running = S.running;
+	S.running = 0;
+	pthread_mutex_unlock(&S.mu);
+	if (running) pthread_join(S.th, NULL);
+	pthread_mutex_lock(&S.mu);
+	for (struct stream *s = S.list; s; s = s->next) end(s, "the daemon is stopping");
+	pthread_mutex_unlock(&S.mu);
+}
+
+int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out)
+{
+	*out = NULL;
+	struct coord_session *sess = NULL;
+	if (dauth(rq, r, 0, 0, &sess, NULL) < 0) return -1;
+	int rc = -1;
+	const char *accept = dreq_header(rq, "Accept");
+	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
+	if (!accept || !strcasestr(accept, "text/event-stream")) {
+		dresp_error(r, "BadRequest", "Accept must list text/event-stream (GET /mcp/ is the notification stream)");
+		r->status = 406;
+		goto out;
+	}
+	if (ver && strcmp(ver, "2026-07-28") == 0) {
+		/* the stateless revision has no stream: 405 is how a server says so */
+		dresp_error(r, "BadRequest", "no notification stream under MCP-Protocol-Version 2026-07-28 (stateless): "
+		                             "GET /mcp/ serves 2025-11-25, 2025-06-18 and 2025-03-26");
+		r->status = 405;
+		r->allow = "POST";
+		goto out;
+	}
+	if (ver && strcmp(ver, "2025-11-25") != 0 && strcmp(ver, "2025-06-18") != 0 && strcmp(ver, "2025-03-26") != 0) {
+		dresp_error(r, "BadRequest", "unsupported MCP-Protocol-Version \"%.64s\" (the notification stream serves "
+		                             "2025-11-25, 2025-06-18, 2025-03-26)", ver);
+		goto out;
+	}
+	const char *h = dreq_header(rq, "Authorization");
+	const char *cred = h ? h + 7 : "";
+	while (*cred == ' ') cred++;
+	long long exp = 0;
+	int gone = 0;
+	char *tools = tools_of(rq->d, cred, &exp, &gone);
+	if (!tools) {
+		dresp_internal(rq, r, "stream tools", NULL);
+		goto out;
+	}
+	struct stream *s = calloc(1, sizeof *s);
+	if (!s) {
+		free(tools);
+		dresp_internal(rq, r, "stream", NULL);
+		goto out;
+	}
+	snprintf(s->cred, sizeof s->cred, "%s", cred);
+	snprintf(s->id, sizeof s->id, "%s", sess->credential_id);
+	snprintf(s->episode, sizeof s->episode, "%s", sess->episode);
+	s->conn = conn;
+	s->tools = tools;
+	s->expires_at = exp;
+	s->last = time(NULL);
+	pthread_mutex_lock(&S.mu);
+	unsigned mine = 0;
+	for (struct stream *o = S.list; o; o = o->next) mine += !o->closing && strcmp(o->id, s->id) == 0;
+	const char *full = S.stop || !S.running ? "the daemon is stopping (or has no stream thread)"
+	                   : S.n >= STREAMS_MAX ? "every notification stream slot is taken"
+	                   : mine >= STREAMS_PER_SESSION ? "this session holds the most notification streams it may" : NULL;
+	if (full) {
+		pthread_mutex_unlock(&S.mu);
+		dresp_error(r, "Capacity", "%s (%u in all, %u per session): close one first", full, STREAMS_MAX,
+		            STREAMS_PER_SESSION);
+		free(s->tools);
+		free(s);
+		goto out;
+	}
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader, s, stream_free);
+	if (!resp) {
+		pthread_mutex_unlock(&S.mu);
+		free(s->tools);
+		free(s);
+		dresp_internal(rq, r, "stream response", NULL);
+		goto out;
+	}
+	s->serial = ++S.serial;
+	/* a first comment, so the client has the headers and a byte at once */
+	push(s, ": stream open\n\n", 15);
+	s->next = S.list;
+	S.list = s;
+	S.n++;
+	unsigned n = S.n;
+	pthread_mutex_unlock(&S.mu);
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	dlog("stream episode=%s opened: GET /mcp/ notification stream (%u open)", s->episode, n);
+	*out = resp;
+	rc = 0;
+out:
+	coord_session_free(sess);
+	return rc;
+}
