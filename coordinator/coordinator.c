@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -477,6 +479,19 @@ struct call_state {
 	unsigned long long sess_gen; /* the sessions' generation its session was last found live in */
 };
 
+static void progress(const struct coord_call *call, const char *stage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void progress(const struct coord_call *call, const char *stage, const char *fmt, ...)
+{
+	if (!call->on_progress) return;
+	char msg[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	call->on_progress(call->progress_ctx, stage, msg);
+}
+
 static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply,
                      struct world_err *err)
 {
@@ -492,10 +507,16 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 		return -1;
 	}
 	cs->have_plan = 1;
+	progress(cs->call, "plan", "plan %.80s: %s", cs->plan_ref, p.effect ? "one effect" : "no effect");
 	if (!p.effect) {
 		cs->plan_result = json_incref(p.result);
 		broker_plan_free(&p);
 		return 0;
+	}
+	/* A cancel that landed while the plan phase ran: the effect does not run. */
+	if (sup_cancel_fired(cs->call->cancel)) {
+		broker_plan_free(&p);
+		return werr(err, WX_CANCELLED, "call cancelled before its effect ran; capsule killed");
 	}
 	struct coordinator *c = cs->c;
 	const struct coord_session *s = cs->call->session;
@@ -520,6 +541,10 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 	int rc = broker_effect_run(&rq, &cs->eff, err);
 	if (rc == 0) {
 		cs->have_effect = 1;
+		const char *eid = json_string_value(json_object_get(p.effect, "id"));
+		const char *ename = json_string_value(json_object_get(p.effect, "effect"));
+		progress(cs->call, "effect", "effect %.64s (%.64s) %s", eid ? eid : "?", ename ? ename : "?",
+		         cs->eff.status == BROKER_EFFECT_OK ? "succeeded" : cs->eff.status == BROKER_EFFECT_FAILED ? "failed" : "denied");
 		if (p.finish) {
 			json_t *arr = json_pack("[O]", cs->eff.entry);
 			reply->results = arr ? world_canon_json(arr, &reply->results_len, err) : NULL;
@@ -551,6 +576,53 @@ static void record_failure(struct call_state *cs)
 			world_store_rollback(c->cfg.store);
 	}
 	pthread_mutex_unlock(&c->store_lock);
+}
+
+/* A cancelled call (WX_CANCELLED): in one transaction its input, the
+ * evidence of an effect that ran (as record_failure keeps it), and the
+ * invocation's intent -- the effect's, or a new one naming the input --
+ * closed "cancelled"; the input is a member of the episode and its bytes
+ * count against the byte quota (not the call quota). No log entry. A
+ * failure to write is logged by the caller through err's message. */
+static int record_cancel(struct call_state *cs, struct world_err *e)
+{
+	struct coordinator *c = cs->c;
+	struct world_store *st = c->cfg.store;
+	const char *episode = cs->call->session->episode;
+	char in_ref[WORLD_REF_SIZE];
+	int created, ok = 0;
+	pthread_mutex_lock(&c->store_lock);
+	if (world_store_begin(st, e) == 0) {
+		long long intent = cs->have_effect ? cs->eff.invocation_intent_id : 0;
+		const char *members[] = { cs->input_ref };
+		ok = world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, in_ref,
+		                      &created, e) == 0 &&
+		     (!cs->have_effect || broker_effect_write(st, &cs->eff, e) == 0);
+		if (ok && !intent) {
+			struct world_journal_intent in = { .kind = "invocation", .subject = cs->invocation_id,
+				                           .episode = episode, .ref = cs->input_ref };
+			ok = world_journal_intent(st, &in, &intent, e) == 0;
+		}
+		ok = ok && world_journal_outcome(st, intent, "cancelled", NULL, e) == 0 &&
+		     world_episode_objects_add(st, episode, members, 1, e) == 0 &&
+		     world_episode_usage_add(st, episode, 0, (long long)cs->input_len, e) == 0;
+		if (ok) ok = world_store_commit(st, e) == 0;
+		else world_store_rollback(st);
+	}
+	pthread_mutex_unlock(&c->store_lock);
+	return ok ? 0 : -1;
+}
+
+/* The call was cancelled (err says where): record it; err keeps
+ * WX_CANCELLED, with the journal's failure appended when it could not be
+ * written. */
+static void cancelled(struct call_state *cs, struct world_err *err)
+{
+	struct world_err e = { 0, "" };
+	if (record_cancel(cs, &e) < 0) {
+		size_t l = strlen(err->msg);
+		snprintf(err->msg + l, sizeof err->msg - l, " (the journal's cancelled outcome was not written: %.400s)", e.msg);
+	}
 }
 
 /* The denial record of a call the seccomp filter stopped
@@ -1011,6 +1083,10 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	if (found == 0 && strcmp(jr.status, "committed") == 0) {
 		rc = replay_committed(c, &jr, cs.input_ref, res, err);
 		pthread_mutex_unlock(&c->store_lock);
+		if (rc == 0) {
+			progress(call, "admitted", "%s: task id already committed", res->invocation_id);
+			progress(call, "commit", "replayed entry %lld", res->entry_index);
+		}
 		goto out;
 	}
 	pthread_mutex_unlock(&c->store_lock);
@@ -1055,15 +1131,20 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	pthread_mutex_unlock(&c->store_lock);
 	if (grc < 0) { werr_prefix(err, "transition source of %s", call->skill_id); goto out; }
 	effectful = json_array_size(declared) > 0;
+	progress(call, "admitted", "%s admitted: %s", res->invocation_id, effectful ? "effectful" : "pure");
 	if (effectful)
-		grc = sup_run_effectful(sup, src, src_len, input, in_len, broker_cb, &cs, &sr, err);
+		grc = sup_run_effectful_cancellable(sup, src, src_len, input, in_len, broker_cb, &cs, call->cancel, &sr, err);
 	else
-		grc = sup_run_pure(sup, src, src_len, input, in_len, &sr, err);
+		grc = sup_run_pure_cancellable(sup, src, src_len, input, in_len, call->cancel, &sr, err);
 	free(src);
 	res->capsule_ms = sr.elapsed_ms - cs.broker_ms;
 	res->broker_ms = cs.broker_ms;
 	if (grc < 0 && err && err->code == WX_DENIED_SYSCALL && sr.denial.syscall[0]) {
 		record_denial(&cs, &sr.denial, err, res->denial_ref);
+		goto out;
+	}
+	if (grc < 0 && err && err->code == WX_CANCELLED) {
+		cancelled(&cs, err);
 		goto out;
 	}
 	if (grc < 0) goto failed;
@@ -1074,12 +1155,21 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 		werr(err, WX_PLAN_LAW, "transition output has the reserved member \"world\"");
 		goto failed;
 	}
+	progress(call, "finish", "%s", effectful && !sr.finished ? "the plan's result is the output" : "the transition's output is in");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	world_pause("coord.before_commit");
+	if (sup_cancel_fired(call->cancel)) {
+		werr(err, WX_CANCELLED, "call cancelled after its output was in, before its commit; nothing committed");
+		cancelled(&cs, err);
+		goto out;
+	}
 	rc = commit_call(&cs, output, res, err);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	res->commit_ms = ms_between(&t1, &t2);
-	if (rc == 0) goto out;
+	if (rc == 0) {
+		progress(call, "commit", "committed entry %lld", res->entry_index);
+		goto out;
+	}
 	/* Another writer of the store committed this task id first (the
 	 * journal's unique committed outcome refused ours): answer with its
 	 * result, as a retry would get. Only a pure call can get here: an
@@ -1126,6 +1216,7 @@ const char *coord_error_class(int code)
 	case WX_DEADLINE: return "Timeout";
 	case WX_CAPACITY: return "Capacity";
 	case WX_QUOTA: return "QuotaExceeded";
+	case WX_CANCELLED: return "Cancelled";
 	case WX_OUTPUT_CAP: return "PayloadTooLarge";
 	case WX_PLAN_LAW: return "PlanLaw";
 	case WX_NOT_OBJECT: return "NotAnObject";

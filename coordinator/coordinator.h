@@ -122,6 +122,24 @@ struct coord_call {
 	const char *task_id;            /* [A-Za-z0-9._-]{1,128}; NULL = a fresh random one */
 	const char *args;               /* the caller's arguments, JSON text */
 	size_t args_len;
+	/* Cancellation (NULL = not cancellable): once fired, the call stops at
+	 * the next of these points -- before its capsule starts, in its
+	 * capsule (killed at once), before its effect runs, before its commit
+	 * -- and fails with WX_CANCELLED; its journal intent is closed
+	 * "cancelled" and no log entry is committed. An effect that already
+	 * ran keeps its evidence (request, result, record, effect outcome);
+	 * docs/broker.md, "Cancelled calls". A cancel after the commit changes
+	 * nothing: the call committed. */
+	const struct sup_cancel *cancel;
+	/* Progress (NULL = none), on the calling thread, in this order:
+	 * "admitted" (every refusal before execution passed, the task id
+	 * claimed), "plan" (effectful: the plan passed its laws), "effect"
+	 * (each effect, after it ran or was denied: message names it and its
+	 * status), "finish" (the transition's output is in), "commit" (the log
+	 * entry is durable). A replayed task id reports "admitted" then
+	 * "commit". message is one line. */
+	void (*on_progress)(void *ctx, const char *stage, const char *message);
+	void *progress_ctx;
 };
 struct coord_result {
 	char *output;                   /* canonical output JSON, with its world block; malloc'd */
@@ -135,7 +153,8 @@ struct coord_result {
 };
 /* 0: committed (or replayed); res filled. -1: err says why; nothing was
  * committed (a denied syscall commits its evidence only: struct
- * coord_denial, res->denial_ref). Execution failures keep the supervisor's codes (WX_DEADLINE,
+ * coord_denial, res->denial_ref; a cancelled call, WX_CANCELLED, its
+ * input and the journal's "cancelled" outcome, and any effect's evidence). Execution failures keep the supervisor's codes (WX_DEADLINE,
  * WX_CAPACITY, WX_DENIED_SYSCALL, WX_NOT_OBJECT, WX_INTERP, ...); a plan law
  * violation is WX_PLAN_LAW. */
 int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res,

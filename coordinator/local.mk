@@ -55,6 +55,11 @@ tests_coordinator_test_denial_SOURCES = tests/coordinator/test_denial.c tests/co
 tests_coordinator_test_denial_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_coordinator_test_denial_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/coordinator/test_denial
+check_PROGRAMS += tests/coordinator/test_cancel
+tests_coordinator_test_cancel_SOURCES = tests/coordinator/test_cancel.c tests/coordinator/ctest.h
+tests_coordinator_test_cancel_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_coordinator_test_cancel_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/coordinator/test_cancel
 # Change detection before each call (issue 20 item 2), counted.
 check_PROGRAMS += tests/coordinator/test_changes
 tests_coordinator_test_changes_SOURCES = tests/coordinator/test_changes.c tests/coordinator/ctest.h

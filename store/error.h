@@ -39,6 +39,7 @@ enum world_exit {
 	WX_PLAN_LAW = 23,      /* the transition's plan broke a law of docs/design.md §5.2 */
 	WX_NOT_STORE = 24,     /* the file is not a SQLite store at all (not a version problem) */
 	WX_QUOTA = 25,         /* the episode's call or byte quota is spent; refused before running */
+	WX_CANCELLED = 26,     /* the caller cancelled the call; capsule killed, nothing committed as succeeded */
 	WX_EFFECT_FAILED = 27, /* committed, but an effect failed (its reason in the record and the output) */
 };
 

@@ -1524,8 +1524,8 @@ int world_journal_outcome(struct world_store *st, long long intent_id, const cha
 {
 	if (ws_need_writer(st, "journal outcome", err) < 0) return -1;
 	if (!status || (strcmp(status, "succeeded") != 0 && strcmp(status, "failed") != 0 &&
-	                strcmp(status, "committed") != 0))
-		return werr(err, WX_BAD_INPUT, "journal outcome: status \"%s\": want succeeded, failed or committed",
+	                strcmp(status, "committed") != 0 && strcmp(status, "cancelled") != 0))
+		return werr(err, WX_BAD_INPUT, "journal outcome: status \"%s\": want succeeded, failed, committed or cancelled",
 		            status ? status : "");
 	if (ref && world_ref_parse(ref, "journal outcome ref", NULL, err) < 0) return -1;
 	if (ws_sp_begin(st, err) < 0) return -1;

@@ -233,7 +233,9 @@ struct world_journal_intent {
 /* Durable once the enclosing transaction commits. *id = intent id. */
 int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
                          struct world_err *err);
-/* status: "succeeded", "failed" or "committed". A second outcome for the
+/* status: "succeeded", "failed", "committed" or "cancelled" (an
+ * invocation its caller cancelled: nothing of it committed as a result;
+ * docs/broker.md, "Cancelled calls"). A second outcome for the
  * same intent is WX_CONFLICT; an unknown intent WX_NOT_FOUND. The outcome
  * row carries its intent's kind and subject, and a (kind, subject) is
  * committed at most once (a unique index, so across processes too): a

@@ -63,3 +63,9 @@ tests_supervisor_test_hostile_SOURCES = tests/supervisor/test_hostile.c tests/su
 tests_supervisor_test_hostile_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_test_hostile_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/test_hostile
+# Cancellation of a running call (struct sup_cancel).
+check_PROGRAMS += tests/supervisor/test_cancel
+tests_supervisor_test_cancel_SOURCES = tests/supervisor/test_cancel.c tests/supervisor/suptest.h
+tests_supervisor_test_cancel_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_test_cancel_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/test_cancel

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,7 +175,7 @@ void sup_result_free(struct sup_result *r)
 
 enum mode { M_PURE, M_EFFECTFUL, M_CHECK, M_TOOL };
 enum state { ST_PLAN, ST_RUN, ST_CHECK, ST_FINISH, ST_DONE, ST_TOOL };
-enum tag { T_TO = 1, T_FROM, T_OUT, T_ERR, T_PID, T_TIMER, T_WATCH };
+enum tag { T_TO = 1, T_FROM, T_OUT, T_ERR, T_PID, T_TIMER, T_WATCH, T_CANCEL };
 
 struct capbuf {
 	char *p;
@@ -193,6 +194,7 @@ struct run {
 	size_t args_len;
 	sup_broker_fn broker;
 	void *ctx;
+	const struct sup_cancel *cancel; /* NULL: not cancellable */
 	struct sup_result *res;
 	struct world_err *err;
 	int failed;
@@ -431,6 +433,10 @@ static int handle_plan(struct run *r, json_t *f)
 		return fail(r, WX_DEADLINE, "whole-invocation deadline (%u ms) passed while the broker handled the plan; capsule killed",
 		            r->lim->invocation_ms);
 	}
+	if (sup_cancel_fired(r->cancel)) {
+		free(reply.results);
+		return fail(r, WX_CANCELLED, "call cancelled while the broker handled the plan; capsule killed");
+	}
 	if (!reply.finish) {
 		free(reply.results);
 		r->state = ST_DONE;
@@ -652,7 +658,7 @@ static int loop(struct run *r)
 		for (int pass = 0; pass < 2 && !r->failed; pass++)
 			for (int i = 0; i < n && !r->failed; i++) {
 				uint32_t tag = evs[i].data.u32;
-				if ((tag == T_PID || tag == T_TIMER || tag == T_WATCH) != (pass == 1)) continue;
+				if ((tag == T_PID || tag == T_TIMER || tag == T_WATCH || tag == T_CANCEL) != (pass == 1)) continue;
 				switch (tag) {
 				case T_FROM: if (!r->from_eof) on_from(r); break;
 				case T_OUT: if (!r->out.eof) on_capture(r, &r->out); break;
@@ -663,6 +669,9 @@ static int loop(struct run *r)
 					epoll_ctl(r->ep, EPOLL_CTL_DEL, r->pidfd, NULL);
 					break;
 				case T_TIMER: on_timer(r); break;
+				case T_CANCEL:
+					fail(r, WX_CANCELLED, "call cancelled during the %s phase; capsule killed", r->phase);
+					break;
 				case T_WATCH:
 					/* Only a readable listener has a request waiting. */
 					if ((evs[i].events & EPOLLIN) &&
@@ -730,7 +739,7 @@ static void drain(struct run *r, struct capbuf *b)
 
 static int invoke(struct supervisor *s, enum mode mode, const char *source, size_t source_len,
                   const char *args, size_t args_len, sup_broker_fn broker, void *ctx,
-                  struct sup_result *res, struct world_err *err)
+                  const struct sup_cancel *cancel, struct sup_result *res, struct world_err *err)
 {
 	memset(res, 0, sizeof *res);
 	res->profile = mode == M_CHECK ? SUP_PROFILE_SOURCE_CHECK : SUP_PROFILE_TRANSITION;
@@ -782,6 +791,11 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		{ "args.json", args_json, args_json ? strlen(args_json) : 0 },
 	};
 
+	if (sup_cancel_fired(cancel)) {
+		json_decref(start);
+		free(args_json);
+		return werr(err, WX_CANCELLED, "call cancelled before its capsule started; nothing ran");
+	}
 	if (admit(s, err) < 0) {
 		json_decref(start);
 		free(args_json);
@@ -797,6 +811,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	r.args_len = args_len;
 	r.broker = broker;
 	r.ctx = ctx;
+	r.cancel = cancel && cancel->fd >= 0 ? cancel : NULL;
 	r.res = res;
 	r.err = err;
 	r.ep = r.tfd = r.to_fd = r.from_fd = r.pidfd = -1;
@@ -866,7 +881,8 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 		}
 	if (epoll_add(&r, r.from_fd, T_FROM) < 0 || epoll_add(&r, r.out.fd, T_OUT) < 0 ||
 	    epoll_add(&r, r.errb.fd, T_ERR) < 0 || epoll_add(&r, r.pidfd, T_PID) < 0 ||
-	    epoll_add(&r, r.tfd, T_TIMER) < 0 || (cap.watch_fd >= 0 && epoll_add(&r, cap.watch_fd, T_WATCH) < 0))
+	    epoll_add(&r, r.tfd, T_TIMER) < 0 || (cap.watch_fd >= 0 && epoll_add(&r, cap.watch_fd, T_WATCH) < 0) ||
+	    (r.cancel && epoll_add(&r, r.cancel->fd, T_CANCEL) < 0))
 		goto out;
 	if (start_phase(&r, mode == M_PURE ? "pure run" : mode == M_EFFECTFUL ? "plan" : "source check",
 	                mode == M_PURE ? lim->pure_ms : mode == M_EFFECTFUL ? lim->plan_ms : lim->check_ms) < 0)
@@ -895,6 +911,7 @@ out:
 		 * could not reap (the report, its status too, is then unknown:
 		 * e.g. the capsule spawner died). */
 		if (r.failed && frc < 0) *err = ferr;
+		else if (r.failed && err->code == WX_CANCELLED) { /* the caller's word: not a protocol break */ }
 		else if (r.failed && rep.setup_failed) werr(err, WX_SETUP, "%s", rep.detail);
 		else if (r.failed && rep.denied_syscall) werr(err, WX_DENIED_SYSCALL, "%s", rep.detail);
 		else if (r.failed && r.premature) {
@@ -948,24 +965,72 @@ out:
 int sup_run_pure(struct supervisor *s, const char *source, size_t source_len, const char *args,
                  size_t args_len, struct sup_result *res, struct world_err *err)
 {
-	return invoke(s, M_PURE, source, source_len, args, args_len, NULL, NULL, res, err);
+	return invoke(s, M_PURE, source, source_len, args, args_len, NULL, NULL, NULL, res, err);
+}
+
+int sup_run_pure_cancellable(struct supervisor *s, const char *source, size_t source_len, const char *args,
+                             size_t args_len, const struct sup_cancel *cancel, struct sup_result *res,
+                             struct world_err *err)
+{
+	return invoke(s, M_PURE, source, source_len, args, args_len, NULL, NULL, cancel, res, err);
+}
+
+int sup_run_effectful_cancellable(struct supervisor *s, const char *source, size_t source_len, const char *args,
+                                  size_t args_len, sup_broker_fn broker, void *ctx, const struct sup_cancel *cancel,
+                                  struct sup_result *res, struct world_err *err)
+{
+	if (!broker) {
+		memset(res, 0, sizeof *res);
+		return werr(err, WX_USAGE, "supervisor: effectful run without a broker");
+	}
+	return invoke(s, M_EFFECTFUL, source, source_len, args, args_len, broker, ctx, cancel, res, err);
 }
 
 int sup_run_effectful(struct supervisor *s, const char *source, size_t source_len, const char *args,
                       size_t args_len, sup_broker_fn broker, void *ctx, struct sup_result *res,
                       struct world_err *err)
 {
-	if (!broker) {
-		memset(res, 0, sizeof *res);
-		return werr(err, WX_USAGE, "supervisor: effectful run without a broker");
-	}
-	return invoke(s, M_EFFECTFUL, source, source_len, args, args_len, broker, ctx, res, err);
+	return sup_run_effectful_cancellable(s, source, source_len, args, args_len, broker, ctx, NULL, res, err);
 }
 
 int sup_check_source(struct supervisor *s, const char *source, size_t source_len, struct sup_result *res,
                      struct world_err *err)
 {
-	return invoke(s, M_CHECK, source, source_len, NULL, 0, NULL, NULL, res, err);
+	return invoke(s, M_CHECK, source, source_len, NULL, 0, NULL, NULL, NULL, res, err);
+}
+
+/* ---- cancellation -------------------------------------------------------- */
+
+int sup_cancel_init(struct sup_cancel *c, struct world_err *err)
+{
+	c->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->fd < 0) return werr(err, WX_FAIL, "supervisor: cancel handle: eventfd: %s", strerror(errno));
+	return 0;
+}
+
+void sup_cancel_fire(struct sup_cancel *c)
+{
+	if (!c || c->fd < 0) return;
+	uint64_t one = 1;
+	/* EAGAIN only when the counter is full: it is fired already */
+	ssize_t n = write(c->fd, &one, sizeof one);
+	(void)n;
+}
+
+int sup_cancel_fired(const struct sup_cancel *c)
+{
+	if (!c || c->fd < 0) return 0;
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	int n;
+	do n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n > 0 && (p.revents & POLLIN);
+}
+
+void sup_cancel_close(struct sup_cancel *c)
+{
+	if (c && c->fd >= 0) close(c->fd);
+	if (c) c->fd = -1;
 }
 
 /* ---- tool runs ----------------------------------------------------------- */

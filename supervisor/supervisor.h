@@ -99,6 +99,24 @@ struct sup_broker_reply {
 typedef int (*sup_broker_fn)(void *ctx, const char *plan, size_t plan_len,
                              struct sup_broker_reply *reply, struct world_err *err);
 
+/* Cancelling a call that runs (MCP notifications/cancelled, A2A
+ * CancelTask): an eventfd another thread fires. A run given one watches it
+ * in its event loop beside the pidfd and the timer: once fired, the
+ * capsule is killed (its process group and cgroup, as at a deadline),
+ * reaped, and the run fails with WX_CANCELLED; a run whose handle fired
+ * before it started starts nothing. While the broker callback runs the
+ * loop does not look; the run fails as soon as the callback returns. A
+ * handle is fired at most once and stays fired (sup_cancel_fired). */
+struct sup_cancel {
+	int fd; /* eventfd (EFD_CLOEXEC | EFD_NONBLOCK); -1 when closed */
+};
+int sup_cancel_init(struct sup_cancel *c, struct world_err *err);
+/* Async-signal-safe and thread-safe (one write(2)); a closed handle is ignored. */
+void sup_cancel_fire(struct sup_cancel *c);
+/* 1 once fired (a poll of the fd, nothing consumed); 0 otherwise or for NULL. */
+int sup_cancel_fired(const struct sup_cancel *c);
+void sup_cancel_close(struct sup_cancel *c);
+
 /* A pure transition: input = args (a JSON object text, ≤ payload_max).
  * On success res->output is a JSON object text ≤ output_max. */
 int sup_run_pure(struct supervisor *s, const char *source, size_t source_len,
@@ -108,6 +126,13 @@ int sup_run_pure(struct supervisor *s, const char *source, size_t source_len,
 int sup_run_effectful(struct supervisor *s, const char *source, size_t source_len,
                       const char *args, size_t args_len, sup_broker_fn broker, void *ctx,
                       struct sup_result *res, struct world_err *err);
+/* The same, cancellable through cancel (NULL = not cancellable). */
+int sup_run_pure_cancellable(struct supervisor *s, const char *source, size_t source_len, const char *args,
+                             size_t args_len, const struct sup_cancel *cancel, struct sup_result *res,
+                             struct world_err *err);
+int sup_run_effectful_cancellable(struct supervisor *s, const char *source, size_t source_len, const char *args,
+                                  size_t args_len, sup_broker_fn broker, void *ctx, const struct sup_cancel *cancel,
+                                  struct sup_result *res, struct world_err *err);
 /* A bounded source check in the source-check profile. Returns 0 when the
  * interpreter accepted the source, -1 with WX_CHECK_REFUSED (first line of
  * the diagnostics in the message) when it refused, or another error. */
