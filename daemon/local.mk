@@ -1,7 +1,7 @@
 # daemon/: `worldd serve` -- the HTTP server, the read routes, the MCP and
 # A2A projections over the coordinator (docs/daemon.md).
 libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c \
-	daemon/replay_route.c daemon/stream.c
+	daemon/replay_route.c daemon/stream.c daemon/calls.c
 
 # Tests: the fixture sets up sessions and registries through the store API.
 check_PROGRAMS += tests/daemon/fixture
@@ -33,3 +33,6 @@ EXTRA_DIST += tests/daemon/denials.sh
 # GET /mcp/, the notification stream (issue 20 item 2): SDK clients and curl.
 TESTS += tests/daemon/stream.sh
 EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs
+# Cancellation and progress (issue 22 item 4): the MCP SDK's AbortSignal and onprogress.
+TESTS += tests/daemon/cancel.sh
+EXTRA_DIST += tests/daemon/cancel.sh tests/daemon/sdk-cancel.mjs

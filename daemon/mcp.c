@@ -50,7 +50,56 @@ struct mcp {
 	int modern;      /* this request speaks 2026-07-28 */
 	json_t *visible; /* lazily loaded descriptors */
 	int internal;    /* a host failure happened (already logged) */
+	int sse;         /* the answer goes out as text/event-stream */
+	int batched;     /* this request is a batch (no progress: one answer for them all) */
+	int cancelled;   /* a tools/call of it was cancelled: no answer for it */
 };
+
+/* Progress of one tools/call (coord_call's on_progress): each stage one
+ * notifications/progress event on the POST's own response, which goes
+ * live (route.h, dlive_start) at the first one. */
+struct progress {
+	struct mcp *m;
+	json_t *token;
+	int total, n;
+	struct dlive *live;
+	struct dcall *call;
+	int live_failed;
+};
+
+static void on_progress(void *ctx, const char *stage, const char *message)
+{
+	struct progress *p = ctx;
+	if (p->live_failed) return;
+	if (!p->live) {
+		p->live = dlive_start(p->m->rq, "text/event-stream");
+		if (!p->live) { p->live_failed = 1; return; }
+		/* 2026-07-28: closing the response stream is the cancel (its
+		 * cancellation page); the 2025 revisions say a disconnect is not */
+		if (p->m->modern) dlive_cancel_on_gone(p->live, &p->call->cancel);
+	}
+	/* stage numbers: admitted 1, plan 2, effect 3, finish total-1, commit total */
+	int k = strcmp(stage, "admitted") == 0 ? 1 : strcmp(stage, "plan") == 0 ? 2 : strcmp(stage, "effect") == 0 ? 3
+	        : strcmp(stage, "finish") == 0 ? p->total - 1 : p->total;
+	if (k <= p->n) k = p->n + 1; /* progress MUST increase */
+	p->n = k;
+	char msg[400];
+	snprintf(msg, sizeof msg, "%s: %s", stage, message);
+	json_t *ev = json_pack("{s:s,s:s,s:{s:O,s:i,s:i,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
+	                       "params", "progressToken", p->token, "progress", k, "total", p->total > k ? p->total : k,
+	                       "message", msg);
+	char *j = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	json_decref(ev);
+	if (!j) return;
+	size_t n = strlen(j);
+	char *b = malloc(n + 32);
+	if (b) {
+		int len = snprintf(b, n + 32, "event: message\ndata: %s\n\n", j);
+		if (dlive_push(p->live, b, (size_t)len) < 0) p->live_failed = 1;
+	}
+	free(b);
+	free(j);
+}
 
 static int supported(const char *v)
 {
@@ -357,8 +406,45 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	struct coord_result res;
 	memset(&res, 0, sizeof res);
 	struct world_err err = { 0, "" };
+	/* cancellable by notifications/cancelled of this session's credential
+	 * naming this request id (daemon/calls.c) */
+	char owner[80], key[300];
+	snprintf(owner, sizeof owner, "mcp:%s", m->sess->credential_id);
+	if (json_is_string(id)) snprintf(key, sizeof key, "s:%s", json_string_value(id));
+	else snprintf(key, sizeof key, "i:%lld", (long long)json_integer_value(id));
+	struct dcall dc;
+	int registered = dcall_begin(&dc, owner, key, &err) == 0;
+	if (!registered) dlog("error route=/mcp/ tool=%.128s: not cancellable: %s", skill, err.msg);
+	else call.cancel = &dc.cancel;
+	/* progress: params._meta.progressToken, on the POST's own event stream */
+	json_t *ptok = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	struct progress pg = { .m = m, .token = ptok, .call = &dc };
+	if (registered && m->sse && !m->batched && (json_is_string(ptok) || json_is_integer(ptok))) {
+		pg.total = json_array_size(json_object_get(tool, "declaredEffects")) > 0 ? 5 : 3;
+		call.on_progress = on_progress;
+		call.progress_ctx = &pg;
+	}
 	int rc = coord_call(m->rq->d->coord, &call, &res, &err);
 	free(text);
+	if (pg.live) dlive_cancel_on_gone(pg.live, NULL);
+	char reason[200] = "";
+	if (registered) {
+		snprintf(reason, sizeof reason, "%s", dc.reason);
+		dcall_end(&dc);
+	}
+	if (rc < 0 && err.code == WX_CANCELLED) {
+		/* the spec: the receiver of notifications/cancelled SHOULD NOT
+		 * answer the cancelled request */
+		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=Cancelled");
+		char safe[200];
+		snprintf(safe, sizeof safe, "%s", reason);
+		for (char *q = safe; *q; q++)
+			if (*q < 0x20 || *q > 0x7e) *q = '?';
+		dlog("tools/call cancelled request_id=%.100s tool=%.128s episode=%s: %s%s%s", key + 2, skill, m->sess->episode,
+		     err.msg, safe[0] ? "; reason: " : "", safe);
+		m->cancelled = 1;
+		return NULL;
+	}
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
 		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
@@ -645,7 +731,23 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 	json_t *params = json_object_get(msg, "params");
 	if (params && !json_is_object(params) && !json_is_array(params))
 		return drpc_error(id, -32600, "invalid request: params must be an object or an array");
-	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, cancelled, ...) */
+	if (!id && strcmp(mn, "notifications/cancelled") == 0) {
+		/* cancel this session's request of that id, if it is in flight
+		 * (a malformed or unknown one is ignored, as the spec says) */
+		json_t *rid = json_object_get(params, "requestId");
+		const char *reason = json_string_value(json_object_get(params, "reason"));
+		char owner[80], key[300];
+		snprintf(owner, sizeof owner, "mcp:%s", m->sess->credential_id);
+		if (json_is_string(rid)) snprintf(key, sizeof key, "s:%s", json_string_value(rid));
+		else if (json_is_integer(rid)) snprintf(key, sizeof key, "i:%lld", (long long)json_integer_value(rid));
+		else key[0] = 0;
+		int n = key[0] ? dcall_fire(owner, key, reason) : 0;
+		if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "notifications/cancelled,fired=%d", n);
+		dlog("cancel episode=%s request_id=%.100s: %s", m->sess->episode, key[0] ? key + 2 : "(malformed)",
+		     n ? "the call in flight is cancelled" : "no call of this session in flight has that id (ignored)");
+		return NULL;
+	}
+	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, ...) */
 	if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "%.100s", mn);
 	if (strcmp(mn, "server/discover") == 0) return discover(id);
 	if (strcmp(mn, "initialize") == 0) {
@@ -716,6 +818,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		goto out;
 	}
 	int sse = !(qj > qs);
+	m.sse = sse;
 	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
 	if (!ver) ver = LEGACY_VERSION;
 	if (!supported(ver) && strcmp(ver, MODERN_VERSION) != 0) {
@@ -735,6 +838,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		} else if (json_array_size(msg) == 0) {
 			dresp_json(r, 400, drpc_error(NULL, -32600, "invalid request: empty batch"));
 		} else {
+			m.batched = 1;
 			json_t *outs = json_array();
 			size_t i;
 			json_t *e;
@@ -754,7 +858,10 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 				}
 				if (a) json_array_append_new(outs, a);
 			}
-			if (json_array_size(outs) == 0) { json_decref(outs); r->status = 202; }
+			if (json_array_size(outs) == 0 && m.cancelled) {
+				json_decref(outs); /* only a cancelled request: no answer, an empty stream */
+				dresp_text(r, 200, "text/event-stream", "", 0);
+			} else if (json_array_size(outs) == 0) { json_decref(outs); r->status = 202; }
 			else answer(r, outs, sse);
 		}
 	} else {
@@ -764,7 +871,8 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		json_t *a = era < 0 ? eerr : one(&m, msg, 0);
 		if (a && m.modern && json_object_get(a, "result"))
 			modern_stamp(a, json_string_value(json_object_get(msg, "method")));
-		if (!a) r->status = 202;
+		if (!a && m.cancelled) dresp_text(r, 200, "text/event-stream", "", 0); /* no answer: an empty stream */
+		else if (!a) r->status = 202;
 		else {
 			json_t *err = json_object_get(a, "error");
 			int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;

@@ -51,6 +51,7 @@ struct dhdr; /* a request's headers and arguments, copied for a call worker */
 
 struct dreq {
 	struct dctx *d;
+	void *srv;                       /* the server's connection state on a call worker (dlive_start), or NULL */
 	struct MHD_Connection *conn;     /* NULL on a call worker: hdrs holds the copies */
 	const struct dhdr *hdrs;
 	size_t nhdrs;
@@ -146,6 +147,39 @@ int dtool_name(const char *id, char out[65]);
  * outputSchema -- why gets the reason ("POINTER: RULE" for 2). */
 json_t *dtool_annotations(const json_t *dsc);
 int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n);
+
+/* ---- calls in flight, and cancelling them (daemon/calls.c) ----
+ * A call a cancel can reach: its owner ("mcp:CREDENTIAL-ID" or
+ * "a2a:EPISODE"), its key (the MCP request id as "s:ID" / "i:N", the A2A
+ * task id) and the cancel handle its coord_call watches. Registered on the
+ * caller's stack for the call's duration. */
+struct dcall {
+	char owner[80], key[300];
+	struct sup_cancel cancel;
+	int fired;                       /* under the registry's lock */
+	char reason[200];                /* the canceller's reason ("" = none given) */
+	struct dcall *next;
+};
+int dcall_begin(struct dcall *c, const char *owner, const char *key, struct world_err *err);
+void dcall_end(struct dcall *c);
+/* Fire the cancel of every call of owner with key: how many were fired. */
+int dcall_fire(const char *owner, const char *key, const char *reason);
+/* Wait until no call of owner with key is registered (at most ms): 0, or -1 on time out. */
+int dcall_wait_gone(const char *owner, const char *key, unsigned ms);
+
+/* ---- answering progressively (daemon/server.c) ----
+ * A route on a call worker may start its response before it ends: status
+ * 200 and ctype go out at once, then what dlive_push queues, then -- when
+ * the route returns -- its dresp body (the final event), and the response
+ * ends. The connection is parked (suspend/resume, as the notification
+ * stream's) while nothing is queued. NULL when rq cannot (an HTTP thread,
+ * out of memory): answer as usual. */
+struct dlive;
+struct dlive *dlive_start(struct dreq *rq, const char *ctype);
+/* Queue bytes: 0, or -1 when the client has gone (nothing more is sent). */
+int dlive_push(struct dlive *l, const char *bytes, size_t n);
+/* When the client goes away before the end: fire c (may be NULL to stop). */
+void dlive_cancel_on_gone(struct dlive *l, struct sup_cancel *c);
 
 /* The projections. Each answers one request completely. */
 void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */

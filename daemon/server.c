@@ -400,7 +400,11 @@ struct dconn {
 	int responded;       /* a response was queued */
 	int close_after;     /* answer with Connection: close (a framing error, a reserve slot) */
 	/* A request handed to a call worker (see "the call workers"): */
-	atomic_int answered; /* the worker has put its response below */
+	atomic_int answered; /* the worker has put its response below (1), or started a live one (2) */
+	atomic_int refs;     /* 1: the connection's; 2 while a live response's worker still runs */
+	struct dlive *live;  /* the live response (dlive_start), or NULL */
+	int urgent;          /* a cancel: a worker takes it past its episode's share */
+	const char *live_ctype;
 	struct MHD_Connection *conn;
 	struct dctx *d;
 	char method[16], path[2048];
@@ -421,6 +425,18 @@ static long ms_since(const struct timespec *t0)
 	return (long)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
+static void log_request(const char *method, const char *path, int status, const struct dconn *dc,
+                        const char *invocation, const char *note, const char *timing)
+{
+	char m[16], p[256], inv[256], n[128];
+	log_safe(m, sizeof m, method);
+	log_safe(p, sizeof p, path);
+	log_safe(inv, sizeof inv, invocation);
+	log_safe(n, sizeof n, note);
+	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s%s", m, p, status, ms_since(&dc->start), inv,
+	     timing ? timing : "", note && *note ? " rpc=" : "", note && *note ? n : "");
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method, const char *path, struct dresp *r,
                                  const struct dconn *dc, const char *invocation, const char *note,
                                 const char *timing)
@@ -439,13 +455,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 		ok = MHD_queue_response(conn, (unsigned)r->status, resp);
 		MHD_destroy_response(resp);
 	}
-	char m[16], p[256], inv[256], n[128];
-	log_safe(m, sizeof m, method);
-	log_safe(p, sizeof p, path);
-	log_safe(inv, sizeof inv, invocation);
-	log_safe(n, sizeof n, note);
-	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s%s", m, p, r->status, ms_since(&dc->start), inv,
-	     timing ? timing : "", note && *note ? " rpc=" : "", note && *note ? n : "");
+	log_request(method, path, r->status, dc, invocation, note, timing);
 	free(r->body);
 	r->body = NULL;
 	return ok;
@@ -561,8 +571,8 @@ static void dispatch(struct dreq *rq, struct dresp *r);
  * connection on an HTTP thread, NULL on a worker (the copies are read). */
 static void run_route(struct dctx *d, struct MHD_Connection *conn, const char *method, struct dconn *dc)
 {
-	struct dreq rq = { .d = d, .conn = conn, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs, .method = method,
-	                   .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len };
+	struct dreq rq = { .d = d, .conn = conn, .srv = conn ? NULL : dc, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs,
+	                   .method = method, .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len };
 	dispatch(&rq, &dc->resp);
 	memcpy(dc->invocation_id, rq.invocation_id, sizeof dc->invocation_id);
 	memcpy(dc->note, rq.note, sizeof dc->note);
@@ -582,7 +592,7 @@ static enum MHD_Result send_kept(struct MHD_Connection *conn, struct dconn *dc)
 static struct dconn *queue_take(void)
 {
 	struct dconn *prev = NULL, *dc = workers.head;
-	while (dc && !workers.stopping && dc->share->running >= workers.share) {
+	while (dc && !workers.stopping && !dc->urgent && dc->share->running >= workers.share) {
 		prev = dc;
 		dc = dc->next;
 	}
@@ -601,6 +611,184 @@ static void share_put(struct share *sh)
 	for (struct share **p = &workers.shares; *p; p = &(*p)->next)
 		if (*p == sh) { *p = sh->next; break; }
 	free(sh);
+}
+
+/* ---- live responses (route.h, dlive_start) ----------------------------
+ * The machinery of the notification stream (daemon/stream.c) for one
+ * call's response: a callback response of unknown size whose reader hands
+ * out what is queued and, with nothing queued, suspends the connection
+ * (the reader is one of the two places libmicrohttpd allows it) until
+ * dlive_push or the end resumes it. Two owners: the worker (until the
+ * route returned and its final body is queued) and the response (until
+ * libmicrohttpd destroys it: the end was sent, or the client left). The
+ * dconn is held the same way: on_completed may run while the worker still
+ * runs (a client that left), and frees it only when the worker is done. */
+struct dlive {
+	pthread_mutex_t mu;
+	struct MHD_Connection *conn;
+	char *buf;
+	size_t len, off, cap;
+	int suspended, closing, gone, refs;
+	struct sup_cancel *on_gone;
+};
+
+static void live_put(struct dlive *l)
+{
+	pthread_mutex_lock(&l->mu);
+	int last = --l->refs == 0;
+	pthread_mutex_unlock(&l->mu);
+	if (!last) return;
+	pthread_mutex_destroy(&l->mu);
+	free(l->buf);
+	free(l);
+}
+
+/* Append and wake the connection. Call with l->mu held. */
+static int live_append(struct dlive *l, const char *bytes, size_t n)
+{
+	if (l->gone || l->closing) return -1;
+	if (l->len + n > l->cap) {
+		size_t cap = l->cap ? l->cap : 1024;
+		while (cap < l->len + n) cap *= 2;
+		char *b = realloc(l->buf, cap);
+		if (!b) return -1;
+		l->buf = b;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->len, bytes, n);
+	l->len += n;
+	if (l->suspended) {
+		l->suspended = 0;
+		MHD_resume_connection(l->conn);
+	}
+	return 0;
+}
+
+int dlive_push(struct dlive *l, const char *bytes, size_t n)
+{
+	if (!l) return -1;
+	pthread_mutex_lock(&l->mu);
+	int rc = live_append(l, bytes, n);
+	pthread_mutex_unlock(&l->mu);
+	return rc;
+}
+
+void dlive_cancel_on_gone(struct dlive *l, struct sup_cancel *c)
+{
+	if (!l) return;
+	pthread_mutex_lock(&l->mu);
+	l->on_gone = c;
+	if (c && l->gone) sup_cancel_fire(c);
+	pthread_mutex_unlock(&l->mu);
+}
+
+static ssize_t live_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct dlive *l = cls;
+	pthread_mutex_lock(&l->mu);
+	if (l->off < l->len) {
+		size_t n = l->len - l->off < max ? l->len - l->off : max;
+		memcpy(buf, l->buf + l->off, n);
+		l->off += n;
+		if (l->off == l->len) l->off = l->len = 0;
+		pthread_mutex_unlock(&l->mu);
+		return (ssize_t)n;
+	}
+	if (l->closing) {
+		pthread_mutex_unlock(&l->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	l->suspended = 1;
+	MHD_suspend_connection(l->conn);
+	pthread_mutex_unlock(&l->mu);
+	return 0;
+}
+
+/* libmicrohttpd is done with the response: sent to its end, or the client left. */
+static void live_free(void *cls)
+{
+	struct dlive *l = cls;
+	pthread_mutex_lock(&l->mu);
+	if (!l->closing && l->on_gone) sup_cancel_fire(l->on_gone);
+	l->gone = 1;
+	pthread_mutex_unlock(&l->mu);
+	live_put(l);
+}
+
+static void free_copies(struct dconn *dc);
+static void dconn_free(struct dconn *dc)
+{
+	free(dc->body);
+	free(dc->resp.body);
+	free_copies(dc);
+	free(dc);
+}
+
+struct dlive *dlive_start(struct dreq *rq, const char *ctype)
+{
+	struct dconn *dc = rq->srv;
+	if (!dc) return NULL;
+	if (dc->live) return dc->live;
+	struct dlive *l = calloc(1, sizeof *l);
+	if (!l) return NULL;
+	if (pthread_mutex_init(&l->mu, NULL) != 0) {
+		free(l);
+		return NULL;
+	}
+	l->conn = dc->conn;
+	l->refs = 2; /* the worker, the response */
+	dc->live = l;
+	dc->live_ctype = ctype;
+	atomic_store(&dc->refs, 2); /* the connection, the worker */
+	atomic_store(&dc->answered, 2);
+	MHD_resume_connection(dc->conn); /* on_request queues the response (send_live) */
+	return l;
+}
+
+/* on_request, resumed by dlive_start: queue the live response. */
+static enum MHD_Result send_live(struct MHD_Connection *conn, struct dconn *dc)
+{
+	dc->responded = 1;
+	struct dlive *l = dc->live;
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, live_reader, l, live_free);
+	if (!resp) {
+		/* the worker's pushes go nowhere; nobody else holds the response's reference */
+		pthread_mutex_lock(&l->mu);
+		l->gone = 1;
+		if (l->on_gone) sup_cancel_fire(l->on_gone);
+		pthread_mutex_unlock(&l->mu);
+		live_put(l);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", dc->live_ctype);
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (dc->close_after) MHD_add_response_header(resp, "Connection", "close");
+	enum MHD_Result ok = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp); /* the connection keeps its own reference */
+	return ok;
+}
+
+/* The worker's end of a live response: the route's body is the last
+ * bytes, the response ends, the request is logged; then the worker lets
+ * go of the response and of the dconn. */
+static void live_finish(struct dconn *dc)
+{
+	struct dlive *l = dc->live;
+	pthread_mutex_lock(&l->mu);
+	l->on_gone = NULL; /* the call has ended: its cancel handle is gone */
+	int gone = l->gone;
+	if (!gone && dc->resp.body && dc->resp.len) live_append(l, dc->resp.body, dc->resp.len);
+	l->closing = 1;
+	if (l->suspended) {
+		l->suspended = 0;
+		MHD_resume_connection(l->conn);
+	}
+	pthread_mutex_unlock(&l->mu);
+	log_request(dc->method, dc->path, gone ? 499 : 200, dc, dc->invocation_id, dc->note, dc->timing);
+	live_put(l);
+	if (atomic_fetch_sub(&dc->refs, 1) == 1) dconn_free(dc); /* on_completed ran: the client left */
 }
 
 static void *worker_main(void *arg)
@@ -623,8 +811,11 @@ static void *worker_main(void *arg)
 			world_pause("daemon.worker");
 			run_route(dc->d, NULL, dc->method, dc);
 		}
-		atomic_store(&dc->answered, 1);
-		MHD_resume_connection(dc->conn);
+		if (dc->live) live_finish(dc);
+		else {
+			atomic_store(&dc->answered, 1);
+			MHD_resume_connection(dc->conn);
+		}
 		pthread_mutex_lock(&workers.mu);
 		if (!stopping) sh->running--;
 		share_put(sh);
@@ -1012,6 +1203,23 @@ static enum MHD_Result open_stream(struct dctx *d, struct MHD_Connection *conn, 
 	return ok;
 }
 
+/* 1: an MCP notifications/cancelled (one message, no id); 2: an A2A
+ * CancelTask / tasks/cancel; 0 anything else. A body without the word is
+ * not parsed. */
+static int cancel_kind(const char *url, const struct dconn *dc)
+{
+	int mcp = strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0;
+	int a2a = strcmp(url, "/a2a/") == 0 || strcmp(url, "/a2a") == 0;
+	if ((!mcp && !a2a) || !dc->body || dc->len > 65536 || !memmem(dc->body, dc->len, "ancel", 5)) return 0;
+	json_t *v = json_loadb(dc->body, dc->len, JSON_REJECT_DUPLICATES, NULL);
+	const char *m = json_string_value(json_object_get(v, "method"));
+	int k = 0;
+	if (mcp && m && strcmp(m, "notifications/cancelled") == 0 && !json_object_get(v, "id")) k = 1;
+	if (a2a && m && (strcmp(m, "CancelTask") == 0 || strcmp(m, "tasks/cancel") == 0)) k = 2;
+	json_decref(v);
+	return k;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -1021,6 +1229,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!dc) {
 		dc = calloc(1, sizeof *dc);
 		if (!dc) return MHD_NO;
+		atomic_init(&dc->refs, 1);
 		clock_gettime(CLOCK_MONOTONIC, &dc->start);
 		dc->limit = body_limit(method, url);
 		*con_cls = dc;
@@ -1083,7 +1292,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (dc->responded) return MHD_YES;
-	if (atomic_load(&dc->answered)) return send_kept(conn, dc); /* resumed: a worker's answer */
+	int answered = atomic_load(&dc->answered);
+	if (answered == 2) return send_live(conn, dc); /* resumed by dlive_start: a worker answers as it goes */
+	if (answered) return send_kept(conn, dc); /* resumed: a worker's answer */
 	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
 	/* the whole request is here: a call goes to a worker */
 	dsock_phase(dsock_of(conn), 2);
@@ -1091,6 +1302,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	snprintf(dc->path, sizeof dc->path, "%s", url);
 	if (strcmp(method, "GET") == 0 && (strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0))
 		return open_stream(d, conn, dc);
+	/* A cancel must not wait behind the call it cancels: MCP's
+	 * notifications/cancelled is answered here (202 at once, no store
+	 * write), A2A's CancelTask goes to a worker past its episode's share. */
+	int kind = strcmp(method, "POST") == 0 ? cancel_kind(url, dc) : 0;
+	if (kind == 1) {
+		run_route(d, conn, method, dc);
+		return send_kept(conn, dc);
+	}
+	dc->urgent = kind == 2;
 	int worker = strcmp(method, "POST") == 0 ? hand_over(d, conn, dc) : 0;
 	if (worker > 0) return MHD_YES;
 	if (worker < 0) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
@@ -1104,12 +1324,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	dsock_phase(dsock_of(conn), 0); /* the next request's header deadline runs from here */
 	struct dconn *dc = *con_cls;
 	if (!dc) return;
-	free(dc->body);
-	free(dc->resp.body);
-	free_copies(dc);
-	free(dc);
 	*con_cls = NULL;
 	atomic_fetch_sub(&inflight, 1);
+	/* a live response's worker may still run (the client left): it frees dc */
+	if (atomic_fetch_sub(&dc->refs, 1) == 1) dconn_free(dc);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)

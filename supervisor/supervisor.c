@@ -3,6 +3,7 @@
 #include "supervisor/agent.h"
 #include "supervisor/frame.h"
 #include "capsule/capsule.h"
+#include "store/pause.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -654,6 +655,11 @@ static int loop(struct run *r)
 			if (errno == EINTR) continue;
 			return fail(r, WX_FAIL, "supervisor: epoll_wait: %s", strerror(errno));
 		}
+		/* A cancel comes first: whatever else is ready with it (an
+		 * output, a deadline), the caller asked for the call to stop. */
+		for (int i = 0; i < n; i++)
+			if (evs[i].data.u32 == T_CANCEL)
+				fail(r, WX_CANCELLED, "call cancelled during the %s phase; capsule killed", r->phase);
 		/* Pipes before the pidfd: frames written before exit count. */
 		for (int pass = 0; pass < 2 && !r->failed; pass++)
 			for (int i = 0; i < n && !r->failed; i++) {
@@ -890,6 +896,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	json_t *sf = start;
 	start = NULL;
 	if (send_frame(&r, sf) < 0) goto out;
+	if (mode != M_CHECK) world_pause("sup.running"); /* test-only (store/pause.h) */
 	loop(&r);
 
 out:

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Cancellation and progress over MCP (issue 22 item 4; docs/daemon.md,
+# "Cancellation and progress"). The official MCP SDK client
+# (tests/daemon/sdk-cancel.mjs): two sessions of two episodes each hold a
+# tests.slow call with the same JSON-RPC request id in its capsule (pause
+# point sup.running); A's AbortSignal sends notifications/cancelled; only
+# A's call is cancelled (B's commits: the cross-tenant control); the
+# cancelled request gets no response; a retry of its task id commits;
+# progress events in stage order before the result, none without a token.
+# Then, from the store: the journal's outcome of A's call is "cancelled",
+# no log entry of it, no capsule process left, worldd scan clean.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/daemon/lib.sh"
+NPM="$top_srcdir/build/npm/node_modules"
+if ! command -v node >/dev/null || [ ! -d "$NPM/@modelcontextprotocol/sdk" ]; then
+  skip "node or the npm SDK packages are missing (scripts/install-test-deps.sh)" "SDK cancel"
+  done_testing; exit
+fi
+if ! grep -q -- '-DWORLD_TEST_HOOKS=1' "$top_builddir/Makefile"; then
+  skip "built without --enable-test-hooks (no pause points)" "SDK cancel"
+  done_testing; exit
+fi
+kids() { # pid of every descendant of $1
+  local p
+  for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do echo "$p"; kids "$p"; done
+}
+capsules() { # the daemon's descendants but its spawner
+  local p n=0
+  for p in $(kids "$1"); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = world-spawner ] || n=$((n + 1)); done
+  echo "$n"
+}
+q() { "$SQLITE3_SHELL" "$DB" "$1"; }
+
+daemon_setup
+"$FIXTURE" publish "$DB" "$AILANG_LITE" tests.slow "$top_srcdir/tests/daemon/slow.ail" || bail "fixture publish slow"
+PD=$T/pause; mkdir -p "$PD"
+export WORLD_TEST_PAUSE=sup.running@1,sup.running@2 WORLD_TEST_PAUSE_DIR=$PD
+daemon_start || bail "daemon did not start"
+unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
+mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-cancel.mjs" "$T/node/"
+timeout 120 node "$T/node/sdk-cancel.mjs" "$URL" "$CRED" "$CRED_GRANT" "$PD" "$T/err" > "$T/sdk.tap" 2>&1
+rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    "ok "*) ok 0 "${line#ok * - }" ;;
+    "not ok "*) ok 1 "${line#not ok * - }" ;;
+    *) echo "$line" ;;
+  esac
+done < "$T/sdk.tap"
+is "$rc" 0 "the SDK cancel script exits 0"
+
+# what the store says
+is "$(q "SELECT o.status FROM journal i JOIN journal o ON o.intent_id = i.id WHERE i.phase = 'intent' AND i.subject = 'mcp:ep-a:tc1' ORDER BY o.id")" \
+   "cancelled
+committed" "journal: mcp:ep-a:tc1 was cancelled, then its retry committed"
+is "$(q "SELECT o.status FROM journal i JOIN journal o ON o.intent_id = i.id WHERE i.phase = 'intent' AND i.subject = 'mcp:ep-b:tc1'")" \
+   "committed" "journal: the other session's call of the same request id committed (control)"
+# log entries: B's slow call, A's retry, two echo calls; the cancelled call none
+is "$(q "SELECT count(*) FROM log_entries")" 4 "the log holds the four committed calls, nothing of the cancelled one"
+like "$(cat "$T/err")" "rpc=tools/call,error=Cancelled" "the request log names the cancelled call"
+like "$(cat "$T/err")" "tools/call cancelled request_id=[0-9]+ tool=tests.slow episode=ep-a: call cancelled during the pure run phase; capsule killed; reason: the user pressed stop" \
+  "the daemon logs the cancel with the SDK's reason"
+is "$(capsules "$DPID")" 0 "no capsule process is left"
+run_capture out err rc "$WORLDD" scan --store "$DB" --objects
+is "$rc:$out" "0:" "worldd scan --objects: the store scans clean"
+daemon_stop
+is "$DRC" 0 "the daemon stops cleanly"
+done_testing
