@@ -5,12 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *cli_default_ailang_bin(void)
+/* The installed program at installed; from a build tree that was not
+ * installed, the one built at ../REL beside this program; else installed,
+ * so the error names where it was looked for. */
+static const char *installed_or_built(const char *installed, const char *rel, char *found, size_t cap)
 {
-	/* The installed interpreter; from a build tree (not installed), the
-	 * one built beside this program. */
-	static char found[PATH_MAX];
-	if (access(WORLD_AILANG_LITE_DEFAULT, X_OK) == 0) return WORLD_AILANG_LITE_DEFAULT;
+	if (access(installed, X_OK) == 0) return installed;
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {
@@ -18,10 +18,22 @@ const char *cli_default_ailang_bin(void)
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = 0;
-			if (snprintf(found, sizeof found, "%s/../interp/ailang-lite", self) < (int)sizeof found &&
-			    access(found, X_OK) == 0)
-				return found;
+			if (snprintf(found, cap, "%s/../%s", self, rel) < (int)cap && access(found, X_OK) == 0) return found;
 		}
 	}
-	return WORLD_AILANG_LITE_DEFAULT;
+	return installed;
+}
+
+#ifdef WORLD_PROBE_DEFAULT
+const char *cli_default_probe(void)
+{
+	static char found[PATH_MAX];
+	return installed_or_built(WORLD_PROBE_DEFAULT, "audit/world-probe", found, sizeof found);
+}
+#endif
+
+const char *cli_default_ailang_bin(void)
+{
+	static char found[PATH_MAX];
+	return installed_or_built(WORLD_AILANG_LITE_DEFAULT, "interp/ailang-lite", found, sizeof found);
 }

@@ -1,5 +1,6 @@
 /* cli/default_interp.h: the interpreter a verb of worldd or world-publish
- * runs when --ailang-bin is omitted (one rule for both programs). */
+ * runs when --ailang-bin is omitted (one rule for both programs), and where
+ * worldd audit finds its probe (the same rule). */
 #ifndef WORLD_CLI_DEFAULT_INTERP_H
 #define WORLD_CLI_DEFAULT_INTERP_H
 
@@ -8,5 +9,8 @@
  * the one built beside this program (cli/../interp/ailang-lite); else the
  * installed path, so the error names where it was looked for. */
 const char *cli_default_ailang_bin(void);
+/* The same rule for worldd audit's probe: $(pkglibexecdir)/world-probe,
+ * else audit/world-probe of the build tree (worldd only). */
+const char *cli_default_probe(void);
 
 #endif

@@ -3,9 +3,11 @@ bin_PROGRAMS += cli/worldd
 cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsule.c \
 	cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
 	cli/attended.c cli/attended.h cli/output.c cli/output.h cli/verbs_prov.c cli/verbs_daemon.c \
-	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h
-# The installed worldd runs the installed ailang-lite when --ailang-bin is omitted.
-cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
+	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h cli/verbs_audit.c
+# The installed worldd runs the installed ailang-lite when --ailang-bin is
+# omitted, and worldd audit the installed world-probe (audit/local.mk).
+cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"' \
+	-DWORLD_PROBE_DEFAULT='"$(pkglibexecdir)/world-probe"'
 cli_worldd_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLDD_SERVE_EXEC \
 	-DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
 cli_worldd_SOURCES += cli/serve_exec.c cli/serve_exec.h

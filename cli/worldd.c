@@ -17,7 +17,7 @@
 #endif
 
 static const struct worldd_verb *const verb_tables[] = {
-	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs,
+	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, audit_verbs,
 };
 
 int worldd_fail(const char *verb, const struct world_err *err)
@@ -62,7 +62,8 @@ static void print_help(void)
 	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
 	       " 20 attended step refused       21 call refused before execution\n"
 	       " 22 session unknown or expired   23 plan broke a plan law (docs/design.md §5.2)\n"
-	       " 24 not a SQLite store (a file of another kind; nothing created beside it)\n");
+	       " 24 not a SQLite store (a file of another kind; nothing created beside it)\n"
+	       " 28 worldd audit: an attempt escaped, a control failed, or the posture differs\n");
 }
 
 /* Match "a b" against argv[1], argv[2]; returns words consumed or 0. */

@@ -90,7 +90,13 @@ HEAD
 # The installed interpreter's path depends on --prefix: the page names it
 # by its make variable, so it is the same for every configuration.
 LIBEXEC_LITE=$("$WORLDD" --help | sed -n 's/^installed interpreter \(.*\)\.$/\1/p')
-norm() { if [ -n "$LIBEXEC_LITE" ]; then sed "s#$LIBEXEC_LITE#\$(pkglibexecdir)/ailang-lite#g"; else cat; fi; }
+# (worldd audit's probe lives beside it: $(pkglibexecdir)/world-probe.)
+norm() {
+  if [ -n "$LIBEXEC_LITE" ]; then
+    sed -e "s#$LIBEXEC_LITE#\$(pkglibexecdir)/ailang-lite#g" \
+      -e "s#${LIBEXEC_LITE%/ailang-lite}/world-probe#\$(pkglibexecdir)/world-probe#g"
+  else cat; fi
+}
 echo '```'
 "$WORLDD" --help | norm
 echo '```'
@@ -101,7 +107,7 @@ while IFS= read -r verb; do
   echo
   echo '```'
   # shellcheck disable=SC2086
-  "$WORLDD" $verb --help
+  "$WORLDD" $verb --help | norm
   echo '```'
 done
 echo

@@ -41,6 +41,7 @@ enum world_exit {
 	WX_QUOTA = 25,         /* the episode's call or byte quota is spent; refused before running */
 	WX_CANCELLED = 26,     /* the caller cancelled the call; capsule killed, nothing committed as succeeded */
 	WX_EFFECT_FAILED = 27, /* committed, but an effect failed (its reason in the record and the output) */
+	WX_ESCAPE = 28,        /* worldd audit: an attempt escaped, a control failed, or the posture differs */
 };
 
 struct world_err {

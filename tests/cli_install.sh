@@ -4,7 +4,8 @@
 # publishers (a relative symlink in bindir, issue 24 item 8), man
 # pages generated from the --help texts; the installed worldd, when
 # --ailang-bin is omitted, runs the installed ailang-lite (checked in a
-# private mount namespace where the staged tree is mounted at the prefix).
+# private mount namespace where the staged tree is mounted at the prefix),
+# and worldd audit runs the installed probe (pkglibexecdir/world-probe).
 . "$top_srcdir/tests/tap.sh"
 T=$(mktemp -d /tmp/world-cli-install.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -21,7 +22,7 @@ read -r PREFIX BINDIR LIBEXEC MAN1 DOCDIR DATADIR UNITDIR <<< "$prefix"
 mk install DESTDIR="$T/root" >/dev/null 2>"$T/install.err"
 ok $? "make install DESTDIR=... succeeds ($(head -c 300 "$T/install.err"))"
 R=$T/root
-for f in "$BINDIR/worldd" "$BINDIR/world-publish" "$LIBEXEC/ailang-lite"; do
+for f in "$BINDIR/worldd" "$BINDIR/world-publish" "$LIBEXEC/ailang-lite" "$LIBEXEC/world-probe"; do
   ok "$([ -x "$R$f" ]; echo $?)" "installed: $f"
 done
 ok "$([ -L "$R$BINDIR/ailang-lite" ] && [ "$(readlink -f "$R$BINDIR/ailang-lite")" = "$(readlink -f "$R$LIBEXEC/ailang-lite")" ]; echo $?)" \
@@ -93,7 +94,19 @@ if [ "$(id -u)" = 0 ] && [ -d "$PREFIX" ] && command -v unshare >/dev/null; then
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
     '$BINDIR/world-publish' check --manifest '$DATADIR/packages/quickstart/transitions.json'"
   is "$rc:$(printf '%s' "$out" | grep -c '^ok entry')" "0:1" "installed world-publish check without --ailang-bin runs the installed ailang-lite, from any directory ($err)"
+  # worldd audit finds the installed probe by itself ($LIBEXEC/world-probe)
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
+    cd / && '$BINDIR/worldd' audit transition --parts attempts --attempts keyctl,host_etc_passwd --json --quiet"
+  is "$rc:$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["probe"], r["summary"]["ok"], r["summary"]["pass"] > 0)' 2>&1)" \
+    "0:$LIBEXEC/world-probe True True" "installed worldd audit runs the installed probe $LIBEXEC/world-probe ($err)"
+  # control: with nothing installed at the prefix there is no probe to run
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount -t tmpfs none '$PREFIX'; '$R$BINDIR/worldd' audit --quiet"
+  is "$rc" 4 "control: with no world-probe at $LIBEXEC worldd audit exits 4"
+  like "$err" "^worldd audit: probe $LIBEXEC/world-probe: No such file or directory" "... naming where it looked ($err)"
 else
+  skip "not root, no unshare or no $PREFIX" "installed worldd audit runs the installed probe"
+  skip "not root, no unshare or no $PREFIX" "control: with no world-probe installed worldd audit exits 4"
+  skip "not root, no unshare or no $PREFIX" "... naming where it looked"
   skip "not root, no unshare or no $PREFIX" "installed worldd without --ailang-bin runs the installed ailang-lite"
   skip "not root, no unshare or no $PREFIX" "control: with no ailang-lite installed the same call fails"
   skip "not root, no unshare or no $PREFIX" "installed worldd serve without --ailang-bin starts"

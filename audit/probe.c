@@ -1,10 +1,12 @@
-/* tests/escape/probe.c: the escape probe of the capsule's escape suite.
+/* audit/probe.c: the escape probe of `worldd audit` and the escape suite,
+ * installed as $(pkglibexecdir)/world-probe.
  *
  * A static, self-contained C program (no libc beyond glibc's static copy, no
  * project libraries) that plays the interpreter inside a capsule and tries to
  * get out. It owns: the list of escape attempts, each attempt's code, the
- * posture report, and the host-side helpers the tests need (a listener for
- * the network attempts). See docs/escape-suite.md.
+ * posture report, and the host-side helpers the audit needs (a listener for
+ * the network attempts). It includes nothing of World; the judge is
+ * audit/audit.c (`worldd audit`). See docs/escape-suite.md.
  *
  * Modes (argv):
  *   run ... --args-file F FILE   the interpreter contract (docs/design.md §2): reads
@@ -2394,8 +2396,19 @@ static int mode_check(int argc, char **argv)
 	p.parent_pid = getppid();
 	p.result_fd = -1;
 	mark_cmdline(argc, argv, p.tag);
-	char which[64];
+	char which[64], mode[32];
 	jgets(kv, n, "attempt", which, sizeof which);
+	jgets(kv, n, "mode", mode, sizeof mode);
+	if (!strcmp(mode, "posture")) {
+		/* worldd check prints only "accepted": the report goes to stderr,
+		 * which `worldd check --show-stderr` copies out */
+		struct buf pb = { 0 };
+		posture_json(&p, &pb);
+		if (p.linger_ms)
+			sleep_ms(p.linger_ms);
+		bputs(&pb, "\n");
+		return write_all(2, pb.s, pb.n) == 0 ? 0 : 1;
+	}
 	const struct attempt *a = find_attempt(which);
 	if (!a) {
 		printf("escape-probe: unknown attempt '%s'\n", which);
