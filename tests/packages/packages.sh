@@ -1,5 +1,6 @@
 #!/bin/bash
-# packages/quickstart and packages/se-tools: every source passes
+# packages/quickstart, packages/se-tools and packages/conformance (its
+# fixtures run by tests/daemon/conformance.sh): every source passes
 # `ailang-lite check` and its inline tests (`ailang-lite test`); every
 # example program checks and carries its one-line comment; the JSON-level
 # checks of tests/packages/packages.py: each plan phase, run as a capsule
@@ -15,8 +16,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$top_srcdir" || bail "cd $top_srcdir"
 
-sources=(packages/quickstart/echo.ail packages/se-tools/*.ail)
-is "${#sources[@]}" 9 "nine transition sources (echo and the eight tools)"
+sources=(packages/quickstart/echo.ail packages/se-tools/*.ail packages/conformance/*.ail)
+is "${#sources[@]}" 13 "thirteen transition sources (echo, the eight tools, the four conformance fixtures)"
 for src in "${sources[@]}"; do
   run_capture out err rc "$A" check "$src"
   is "$rc" 0 "$src passes ailang-lite check"
@@ -46,11 +47,11 @@ printf 'export func main(input: string) -> string { nope }\n' > "$work/bad-examp
 "$A" check "$work/bad-example.ail" > /dev/null 2>&1
 nok $? "control: an example with an undefined name fails the check"
 
-# both manifests pass everything publishing checks (world-publish check:
+# every manifest passes everything publishing checks (world-publish check:
 # descriptors, ids, schemas, and each source in a source-check capsule
 # under the static interpreter), when world-publish is built
 WP=$top_builddir/cli/world-publish
-for m in packages/quickstart/transitions.json packages/se-tools/transitions.json; do
+for m in packages/quickstart/transitions.json packages/se-tools/transitions.json packages/conformance/transitions.json; do
   if [ -x "$WP" ]; then
     run_capture out err rc "$WP" check --manifest "$m" --ailang-bin "$AILANG_LITE"
     is "$rc" 0 "world-publish check accepts $m"
