@@ -104,7 +104,7 @@ suite "$T/all" --suite all --expected-failures "$BASELINE"
 is "$SRC" 0 "the conformance suite passes with only the baseline's scenarios failing: $(tally "$T/all")"
 [ "$SRC" -eq 0 ] || diag "$(tail -n 40 "$T/all/stdout")"
 diag "conformance: $(tally "$T/all")"
-for s in server-initialize ping tools-list $FIXTURES resources-list dns-rebinding-protection; do
+for s in server-initialize ping tools-list $FIXTURES tools-call-with-progress resources-list dns-rebinding-protection; do
   is "$(verdict "$T/all" "$s")" SUCCESS "scenario $s passes"
 done
 # every listed scenario ran and failed (the suite's stale check, seen from here)
