@@ -573,9 +573,15 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 			return werr(err, BAD, "schema %s: \"%s\" must be a number", ptr_str(p), m->key);
 		return 0;
 	}
-	if (key_is(m, "minProperties") || key_is(m, "maxProperties")) {
+	if (key_is(m, "minProperties") || key_is(m, "maxProperties") || key_is(m, "minContains") ||
+	    key_is(m, "maxContains")) {
 		if (!is_count(v))
 			return werr(err, BAD, "schema %s: \"%s\" must be a non-negative integer", ptr_str(p), m->key);
+		return 0;
+	}
+	if (key_is(m, "multipleOf")) {
+		if (!json_is_number(v) || json_number_value(v) <= 0)
+			return werr(err, BAD, "schema %s: \"multipleOf\" must be a number greater than 0", ptr_str(p));
 		return 0;
 	}
 	if (key_is(m, "uniqueItems")) {
@@ -598,8 +604,9 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		ptr_pop(p, mark);
 		return rc;
 	}
-	if (key_is(m, "not")) {
-		size_t mark = ptr_push_str(p, "not");
+	if (key_is(m, "not") || key_is(m, "contains") || key_is(m, "if") || key_is(m, "then") ||
+	    key_is(m, "else") || key_is(m, "propertyNames")) {
+		size_t mark = ptr_push(p, m->key, m->len);
 		int rc = check_schema(v, p, depth + 1, err);
 		ptr_pop(p, mark);
 		return rc;
@@ -617,11 +624,11 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 		ptr_pop(p, mark);
 		return rc;
 	}
-	if (key_is(m, "$defs")) {
-		/* named subschemas, checked as every other; they constrain
-		 * nothing until a "$ref" points at one */
-		if (!json_is_object(v)) return werr(err, BAD, "schema %s: \"$defs\" must be an object", ptr_str(p));
-		size_t n, mark = ptr_push_str(p, "$defs");
+	if (key_is(m, "$defs") || key_is(m, "dependentSchemas")) {
+		/* named subschemas, checked as every other; those of $defs
+		 * constrain nothing until a "$ref" points at one */
+		if (!json_is_object(v)) return werr(err, BAD, "schema %s: \"%s\" must be an object", ptr_str(p), m->key);
+		size_t n, mark = ptr_push(p, m->key, m->len);
 		struct member *defs = members_sorted(v, &n);
 		if (!defs) return oom(err);
 		int rc = 0;
@@ -711,7 +718,8 @@ static void stack_push(struct stack *st, const json_t *x)
 }
 
 /* Push the schemas validate() applies to the same instance as s: its
- * "$ref" target and the members of allOf/anyOf/oneOf/not. */
+ * "$ref" target, the members of allOf/anyOf/oneOf, not, if/then/else and
+ * the schemas of dependentSchemas. */
 static void push_in_place(const json_t *root, const json_t *s, struct stack *st)
 {
 	if (!json_is_object(s)) return;
@@ -726,6 +734,14 @@ static void push_in_place(const json_t *root, const json_t *s, struct stack *st)
 		if ((k = json_object_get(s, lists[l])))
 			for (size_t i = 0; i < json_array_size(k); i++) stack_push(st, json_array_get(k, i));
 	if ((k = json_object_get(s, "not"))) stack_push(st, k);
+	static const char *const singles[] = { "if", "then", "else" };
+	for (size_t l = 0; l < 3; l++)
+		if ((k = json_object_get(s, singles[l]))) stack_push(st, k);
+	if ((k = json_object_get(s, "dependentSchemas"))) {
+		const char *key;
+		json_t *sub;
+		json_object_foreach((json_t *)k, key, sub) stack_push(st, sub);
+	}
 }
 
 /* After the walk: each "$ref" points at a subschema the walk checked (not,
@@ -830,6 +846,75 @@ static int validate_type(const json_t *t, const json_t *v, struct ptr *p, struct
 	return werr(err, BAD, "%s: expected type %s, got %s", ptr_str(p), want, type_of(v));
 }
 
+/* multipleOf: exact for two integers; otherwise judged in binary floating
+ * point, as every JSON number here is a double: the quotient must be
+ * finite and within 1e-9 of an integer (so 0.0075 is a multiple of 0.0001,
+ * whose quotient is 75.00000000000001). A quotient beyond 2^53 is an
+ * integer as a double. */
+static bool is_multiple(const json_t *v, const json_t *m)
+{
+	if (json_is_integer(v) && json_is_integer(m)) /* m >= 1: checked at publish */
+		return json_integer_value(v) % json_integer_value(m) == 0;
+	double q = json_number_value(v) / json_number_value(m);
+	if (!isfinite(q)) return false;
+	if (q < 0) q = -q;
+	if (q >= 9007199254740992.0) return true; /* 2^53 */
+	double d = q - (double)(long long)(q + 0.5);
+	return (d < 0 ? -d : d) <= 1e-9;
+}
+
+/* contains, with minContains (default 1) and maxContains: how many items
+ * match, every item tried (the count is the point). */
+static int validate_contains(const json_t *s, const json_t *c, const json_t *v, struct ptr *p,
+                             struct world_err *err)
+{
+	size_t hits = 0, n = json_array_size(v);
+	for (size_t i = 0; i < n; i++) {
+		struct world_err e2 = {0, ""};
+		size_t mark = ptr_push_index(p, i);
+		int rc = validate(c, json_array_get(v, i), p, &e2);
+		ptr_pop(p, mark);
+		if (rc == 0) hits++;
+		else if (e2.code == WX_FAIL) { *err = e2; return -1; }
+	}
+	const json_t *min = json_object_get(s, "minContains"), *max = json_object_get(s, "maxContains");
+	char b[64];
+	if (min ? cmp_count(hits, min) < 0 : hits == 0)
+		return werr(err, BAD, "%s: %zu item(s) match the schema of \"contains\", fewer than %s", ptr_str(p), hits,
+		            min ? num_str(b, sizeof b, min) : "1");
+	if (max && cmp_count(hits, max) > 0)
+		return werr(err, BAD, "%s: %zu item(s) match the schema of \"contains\", more than maxContains %s",
+		            ptr_str(p), hits, num_str(b, sizeof b, max));
+	return 0;
+}
+
+/* propertyNames: every member name, as a string, against the schema. */
+static int validate_property_names(const json_t *k, const json_t *v, struct ptr *p, struct world_err *err)
+{
+	size_t n;
+	struct member *m = members_sorted(v, &n);
+	if (!m) return werr(err, WX_FAIL, "schema validation: out of memory");
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		json_t *name = json_stringn(m[i].key, m[i].len);
+		if (!name) {
+			rc = werr(err, WX_FAIL, "schema validation: out of memory");
+			break;
+		}
+		size_t mark = ptr_push(p, m[i].key, m[i].len);
+		rc = validate(k, name, p, err);
+		ptr_pop(p, mark);
+		json_decref(name);
+		if (rc) {
+			char inner[sizeof err->msg];
+			snprintf(inner, sizeof inner, "%s", err->msg);
+			rc = werr(err, err->code, "%s (the member name, under \"propertyNames\")", inner);
+		}
+	}
+	free(m);
+	return rc;
+}
+
 static int validate_object(const json_t *s, const json_t *v, struct ptr *p, struct world_err *err)
 {
 	const json_t *req = json_object_get(s, "required");
@@ -907,6 +992,9 @@ static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct
 		if ((k = json_object_get(s, "exclusiveMaximum")) && cmp_num(v, k) >= 0)
 			return werr(err, BAD, "%s: %s is not less than exclusiveMaximum %s", ptr_str(p),
 			            num_str(a, sizeof a, v), num_str(b, sizeof b, k));
+		if ((k = json_object_get(s, "multipleOf")) && !is_multiple(v, k))
+			return werr(err, BAD, "%s: %s is not a multiple of %s", ptr_str(p), num_str(a, sizeof a, v),
+			            num_str(b, sizeof b, k));
 	}
 	if (json_is_string(v)) {
 		size_t cp = code_points(v);
@@ -947,6 +1035,7 @@ static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct
 				if (rc) return rc;
 			}
 		}
+		if ((k = json_object_get(s, "contains")) && validate_contains(s, k, v, p, err)) return -1;
 	}
 	if ((k = json_object_get(s, "$ref"))) {
 		const char *why;
@@ -983,6 +1072,19 @@ static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct
 		if (rc && e2.code == WX_FAIL) { *err = e2; return -1; }
 		if (rc == 0) return werr(err, BAD, "%s: value matches the schema of \"not\"", ptr_str(p));
 	}
+	if ((k = json_object_get(s, "if"))) {
+		struct world_err e2 = {0, ""};
+		int rc = validate(k, v, p, &e2);
+		if (rc && e2.code == WX_FAIL) { *err = e2; return -1; }
+		const char *branch = rc == 0 ? "then" : "else";
+		const json_t *b2 = json_object_get(s, branch);
+		if (b2 && validate(b2, v, p, err)) {
+			char inner[sizeof err->msg];
+			snprintf(inner, sizeof inner, "%s", err->msg);
+			return werr(err, err->code, "%s (\"%s\", as the value %s \"if\")", inner, branch,
+			            rc == 0 ? "matches" : "does not match");
+		}
+	}
 	if (json_is_object(v)) {
 		size_t n = json_object_size(v);
 		if ((k = json_object_get(s, "minProperties")) && cmp_count(n, k) < 0)
@@ -1011,6 +1113,17 @@ static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct
 			}
 			free(deps);
 		}
+		if ((k = json_object_get(s, "dependentSchemas"))) {
+			size_t nd;
+			struct member *deps = members_sorted(k, &nd);
+			if (!deps) return werr(err, WX_FAIL, "schema validation: out of memory");
+			int rc = 0;
+			for (size_t i = 0; i < nd && rc == 0; i++)
+				if (json_object_getn(v, deps[i].key, deps[i].len)) rc = validate(deps[i].value, v, p, err);
+			free(deps);
+			if (rc) return rc;
+		}
+		if ((k = json_object_get(s, "propertyNames")) && validate_property_names(k, v, p, err)) return -1;
 		return validate_object(s, v, p, err);
 	}
 	return 0;

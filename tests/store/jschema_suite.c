@@ -33,8 +33,12 @@ static const char *const keywords[] = {
 };
 static const char *const drafts[] = {"draft2020-12", "draft2019-09", "draft7", "draft6", "draft4"};
 /* Files run for draft 2020-12 only: "$ref" beside other keywords is
- * 2020-12's (draft 7 and before ignore a $ref's siblings). */
-static const char *const keywords_2020[] = {"ref", "infinite-loop-detection"};
+ * 2020-12's (draft 7 and before ignore a $ref's siblings); minContains,
+ * maxContains and dependentSchemas are 2019-09's and later; the others are
+ * the subset's newer keywords, judged against the dialect it speaks. */
+static const char *const keywords_2020[] = {"ref", "infinite-loop-detection", "contains", "minContains",
+                                            "maxContains", "if-then-else", "multipleOf", "dependentSchemas",
+                                            "propertyNames"};
 
 
 static bool member_in(const char *k, const char *const *set, size_t n)
@@ -55,6 +59,8 @@ static const char *outside_subset(const json_t *s, int depth)
 	    "maxItems", "title",      "description", "$comment",          "$schema",
 	    "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties", "uniqueItems",
 	    "dependentRequired", "not", "allOf", "anyOf", "oneOf", "prefixItems", "$defs", "$ref",
+	    "contains", "minContains", "maxContains", "if", "then", "else", "multipleOf",
+	    "dependentSchemas", "propertyNames",
 	};
 	if (!json_is_object(s)) return NULL;
 	const char *k;
@@ -73,14 +79,17 @@ static const char *outside_subset(const json_t *s, int depth)
 		if ((!strcmp(k, "exclusiveMinimum") || !strcmp(k, "exclusiveMaximum")) && !json_is_number(v))
 			return "exclusiveMinimum/Maximum (draft 4's boolean form)";
 		const char *r = NULL;
-		if (!strcmp(k, "items") || !strcmp(k, "additionalProperties") || !strcmp(k, "not"))
+		if (!strcmp(k, "items") || !strcmp(k, "additionalProperties") || !strcmp(k, "not") ||
+		    !strcmp(k, "contains") || !strcmp(k, "if") || !strcmp(k, "then") || !strcmp(k, "else") ||
+		    !strcmp(k, "propertyNames"))
 			r = outside_subset(v, depth + 1);
 		if (!strcmp(k, "allOf") || !strcmp(k, "anyOf") || !strcmp(k, "oneOf") || !strcmp(k, "prefixItems")) {
 			size_t i;
 			json_t *e;
 			json_array_foreach(v, i, e) if (!r) r = outside_subset(e, depth + 1);
 		}
-		if ((!strcmp(k, "properties") || !strcmp(k, "$defs")) && json_is_object(v)) {
+		if ((!strcmp(k, "properties") || !strcmp(k, "$defs") || !strcmp(k, "dependentSchemas")) &&
+		    json_is_object(v)) {
 			const char *pk;
 			json_t *pv;
 			json_object_foreach(v, pk, pv) if (!r) r = outside_subset(pv, depth + 1);

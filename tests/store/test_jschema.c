@@ -133,8 +133,20 @@ static void test_check(void)
 	      "(it would never end)");
 	check("{\"$ref\":7}", "schema (root): \"$ref\" must be a string");
 	check("{\"$defs\":{\"a\":{\"pattern\":\"x\"}}}", "schema /$defs/a: unsupported keyword \"pattern\"");
-	check("{\"contains\":true}", "schema (root): unsupported keyword \"contains\"");
-	check("{\"anyOf\":[{\"if\":true}]}", "schema /anyOf/0: unsupported keyword \"if\"");
+	check("{\"unevaluatedItems\":true}", "schema (root): unsupported keyword \"unevaluatedItems\"");
+	check("{\"anyOf\":[{\"patternProperties\":{}}]}", "schema /anyOf/0: unsupported keyword \"patternProperties\"");
+	/* contains, if/then/else, multipleOf, dependentSchemas, propertyNames */
+	check("{\"contains\":{\"pattern\":\"x\"}}", "schema /contains: unsupported keyword \"pattern\"");
+	check("{\"if\":true,\"then\":{\"format\":\"x\"}}", "schema /then: unsupported keyword \"format\"");
+	check("{\"dependentSchemas\":{\"a\":7}}", "schema /dependentSchemas/a: a schema must be an object or a boolean, got integer");
+	check("{\"multipleOf\":0}", "schema (root): \"multipleOf\" must be a number greater than 0");
+	check("{\"multipleOf\":\"2\"}", "schema (root): \"multipleOf\" must be a number greater than 0");
+	check("{\"minContains\":-1}", "schema (root): \"minContains\" must be a non-negative integer");
+	check("{\"$defs\":{\"a\":{\"if\":{\"$ref\":\"#/$defs/a\"}}},\"$ref\":\"#/$defs/a\"}",
+	      "schema /$defs/a/if: \"$ref\" leads back to this schema without applying to a part of the instance "
+	      "(it would never end)");
+	check("{\"$defs\":{\"a\":{\"properties\":{\"k\":{\"contains\":{\"$ref\":\"#/$defs/a\"}}}}},\"$ref\":\"#/$defs/a\"}",
+	      NULL); /* contains moves into the instance: a finite recursion */
 	check("{\"exclusiveMinimum\":true}",
 	      "schema (root): unsupported form of \"exclusiveMinimum\": a boolean (draft 4; 2020-12 gives the bound as a number)");
 	check("{\"allOf\":[]}", "schema (root): \"allOf\" must be a non-empty array of schemas");
@@ -308,6 +320,37 @@ static void test_validate(void)
 
 	/* Keywords apply in a fixed order: type, const, enum, then the rest. */
 	val("{\"type\":\"string\",\"enum\":[\"a\"]}", "1", "(root): expected type string, got integer");
+
+	/* contains with minContains / maxContains */
+	val("{\"contains\":{\"type\":\"integer\"}}", "[\"a\",1]", NULL);
+	val("{\"contains\":{\"type\":\"integer\"}}", "[\"a\"]",
+	    "(root): 0 item(s) match the schema of \"contains\", fewer than 1");
+	val("{\"contains\":{\"type\":\"integer\"},\"minContains\":0}", "[]", NULL);
+	val("{\"contains\":{\"type\":\"integer\"},\"maxContains\":1}", "[1,2]",
+	    "(root): 2 item(s) match the schema of \"contains\", more than maxContains 1");
+	val("{\"maxContains\":0}", "[1]", NULL); /* without contains: nothing */
+	val("{\"contains\":false}", "{}", NULL);      /* arrays only */
+	/* if / then / else */
+	val("{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0},\"else\":{\"type\":\"string\"}}", "-1",
+	    "(root): -1 is less than minimum 0 (\"then\", as the value matches \"if\")");
+	val("{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0},\"else\":{\"type\":\"string\"}}", "true",
+	    "(root): expected type string, got boolean (\"else\", as the value does not match \"if\")");
+	val("{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0},\"else\":{\"type\":\"string\"}}", "\"s\"", NULL);
+	val("{\"then\":false,\"else\":false}", "1", NULL); /* without if: nothing */
+	/* multipleOf */
+	val("{\"multipleOf\":3}", "9", NULL);
+	val("{\"multipleOf\":3}", "10", "(root): 10 is not a multiple of 3");
+	val("{\"multipleOf\":0.0001}", "0.0075", NULL);
+	val("{\"multipleOf\":0.0001}", "0.00751", "(root): 0.00751 is not a multiple of 0.0001");
+	val("{\"multipleOf\":0.123456789}", "1e308", "(root): 1e+308 is not a multiple of 0.123456789");
+	val("{\"multipleOf\":2}", "-9223372036854775808", NULL);
+	/* dependentSchemas and propertyNames */
+	val("{\"dependentSchemas\":{\"a\":{\"required\":[\"b\"]}}}", "{\"a\":1}",
+	    "(root): missing required property \"b\"");
+	val("{\"dependentSchemas\":{\"a\":{\"required\":[\"b\"]}}}", "{\"c\":1}", NULL);
+	val("{\"propertyNames\":{\"maxLength\":2}}", "{\"ab\":1,\"abc\":2}",
+	    "/abc: string of 3 code point(s) is longer than maxLength 2 (the member name, under \"propertyNames\")");
+	val("{\"propertyNames\":false}", "{}", NULL);
 
 	/* validate refuses a schema that jschema_check refuses. */
 	val("{\"properties\":{\"a\":{\"pattern\":\"x\"}}}", "{}", "schema /properties/a: unsupported keyword \"pattern\"");
