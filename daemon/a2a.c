@@ -6,10 +6,12 @@
  *   reference  tasks/send   parts [{"type":"data","data":{..}}], state "completed"
  *   A2A 0.3    message/send parts [{"kind":"data","data":{..}}], state "completed"
  *   A2A 1.0    SendMessage  parts [{"data":{..}}], state "TASK_STATE_COMPLETED", result {"task":{..}}
- * plus tasks/get (reference and 0.3) and GetTask (1.0), ListTasks,
- * CancelTask / tasks/cancel (a committed task is finished: not cancelable),
+ * plus tasks/get (reference and 0.3) and GetTask (1.0), ListTasks (newest
+ * first), CancelTask / tasks/cancel (a working task's call is cancelled
+ * through daemon/calls.c; a committed task is finished: not cancelable),
  * GetExtendedAgentCard / agent/getAuthenticatedExtendedCard,
- * SendStreamingMessage / message/stream (the final task as one SSE event),
+ * SendStreamingMessage / message/stream (a live response: the Task,
+ * working, then the artifact and the terminal status as the call ends),
  * SubscribeToTask / tasks/resubscribe (terminal: unsupported); every task
  * carries its history (the caller's message; the failure message). The
  * public card lists the skills open to every session and the bearer
@@ -25,7 +27,10 @@
 #include "daemon/route.h"
 #include "store/canon.h"
 #include "store/store.h"
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <strings.h>
 
@@ -34,6 +39,7 @@ enum dialect { D_REF, D_V03, D_V1 };
 struct task {
 	enum dialect dia;
 	int failed;
+	int canceled;       /* its caller cancelled it (the journal's "cancelled"): text says where */
 	char *context;
 	char *text;         /* failed: "CLASS: message" */
 	json_t *output;     /* completed: the output object */
@@ -67,13 +73,16 @@ static json_t *task_json(const struct task *t, const char *task_id)
 {
 	enum dialect dia = t->dia;
 	json_t *status;
-	if (t->failed) {
+	if (t->failed || t->canceled) {
 		json_t *msg = dia == D_V1 ? json_pack("{s:s,s:s,s:[o]}", "messageId", "status", "role", "ROLE_AGENT", "parts",
 		                                      part(dia, "text", json_string(t->text)))
 		            : dia == D_V03 ? json_pack("{s:s,s:s,s:s,s:[o]}", "kind", "message", "messageId", "status", "role",
 		                                       "agent", "parts", part(dia, "text", json_string(t->text)))
 		                           : json_pack("{s:s,s:[o]}", "role", "agent", "parts", part(dia, "text", json_string(t->text)));
-		status = json_pack("{s:s,s:o}", "state", dia == D_V1 ? "TASK_STATE_FAILED" : "failed", "message", msg);
+		status = json_pack("{s:s,s:o}", "state",
+		                   t->canceled ? (dia == D_V1 ? "TASK_STATE_CANCELED" : "canceled")
+		                               : (dia == D_V1 ? "TASK_STATE_FAILED" : "failed"),
+		                   "message", msg);
 	} else {
 		status = json_pack("{s:s}", "state", dia == D_V1 ? "TASK_STATE_COMPLETED" : "completed");
 	}
@@ -91,7 +100,7 @@ static json_t *task_json(const struct task *t, const char *task_id)
 		                          : json_pack("{s:s,s:[o]}", "role", "user", "parts", part(dia, "data", json_incref(t->input)));
 		json_array_append_new(hist, um);
 	}
-	if (t->failed) json_array_append(hist, json_object_get(status, "message"));
+	if (t->failed || t->canceled) json_array_append(hist, json_object_get(status, "message"));
 	json_object_set_new(v, "history", hist);
 	if (dia != D_REF) json_object_set_new(v, "contextId", json_string(t->context ? t->context : ""));
 	if (dia == D_V03) json_object_set_new(v, "kind", json_string("task"));
@@ -263,7 +272,71 @@ static void verdict(struct task *t, const json_t *dsc, char *note, size_t nn)
 	if (l < nn) snprintf(note + l, nn - l, ",%s", v == 2 ? "error=OutputSchema" : "result=failed");
 }
 
-static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+/* SendStreamingMessage / message/stream: the stream goes live once the
+ * call is admitted (a refusal before it is a plain JSON-RPC error, as the
+ * SDK expects) with the Task (submitted) and a status update (working);
+ * the terminal events follow when the call ends (stream_final). */
+struct a2a_stream {
+	struct dreq *rq;
+	json_t *id;
+	enum dialect dia;
+	char task[160], context[160];
+	struct dlive *live;
+	int failed;          /* could not go live: answered as one event */
+};
+
+static int stream_event(struct a2a_stream *st, json_t *result, char **out, size_t *len)
+{
+	json_t *v = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", st->id, "result", result);
+	char *j = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	json_decref(v);
+	if (!j) return -1;
+	size_t n = strlen(j);
+	char *b = malloc(n + 16);
+	if (!b) { free(j); return -1; }
+	*len = (size_t)snprintf(b, n + 16, "data: %s\n\n", j);
+	free(j);
+	*out = b;
+	return 0;
+}
+
+static json_t *status_update(enum dialect dia, const char *task, const char *ctx, json_t *status, int final)
+{
+	if (dia == D_V1)
+		return json_pack("{s:{s:s,s:s,s:o}}", "statusUpdate", "taskId", task, "contextId", ctx, "status", status);
+	return json_pack("{s:s,s:s,s:s,s:o,s:b}", "kind", "status-update", "taskId", task, "contextId", ctx, "status", status,
+	                 "final", final);
+}
+
+static void stream_push(struct a2a_stream *st, json_t *result)
+{
+	char *b;
+	size_t len;
+	if (!result) return;
+	if (stream_event(st, result, &b, &len) < 0) return;
+	dlive_push(st->live, b, len);
+	free(b);
+}
+
+static void a2a_progress(void *ctx, const char *stage, const char *message)
+{
+	(void)message;
+	struct a2a_stream *st = ctx;
+	if (st->live || st->failed || strcmp(stage, "admitted") != 0) return;
+	st->live = dlive_start(st->rq, "text/event-stream");
+	if (!st->live) { st->failed = 1; return; }
+	/* the stream begins with the Task (A2A 1.0 3.1.2), then working */
+	enum dialect dia = st->dia;
+	json_t *task = json_pack("{s:s,s:s,s:{s:s}}", "id", st->task, "contextId", st->context, "status", "state",
+	                         dia == D_V1 ? "TASK_STATE_SUBMITTED" : "submitted");
+	if (task && dia != D_V1) json_object_set_new(task, "kind", json_string("task"));
+	stream_push(st, dia == D_V1 ? json_pack("{s:o}", "task", task) : task);
+	stream_push(st, status_update(dia, st->task, st->context,
+	                              json_pack("{s:s}", "state", dia == D_V1 ? "TASK_STATE_WORKING" : "working"), 0));
+}
+
+static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia,
+                    struct a2a_stream *stream)
 {
 	json_t *message = json_object_get(params, "message");
 	if (!json_is_object(message)) return drpc_error(id, -32602, "params.message must be an object");
@@ -313,8 +386,41 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	struct coord_result res;
 	memset(&res, 0, sizeof res);
 	struct world_err err = { 0, "" };
+	/* the task id names the call for CancelTask of this episode (a task
+	 * without an id of the caller's gets a fresh one, so it can be named) */
+	char fresh[17];
+	if (!task) {
+		unsigned char rb[8];
+		if (getrandom(rb, sizeof rb, 0) != (ssize_t)sizeof rb) {
+			free(text);
+			json_decref(args);
+			json_decref(vis);
+			dlog("error route=/a2a/: task id: getrandom: %s", strerror(errno));
+			return drpc_error(id, -32603, "Internal: internal store failure");
+		}
+		for (int i = 0; i < 8; i++) snprintf(fresh + 2 * i, 3, "%02x", rb[i]);
+		task = call.task_id = fresh;
+	}
+	char owner[80];
+	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
+	struct dcall dc;
+	int registered = dcall_begin(&dc, owner, task, &err) == 0;
+	if (registered) call.cancel = &dc.cancel;
+	else dlog("error route=/a2a/: task %.128s is not cancellable: %s", task, err.msg);
+	json_t *ctx0 = json_object_get(message, "contextId");
+	if (stream) {
+		stream->rq = rq;
+		stream->id = id;
+		stream->dia = dia;
+		snprintf(stream->task, sizeof stream->task, "%s", task);
+		snprintf(stream->context, sizeof stream->context, "%s",
+		         json_is_string(ctx0) && *json_string_value(ctx0) ? json_string_value(ctx0) : s->episode);
+		call.on_progress = a2a_progress;
+		call.progress_ctx = stream;
+	}
 	int rc = coord_call(rq->d->coord, &call, &res, &err);
 	free(text);
+	if (registered) dcall_end(&dc);
 	snprintf(rq->note, sizeof rq->note, "%s,skill=%.64s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage", skill);
 	struct task t;
 	memset(&t, 0, sizeof t);
@@ -325,7 +431,8 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	char tid[160];
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
-		if (err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) {
+		if ((err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) &&
+		    !(stream && stream->live)) {
 			task_clear(&t);
 			json_decref(vis);
 			return drpc_error(id, -32602, "%s", err.msg);
@@ -335,8 +442,11 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 			dlog("error route=/a2a/ skill=%.128s: %s", skill, err.msg); /* skill may live in vis: freed below */
 			snprintf(msg, sizeof msg, "%s: internal store failure", k);
 		} else snprintf(msg, sizeof msg, "%s: %s", k, err.msg);
-		t.failed = 1;
+		if (err.code == WX_CANCELLED) t.canceled = 1;
+		else t.failed = 1;
 		t.text = strdup(msg);
+		size_t nl = strlen(rq->note);
+		if (nl < sizeof rq->note) snprintf(rq->note + nl, sizeof rq->note - nl, ",error=%s", k);
 		snprintf(tid, sizeof tid, "%s", task ? task : "unassigned");
 	}
 	if (rc == 0) {
@@ -382,6 +492,13 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 	struct world_object rec = { 0 }, out = { 0 }, in = { 0 };
 	json_t *r = NULL;
 	int rc = world_journal_find(st, "invocation", t->invocation_id, &jr, err);
+	if (rc == 0 && strcmp(jr.status, "cancelled") == 0) {
+		/* cancelled by its caller: a terminal task with no artifact */
+		t->canceled = 1;
+		t->text = strdup("Cancelled: the task was cancelled before its call committed; nothing was committed");
+		t->context = strdup(s->episode);
+		return t->text && t->context ? 2 : -1;
+	}
 	if (rc < 0 || strcmp(jr.status, "committed") != 0) return rc < 0 && err->code != WX_NOT_FOUND ? -1 : 1;
 	int ok = world_object_get(st, jr.outcome_ref, &rec, err) == 0 &&
 	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
@@ -458,15 +575,29 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", tj);
 }
 
-/* CancelTask / tasks/cancel. A call runs inside its one request, so a task
- * another request can name has either committed (finished: not
- * cancelable, A2A's TaskNotCancelableError) or is not known. */
+/* CancelTask / tasks/cancel. A task whose call is in flight in this
+ * episode (daemon/calls.c: keyed by episode and task id) is cancelled: its
+ * capsule killed, nothing committed (docs/broker.md, "Cancelled calls");
+ * the answer waits for the call to end and then reads the task back, so
+ * it says what happened: canceled, or completed when the call committed
+ * before the cancel reached it. A committed task is finished (A2A's
+ * TaskNotCancelableError), as is a cancelled one; an unknown one is not
+ * found. */
+#define CANCEL_WAIT_MS 30000 /* longer than a call's whole-invocation deadline (20 s) */
 static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
 	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
+	char owner[80];
+	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
+	int fired = dcall_fire(owner, task, "CancelTask");
+	if (fired) {
+		dlog("cancel episode=%s task=%.128s: the call in flight is cancelled", s->episode, task);
+		if (dcall_wait_gone(owner, task, CANCEL_WAIT_MS) < 0)
+			dlog("error route=/a2a/ CancelTask %.128s: the call did not end within %d ms", task, CANCEL_WAIT_MS);
+	}
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;
@@ -476,14 +607,23 @@ static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json
 	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
 	if (st) dreader_put(rq->d, st);
 	int failed = t.failed;
+	if (rc == 2 && fired) {
+		/* this cancel stopped it: the task, canceled */
+		json_t *tj = task_json(&t, task);
+		task_clear(&t);
+		json_t *result = tj; /* CancelTask answers the Task itself, in 1.0 and 0.3 */
+		return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+	}
 	task_clear(&t);
 	if (rc == 1)
-		return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id; "
-		                              "a call in flight cannot be cancelled yet)", task);
+		return drpc_error(id, -32001, "task not found: \"%s\" (no call of this episode with that task id is in flight or "
+		                              "committed)", task);
 	if (rc < 0) {
 		dlog("error route=/a2a/ CancelTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
 		return drpc_error(id, -32603, "Internal: internal store failure");
 	}
+	if (rc == 2)
+		return drpc_error(id, -32002, "task cannot be canceled: \"%s\" is canceled already", task);
 	return drpc_error(id, -32002, "task cannot be canceled: \"%s\" is %s (its call committed log entry; a committed entry is never undone)",
 	                  task, failed ? "failed" : "completed");
 }
@@ -512,13 +652,52 @@ static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, j
 		return drpc_error(id, -32603, "Internal: internal store failure");
 	}
 	return drpc_error(id, -32004, "unsupported operation: task \"%s\" is in a terminal state (%s); read it with GetTask / tasks/get",
-	                  task, failed ? "failed" : "completed");
+	                  task, rc == 2 ? "canceled" : failed ? "failed" : "completed");
 }
 
-/* ListTasks: the episode's committed A2A tasks, oldest first, pageSize
- * (1-100, default 50) per page; nextPageToken is the log index to go on
- * from ("" at the end). Optional contextId (only the episode's: the
- * context of every task here) and status filters. */
+/* ListTasks: the episode's committed A2A tasks, newest first (A2A 1.0:
+ * sorted by last update time, descending; a committed task's last update
+ * is its commit, so log order reversed), pageSize (1-100, default 50) per
+ * page; nextPageToken is the log index the next page goes on below ("" at
+ * the end); totalSize is how many tasks match the filters in all pages.
+ * Optional contextId (only the episode's: the context of every task
+ * here) and status filters. Cancelled tasks have no entry and are not
+ * listed (GetTask reads them). */
+#define LIST_ENTRIES_MAX 200000 /* entries of one episode looked at (above its default call quota) */
+
+/* Whether entry idx is a task of the episode that passes the filters; *tj
+ * (may be NULL) gets its JSON. 1 yes, 0 no, -1 a damaged or unreadable row. */
+static int list_one(struct dreq *rq, struct coord_session *s, struct world_store *st, long long idx, const char *prefix,
+                    const char *want, enum dialect dia, json_t **tj, struct world_err *err)
+{
+	size_t pl = strlen(prefix);
+	struct world_log_entry le;
+	struct world_object rec = { 0 };
+	if (world_log_get(st, idx, &le, err) < 0) return -1;
+	int got = world_object_get(st, le.transition_ref, &rec, err);
+	world_log_entry_free(&le);
+	if (got < 0) return -1;
+	json_t *r = json_loadb((const char *)rec.payload, rec.len, 0, NULL);
+	world_object_free(&rec);
+	const char *inv = json_string_value(json_object_get(r, "invocationId"));
+	int rc = 0;
+	if (inv && strncmp(inv, prefix, pl) == 0 && (want || tj)) {
+		struct task t;
+		memset(&t, 0, sizeof t);
+		t.dia = dia;
+		int lr = task_load(rq, s, st, inv + pl, &t, err);
+		if (lr < 0) rc = -1;
+		else if (lr == 0) {
+			const char *state = t.failed ? "TASK_STATE_FAILED" : "TASK_STATE_COMPLETED";
+			rc = !want || strcmp(want, state) == 0;
+			if (rc && tj) *tj = task_json(&t, inv + pl);
+		}
+		task_clear(&t);
+	} else if (inv && strncmp(inv, prefix, pl) == 0) rc = 1;
+	json_decref(r);
+	return rc;
+}
+
 static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jps = json_object_get(params, "pageSize");
@@ -526,12 +705,12 @@ static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	if (jps && (!json_is_integer(jps) || json_integer_value(jps) < 1 || json_integer_value(jps) > 100))
 		return drpc_error(id, -32602, "params.pageSize must be an integer 1-100");
 	if (jps) ps = json_integer_value(jps);
-	long long from = 1;
+	long long below = 0; /* 0: from the newest */
 	const char *tok = json_string_value(json_object_get(params, "pageToken"));
 	if (tok && *tok) {
 		char *end;
-		from = strtoll(tok, &end, 10);
-		if (*end || from < 1) return drpc_error(id, -32602, "params.pageToken \"%.64s\" is not a token of this list", tok);
+		below = strtoll(tok, &end, 10);
+		if (*end || below < 1) return drpc_error(id, -32602, "params.pageToken \"%.64s\" is not a token of this list", tok);
 	}
 	const char *ctx = json_string_value(json_object_get(params, "contextId"));
 	const char *want = json_string_value(json_object_get(params, "status"));
@@ -553,53 +732,45 @@ static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	if (!st) { json_decref(tasks); return drpc_error(id, -32603, "Internal: internal store failure"); }
 	char prefix[100];
 	snprintf(prefix, sizeof prefix, "a2a:%s:", s->episode);
-	size_t pl = strlen(prefix);
-	long long next = 0;
+	/* the episode's entry indexes, ascending (an index scan of episode_entries) */
+	long long *all = NULL;
+	size_t nall = 0, cap = 0;
 	int bad = 0;
-	/* walk the episode's entries in chunks; at most 2,000 entries per page */
-	for (int chunks = 0; !bad && chunks < 10 && (long long)json_array_size(tasks) < ps; chunks++) {
-		long long idx[200];
-		size_t n = 0;
-		if (world_episode_entries(st, s->episode, from, 200, idx, &n, &err) < 0) { bad = 1; break; }
-		if (n == 0) { next = 0; break; }
-		size_t k;
-		for (k = 0; k < n && (long long)json_array_size(tasks) < ps; k++) {
-			struct world_log_entry le;
-			struct world_object rec = { 0 };
-			if (world_log_get(st, idx[k], &le, &err) < 0) { bad = 1; break; }
-			int got = world_object_get(st, le.transition_ref, &rec, &err);
-			world_log_entry_free(&le);
-			if (got < 0) { bad = 1; break; }
-			json_t *r = json_loadb((const char *)rec.payload, rec.len, 0, NULL);
-			world_object_free(&rec);
-			const char *inv = json_string_value(json_object_get(r, "invocationId"));
-			if (inv && strncmp(inv, prefix, pl) == 0) {
-				struct task t;
-				memset(&t, 0, sizeof t);
-				t.dia = dia;
-				int lr = task_load(rq, s, st, inv + pl, &t, &err);
-				if (lr < 0) bad = 1;
-				else if (lr == 0) {
-					const char *state = t.failed ? "TASK_STATE_FAILED" : "TASK_STATE_COMPLETED";
-					if (!want || strcmp(want, state) == 0) {
-						json_t *tj = task_json(&t, inv + pl);
-						if (hl >= 0) {
-							json_t *h = json_object_get(tj, "history");
-							while (json_array_size(h) > (size_t)hl) json_array_remove(h, 0);
-						}
-						if (json_is_false(json_object_get(params, "includeArtifacts"))) json_object_del(tj, "artifacts");
-						json_array_append_new(tasks, tj);
-					}
-				}
-				task_clear(&t);
-			}
-			json_decref(r);
+	for (long long from = 1; nall < LIST_ENTRIES_MAX;) {
+		if (cap - nall < 200) {
+			size_t nc = cap ? 2 * cap : 256;
+			long long *na = realloc(all, nc * sizeof *na);
+			if (!na) { bad = 1; werr(&err, WX_FAIL, "ListTasks: out of memory"); break; }
+			all = na;
+			cap = nc;
 		}
-		if (bad) break;
-		from = (k < n ? idx[k] : idx[n - 1] + 1);
-		next = from;
-		if (k == n && n < 200) { next = 0; break; }
+		size_t n = 0;
+		if (world_episode_entries(st, s->episode, from, 200, all + nall, &n, &err) < 0) { bad = 1; break; }
+		nall += n;
+		if (n < 200) break;
+		from = all[nall - 1] + 1;
 	}
+	/* the page, newest first, below the token; then the count of the rest */
+	long long total = 0, next = 0;
+	for (size_t i = nall; !bad && i-- > 0;) {
+		int page = (below == 0 || all[i] < below) && (long long)json_array_size(tasks) < ps;
+		json_t *tj = NULL;
+		int m = list_one(rq, s, st, all[i], prefix, want, dia, page ? &tj : NULL, &err);
+		if (m < 0) { bad = 1; break; }
+		if (!m) continue;
+		total++;
+		if (!page) {
+			if ((below == 0 || all[i] < below) && !next) next = all[i] + 1; /* the first one past the page */
+			continue;
+		}
+		if (hl >= 0) {
+			json_t *h = json_object_get(tj, "history");
+			while (json_array_size(h) > (size_t)hl) json_array_remove(h, 0);
+		}
+		if (json_is_false(json_object_get(params, "includeArtifacts"))) json_object_del(tj, "artifacts");
+		json_array_append_new(tasks, tj);
+	}
+	free(all);
 	dreader_put(rq->d, st);
 	if (bad) {
 		json_decref(tasks);
@@ -608,7 +779,6 @@ static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	}
 	char nt[32] = "";
 	if (next) snprintf(nt, sizeof nt, "%lld", next);
-	size_t total = json_array_size(tasks);
 	return json_pack("{s:s,s:O,s:{s:o,s:s,s:I,s:I}}", "jsonrpc", "2.0", "id", id, "result", "tasks", tasks,
 	                 "nextPageToken", nt, "pageSize", (json_int_t)ps, "totalSize", (json_int_t)total);
 }
@@ -629,7 +799,8 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	json_error_t je;
 	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	json_t *out = NULL;
-	int stream = 0; /* SendStreamingMessage / message/stream: a result goes out as one SSE event */
+	int stream = 0; /* SendStreamingMessage / message/stream: a result goes out as SSE events */
+	struct a2a_stream as = { 0 };
 	/* A2A-Version (1.0 clients send it; absent = 0.3): what this agent speaks */
 	const char *av = dreq_header(rq, "A2A-Version");
 	if (av && *av && strcmp(av, "1.0") != 0 && strcmp(av, "0.3") != 0 && strcmp(av, "0.3.0") != 0) {
@@ -654,13 +825,13 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		else {
 			const char *mn = json_string_value(m);
 			snprintf(rq->note, sizeof rq->note, "%.100s", mn);
-			if (strcmp(mn, "tasks/send") == 0) out = send(rq, s, id, params, D_REF);
-			else if (strcmp(mn, "message/send") == 0) out = send(rq, s, id, params, D_V03);
-			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1);
+			if (strcmp(mn, "tasks/send") == 0) out = send(rq, s, id, params, D_REF, NULL);
+			else if (strcmp(mn, "message/send") == 0) out = send(rq, s, id, params, D_V03, NULL);
+			else if (strcmp(mn, "SendMessage") == 0) out = send(rq, s, id, params, D_V1, NULL);
 			else if (strcmp(mn, "tasks/get") == 0) out = get(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
-			else if (strcmp(mn, "SendStreamingMessage") == 0) { out = send(rq, s, id, params, D_V1); stream = 1; }
-			else if (strcmp(mn, "message/stream") == 0) { out = send(rq, s, id, params, D_V03); stream = 1; }
+			else if (strcmp(mn, "SendStreamingMessage") == 0) { out = send(rq, s, id, params, D_V1, &as); stream = 1; }
+			else if (strcmp(mn, "message/stream") == 0) { out = send(rq, s, id, params, D_V03, &as); stream = 1; }
 			else if (strcmp(mn, "SubscribeToTask") == 0) out = subscribe(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/resubscribe") == 0) out = subscribe(rq, s, id, params, D_V03);
 			else if (strcmp(mn, "ListTasks") == 0) out = list(rq, s, id, params, D_V1);
@@ -677,11 +848,70 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		}
 		json_decref(noparams);
 	}
-	json_decref(msg);
 	coord_session_free(s);
-	if (!out) { r->status = 202; return; }
+	if (!out) { json_decref(msg); r->status = 202; return; }
 	json_t *e = json_object_get(out, "error");
 	int code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
+	if (stream && as.live) {
+		/* the stream is live (Task, working already sent): the terminal
+		 * events, an artifact update with the output when there is one,
+		 * then the final status (A2A 1.0 3.1.2: the stream closes at a
+		 * terminal state) */
+		json_t *res = json_object_get(out, "result");
+		json_t *tk = as.dia == D_V1 ? json_object_get(res, "task") : res;
+		json_t *tid = json_object_get(tk, "id"), *ctx = json_object_get(tk, "contextId");
+		const char *task = json_is_string(tid) ? json_string_value(tid) : as.task;
+		const char *cx = json_is_string(ctx) ? json_string_value(ctx) : as.context;
+		char *body = NULL;
+		size_t blen = 0;
+		json_t *evs = json_array();
+		if (e) json_array_append(evs, out); /* an error after admission (not expected): as is */
+		else {
+			json_t *art = json_array_get(json_object_get(tk, "artifacts"), 0);
+			if (art) {
+				json_t *au = as.dia == D_V1
+				                 ? json_pack("{s:{s:s,s:s,s:O}}", "artifactUpdate", "taskId", task, "contextId", cx, "artifact", art)
+				                 : json_pack("{s:s,s:s,s:s,s:O,s:b}", "kind", "artifact-update", "taskId", task, "contextId",
+				                             cx, "artifact", art, "lastChunk", 1);
+				json_array_append_new(evs, au);
+			}
+			json_t *su = status_update(as.dia, task, cx, json_deep_copy(json_object_get(tk, "status")), 1);
+			json_t *md = json_object_get(tk, "metadata");
+			if (su && md) json_object_set(as.dia == D_V1 ? json_object_get(su, "statusUpdate") : su, "metadata", md);
+			json_array_append_new(evs, su);
+		}
+		size_t i;
+		json_t *ev;
+		json_array_foreach(evs, i, ev) {
+			char *b;
+			size_t len;
+			int ok = e ? ((b = json_dumps(ev, JSON_COMPACT)) != NULL) : stream_event(&as, json_incref(ev), &b, &len) == 0;
+			if (!ok) continue;
+			if (e) {
+				size_t n = strlen(b);
+				char *w = malloc(n + 16);
+				if (!w) { free(b); continue; }
+				len = (size_t)snprintf(w, n + 16, "data: %s\n\n", b);
+				free(b);
+				b = w;
+			}
+			char *nb = realloc(body, blen + len + 1);
+			if (nb) {
+				memcpy(nb + blen, b, len);
+				blen += len;
+				nb[blen] = 0;
+				body = nb;
+			}
+			free(b);
+		}
+		json_decref(evs);
+		json_decref(out);
+		json_decref(msg);
+		dresp_text(r, 200, "text/event-stream", body ? body : "", blen);
+		free(body);
+		return;
+	}
+	json_decref(msg);
 	if (stream && !e) {
 		/* the call ran inside this request: the stream is its final task,
 		 * one event, then the end of the response */

@@ -405,6 +405,7 @@ struct dconn {
 	struct dlive *live;  /* the live response (dlive_start), or NULL */
 	int urgent;          /* a cancel: a worker takes it past its episode's share */
 	const char *live_ctype;
+	int live_queued;     /* send_live ran (the response holds, or has dropped, its reference) */
 	struct MHD_Connection *conn;
 	struct dctx *d;
 	char method[16], path[2048];
@@ -747,18 +748,25 @@ struct dlive *dlive_start(struct dreq *rq, const char *ctype)
 }
 
 /* on_request, resumed by dlive_start: queue the live response. */
+/* The response will never be made (it could not be, or the connection
+ * ended first): drop its reference; the worker's pushes go nowhere. */
+static void live_abandon(struct dlive *l)
+{
+	pthread_mutex_lock(&l->mu);
+	if (!l->closing && l->on_gone) sup_cancel_fire(l->on_gone);
+	l->gone = 1;
+	pthread_mutex_unlock(&l->mu);
+	live_put(l);
+}
+
 static enum MHD_Result send_live(struct MHD_Connection *conn, struct dconn *dc)
 {
 	dc->responded = 1;
+	dc->live_queued = 1;
 	struct dlive *l = dc->live;
 	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, live_reader, l, live_free);
 	if (!resp) {
-		/* the worker's pushes go nowhere; nobody else holds the response's reference */
-		pthread_mutex_lock(&l->mu);
-		l->gone = 1;
-		if (l->on_gone) sup_cancel_fire(l->on_gone);
-		pthread_mutex_unlock(&l->mu);
-		live_put(l);
+		live_abandon(l);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", dc->live_ctype);
@@ -1326,6 +1334,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!dc) return;
 	*con_cls = NULL;
 	atomic_fetch_sub(&inflight, 1);
+	/* resumed for a live response but ended before it was queued */
+	if (dc->live && !dc->live_queued) live_abandon(dc->live);
 	/* a live response's worker may still run (the client left): it frees dc */
 	if (atomic_fetch_sub(&dc->refs, 1) == 1) dconn_free(dc);
 }

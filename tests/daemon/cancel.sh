@@ -65,4 +65,33 @@ run_capture out err rc "$WORLDD" scan --store "$DB" --objects
 is "$rc:$out" "0:" "worldd scan --objects: the store scans clean"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
+
+# A2A: CancelTask of a working task, streaming status updates, ListTasks order
+if [ ! -d "$NPM/@a2a-js/sdk" ]; then
+  skip "the npm package @a2a-js/sdk is missing" "A2A cancel"
+  done_testing; exit
+fi
+rm -f "$PD"/*
+export WORLD_TEST_PAUSE=sup.running@1 WORLD_TEST_PAUSE_DIR=$PD
+daemon_start || bail "daemon did not start"
+unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
+N0=$(q "SELECT count(*) FROM log_entries")
+timeout 120 node "$T/node/sdk-cancel.mjs" "$URL" "$CRED" "$CRED_GRANT" "$PD" "$T/err" a2a > "$T/sdk.tap" 2>&1
+rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    "ok "*) ok 0 "${line#ok * - }" ;;
+    "not ok "*) ok 1 "${line#not ok * - }" ;;
+    *) echo "$line" ;;
+  esac
+done < "$T/sdk.tap"
+is "$rc" 0 "the SDK A2A cancel script exits 0"
+is "$(q "SELECT o.status FROM journal i JOIN journal o ON o.intent_id = i.id WHERE i.phase = 'intent' AND i.subject = 'a2a:ep-a:ac1'")" \
+   "cancelled" "journal: the cancelled task's outcome is cancelled"
+is "$(q "SELECT count(*) FROM log_entries")" "$((N0 + 2))" "the log holds the two completed tasks, nothing of the cancelled one"
+is "$(capsules "$DPID")" 0 "no capsule process is left"
+run_capture out err rc "$WORLDD" scan --store "$DB" --objects
+is "$rc:$out" "0:" "worldd scan --objects: clean after the A2A cancel"
+daemon_stop
+is "$DRC" 0 "the daemon stops cleanly"
 done_testing

@@ -8,9 +8,10 @@
 // Prints TAP lines (no plan: the shell test counts).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
-const [base, credA, credB, pauseDir, errLog] = process.argv.slice(2);
+const [base, credA, credB, pauseDir, errLog, mode] = process.argv.slice(2);
 let n = 0;
 function ok(cond, name, extra) {
   n++;
@@ -43,6 +44,7 @@ async function connect(cred, bodies) {
   return client;
 }
 
+async function mcp() {
 const bodiesA = [], bodiesB = [];
 const a = await connect(credA, bodiesA);
 const b = await connect(credB, bodiesB);
@@ -94,3 +96,52 @@ ok(!plain.isError && !/notifications\/progress/.test(qbody) && qbody.split('\n\n
   'control: without a progressToken, no progress events and the one answer', qbody);
 await a.close();
 await b.close();
+}
+
+// A2A (the A2A JS SDK client, unmodified): CancelTask of a working task,
+// streaming status updates, ListTasks newest first with its total.
+async function a2a() {
+  const auth = { Authorization: `Bearer ${credA}` };
+  const fetchImpl = (url, init = {}) => fetch(url, { ...init, headers: { ...(init.headers || {}), ...auth } });
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  }));
+  const client = await factory.createFromUrl(base);
+  const msg = (id, skill, value) => ({ message: { messageId: id, role: 1, parts: [{ content: { $case: 'data', value } }], metadata: { skill_id: skill } } });
+  // a working task (held in its capsule at sup.running), cancelled
+  const ps = client.sendMessage(msg('ac1', 'tests.slow', {}));
+  ok(await until('the task at sup.running', () => existsSync(`${pauseDir}/sup.running.1.reached`)), 'A2A: the task ac1 is working (its capsule held at sup.running)');
+  const pc = client.cancelTask({ id: 'ac1' });
+  const fired = await until('the cancel in the daemon log', () => /cancel episode=ep-a task=ac1: the call in flight is cancelled/.test(readFileSync(errLog, 'utf8')));
+  ok(fired, 'A2A SDK: cancelTask reached the working task');
+  writeFileSync(`${pauseDir}/sup.running.1.go`, '');
+  const ct = await pc, st = await ps;
+  ok(ct.id === 'ac1' && ct.status?.state === 5, 'A2A SDK: cancelTask answers the task, TASK_STATE_CANCELED', ct);
+  ok(st.id === 'ac1' && st.status?.state === 5 && !st.artifacts?.length && /^Cancelled: /.test(st.status?.message?.parts?.[0]?.content?.value),
+    'A2A SDK: the cancelled sendMessage ends canceled, no artifact, its status message says Cancelled', st);
+  const gt = await client.getTask({ id: 'ac1' });
+  ok(gt.status?.state === 5, 'A2A SDK: getTask of it says canceled (from the journal)', gt.status);
+  let again;
+  try { await client.cancelTask({ id: 'ac1' }); } catch (e) { again = e; }
+  ok(again && /cannot be canceled.*canceled already/.test(String(again.message)), 'A2A SDK: cancelTask of a canceled task is TaskNotCancelable', String(again));
+  // control: the same skill, not cancelled, completes
+  const done = await client.sendMessage(msg('ac2', 'tests.slow', {}));
+  ok(done.status?.state === 3 && done.artifacts?.[0]?.parts?.[0]?.content?.value?.spun > 0, 'control: the same task not cancelled completes', done.status);
+  // streaming: the Task, working, the artifact, then completed
+  const evs = [];
+  for await (const ev of client.sendMessageStream(msg('as1', 'tools.echo', { s: 1 }))) evs.push(ev.payload);
+  const kinds = evs.map(p => `${p.$case}${p.value?.status ? ':' + p.value.status.state : ''}`);
+  ok(JSON.stringify(kinds) === JSON.stringify(['task:1', 'statusUpdate:2', 'artifactUpdate', 'statusUpdate:3']),
+    'A2A SDK: sendMessageStream: the task (submitted), working, the artifact, then completed', kinds);
+  ok(evs[2]?.value?.artifact?.parts?.[0]?.content?.value?.echo?.s === 1, 'A2A SDK: ... the artifact update carries the output', evs[2]);
+  // ListTasks: newest first, totalSize the whole count
+  const l = await client.listTasks({ pageSize: 1 });
+  ok(l.tasks.length === 1 && l.tasks[0].id === 'as1' && l.totalSize === 2 && l.nextPageToken,
+    'A2A SDK: listTasks is newest first (as1), totalSize counts every committed task (2; the canceled one has no entry)', [l.tasks.map(t => t.id), l.totalSize, l.nextPageToken]);
+  const l2 = await client.listTasks({ pageSize: 1, pageToken: l.nextPageToken });
+  ok(l2.tasks.length === 1 && l2.tasks[0].id === 'ac2' && l2.totalSize === 2 && !l2.nextPageToken,
+    'A2A SDK: its next page is the older task (ac2), the last page', [l2.tasks.map(t => t.id), l2.totalSize, l2.nextPageToken]);
+}
+
+if (mode === 'a2a') await a2a(); else await mcp();

@@ -141,15 +141,17 @@ async function a2a() {
   ok(pub.skills.some(s => s.id === 'tools.echo') && !pub.skills.some(s => s.id === 'tests.secret') && /session credential/.test(JSON.stringify(pub.securitySchemes)),
     'A2A SDK: the public card lists the skills open to every session and the bearer security scheme', [pub.skills.map(s => s.id), pub.securitySchemes]);
 
-  // SendStreamingMessage: the call's final task as the stream's one event
+  // SendStreamingMessage: the task (submitted), working, its artifact, then completed
   const sid = `st-${process.pid}-${Date.now()}`;
   const events = [];
   for await (const ev of client.sendMessageStream({
     message: { messageId: sid, role: 1, parts: [{ content: { $case: 'data', value: { s: 1 } } }], metadata: { skill_id: 'tools.echo' } },
   })) events.push(ev);
   const last = events[events.length - 1]?.payload;
-  ok(events.length === 1 && last?.$case === 'task' && last.value.status?.state === 3 && last.value.artifacts?.[0]?.parts?.[0]?.content?.value?.echo?.s === 1,
-    'A2A SDK: sendMessageStream streams the completed task (one event)', events);
+  const art = events.find(e => e.payload?.$case === 'artifactUpdate')?.payload;
+  ok(events[0]?.payload?.$case === 'task' && events[1]?.payload?.value?.status?.state === 2 && last?.$case === 'statusUpdate' && last.value.status?.state === 3 &&
+     art?.value?.artifact?.parts?.[0]?.content?.value?.echo?.s === 1,
+    'A2A SDK: sendMessageStream streams the task, working, the artifact, then completed', events);
   let sub;
   try { for await (const ev of client.resubscribeTask({ id: sid })) { void ev; } } catch (e) { sub = e; }
   ok(sub && /terminal state \(completed\)/.test(String(sub.message)), 'A2A SDK: resubscribeTask (SubscribeToTask) of a finished task is UnsupportedOperation', String(sub));
@@ -175,7 +177,8 @@ async function a2a() {
   for await (const ev of lc.sendMessageStream({
     message: { messageId: `ls-${lid}`, role: 1, parts: [{ content: { $case: 'data', value: { v: 4 } } }], metadata: { skill_id: 'tools.echo' } },
   })) lev.push(ev);
-  ok(lev.length === 1 && lev[0]?.payload?.value?.status?.state === 3, 'A2A SDK (0.3 compat): message/stream streams the completed task', lev);
+  ok(lev.length >= 3 && lev[0]?.payload?.$case === 'task' && lev[1]?.payload?.value?.status?.state === 2 && lev.at(-1)?.payload?.value?.status?.state === 3,
+    'A2A SDK (0.3 compat): message/stream streams the task, working, then completed', lev);
   let lcn;
   try { await lc.cancelTask({ id: lid }); } catch (e) { lcn = e; }
   ok(lcn && /cannot be canceled/.test(String(lcn.message)), 'A2A SDK (0.3 compat): tasks/cancel of a completed task is TaskNotCancelable', String(lcn));

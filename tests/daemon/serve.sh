@@ -287,7 +287,7 @@ is "$(jget securitySchemes.worldSession.scheme <<<"$BODY")/$(jget supportsAuthen
 http GET /.well-known/agent.json -H "$(auth "$CRED")"
 is "$(jget skills <<<"$BODY" | python3 -c 'import json,sys; print(" ".join(sorted(s["id"] for s in json.load(sys.stdin))))')" "tests.notobject tools.echo" "agent card: the session's skills"
 is "$(jget url <<<"$BODY")" "$URL/a2a/" "agent card url is /a2a/"
-is "$(jget capabilities <<<"$BODY")" '{"streaming": true, "pushNotifications": false, "stateTransitionHistory": false}' "agent card capabilities (streaming: message/stream answers the final task as one event)"
+is "$(jget capabilities <<<"$BODY")" '{"streaming": true, "pushNotifications": false, "stateTransitionHistory": false}' "agent card capabilities (streaming: message/stream sends the task, working, then its final state)"
 is "$(jget defaultInputModes <<<"$BODY")" '["application/json", "text/plain"]' "agent card input modes (a text part holding the arguments' JSON is accepted)"
 http GET /.well-known/agent.json -H "$(auth "$CRED_GRANT")"
 like "$(jget skills <<<"$BODY")" 'tests.secret' "agent card with the grant lists tests.secret (skills filtered by grants)"
