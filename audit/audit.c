@@ -1473,7 +1473,7 @@ static int run_posture(struct audit *A, struct world_err *err)
 		if (posture_host(A, skipped, err) < 0) return -1;
 	} else if (!A->h.is_root) {
 		row(A, "posture", "host: /proc of the capsule", "skip", "", "", NULL,
-		    "needs root to read another uid's /proc");
+		    "needs root: the host reads the capsule's /proc/PID");
 	}
 	check_cgroups(A, "posture");
 	return 0;

@@ -31,4 +31,20 @@ is "$n" 0 "every attempt row carries its control's observation"
 # every row has the four fields of the issue
 n=$("$PY" -c 'import json,sys; print(sum(1 for x in json.load(open(sys.argv[1]))["rows"] if not all(k in x for k in ("attempt","expected","observed","verdict"))))' "$T/report.json")
 is "$n" 0 "every row has attempt, expected, observed and a verdict"
+# A caller who is not root gets the audit of its own path: capsules as
+# itself, the privileged controls skipped with the reason, exit 0.
+if [ "$ESC_IS_ROOT" -eq 1 ] && command -v setpriv >/dev/null; then
+  chmod 755 "$T"
+  (cd "$T" && setpriv --reuid=65534 --regid=65534 --clear-groups "$WORLDD" audit transition --parts attempts \
+    --attempts keyctl,host_etc_passwd,ptrace_host --json --quiet >"$T/self.json" 2>"$T/self.err")
+  is "$?" 0 "as uid 65534, worldd audit exits 0 ($(head -c 300 "$T/self.err"))"
+  is "$(esc_audit_rows "$T/self.json" "x['section'] in ('attempt','control') and x['user']!='self'" | wc -l)" 0 \
+    "... every capsule and control as the caller itself (user self)"
+  is "$(esc_audit_rows "$T/self.json" "x['section']=='control' and x['attempt']=='ptrace_host'" | awk '{print $1}')" skip \
+    "... the control that needs root is skipped, not passed"
+  is "$(esc_audit_rows "$T/self.json" "x['section']=='attempt' and x['attempt'] in ('keyctl','host_etc_passwd','ptrace_host')" | awk '{print $1}' | sort | uniq -c | tr -s ' ')" \
+    " 3 pass" "... and its three attempts are blocked"
+else
+  for i in 1 2 3 4; do skip "needs root and setpriv to become uid 65534" "worldd audit as a caller who is not root"; done
+fi
 done_testing

@@ -7,7 +7,8 @@
 # probe that can never succeed (it answers "blocked" to everything, even
 # unconfined) fails every control: exit 28, "control failed" naming each
 # attempt. (3) A probe that does not answer at all is a set-up failure
-# (exit 10), never a pass. (4) Usage: an unknown profile (4), --expect
+# (exit 10), never a pass. (4) Interrupted, it ends and removes everything
+# it started (exit 1). (5) Usage: an unknown profile (4), --expect
 # without one profile (2). See docs/escape-suite.md.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/escape/lib.sh"
@@ -64,6 +65,21 @@ run_capture out err rc "$WORLDD" audit --probe "$T/dead" --quiet
 is "$rc" 10 "a probe that does not list its attempts: exit 10"
 like "$err" "^worldd audit: audit setup: the probe.s listener \(.*dead serve .*\) exited with status 1 before it was ready$" "... one line naming the probe and what failed"
 is "$out" "" "... and no report"
+
+# Interrupted (SIGTERM mid-run): exit 1, one line, and nothing it started
+# is left -- no process running from its directory, no directory.
+mkdir -p "$T/tmpdir" && chmod 755 "$T/tmpdir"
+TMPDIR="$T/tmpdir" "$WORLDD" audit transition --parts attempts >"$T/int.out" 2>"$T/int.err" &
+apid=$!
+for i in $(seq 1 200); do grep -q 'transition as root' "$T/int.err" && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$apid"
+wait "$apid"
+is "$?" 1 "SIGTERM mid-run: exit 1"
+like "$(tail -n1 "$T/int.err")" "^worldd audit: interrupted \(signal 15\)" "... one line saying so"
+left=$(for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null | grep -q "$T/tmpdir" && echo "${f#/proc/}"; done)
+is "$left" "" "... no process started from its directory is left"
+is "$(ls -A "$T/tmpdir")" "" "... and its directory is removed"
 
 run_capture out err rc "$WORLDD" audit nosuch --quiet
 is "$rc" 4 "an unknown profile: exit 4"
