@@ -711,9 +711,11 @@ static void live_free(void *cls)
 {
 	struct dlive *l = cls;
 	pthread_mutex_lock(&l->mu);
-	if (!l->closing && l->on_gone) sup_cancel_fire(l->on_gone);
+	int early = !l->closing, cancel = early && l->on_gone;
+	if (cancel) sup_cancel_fire(l->on_gone);
 	l->gone = 1;
 	pthread_mutex_unlock(&l->mu);
+	if (early) dlog("live response: the client left before its end%s", cancel ? "; its call is cancelled" : "");
 	live_put(l);
 }
 

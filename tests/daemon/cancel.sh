@@ -66,6 +66,32 @@ is "$rc:$out" "0:" "worldd scan --objects: the store scans clean"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 
+# Progress of an effectful call (se-tools' ailang-read, a Workspace.Read
+# effect, on the packages fixture's store), with curl: every stage in order
+PFIX="$top_builddir/tests/packages/packages-fixture"
+if [ -x "$PFIX" ]; then
+  P=$T/pkg; mkdir -p "$P/ws/ep1/src" && printf 'module hello\n' > "$P/ws/ep1/src/hello.ail"
+  PCRED=$("$PFIX" "$P" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Read=worktree:100) ||
+    bail "packages fixture"
+  DB0=$DB; DB=$P/world.db
+  daemon_start --workspace-root "$P/ws" || bail "daemon did not start on the packages store"
+  mcp "$PCRED" '{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"ailang-read","arguments":{"path":"src/hello.ail"},"_meta":{"progressToken":"pt-1"}}}' \
+    -H 'MCP-Protocol-Version: 2025-11-25'
+  is "$STATUS $CTYPE" "200 text/event-stream" "effectful call with a progressToken: an event stream"
+  printf '%s' "$BODY" | sed -n 's/^data: //p' > "$T/events"
+  is "$(python3 -c 'import json,sys
+evs=[json.loads(l) for l in open(sys.argv[1])]
+print(" ".join((e["params"]["message"].split(":")[0]+"/"+str(e["params"]["progress"])+"/"+str(e["params"]["total"])) if e.get("method") else "result" for e in evs))' "$T/events")" \
+     "admitted/1/5 plan/2/5 effect/3/5 finish/4/5 commit/5/5 result" "effectful progress: admitted, plan, effect, finish, commit (of 5), then the result"
+  like "$(sed -n 3p "$T/events")" '"message":"effect: effect [^ ]+ \(Workspace.Read\) succeeded"' "the effect stage names the effect and its status"
+  like "$(tail -1 "$T/events")" '"id":"r1".*"isError":false' "the last event is the response to r1"
+  daemon_stop
+  is "$DRC" 0 "the daemon on the packages store stops cleanly"
+  DB=$DB0
+else
+  skip "tests/packages/packages-fixture not built" "effectful progress"
+fi
+
 # A2A: CancelTask of a working task, streaming status updates, ListTasks order
 if [ ! -d "$NPM/@a2a-js/sdk" ]; then
   skip "the npm package @a2a-js/sdk is missing" "A2A cancel"
