@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -630,6 +631,7 @@ struct dlive {
 	char *buf;
 	size_t len, off, cap;
 	int suspended, closing, gone, refs;
+	int fd;                    /* the connection's socket, to see a client that left (-1: unknown) */
 	struct sup_cancel *on_gone;
 };
 
@@ -669,8 +671,21 @@ int dlive_push(struct dlive *l, const char *bytes, size_t n)
 {
 	if (!l) return -1;
 	pthread_mutex_lock(&l->mu);
-	int rc = live_append(l, bytes, n);
+	/* A parked connection is not watched by libmicrohttpd, and one write
+	 * to a socket whose peer has gone still succeeds: look for its
+	 * hang-up here, at each event (the socket is libmicrohttpd's and
+	 * open until the response is freed, which sets gone first). */
+	int left = 0;
+	if (!l->gone && !l->closing && l->fd >= 0) {
+		struct pollfd pf = { .fd = l->fd, .events = POLLRDHUP };
+		left = poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+	}
+	int cancel = left && l->on_gone;
+	if (cancel) sup_cancel_fire(l->on_gone);
+	if (left) l->gone = 1; /* nothing more is queued for it */
+	int rc = left ? -1 : live_append(l, bytes, n);
 	pthread_mutex_unlock(&l->mu);
+	if (left) dlog("live response: the client left before its end%s", cancel ? "; its call is cancelled" : "");
 	return rc;
 }
 
@@ -711,7 +726,7 @@ static void live_free(void *cls)
 {
 	struct dlive *l = cls;
 	pthread_mutex_lock(&l->mu);
-	int early = !l->closing, cancel = early && l->on_gone;
+	int early = !l->closing && !l->gone, cancel = early && l->on_gone;
 	if (cancel) sup_cancel_fire(l->on_gone);
 	l->gone = 1;
 	pthread_mutex_unlock(&l->mu);
@@ -740,6 +755,8 @@ struct dlive *dlive_start(struct dreq *rq, const char *ctype)
 		return NULL;
 	}
 	l->conn = dc->conn;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(dc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	l->fd = ci ? ci->connect_fd : -1;
 	l->refs = 2; /* the worker, the response */
 	dc->live = l;
 	dc->live_ctype = ctype;

@@ -92,6 +92,44 @@ else
   skip "tests/packages/packages-fixture not built" "effectful progress"
 fi
 
+# 2026-07-28: closing the response stream is the cancel. A call with a
+# progressToken (a live stream) is held in its capsule, its curl reads the
+# admitted event and is killed; once released the call's next event finds
+# the client gone and the call is cancelled before its commit (held at
+# coord.before_commit until the daemon says so). Control: the 2025 revision
+# does not treat a disconnect as a cancel (its call commits).
+rm -f "$PD"/*
+export WORLD_TEST_PAUSE=sup.running@1,coord.before_commit@1,sup.running@2,coord.before_commit@2 WORLD_TEST_PAUSE_DIR=$PD
+daemon_start || bail "daemon did not start"
+unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
+N0=$(q "SELECT count(*) FROM log_entries")
+gone_call() { # VERSION-HEADER META TASK K: a slow call whose client leaves at sup.running@K
+  local meta=$2 task=$3 k=$4
+  curl -sS -N -m 60 -X POST -H "$(auth "$CRED")" "${MCP_HDRS[@]}" -H "MCP-Protocol-Version: $1" -H 'Mcp-Method: tools/call' \
+    -H 'Mcp-Name: tests_dslow' --data-binary "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"tests_dslow\",\"arguments\":{},\"_meta\":{$meta\"progressToken\":\"p$k\",\"world/task_id\":\"$task\"}}}" \
+    "$URL/mcp/" > "$T/gone$k.out" 2>/dev/null &
+  local cp=$! i
+  for i in $(seq 1 1500); do [ -e "$PD/sup.running.$k.reached" ] && grep -q admitted "$T/gone$k.out" && break; sleep 0.02; done
+  grep -q admitted "$T/gone$k.out"; ok $? "$1: the client has the admitted event while its call is held in its capsule"
+  kill -KILL "$cp"; wait "$cp" 2>/dev/null
+  : > "$PD/sup.running.$k.go"
+  for i in $(seq 1 1500); do [ -e "$PD/coord.before_commit.$k.reached" ] && break; sleep 0.02; done
+}
+gone_call 2026-07-28 '"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},' dc1 1
+for i in $(seq 1 1500); do grep -q "the client left before its end; its call is cancelled" "$T/err" && break; sleep 0.02; done
+like "$(cat "$T/err")" "live response: the client left before its end; its call is cancelled" "2026-07-28: the daemon saw the client leave and cancelled its call"
+: > "$PD/coord.before_commit.1.go"
+for i in $(seq 1 1500); do [ -n "$(q "SELECT 1 FROM journal WHERE phase = 'outcome' AND subject = 'mcp:ep-a:dc1'")" ] && break; sleep 0.02; done
+is "$(q "SELECT status FROM journal WHERE phase = 'outcome' AND subject = 'mcp:ep-a:dc1'")" "cancelled" "2026-07-28: its journal outcome is cancelled"
+gone_call 2025-11-25 '' dc2 2
+: > "$PD/coord.before_commit.2.go"
+for i in $(seq 1 1500); do [ -n "$(q "SELECT 1 FROM journal WHERE phase = 'outcome' AND subject = 'mcp:ep-a:dc2'")" ] && break; sleep 0.02; done
+is "$(q "SELECT status FROM journal WHERE phase = 'outcome' AND subject = 'mcp:ep-a:dc2'")" "committed" "control: under 2025-11-25 a disconnect is not a cancel (the call committed)"
+is "$(q "SELECT count(*) FROM log_entries")" "$((N0 + 1))" "one entry: the 2025 call's, none of the cancelled one"
+is "$(capsules "$DPID")" 0 "no capsule process is left"
+daemon_stop
+is "$DRC" 0 "the daemon stops cleanly"
+
 # A2A: CancelTask of a working task, streaming status updates, ListTasks order
 if [ ! -d "$NPM/@a2a-js/sdk" ]; then
   skip "the npm package @a2a-js/sdk is missing" "A2A cancel"
