@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "coordinator/coordinator.h"
 #include "store/error.h"
 #include "store/ref.h"
@@ -166,6 +167,30 @@ void dcall_end(struct dcall *c);
 int dcall_fire(const char *owner, const char *key, const char *reason);
 /* Wait until no call of owner with key is registered (at most ms): 0, or -1 on time out. */
 int dcall_wait_gone(const char *owner, const char *key, unsigned ms);
+
+/* ---- a response that stays open: the bytes queued for it (daemon/stream.c) ----
+ * The one machinery of the notification stream (GET /mcp/) and of live
+ * responses (below): a libmicrohttpd callback response of unknown size
+ * (chunked) whose reader, dsse_read, hands out what is queued and, with
+ * nothing queued, suspends the connection (the reader and the access
+ * handler are the only places its manual allows) and returns 0, so no
+ * thread spins; dsse_push / dsse_end queue bytes or the end and resume
+ * it. mu is the owner's lock: it guards every field, and the _locked
+ * calls are made with it held. */
+struct dsse {
+	pthread_mutex_t *mu;
+	struct MHD_Connection *conn;
+	char *buf;
+	size_t len, off, cap;
+	int suspended;  /* the reader suspended the connection */
+	int closing;    /* end it once the queue is sent */
+};
+/* Append and wake the connection: 0, or -1 when closing or out of memory (nothing queued). */
+int dsse_push_locked(struct dsse *q, const char *bytes, size_t n);
+/* The end: what is queued is still sent, then the response ends. */
+void dsse_end_locked(struct dsse *q);
+/* The reader of the callback response (takes q->mu). */
+ssize_t dsse_read(struct dsse *q, char *buf, size_t max);
 
 /* ---- answering progressively (daemon/server.c) ----
  * A route on a call worker may start its response before it ends: status

@@ -616,21 +616,18 @@ static void share_put(struct share *sh)
 }
 
 /* ---- live responses (route.h, dlive_start) ----------------------------
- * The machinery of the notification stream (daemon/stream.c) for one
- * call's response: a callback response of unknown size whose reader hands
- * out what is queued and, with nothing queued, suspends the connection
- * (the reader is one of the two places libmicrohttpd allows it) until
- * dlive_push or the end resumes it. Two owners: the worker (until the
+ * The machinery of the notification stream (route.h, struct dsse, in
+ * daemon/stream.c) for one call's response: a callback response of
+ * unknown size whose reader hands out what is queued and, with nothing
+ * queued, parks the connection until dlive_push or the end resumes it. Two owners: the worker (until the
  * route returned and its final body is queued) and the response (until
  * libmicrohttpd destroys it: the end was sent, or the client left). The
  * dconn is held the same way: on_completed may run while the worker still
  * runs (a client that left), and frees it only when the worker is done. */
 struct dlive {
 	pthread_mutex_t mu;
-	struct MHD_Connection *conn;
-	char *buf;
-	size_t len, off, cap;
-	int suspended, closing, gone, refs;
+	struct dsse q;             /* what is queued (q.mu = &mu), daemon/stream.c */
+	int gone, refs;
 	int fd;                    /* the connection's socket, to see a client that left (-1: unknown) */
 	struct sup_cancel *on_gone;
 };
@@ -642,29 +639,15 @@ static void live_put(struct dlive *l)
 	pthread_mutex_unlock(&l->mu);
 	if (!last) return;
 	pthread_mutex_destroy(&l->mu);
-	free(l->buf);
+	free(l->q.buf);
 	free(l);
 }
 
 /* Append and wake the connection. Call with l->mu held. */
 static int live_append(struct dlive *l, const char *bytes, size_t n)
 {
-	if (l->gone || l->closing) return -1;
-	if (l->len + n > l->cap) {
-		size_t cap = l->cap ? l->cap : 1024;
-		while (cap < l->len + n) cap *= 2;
-		char *b = realloc(l->buf, cap);
-		if (!b) return -1;
-		l->buf = b;
-		l->cap = cap;
-	}
-	memcpy(l->buf + l->len, bytes, n);
-	l->len += n;
-	if (l->suspended) {
-		l->suspended = 0;
-		MHD_resume_connection(l->conn);
-	}
-	return 0;
+	if (l->gone) return -1;
+	return dsse_push_locked(&l->q, bytes, n);
 }
 
 int dlive_push(struct dlive *l, const char *bytes, size_t n)
@@ -676,7 +659,7 @@ int dlive_push(struct dlive *l, const char *bytes, size_t n)
 	 * hang-up here, at each event (the socket is libmicrohttpd's and
 	 * open until the response is freed, which sets gone first). */
 	int left = 0;
-	if (!l->gone && !l->closing && l->fd >= 0) {
+	if (!l->gone && !l->q.closing && l->fd >= 0) {
 		struct pollfd pf = { .fd = l->fd, .events = POLLRDHUP };
 		left = poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
 	}
@@ -702,23 +685,7 @@ static ssize_t live_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
 	struct dlive *l = cls;
-	pthread_mutex_lock(&l->mu);
-	if (l->off < l->len) {
-		size_t n = l->len - l->off < max ? l->len - l->off : max;
-		memcpy(buf, l->buf + l->off, n);
-		l->off += n;
-		if (l->off == l->len) l->off = l->len = 0;
-		pthread_mutex_unlock(&l->mu);
-		return (ssize_t)n;
-	}
-	if (l->closing) {
-		pthread_mutex_unlock(&l->mu);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
-	l->suspended = 1;
-	MHD_suspend_connection(l->conn);
-	pthread_mutex_unlock(&l->mu);
-	return 0;
+	return dsse_read(&l->q, buf, max);
 }
 
 /* libmicrohttpd is done with the response: sent to its end, or the client left. */
@@ -726,7 +693,7 @@ static void live_free(void *cls)
 {
 	struct dlive *l = cls;
 	pthread_mutex_lock(&l->mu);
-	int early = !l->closing && !l->gone, cancel = early && l->on_gone;
+	int early = !l->q.closing && !l->gone, cancel = early && l->on_gone;
 	if (cancel) sup_cancel_fire(l->on_gone);
 	l->gone = 1;
 	pthread_mutex_unlock(&l->mu);
@@ -754,7 +721,8 @@ struct dlive *dlive_start(struct dreq *rq, const char *ctype)
 		free(l);
 		return NULL;
 	}
-	l->conn = dc->conn;
+	l->q.conn = dc->conn;
+	l->q.mu = &l->mu;
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(dc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	l->fd = ci ? ci->connect_fd : -1;
 	l->refs = 2; /* the worker, the response */
@@ -772,7 +740,7 @@ struct dlive *dlive_start(struct dreq *rq, const char *ctype)
 static void live_abandon(struct dlive *l)
 {
 	pthread_mutex_lock(&l->mu);
-	if (!l->closing && l->on_gone) sup_cancel_fire(l->on_gone);
+	if (!l->q.closing && l->on_gone) sup_cancel_fire(l->on_gone);
 	l->gone = 1;
 	pthread_mutex_unlock(&l->mu);
 	live_put(l);
@@ -807,11 +775,7 @@ static void live_finish(struct dconn *dc)
 	l->on_gone = NULL; /* the call has ended: its cancel handle is gone */
 	int gone = l->gone;
 	if (!gone && dc->resp.body && dc->resp.len) live_append(l, dc->resp.body, dc->resp.len);
-	l->closing = 1;
-	if (l->suspended) {
-		l->suspended = 0;
-		MHD_resume_connection(l->conn);
-	}
+	dsse_end_locked(&l->q);
 	pthread_mutex_unlock(&l->mu);
 	log_request(dc->method, dc->path, gone ? 499 : 200, dc, dc->invocation_id, dc->note, dc->timing);
 	live_put(l);

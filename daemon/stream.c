@@ -33,10 +33,7 @@ struct stream {
 	char episode[65];
 	long long expires_at;
 	char *tools;                /* the visible tool names last told, one per line */
-	char *buf;                  /* bytes queued for the client */
-	size_t len, off, cap;
-	int suspended;              /* the reader suspended the connection */
-	int closing;                /* end it once the queue is sent */
+	struct dsse q;              /* bytes queued for the client (q.mu = &S.mu) */
 	time_t last;                /* when bytes were last queued */
 	struct stream *next;
 };
@@ -56,68 +53,86 @@ static struct {
 static const char notify_event[] =
     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
 
-/* Queue bytes on s and wake its connection. Call with S.mu held. */
+/* ---- the queue of a response that stays open (route.h, struct dsse) ---- */
+
+int dsse_push_locked(struct dsse *q, const char *bytes, size_t n)
+{
+	if (q->closing) return -1;
+	if (q->len + n > q->cap) {
+		size_t cap = q->cap ? q->cap : 512;
+		while (cap < q->len + n) cap *= 2;
+		char *b = realloc(q->buf, cap);
+		if (!b) return -1;
+		q->buf = b;
+		q->cap = cap;
+	}
+	memcpy(q->buf + q->len, bytes, n);
+	q->len += n;
+	if (q->suspended) {
+		q->suspended = 0;
+		MHD_resume_connection(q->conn);
+	}
+	return 0;
+}
+
+void dsse_end_locked(struct dsse *q)
+{
+	q->closing = 1;
+	if (q->suspended) {
+		q->suspended = 0;
+		MHD_resume_connection(q->conn);
+	}
+}
+
+ssize_t dsse_read(struct dsse *q, char *buf, size_t max)
+{
+	pthread_mutex_lock(q->mu);
+	if (q->off < q->len) {
+		size_t n = q->len - q->off < max ? q->len - q->off : max;
+		memcpy(buf, q->buf + q->off, n);
+		q->off += n;
+		if (q->off == q->len) q->off = q->len = 0;
+		pthread_mutex_unlock(q->mu);
+		return (ssize_t)n;
+	}
+	if (q->closing) {
+		pthread_mutex_unlock(q->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	/* nothing to send: park the connection until a push or the end */
+	q->suspended = 1;
+	MHD_suspend_connection(q->conn);
+	pthread_mutex_unlock(q->mu);
+	return 0;
+}
+
+/* Queue bytes on s and wake its connection. Call with S.mu held. A client
+ * that reads nothing for a long time cannot make the queue grow without
+ * bound: notifications are coalesced (stream_main). */
 static void push(struct stream *s, const char *bytes, size_t n)
 {
-	if (s->closing) return;
-	if (s->len + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 512;
-		while (cap < s->len + n) cap *= 2;
-		/* a client that reads nothing for a long time cannot make this
-		 * grow without bound: notifications are coalesced below */
-		char *b = realloc(s->buf, cap);
-		if (!b) {
-			s->closing = 1;
-			dlog("stream episode=%s closed: out of memory", s->episode);
-			goto wake;
-		}
-		s->buf = b;
-		s->cap = cap;
+	if (s->q.closing) return;
+	if (dsse_push_locked(&s->q, bytes, n) < 0) {
+		dlog("stream episode=%s closed: out of memory", s->episode);
+		dsse_end_locked(&s->q);
+		return;
 	}
-	memcpy(s->buf + s->len, bytes, n);
-	s->len += n;
 	s->last = time(NULL);
-wake:
-	if (s->suspended) {
-		s->suspended = 0;
-		MHD_resume_connection(s->conn);
-	}
 }
 
 /* End s: what is queued is still sent. Call with S.mu held. */
 static void end(struct stream *s, const char *why)
 {
-	if (s->closing) return;
+	if (s->q.closing) return;
 	dlog("stream episode=%s closed: %s", s->episode, why);
-	s->closing = 1;
-	if (s->suspended) {
-		s->suspended = 0;
-		MHD_resume_connection(s->conn);
-	}
+	dsse_end_locked(&s->q);
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	(void)pos;
 	struct stream *s = cls;
-	pthread_mutex_lock(&S.mu);
-	if (s->off < s->len) {
-		size_t n = s->len - s->off < max ? s->len - s->off : max;
-		memcpy(buf, s->buf + s->off, n);
-		s->off += n;
-		if (s->off == s->len) s->off = s->len = 0;
-		pthread_mutex_unlock(&S.mu);
-		return (ssize_t)n;
-	}
-	if (s->closing) {
-		pthread_mutex_unlock(&S.mu);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
-	/* nothing to send: park the connection until push() or end() */
-	s->suspended = 1;
-	MHD_suspend_connection(s->conn);
-	pthread_mutex_unlock(&S.mu);
-	return 0;
+	return dsse_read(&s->q, buf, max);
 }
 
 static void stream_free(void *cls)
@@ -132,7 +147,7 @@ static void stream_free(void *cls)
 		}
 	pthread_mutex_unlock(&S.mu);
 	free(s->tools);
-	free(s->buf);
+	free(s->q.buf);
 	free(s);
 }
 
@@ -199,7 +214,7 @@ static void *stream_main(void *arg)
 		if (S.stop) break;
 		time_t now = time(NULL);
 		for (struct stream *s = S.list; s; s = s->next) {
-			if (s->closing) continue;
+			if (s->q.closing) continue;
 			if (!(now < s->expires_at)) end(s, "its session expired");
 			else if (now - s->last >= STREAM_KEEPALIVE_S) push(s, ": keep-alive\n\n", 14);
 		}
@@ -216,7 +231,7 @@ static void *stream_main(void *arg)
 		struct snap *sn = n ? calloc(n, sizeof *sn) : NULL;
 		unsigned k = 0;
 		for (struct stream *s = S.list; s && sn && k < n; s = s->next)
-			if (!s->closing) {
+			if (!s->q.closing) {
 				sn[k].serial = s->serial;
 				memcpy(sn[k].cred, s->cred, sizeof s->cred);
 				memcpy(sn[k].episode, s->episode, sizeof s->episode);
@@ -230,7 +245,7 @@ static void *stream_main(void *arg)
 			pthread_mutex_lock(&S.mu);
 			struct stream *s = S.list;
 			while (s && s->serial != sn[i].serial) s = s->next;
-			if (s && !s->closing) {
+			if (s && !s->q.closing) {
 				if (gone) end(s, "its session was revoked or expired");
 				else if (tools && strcmp(tools, s->tools ? s->tools : "") != 0) {
 					free(s->tools);
@@ -326,13 +341,14 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 	snprintf(s->cred, sizeof s->cred, "%s", cred);
 	snprintf(s->id, sizeof s->id, "%s", sess->credential_id);
 	snprintf(s->episode, sizeof s->episode, "%s", sess->episode);
-	s->conn = conn;
+	s->q.conn = conn;
+	s->q.mu = &S.mu;
 	s->tools = tools;
 	s->expires_at = exp;
 	s->last = time(NULL);
 	pthread_mutex_lock(&S.mu);
 	unsigned mine = 0;
-	for (struct stream *o = S.list; o; o = o->next) mine += !o->closing && strcmp(o->id, s->id) == 0;
+	for (struct stream *o = S.list; o; o = o->next) mine += !o->q.closing && strcmp(o->id, s->id) == 0;
 	const char *full = S.stop || !S.running ? "the daemon is stopping (or has no stream thread)"
 	                   : S.n >= STREAMS_MAX ? "every notification stream slot is taken"
 	                   : mine >= STREAMS_PER_SESSION ? "this session holds the most notification streams it may" : NULL;
