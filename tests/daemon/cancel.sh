@@ -115,6 +115,14 @@ gone_call() { # VERSION-HEADER META TASK K: a slow call whose client leaves at s
   : > "$PD/sup.running.$k.go"
   for i in $(seq 1 1500); do [ -e "$PD/coord.before_commit.$k.reached" ] && break; sleep 0.02; done
 }
+# notifications/cancelled naming nothing in flight, or malformed: ignored, 202 (the spec)
+mcp "$CRED" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope","reason":"x"}}'
+is "$STATUS:$BODY" "202:" "notifications/cancelled of an id not in flight: 202, no body"
+like "$(cat "$T/err")" "cancel episode=ep-a request_id=nope: no call of this session in flight has that id \\(ignored\\)" "... logged as ignored"
+mcp "$CRED" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}'
+is "$STATUS:$BODY" "202:" "a malformed notifications/cancelled: 202, ignored"
+mcp "$CRED_UNKNOWN" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'
+is "$STATUS" "401" "notifications/cancelled without a live session credential: 401 (it cancels nothing)"
 gone_call 2026-07-28 '"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},' dc1 1
 for i in $(seq 1 1500); do grep -q "the client left before its end; its call is cancelled" "$T/err" && break; sleep 0.02; done
 like "$(cat "$T/err")" "live response: the client left before its end; its call is cancelled" "2026-07-28: the daemon saw the client leave and cancelled its call"
