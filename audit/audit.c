@@ -68,6 +68,9 @@ struct audit {
 	pid_t runs[MAX_RUNS];
 	int nruns;
 	int no_i386; /* the i386 control found no int $0x80 entry */
+	int worktree; /* this pass's runs get --worktree (tool-run's /work) */
+	char *wt_before; /* the worktree before the first tool run (ah_tree) */
+	char *wt_ctl[3]; /* the worktree controls' results */
 };
 
 /* ------------------------------------------------------------ rows */
@@ -225,6 +228,10 @@ static int capsule_cmd(struct audit *A, struct ah_cmd *c, const char *extra, lon
 			arg(c, A->profile);
 		}
 		if (strcmp(A->via, "spawner") == 0) arg(c, "--spawner");
+		if (A->worktree) {
+			arg(c, "--worktree");
+			arg(c, A->h.worktree);
+		}
 	}
 	free(input);
 	c->as = A->user == U_NOBODY ? AH_AS_NOBODY : AH_AS_CALLER;
@@ -683,6 +690,163 @@ static int run_attempts(struct audit *A, struct world_err *err)
 	free(tags);
 	if (rc == 0) check_cgroups(A, sec);
 	return rc;
+}
+
+/* ------------------------------------------------------------ worktree */
+
+static void sort_words(char *s);
+
+/* A tool run's worktree (`worldd run --profile tool-run --worktree W`, W
+ * read-only at /work): readable, not writable, and no way out of it to the
+ * host. The controls show the same paths reach W and the host unconfined. */
+static int worktree_controls(struct audit *A, struct world_err *err)
+{
+	char link[PATH_MAX + 40], up[PATH_MAX + 40];
+	snprintf(link, sizeof link, "%s/secret-link", A->h.worktree);
+	snprintf(up, sizeof up, "%s/../secret.txt", A->h.worktree);
+	const struct { const char *what, *attempt, *file, *dir; } ctl[3] = {
+		{ "worktree: host_write into the worktree", "host_write", A->h.secret, A->h.worktree },
+		{ "worktree: host_secret_file through the worktree's symlink", "host_secret_file", link, A->h.hostdir },
+		{ "worktree: host_secret_file of worktree/..", "host_secret_file", up, A->h.hostdir },
+	};
+	const char *prof = A->profile, *via = A->via;
+	int user = A->user;
+	A->profile = "-";
+	A->via = "unconfined";
+	A->user = A->users[0];
+	for (int k = 0; k < 3; k++) {
+		int ai = attempt_index(A, ctl[k].attempt);
+		if (ai < 0) return werr(err, WX_SETUP, "the probe has no attempt %s", ctl[k].attempt);
+		char *params = ah_params_files(&A->h, "", ctl[k].file, ctl[k].dir, NULL);
+		struct ah_cmd c;
+		control_cmd(A, &c, ai, A->users[0], params ? params : "{}");
+		c.fd7 = 0;
+		free(params);
+		if (ah_run_all(&A->h, &c, 1, 1, err) < 0) {
+			cmd_free(&c);
+			return -1;
+		}
+		strip_name(&c, ctl[k].attempt);
+		char why[1200];
+		const char *v = ctl_verdict(c.rc, c.err, why, sizeof why);
+		row(A, "control", ctl[k].what, v, "open", c.err, NULL, "%s", why);
+		A->wt_ctl[k] = strdup(c.err ? c.err : "");
+		cmd_free(&c);
+	}
+	char f[PATH_MAX + 40];
+	snprintf(f, sizeof f, "%s/escape-probe-wrote", A->h.worktree);
+	int there = access(f, F_OK) == 0;
+	CHECK(A, "control", "worktree: host_write: the file really is in the worktree", there, "written",
+	      there ? "written" : "absent", NULL);
+	if (there && unlink(f) != 0) return werr(err, WX_IO, "unlink %s: %s", f, strerror(errno));
+	A->profile = prof;
+	A->via = via;
+	A->user = user;
+	A->wt_before = ah_tree(A->h.worktree);
+	if (!A->wt_before) return werr(err, WX_IO, "cannot list the worktree %s", A->h.worktree);
+	return 0;
+}
+
+static int run_worktree(struct audit *A, struct world_err *err)
+{
+	const char *sec = "attempt";
+	if (!A->wt_before && worktree_controls(A, err) < 0) return -1;
+	char secret[PATH_MAX + 16];
+	snprintf(secret, sizeof secret, "%s", A->h.secret);
+	const struct {
+		const char *what, *attempt, *file, *dir, *want, *need, *expected;
+		int ctl, must_open;
+	} t[] = {
+		{ "worktree: a worktree file at /work", "host_secret_file", "/work/readme.txt", NULL,
+		  "open: read 16 bytes of /work/readme.txt", NULL, "readable (the worktree is the tool's input)", -1, 1 },
+		{ "worktree: host_write into /work", "host_write", NULL, "/work", "blocked", "EROFS",
+		  "blocked: EROFS (mounted read-only)", 0, 0 },
+		{ "worktree: host_write into /work/sub", "host_write", NULL, "/work/sub", "blocked", "EROFS",
+		  "blocked: EROFS (mounted read-only)", 0, 0 },
+		{ "worktree: host_secret_file of the host secret's path", "host_secret_file", secret, NULL, "blocked", "ENOENT",
+		  "blocked: ENOENT (no host path)", -1, 0 },
+		{ "worktree: host_secret_file of /work/secret-link", "host_secret_file", "/work/secret-link", NULL, "blocked",
+		  "ENOENT", "blocked: ENOENT (the symlink resolves inside the capsule)", 1, 0 },
+		{ "worktree: host_secret_file of /work/../secret.txt", "host_secret_file", "/work/../secret.txt", NULL,
+		  "blocked", "ENOENT", "blocked: ENOENT (/work/.. is the capsule root)", 2, 0 },
+		{ "worktree: host_root_listing", "host_root_listing", NULL, NULL, NULL, NULL,
+		  "the root holds .capsule-cache, args.json, dev, host, work and nothing else", -1, 0 },
+		{ "worktree: exec_written_file", "exec_written_file", NULL, NULL, "blocked", NULL, "blocked", -1, 0 },
+	};
+	enum { NT = sizeof t / sizeof t[0] };
+	struct ah_cmd cs[NT];
+	char tags[NT][40];
+	A->worktree = 1;
+	int rc = 0, made = 0;
+	for (int k = 0; k < (int)NT && rc == 0; k++, made++) {
+		char extra[120];
+		snprintf(extra, sizeof extra, "\"mode\":\"one\",\"attempt\":\"%s\"", t[k].attempt);
+		cmd_init(&cs[k]);
+		/* capsule_cmd makes the input from the audit's targets; this one
+		 * names the worktree's paths instead */
+		if (capsule_cmd(A, &cs[k], extra, 8000, tags[k], sizeof tags[k], 0) < 0) {
+			rc = werr(err, WX_IO, "cannot prepare the worktree run of %s", t[k].attempt);
+			break;
+		}
+		char *in = ah_params_files(&A->h, tags[k], t[k].file ? t[k].file : A->h.secret, t[k].dir ? t[k].dir : A->h.hostdir,
+		                           extra);
+		for (int i = 0; in && cs[k].argv[i]; i++)
+			if (!strcmp(cs[k].argv[i], "--input") && cs[k].argv[i + 1]) {
+				free(cs[k].argv[i + 1]);
+				cs[k].argv[i + 1] = in;
+				in = NULL;
+			}
+		free(in);
+	}
+	A->worktree = 0;
+	if (rc == 0) rc = ah_run_all(&A->h, cs, (size_t)made, A->o->jobs, err);
+	for (int k = 0; k < made; k++) {
+		struct ah_cmd *c = &cs[k];
+		if (rc == 0) {
+			note_run(A, c);
+			json_t *o = run_obj(c, 0);
+			const char *v = o ? json_string_value(json_object_get(o, t[k].attempt)) : NULL;
+			char det[1200], obs[1200];
+			run_detail(c, det, sizeof det);
+			const char *ctl = t[k].ctl >= 0 ? A->wt_ctl[t[k].ctl] : NULL;
+			const char *verdict;
+			if (!strcmp(t[k].attempt, "host_root_listing")) {
+				/* "...: a,b,c": the entries, sorted */
+				char names[600] = "";
+				const char *l = v ? strrchr(v, ':') : NULL;
+				if (l) {
+					snprintf(names, sizeof names, "%s", l + 1 + (l[1] == ' '));
+					for (char *p = names; *p; p++)
+						if (*p == ',') *p = ' ';
+					sort_words(names);
+				}
+				int same = !strcmp(names, ".capsule-cache args.json dev host work");
+				verdict = c->rc == RX_OK && v ? (same ? "pass" : "escaped") : "fail";
+				snprintf(obs, sizeof obs, "%s", v ? names : c->err ? c->err : "");
+			} else if (c->rc == RX_OK && v) {
+				int match = !strncmp(v, t[k].want, strlen(t[k].want)) && (!t[k].need || strstr(v, t[k].need));
+				verdict = match ? "pass" : !strncmp(v, "open", 4) && !t[k].must_open ? "escaped" : "fail";
+				snprintf(obs, sizeof obs, "%s", v);
+			} else if (c->rc == RX_DENIED && !t[k].must_open) {
+				char den[64];
+				verdict = denied_name(c->err, den, sizeof den) ? "pass" : "fail";
+				snprintf(obs, sizeof obs, "stopped by the filter, reported as %s", den);
+			} else {
+				verdict = "fail";
+				snprintf(obs, sizeof obs, "no verdict: %s", c->err && c->err[0] ? c->err : "the run printed nothing");
+			}
+			row(A, sec, t[k].what, verdict, t[k].expected, obs, ctl, "%s", strcmp(verdict, "pass") ? det : "");
+			json_decref(o);
+		}
+		cmd_free(c);
+	}
+	if (rc != 0) return rc;
+	char *after = ah_tree(A->h.worktree);
+	int same = after && !strcmp(after, A->wt_before);
+	CHECK(A, sec, "worktree: unchanged (every entry: type, mode, size, mtime, link target)", same, "unchanged",
+	      same ? "unchanged" : after ? after : "unreadable", "before: %.600s", A->wt_before);
+	free(after);
+	return 0;
 }
 
 /* ------------------------------------------------------------ resource */
@@ -1598,6 +1762,10 @@ static int pass(struct audit *A, const char *profile, int user, const char *via,
 	if ((A->o->parts & AUDIT_POSTURE) && run_posture(A, err) < 0) return -1;
 	A->nruns = 0;
 	if ((A->o->parts & AUDIT_ATTEMPTS) && run_attempts(A, err) < 0) return -1;
+	/* tool-run's worktree: only with every attempt (no --attempts filter) */
+	if ((A->o->parts & AUDIT_ATTEMPTS) && !strcmp(profile, "tool-run") && !A->o->standin && !A->o->attempts &&
+	    run_worktree(A, err) < 0)
+		return -1;
 	A->nruns = 0;
 	if ((A->o->parts & AUDIT_RESOURCE) && !strcmp(profile, "transition") && run_resource(A, err) < 0) return -1;
 	return 0;
@@ -1720,6 +1888,8 @@ json_t *audit_run(const struct audit_opts *o_in, struct world_err *err)
 	free(before);
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < MAX_ATTEMPTS; i++) free(A->ctl_text[s][i]);
+	for (int k = 0; k < 3; k++) free(A->wt_ctl[k]);
+	free(A->wt_before);
 	json_decref(A->pj);
 	ah_cleanup(&A->h);
 	long elapsed = ah_now_ms() - t0;

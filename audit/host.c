@@ -293,6 +293,7 @@ int ah_setup(struct audit_host *h, const char *probe_file, struct world_err *err
 	SUB(scratch, "scratch");
 	SUB(secret, "secret.txt");
 	SUB(serve_dir, "serve");
+	SUB(worktree, "worktree");
 #undef SUB
 	if (copy_file(probe_file, h->probe, 0755) != 0) return setup_fail(h, err, "copy the probe", probe_file);
 	if (write_file(h->src, "-- escape probe: the interpreter ignores this source\nmodule main\n", 0644) != 0)
@@ -306,6 +307,17 @@ int ah_setup(struct audit_host *h, const char *probe_file, struct world_err *err
 	char secret[64];
 	snprintf(secret, sizeof secret, "host secret %d\n", (int)getpid());
 	if (write_file(h->secret, secret, 0644) != 0) return setup_fail(h, err, "write", h->secret);
+	/* the worktree a tool run gets at /work: a file, a directory, and a
+	 * symlink to the host secret (which must resolve inside the capsule) */
+	char wt[PATH_MAX + 40];
+	if (mkdir(h->worktree, 0755) != 0 || chmod(h->worktree, 0755) != 0)
+		return setup_fail(h, err, "mkdir", h->worktree);
+	snprintf(wt, sizeof wt, "%s/sub", h->worktree);
+	if (mkdir(wt, 0755) != 0 || chmod(wt, 0755) != 0) return setup_fail(h, err, "mkdir", wt);
+	snprintf(wt, sizeof wt, "%s/readme.txt", h->worktree);
+	if (write_file(wt, "worktree readme\n", 0644) != 0) return setup_fail(h, err, "write", wt);
+	snprintf(wt, sizeof wt, "%s/secret-link", h->worktree);
+	if (symlink(h->secret, wt) != 0) return setup_fail(h, err, "symlink", wt);
 	unsigned r = (unsigned)getpid() ^ (unsigned)ah_now_ms() * 2654435761u;
 	snprintf(h->tag, sizeof h->tag, "%08x", r);
 
@@ -389,12 +401,18 @@ void ah_cleanup(struct audit_host *h)
 
 char *ah_params(const struct audit_host *h, const char *tag, const char *extra)
 {
+	return ah_params_files(h, tag, h->secret, h->hostdir, extra);
+}
+
+char *ah_params_files(const struct audit_host *h, const char *tag, const char *host_file, const char *host_dir,
+                      const char *extra)
+{
 	char *s = NULL;
 	if (asprintf(&s,
 	             "{\"tcp_port\":%d,\"udp_port\":%d,\"abstract\":\"%s\",\"unix_path\":\"%s\",\"shm_id\":%d,"
 	             "\"victim_pid\":%d,\"kill_pid\":%d,\"host_file\":\"%s\",\"host_dir\":\"%s\",\"tag\":\"%s\"%s%s}",
 	             h->tcp_port, h->udp_port, h->abstract, h->unix_path, h->shm_id, (int)h->victim_pid,
-	             (int)h->kill_pid, h->secret, h->hostdir, tag, extra && *extra ? "," : "", extra ? extra : "") < 0)
+	             (int)h->kill_pid, host_file, host_dir, tag, extra && *extra ? "," : "", extra ? extra : "") < 0)
 		return NULL;
 	return s;
 }
@@ -429,6 +447,74 @@ static void sb_file(struct sbuf *b, const char *path)
 	char *t = slurp(path, 4096);
 	sb_puts(b, t ? t : "(unreadable)\n");
 	free(t);
+}
+
+static void tree_walk(const char *dir, const char *rel, char ***lines, size_t *n, size_t *cap, int *bad)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		*bad = 1;
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+		char path[PATH_MAX], r[PATH_MAX], target[PATH_MAX] = "";
+		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+		    snprintf(r, sizeof r, "%s%s%s", rel, *rel ? "/" : "", e->d_name) >= (int)sizeof r) {
+			*bad = 1;
+			continue;
+		}
+		struct stat st;
+		if (lstat(path, &st) != 0) {
+			*bad = 1;
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t k = readlink(path, target, sizeof target - 1);
+			target[k > 0 ? k : 0] = 0;
+		}
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 32;
+			char **nl = realloc(*lines, nc * sizeof *nl);
+			if (!nl) {
+				*bad = 1;
+				break;
+			}
+			*lines = nl;
+			*cap = nc;
+		}
+		char *l = NULL;
+		if (asprintf(&l, "%s %o %lld %lld.%09ld %s", r, (unsigned)st.st_mode, (long long)st.st_size,
+		             (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec, target) < 0) {
+			*bad = 1;
+			continue;
+		}
+		(*lines)[(*n)++] = l;
+		if (S_ISDIR(st.st_mode)) tree_walk(path, r, lines, n, cap, bad);
+	}
+	closedir(d);
+}
+
+char *ah_tree(const char *dir)
+{
+	char **lines = NULL;
+	size_t n = 0, cap = 0;
+	int bad = 0;
+	tree_walk(dir, "", &lines, &n, &cap, &bad);
+	qsort(lines, n, sizeof *lines, cmp_str);
+	struct sbuf b = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		sb_puts(&b, lines[i]);
+		sb_puts(&b, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	if (bad) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s ? b.s : strdup("");
 }
 
 char *ah_snapshot(const struct audit_host *h)

@@ -33,6 +33,8 @@ struct audit_host {
 	char scratch[PATH_MAX + 16];         /* work/scratch: the controls' working directory */
 	char secret[PATH_MAX + 16];          /* work/secret.txt: a host file (0644) */
 	char serve_dir[PATH_MAX + 16];       /* work/serve: the listener's files (hits) */
+	char worktree[PATH_MAX + 16];        /* work/worktree: a tool run's /work (readme.txt,
+	                                        sub/, secret-link -> the secret), must stay as it is */
 	char tag[16];                        /* the probe's cmdline tag base: escprobe:TAG */
 	char host_ns[128];                   /* WORLD_ESCAPE_HOST_NS=mnt:..,uts:..,pid:.. */
 	int tcp_port, udp_port, shm_id;
@@ -60,6 +62,13 @@ void ah_cleanup(struct audit_host *h);
 /* The probe's input object for tag TAG (malloc'd JSON text). extra: more
  * members, already JSON ("\"mode\":\"one\",..."), or NULL. */
 char *ah_params(const struct audit_host *h, const char *tag, const char *extra);
+
+/* The same with host_file and host_dir of the caller's choosing. */
+char *ah_params_files(const struct audit_host *h, const char *tag, const char *host_file, const char *host_dir,
+                      const char *extra);
+/* Every entry below dir, one sorted line each: path, type, mode, size,
+ * mtime in ns, symlink target (malloc'd; NULL when dir is unreadable). */
+char *ah_tree(const char *dir);
 
 /* A sleeping victim (forked; ends by itself after 10 minutes; tracked). */
 pid_t ah_sleeper(struct audit_host *h);

@@ -124,6 +124,8 @@ static int cmd_audit(int argc, char **argv)
 	"            each, and all in one run; blocked = the probe's \"blocked: ...\",\n" \
 	"            the filter's denial (exit 17, naming the syscall where it is\n" \
 	"            certain) or SIGSYS for a non-native ABI\n" \
+	"  worktree  tool-run with a worktree read-only at /work: readable, not\n" \
+	"            writable, no way from it to the host (symlink, ..), unchanged\n" \
 	"  resource  fork/memory bombs, disk fill, cpu spin, sleep, stdout/stderr\n" \
 	"            floods (transition only): ended by the profile's limits\n" \
 	"  controls  every attempt unconfined (the state-changing ones in a throwaway\n" \

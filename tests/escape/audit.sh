@@ -3,8 +3,8 @@
 # profile, as root and as uid 65534 where the test runs as root (the
 # user-namespace path), capsules made by worldd run: the posture from inside
 # and from the host's /proc against the profile, every escape attempt in its
-# own capsule beside its unconfined control, the resource attempts, the host
-# left as it was. One TAP assertion per row of its JSON report, then the
+# own capsule beside its unconfined control, the resource attempts, a tool
+# run's read-only worktree, the host left as it was. One TAP assertion per row of its JSON report, then the
 # report's shape and exit code. See docs/escape-suite.md.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/escape/lib.sh"
@@ -25,6 +25,14 @@ for p in transition tool-run source-check; do
     [ "$n" -ge 12 ]; ok $? "$p as $u: $n posture checks passed"
   done
 done
+# tool-run's worktree (/work, read-only): its eight attempts and the
+# unchanged check, per user, and its three controls
+for u in $users; do
+  n=$(esc_audit_rows "$T/report.json" "x['section']=='attempt' and x['profile']=='tool-run' and x['user']=='$u' and x['attempt'].startswith('worktree: ') and x['verdict']=='pass'" | wc -l)
+  is "$n" 9 "tool-run as $u: the worktree's 8 attempts and its unchanged check pass"
+done
+n=$(esc_audit_rows "$T/report.json" "x['section']=='control' and x['attempt'].startswith('worktree: ') and x['verdict']=='pass'" | wc -l)
+is "$n" 4 "the worktree's controls got through (write into it, its symlink and .. reach the host secret)"
 # each attempt row names its control's result (or the reason it has none)
 n=$(esc_audit_rows "$T/report.json" "x['section']=='attempt' and x['attempt'] not in ('batch','cgroups') and ':' not in x['attempt'] and not x.get('control')" | wc -l)
 is "$n" 0 "every attempt row carries its control's observation"
