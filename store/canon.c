@@ -486,13 +486,193 @@ char *world_canon_bytes(const char *in, size_t len, size_t *out_len, struct worl
 	return out.p;
 }
 
+/* ---- world_canon_is_canonical: the bytes checked in place ----
+ *
+ * Canonical bytes are exactly what world_canon_bytes writes, so instead of
+ * parsing, writing and comparing (an allocation per string and member), the
+ * check reads the input once against the form it writes: no whitespace;
+ * strings with only emit_string's escapes (\" \\ \b \t \n \f \r, and
+ * \u00xx lowercase for the other control characters) around valid raw
+ * UTF-8; object keys strictly increasing by their decoded bytes (member_cmp:
+ * equal keys are a duplicate, refused); numbers in parse_number's plain
+ * forms (0, -?[1-9][0-9]*, -?[1-9][0-9]*.[0-9]*[1-9], -?0.[0-9]*[1-9]) of
+ * at most WORLD_CANON_MAX_DIGITS digits; the depth limit as parse_value
+ * counts it; nothing after the value. tests/store/test_canon compares it
+ * with the write-and-compare definition on every input it has. */
+struct cchk {
+	const unsigned char *s;
+	size_t n, pos;
+};
+
+static int cc_value(struct cchk *c, int depth);
+
+static int cc_hex(unsigned char h)
+{
+	return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+}
+
+/* a canonical string at c->pos (its '"'); 0, or -1 when not canonical */
+static int cc_string(struct cchk *c)
+{
+	c->pos++;
+	for (;;) {
+		if (c->pos >= c->n) return -1;
+		unsigned char ch = c->s[c->pos];
+		if (ch == '"') {
+			c->pos++;
+			return 0;
+		}
+		if (ch < 0x20) return -1;
+		if (ch == '\\') {
+			if (c->pos + 1 >= c->n) return -1;
+			switch (c->s[c->pos + 1]) {
+			case '"': case '\\': case 'b': case 't': case 'n': case 'f': case 'r':
+				c->pos += 2;
+				continue;
+			case 'u': {
+				if (c->n - c->pos < 6) return -1;
+				const unsigned char *u = c->s + c->pos + 2;
+				int lo = cc_hex(u[3]);
+				if (u[0] != '0' || u[1] != '0' || (u[2] != '0' && u[2] != '1') || lo < 0) return -1;
+				int v = (u[2] - '0') * 16 + lo;
+				if (v == '\b' || v == '\t' || v == '\n' || v == '\f' || v == '\r') return -1;
+				c->pos += 6;
+				continue;
+			}
+			default:
+				return -1;
+			}
+		}
+		if (ch < 0x80) {
+			c->pos++;
+			continue;
+		}
+		size_t k = world_utf8_seq(c->s + c->pos, c->n - c->pos);
+		if (!k) return -1;
+		c->pos += k;
+	}
+}
+
+/* the next decoded byte of a canonical string's contents s[*i..end), -1 at its end */
+static int cc_byte(const unsigned char *s, size_t *i, size_t end)
+{
+	if (*i >= end) return -1;
+	unsigned char ch = s[(*i)++];
+	if (ch != '\\') return ch;
+	unsigned char e = s[(*i)++];
+	switch (e) {
+	case 'b': return '\b';
+	case 't': return '\t';
+	case 'n': return '\n';
+	case 'f': return '\f';
+	case 'r': return '\r';
+	case 'u': {
+		int v = (s[*i + 2] - '0') * 16 + cc_hex(s[*i + 3]);
+		*i += 4;
+		return v;
+	}
+	default: return e; /* \" and \\ */
+	}
+}
+
+/* member_cmp on two keys' contents, decoded: <0, 0 (the same key) or >0 */
+static int cc_key_cmp(const unsigned char *s, size_t a, size_t ae, size_t b, size_t be)
+{
+	for (;;) {
+		int x = cc_byte(s, &a, ae), y = cc_byte(s, &b, be);
+		if (x != y) return x < y ? -1 : 1; /* the shorter (-1) first */
+		if (x < 0) return 0;
+	}
+}
+
+static int cc_number(struct cchk *c)
+{
+	const unsigned char *s = c->s;
+	size_t n = c->n, digits = 0;
+	int neg = s[c->pos] == '-';
+	if (neg) c->pos++;
+	if (c->pos >= n || s[c->pos] < '0' || s[c->pos] > '9') return -1;
+	int zero = s[c->pos] == '0';
+	while (c->pos < n && s[c->pos] >= '0' && s[c->pos] <= '9') {
+		c->pos++;
+		digits++;
+	}
+	if (zero && digits > 1) return -1; /* a leading zero */
+	if (c->pos < n && s[c->pos] == '.') {
+		c->pos++;
+		size_t f0 = c->pos;
+		while (c->pos < n && s[c->pos] >= '0' && s[c->pos] <= '9') c->pos++;
+		if (c->pos == f0 || s[c->pos - 1] == '0') return -1; /* no digits, or a trailing zero */
+		digits += c->pos - f0;
+	} else if (zero && neg) {
+		return -1; /* -0 is written 0 */
+	}
+	if (c->pos < n && (s[c->pos] == 'e' || s[c->pos] == 'E')) return -1;
+	return digits <= WORLD_CANON_MAX_DIGITS ? 0 : -1;
+}
+
+static int cc_literal(struct cchk *c, const char *lit, size_t len)
+{
+	if (c->n - c->pos < len || memcmp(c->s + c->pos, lit, len) != 0) return -1;
+	c->pos += len;
+	return 0;
+}
+
+static int cc_value(struct cchk *c, int depth)
+{
+	if (depth > WORLD_CANON_MAX_DEPTH || c->pos >= c->n) return -1;
+	switch (c->s[c->pos]) {
+	case '{': {
+		c->pos++;
+		if (c->pos < c->n && c->s[c->pos] == '}') {
+			c->pos++;
+			return 0;
+		}
+		size_t pk = 0, pke = 0;
+		for (int first = 1;; first = 0) {
+			if (c->pos >= c->n || c->s[c->pos] != '"') return -1;
+			size_t k = c->pos + 1;
+			if (cc_string(c) < 0) return -1;
+			size_t ke = c->pos - 1;
+			if (!first && cc_key_cmp(c->s, pk, pke, k, ke) >= 0) return -1;
+			pk = k;
+			pke = ke;
+			if (c->pos >= c->n || c->s[c->pos] != ':') return -1;
+			c->pos++;
+			if (cc_value(c, depth + 1) < 0 || c->pos >= c->n) return -1;
+			if (c->s[c->pos] == '}') {
+				c->pos++;
+				return 0;
+			}
+			if (c->s[c->pos++] != ',') return -1;
+		}
+	}
+	case '[':
+		c->pos++;
+		if (c->pos < c->n && c->s[c->pos] == ']') {
+			c->pos++;
+			return 0;
+		}
+		for (;;) {
+			if (cc_value(c, depth + 1) < 0 || c->pos >= c->n) return -1;
+			if (c->s[c->pos] == ']') {
+				c->pos++;
+				return 0;
+			}
+			if (c->s[c->pos++] != ',') return -1;
+		}
+	case '"': return cc_string(c);
+	case 't': return cc_literal(c, "true", 4);
+	case 'f': return cc_literal(c, "false", 5);
+	case 'n': return cc_literal(c, "null", 4);
+	default: return cc_number(c);
+	}
+}
+
 int world_canon_is_canonical(const char *in, size_t len)
 {
-	size_t n;
-	char *c = world_canon_bytes(in, len, &n, NULL);
-	int same = c && n == len && memcmp(c, in, n) == 0;
-	free(c);
-	return same;
+	struct cchk c = { (const unsigned char *)in, len, 0 };
+	return in && cc_value(&c, 0) == 0 && c.pos == len;
 }
 
 /* Write v as (not yet canonical) JSON text; keys keep jansson's order. */

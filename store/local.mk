@@ -79,3 +79,8 @@ EXTRA_DIST += bench/store_bench.sh
 
 # the store fixtures shared by the store tests and the store benchmark
 EXTRA_DIST += tests/store/sfix.h tests/store/sbulk.h tests/store/swork.h
+check_PROGRAMS += tests/store/test_scan
+TESTS += tests/store/test_scan
+tests_store_test_scan_SOURCES = tests/store/test_scan.c tests/store/sbulk.h tests/store/sfix.h
+tests_store_test_scan_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_scan_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)

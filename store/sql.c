@@ -119,6 +119,14 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	     "(scan.c, stream_scan)"),
 	SCAN(STREAM_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds",
 	     "the full integrity scan's second pass: every world once, in storage order (scan.c, stream_scan)"),
+	/* the columns JOURNAL_FIND orders and answers by, for every invocation intent */
+	SCAN(STREAM_JOURNAL,
+	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref FROM journal AS i NOT INDEXED "
+	     "LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
+	     "WHERE i.phase = 'intent' AND i.kind = 'invocation'",
+	     "the full integrity scan's journal pass: every intent once, in storage order, its outcome by "
+	     "journal_one_outcome (ascending with the intents) instead of one journal_by_subject lookup an entry "
+	     "(scan.c, stream_journal)"),
 
 	Q(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master"),
 	SCAN(MIG_OUTCOME_SUBJECTS,

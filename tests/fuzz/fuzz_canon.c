@@ -1,5 +1,6 @@
 /* tests/fuzz/fuzz_canon.c: libFuzzer target over canonical JSON
- * (store/canon.c): world_canon_bytes on any bytes; what it accepts must be
+ * (store/canon.c): world_canon_bytes on any bytes; world_canon_is_canonical
+ * holds exactly when the input is its own canonical form; what it accepts must be
  * canonical by world_canon_is_canonical, a fixed point (canonicalising it
  * again gives the same bytes), and parse with world_json_parse to a value
  * whose world_canon_json is canonical and a fixed point.
@@ -17,7 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = 0;
 	char *c = world_canon_bytes((const char *)data, size, &n, &err);
 	int is = world_canon_is_canonical((const char *)data, size);
-	if (is && (!c || n != size || memcmp(c, data, size) != 0)) __builtin_trap(); /* canonical input is its own form */
+	/* canonical input is exactly the input that is its own form (the check
+	 * reads the bytes in place: canon.c) */
+	if (is != (c && n == size && memcmp(c, data, size) == 0)) __builtin_trap();
 	if (c) {
 		if (!world_canon_is_canonical(c, n)) __builtin_trap();
 		size_t n2 = 0;

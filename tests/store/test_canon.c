@@ -27,8 +27,123 @@ static void vec(const char *in, size_t inlen, const char *want, const char *err_
 #define V(in, want) vec(in, sizeof(in) - 1, want, NULL)
 #define R(in, has) vec(in, sizeof(in) - 1, NULL, has)
 
+/* ---- world_canon_is_canonical against its definition ---- */
+
+static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
+static unsigned rnd(unsigned n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (unsigned)(rng % n);
+}
+
+/* a random JSON text, mostly near canonical form */
+struct gtext { char b[4096]; size_t n; };
+static void gen(struct gtext *t, int depth)
+{
+	static const char *const atoms[] = {
+		"0", "-0", "1", "-1", "10", "100", "01", "1.5", "1.50", "0.5", "-0.5", "0.05", "0.0", "1e2", "1E2",
+		"12.25", "-12.025", "0.", ".5", "-", "true", "false", "null", "nul", "\"\"", "\"a\"", "\"b\"",
+		"\"ab\"", "\"\\n\"", "\"\\u000a\"", "\"\\u001f\"", "\"\\u001F\"", "\"\\u0041\"", "\"\\/\"",
+		"\"/\"", "\"\\\\\"", "\"\\\"\"", "\"\\b\\f\\r\\t\"", "\"\\u0000\"", "\"\xc3\xa9\"",
+		"\"\xed\xa0\x80\"", "\"\xff\"", "\"\x7f\"", "\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\"",
+		"12345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901",
+		"1234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890",
+	};
+	static const char *const keys[] = { "\"\"", "\"a\"", "\"b\"", "\"ab\"", "\"\\\"\"", "\"\\\\\"",
+		                            "\"\\u0001\"", "\"\\b\"", "\"A\"", "\"\xc3\xa9\"", "\"a\\u0000\"" };
+#define PUT(str) do { size_t l_ = strlen(str); if (t->n + l_ < sizeof t->b) { memcpy(t->b + t->n, str, l_); t->n += l_; } } while (0)
+	unsigned k = depth > 4 ? 0 : rnd(10);
+	if (k < 6) {
+		PUT(atoms[rnd(sizeof atoms / sizeof *atoms)]);
+	} else if (k < 8) {
+		PUT("[");
+		unsigned m = rnd(4);
+		for (unsigned i = 0; i < m; i++) {
+			if (i) PUT(rnd(20) ? "," : " ,");
+			gen(t, depth + 1);
+		}
+		PUT("]");
+	} else {
+		PUT("{");
+		unsigned m = rnd(4);
+		for (unsigned i = 0; i < m; i++) {
+			if (i) PUT(",");
+			PUT(keys[rnd(sizeof keys / sizeof *keys)]);
+			PUT(rnd(30) ? ":" : ": ");
+			gen(t, depth + 1);
+		}
+		PUT("}");
+	}
+#undef PUT
+}
+
+static int canonical_by_definition(const char *in, size_t n)
+{
+	size_t cn = 0;
+	char *c = world_canon_bytes(in, n, &cn, NULL);
+	int same = c && cn == n && memcmp(c, in, n) == 0;
+	free(c);
+	return same;
+}
+
+static void canonical_check_agrees(void)
+{
+	long long yes = 0, no = 0, differ = 0;
+	struct gtext t;
+	for (int round = 0; round < 200000; round++) {
+		t.n = 0;
+		gen(&t, 0);
+		/* a third: the canonical form of what was generated, or a mutation of it */
+		if (round % 3) {
+			size_t cn;
+			char *c = world_canon_bytes(t.b, t.n, &cn, NULL);
+			if (c && cn < sizeof t.b) {
+				memcpy(t.b, c, cn);
+				t.n = cn;
+				if (round % 3 == 2 && t.n) {
+					size_t at = rnd((unsigned)t.n);
+					static const char bytes[] = "{}[]\",:0123456789.-eE\\u \x01\x80\xc3";
+					switch (rnd(3)) {
+					case 0: t.b[at] = bytes[rnd(sizeof bytes - 1)]; break;
+					case 1: memmove(t.b + at, t.b + at + 1, t.n - at - 1); t.n--; break;
+					default:
+						if (t.n + 1 < sizeof t.b) {
+							memmove(t.b + at + 1, t.b + at, t.n - at);
+							t.b[at] = bytes[rnd(sizeof bytes - 1)];
+							t.n++;
+						}
+					}
+				}
+			}
+			free(c);
+		}
+		int def = canonical_by_definition(t.b, t.n), got = world_canon_is_canonical(t.b, t.n);
+		if (def != got && differ++ < 5) diag("is_canonical %d, by definition %d: %.*s", got, def, (int)t.n, t.b);
+		if (def) yes++;
+		else no++;
+	}
+	/* nesting at the depth limit and one beyond */
+	for (int d = WORLD_CANON_MAX_DEPTH - 1; d <= WORLD_CANON_MAX_DEPTH + 2; d++) {
+		char deep[1024];
+		size_t n = 0;
+		for (int i = 0; i <= d; i++) deep[n++] = '[';
+		for (int i = 0; i <= d; i++) deep[n++] = ']';
+		int def = canonical_by_definition(deep, n), got = world_canon_is_canonical(deep, n);
+		if (def != got && differ++ < 5) diag("is_canonical %d, by definition %d: %d nested arrays", got, def, d + 1);
+		if (def) yes++;
+		else no++;
+	}
+	is_int(differ, 0, "world_canon_is_canonical agrees with canonicalise-and-compare (%lld canonical, %lld not)", yes,
+	       no);
+	/* control: both kinds were tried in numbers */
+	ok(yes > 20000 && no > 20000, "both canonical and non-canonical inputs were checked");
+}
+
 int main(void)
 {
+	canonical_check_agrees();
 	/* numbers */
 	V("1.0", "1");
 	V("1e2", "100");
