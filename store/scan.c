@@ -6,6 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#define WORLD_SCAN_CACHE_KIB 65536 /* the scan's page cache: 64 MiB */
+#define WS_SCAN_STR2(x) #x
+#define WS_SCAN_STR(x) WS_SCAN_STR2(x)
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -28,6 +32,96 @@ static int spent(struct budget *b)
 
 /* ---- what a committed call depends on (one entry) ---- */
 
+/* A v1 record's fields read from its canonical bytes without building a
+ * json_t, when it has the plain shape the coordinator writes: one object
+ * whose members are strings without escapes (of fewer than RP_MAX bytes
+ * for the five kept), integers of at most 18 characters, true, false or
+ * null. Returns 1 with vals[] (what jstr answers on json_loadb's value:
+ * invocationId, transitionFn, interpreter, input, output) and *epoch
+ * (json_integer_value of semanticsEpoch), 0 for any other shape: the caller
+ * loads that one with jansson. */
+#define RP_MAX 512
+static int rec_plain(const char *p, size_t n, char bufs[5][RP_MAX], const char *vals[5], long long *epoch)
+{
+	static const char *const names[5] = { "invocationId", "transitionFn", "interpreter", "input", "output" };
+	for (int w = 0; w < 5; w++) vals[w] = NULL;
+	*epoch = 0;
+	if (n < 2 || p[0] != '{') return 0;
+	size_t i = 1;
+	if (p[i] == '}') return n == 2;
+	for (;;) {
+		if (i >= n || p[i] != '"') return 0;
+		size_t k = ++i;
+		while (i < n && p[i] != '"' && p[i] != '\\') i++;
+		if (i >= n || p[i] != '"') return 0; /* an escaped key */
+		size_t klen = i - k;
+		i++;
+		if (i + 1 >= n || p[i] != ':') return 0;
+		i++;
+		int which = -1;
+		for (int w = 0; w < 5; w++)
+			if (strlen(names[w]) == klen && memcmp(p + k, names[w], klen) == 0) which = w;
+		int is_epoch = klen == 14 && memcmp(p + k, "semanticsEpoch", 14) == 0;
+		char c = p[i];
+		if (c == '"') {
+			size_t v = ++i;
+			while (i < n && p[i] != '"' && p[i] != '\\') i++;
+			if (i >= n || p[i] != '"') return 0; /* an escape */
+			size_t vlen = i - v;
+			i++;
+			if (which >= 0) {
+				if (vlen >= RP_MAX) return 0;
+				memcpy(bufs[which], p + v, vlen);
+				bufs[which][vlen] = '\0';
+				vals[which] = bufs[which];
+			}
+		} else if (c == '-' || (c >= '0' && c <= '9')) {
+			size_t v = i;
+			int neg = c == '-';
+			if (neg) i++;
+			long long x = 0;
+			while (i < n && p[i] >= '0' && p[i] <= '9') x = x * 10 + (p[i++] - '0');
+			if (i - v > 18 || (i < n && p[i] == '.')) return 0; /* a long integer, a real */
+			if (is_epoch) *epoch = neg ? -x : x;
+		} else if (c == 't' || c == 'n') {
+			i += 4; /* canonical: true, null */
+		} else if (c == 'f') {
+			i += 5;
+		} else {
+			return 0; /* an array or object */
+		}
+		if (i >= n) return 0;
+		if (p[i] == '}') return i + 1 == n;
+		if (p[i] != ',') return 0;
+		i++;
+	}
+}
+
+/* an invocation record's fields: v[] = invocationId, transitionFn,
+ * interpreter, input, output (jstr's answers), epoch = semanticsEpoch
+ * (json_integer_value's); j = the loaded record when it is not plain
+ * (rec_plain) or is a v2, whose plan and effects are read from it */
+struct recv {
+	const char *v[5];
+	long long epoch;
+	json_t *j;
+	char bufs[5][RP_MAX];
+};
+
+static const char *const rec_names[5] = { "invocationId", "transitionFn", "interpreter", "input", "output" };
+
+/* The fields of the record p[0..n) (canonical): 0, or -1 when jansson cannot load it. */
+static int rec_fields(struct recv *rv, const char *p, size_t n, int v2)
+{
+	rv->j = NULL;
+	if (!v2 && rec_plain(p, n, rv->bufs, rv->v, &rv->epoch)) return 0;
+	rv->j = json_loadb(p, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+	if (!rv->j) return -1;
+	for (int w = 0; w < 5; w++) rv->v[w] = json_string_value(json_object_get(rv->j, rec_names[w]));
+	rv->epoch = json_integer_value(json_object_get(rv->j, "semanticsEpoch"));
+	return 0;
+}
+
 #define DEP_CACHE 64
 
 struct deps {
@@ -41,6 +135,7 @@ struct deps {
 	struct { char ref[WORLD_REF_SIZE]; int bad; } src[DEP_CACHE], interp[DEP_CACHE];
 	size_t nsrc, ninterp;
 	int quiet;            /* probing: hole() neither prints nor counts */
+	struct recv rv;       /* the entry's record (dep_obj's DEP_RECORD) */
 };
 
 static void hole(struct deps *d, const char *table, long long index, const char *field, const char *ref)
@@ -55,6 +150,9 @@ static void hole(struct deps *d, const char *table, long long index, const char 
 /* json for dep_obj: the payload must be canonical JSON, not parsed */
 static json_t *dep_canonical_only;
 #define DEP_CANONICAL (&dep_canonical_only)
+/* json for dep_obj: canonical, an invocation record, its fields in d->rv */
+static json_t *dep_record_fields;
+#define DEP_RECORD (&dep_record_fields)
 
 /* The object ref of kind (or kind2), hash recomputed; with json, the
  * payload must be canonical JSON, parsed into *json unless json is
@@ -62,7 +160,7 @@ static json_t *dep_canonical_only;
 static int dep_obj(struct deps *d, long long index, const char *field, const char *ref, const char *kind,
                    const char *kind2, json_t **json, int *is_kind2)
 {
-	if (json && json != DEP_CANONICAL) *json = NULL;
+	if (json && json != DEP_CANONICAL && json != DEP_RECORD) *json = NULL;
 	if (!ref || !world_ref_valid(ref)) {
 		hole(d, "objects", index, field, ref);
 		return -1;
@@ -83,7 +181,9 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 			ok = world_canon_is_canonical(p ? p : "", n);
 			/* canonical bytes are their own canonical form: what
 			 * world_json_parse would load, without canonicalising again */
-			if (ok && json != DEP_CANONICAL)
+			if (ok && json == DEP_RECORD)
+				ok = rec_fields(&d->rv, p ? p : "", n, k2) == 0;
+			else if (ok && json != DEP_CANONICAL)
 				ok = (*json = json_loadb(p ? p : "", n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
 				                         NULL)) != NULL;
 		}
@@ -170,24 +270,24 @@ static int source_canonical(struct deps *d, const char *ref)
  * of the log_entries hole when the record itself is unsound, else NULL. */
 static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 {
-	json_t *rec;
 	int v2 = 0;
 	/* a record that is missing, damaged, of another kind, or disagrees
-	 * with the header is the entry's own hole (its transitionRef is wrong) */
+	 * with the header is the entry's own hole (its transitionRef is wrong);
+	 * its fields in d->rv (a plain v1 record's without jansson) */
 	d->quiet = 1;
+	d->rv.j = NULL;
 	int rrc = dep_obj(d, r->index, "transitionRef", r->tref, "world/invocation-record/v1", "world/invocation-record/v2",
-	                  &rec, &v2);
+	                  DEP_RECORD, &v2);
 	d->quiet = 0;
 	if (rrc < 0) return "transitionRef";
-	const char *inv = jstr(rec, "invocationId");
-	if (!inv || !jstr(rec, "transitionFn") || strcmp(jstr(rec, "transitionFn"), r->fn) != 0 || !jstr(rec, "interpreter") ||
-	    strcmp(jstr(rec, "interpreter"), r->interp) != 0 ||
-	    json_integer_value(json_object_get(rec, "semanticsEpoch")) != r->epoch) {
+	json_t *rec = d->rv.j; /* NULL for a plain v1 record */
+	const char *inv = d->rv.v[0], *fn = d->rv.v[1], *interp = d->rv.v[2], *in = d->rv.v[3];
+	if (!inv || !fn || strcmp(fn, r->fn) != 0 || !interp || strcmp(interp, r->interp) != 0 || d->rv.epoch != r->epoch) {
 		json_decref(rec);
 		return "transitionRef";
 	}
-	dep_obj(d, r->index, "input", jstr(rec, "input"), "world/invocation-input/v1", NULL, DEP_CANONICAL, NULL);
-	const char *out = jstr(rec, "output");
+	dep_obj(d, r->index, "input", in, "world/invocation-input/v1", NULL, DEP_CANONICAL, NULL);
+	const char *out = d->rv.v[4];
 	if (dep_obj(d, r->index, "output", out, "world/invocation-output/v1", NULL, DEP_CANONICAL, NULL) == 0) {
 		/* the output is the stateRoot of the world of this revision */
 		char root[WORLD_REF_SIZE] = "";
@@ -214,7 +314,7 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 	int jf = world_journal_find(d->st, "invocation", inv, &jr, &je);
 	if ((jf < 0 && je.code != WX_NOT_FOUND) ||
 	    (jf == 0 && (strcmp(jr.status, "committed") != 0 || strcmp(jr.outcome_ref, r->tref) != 0 ||
-	                 strcmp(jr.intent_ref, jstr(rec, "input") ? jstr(rec, "input") : "") != 0)))
+	                 strcmp(jr.intent_ref, in ? in : "") != 0)))
 		hole(d, "journal", r->index, "invocation", r->tref);
 	int bad;
 	if (!cached(d, 0, r->fn, &bad)) {
@@ -581,71 +681,6 @@ static int shole_cmp(const void *a, const void *b)
 	return strcmp(((const struct shole *)a)->ref, ((const struct shole *)b)->ref);
 }
 
-/* A v1 record's fields read from its canonical bytes without building a
- * json_t, when it has the plain shape the coordinator writes: one object
- * whose members are strings without escapes (of fewer than RP_MAX bytes
- * for the five kept), integers of at most 18 characters, true, false or
- * null. Returns 1 with vals[] (what jstr answers on json_loadb's value:
- * invocationId, transitionFn, interpreter, input, output) and *epoch
- * (json_integer_value of semanticsEpoch), 0 for any other shape: the caller
- * loads that one with jansson. */
-#define RP_MAX 512
-static int rec_plain(const char *p, size_t n, char bufs[5][RP_MAX], const char *vals[5], long long *epoch)
-{
-	static const char *const names[5] = { "invocationId", "transitionFn", "interpreter", "input", "output" };
-	for (int w = 0; w < 5; w++) vals[w] = NULL;
-	*epoch = 0;
-	if (n < 2 || p[0] != '{') return 0;
-	size_t i = 1;
-	if (p[i] == '}') return n == 2;
-	for (;;) {
-		if (i >= n || p[i] != '"') return 0;
-		size_t k = ++i;
-		while (i < n && p[i] != '"' && p[i] != '\\') i++;
-		if (i >= n || p[i] != '"') return 0; /* an escaped key */
-		size_t klen = i - k;
-		i++;
-		if (i + 1 >= n || p[i] != ':') return 0;
-		i++;
-		int which = -1;
-		for (int w = 0; w < 5; w++)
-			if (strlen(names[w]) == klen && memcmp(p + k, names[w], klen) == 0) which = w;
-		int is_epoch = klen == 14 && memcmp(p + k, "semanticsEpoch", 14) == 0;
-		char c = p[i];
-		if (c == '"') {
-			size_t v = ++i;
-			while (i < n && p[i] != '"' && p[i] != '\\') i++;
-			if (i >= n || p[i] != '"') return 0; /* an escape */
-			size_t vlen = i - v;
-			i++;
-			if (which >= 0) {
-				if (vlen >= RP_MAX) return 0;
-				memcpy(bufs[which], p + v, vlen);
-				bufs[which][vlen] = '\0';
-				vals[which] = bufs[which];
-			}
-		} else if (c == '-' || (c >= '0' && c <= '9')) {
-			size_t v = i;
-			int neg = c == '-';
-			if (neg) i++;
-			long long x = 0;
-			while (i < n && p[i] >= '0' && p[i] <= '9') x = x * 10 + (p[i++] - '0');
-			if (i - v > 18 || (i < n && p[i] == '.')) return 0; /* a long integer, a real */
-			if (is_epoch) *epoch = neg ? -x : x;
-		} else if (c == 't' || c == 'n') {
-			i += 4; /* canonical: true, null */
-		} else if (c == 'f') {
-			i += 5;
-		} else {
-			return 0; /* an array or object */
-		}
-		if (i >= n) return 0;
-		if (p[i] == '}') return i + 1 == n;
-		if (p[i] != ',') return 0;
-		i++;
-	}
-}
-
 /* One object of the stream: hashed, classified, a v1 record's fields kept.
  * Returns -1 on out of memory. */
 static int stream_object(struct deps *d, struct stream *m, const char *ref, const char *sem, const char *p, size_t n)
@@ -677,20 +712,14 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	if (!world_canon_is_canonical(p, n)) return 0;
 	o->flags |= F_CANON;
 	if (o->kind != K_REC1) return 0;
-	char bufs[5][RP_MAX];
-	const char *v[5];
-	long long epoch;
-	json_t *rec = NULL;
-	if (!rec_plain(p, n, bufs, v, &epoch)) {
-		rec = json_loadb(p, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
-		if (!rec) {
-			o->flags &= (uint8_t)~F_CANON; /* unloadable: dep_obj's hole too */
-			return 0;
-		}
-		static const char *const names[5] = { "invocationId", "transitionFn", "interpreter", "input", "output" };
-		for (int w = 0; w < 5; w++) v[w] = jstr(rec, names[w]);
-		epoch = json_integer_value(json_object_get(rec, "semanticsEpoch"));
+	struct recv *rv = &d->rv;
+	if (rec_fields(rv, p, n, 0) < 0) {
+		o->flags &= (uint8_t)~F_CANON; /* unloadable: dep_obj's hole too */
+		return 0;
 	}
+	const char *const *v = rv->v;
+	long long epoch = rv->epoch;
+	json_t *rec = rv->j;
 	int rc = -1;
 	if (grow((void **)&m->r, &m->cr, m->nr + 1, sizeof *m->r) == 0) {
 		struct srec *r = &m->r[m->nr];
@@ -936,6 +965,17 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		free(d);
 		return -1;
 	}
+	/* a larger page cache for the scan's lookups (interior pages of the
+	 * SHA-256-keyed indexes stay; the default 2 MB held too few of them at
+	 * 10^6 entries), given back at the end */
+	long long cache_was = 0;
+	sqlite3_stmt *cs = NULL;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA cache_size", -1, &cs, NULL) == SQLITE_OK && sqlite3_step(cs) == SQLITE_ROW)
+		cache_was = sqlite3_column_int64(cs, 0);
+	sqlite3_finalize(cs);
+	struct world_err ce;
+	int cache_set = cache_was != 0 && (cache_was > 0 ? cache_was * 4 : -cache_was) < WORLD_SCAN_CACHE_KIB &&
+	                ws_exec(st, "PRAGMA cache_size=-" WS_SCAN_STR(WORLD_SCAN_CACHE_KIB), &ce) == 0;
 	if (ws_prep(st, WORLD_SQL(SCAN_LOG), &logs, err) < 0 ||
 	    ws_prep(st, WORLD_SQL(SCAN_WORLDS), &worlds, err) < 0 ||
 	    ws_prep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
@@ -1071,6 +1111,11 @@ done:
 	sqlite3_finalize(d->world);
 	free(d);
 	struct world_err ig;
+	if (cache_set) {
+		char back[64];
+		snprintf(back, sizeof back, "PRAGMA cache_size=%lld", cache_was);
+		ws_exec(st, back, &ig);
+	}
 	if (own_txn) ws_exec(st, "COMMIT", &ig);
 	return rc;
 }
