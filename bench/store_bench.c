@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -209,8 +210,108 @@ static double sqlite_bulk(const char *dir, long long n, int bytes)
 
 /* ---- scale ---- */
 
-#define STORE_BENCH_FILL_BATCH 20000       /* calls per fill transaction */
-#define STORE_BENCH_FILL_CACHE_KIB "-2097152" /* the fill's page cache: 2 GiB */
+#define STORE_BENCH_FILL_BATCH 100000      /* calls per fill transaction */
+#define STORE_BENCH_FILL_CACHE_KIB "-3145728" /* the fill's page cache: 3 GiB */
+
+/* this process's CPU seconds (user + system): the machine is shared, so
+ * the scan rows print them beside the wall clock */
+static double cpu_s(void)
+{
+	struct rusage u;
+	if (getrusage(RUSAGE_SELF, &u) < 0) return 0;
+	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* The floor of a full scan: SQLite alone reading what the scan reads (every
+ * object, entry and world, in storage order, and the journal's invocation
+ * intents with their outcomes) and SHA-256 over the same bytes (each
+ * payload, entry and world), on a fresh read-only connection. */
+static double scan_floor(const char *db, double *cpu, double *mb)
+{
+	static const struct { const char *sql; int blob; } q[] = {
+		{ "SELECT ref, semantic_id, payload FROM objects", 2 },
+		{ "SELECT * FROM log_entries ORDER BY entry_index", 8 },
+		{ "SELECT ref, revision, state_root, log_head, payload FROM worlds", 4 },
+		{ "SELECT i.id, i.subject, i.ref, o.status, o.ref FROM journal AS i NOT INDEXED LEFT JOIN journal AS o "
+		  "ON o.phase = 'outcome' AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = 'invocation'", -1 },
+	};
+	sqlite3 *h;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) die("floor: open", NULL);
+	double t0 = now_s(), c0 = cpu_s();
+	uint64_t bytes = 0;
+	unsigned char d[32], x = 0;
+	if (sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) die("floor: begin", NULL);
+	for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+		sqlite3_stmt *s;
+		if (sqlite3_prepare_v2(h, q[i].sql, -1, &s, NULL) != SQLITE_OK) die("floor: prepare", NULL);
+		int rc;
+		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			int nc = sqlite3_column_count(s);
+			for (int c = 0; c < nc; c++) {
+				if (c == q[i].blob) {
+					const void *p = sqlite3_column_blob(s, c);
+					size_t n = (size_t)sqlite3_column_bytes(s, c);
+					if (world_sha256(p ? p : "", n, d, NULL) < 0) die("floor: sha256", NULL);
+					bytes += n;
+					x ^= d[0];
+				} else if (sqlite3_column_type(s, c) == SQLITE_TEXT) {
+					x ^= (unsigned char)sqlite3_column_bytes(s, c);
+				}
+			}
+		}
+		if (rc != SQLITE_DONE) die("floor: step", NULL);
+		sqlite3_finalize(s);
+	}
+	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+	*cpu = cpu_s() - c0;
+	(void)x;
+	*mb = (double)bytes / 1e6;
+	return now_s() - t0;
+}
+
+/* world_scan on a reader of its own, as `worldd scan` runs it (not the
+ * filling connection, whose page cache holds the fill's pages) */
+static void scan_reader(const char *db, const struct world_scan_opts *o, FILE *out, struct world_scan_result *r,
+                        double *wall, double *cpu)
+{
+	struct world_store *rd;
+	struct world_err err = { 0 };
+	if (world_store_open(db, WORLD_STORE_READER, &rd, &err) < 0) die("open the scan store to read", &err);
+	double t0 = now_s(), c0 = cpu_s();
+	if (world_scan(rd, o, out, r, &err) < 0) die("scan", &err);
+	*wall = now_s() - t0;
+	*cpu = cpu_s() - c0;
+	world_store_close(rd);
+}
+
+/* Open (creating) the scan store at db: a registry, the transition, the
+ * bulk fixture on its last entry; the page cache of the fill. */
+static void scan_store_open(struct ctest *t, struct sbulk *b, const char *db)
+{
+	struct world_err err = { 0 };
+	if (world_store_open(db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &t->st, &err) < 0) die("open scan store", &err);
+	const char *bin = getenv("AILANG_LITE");
+	if (!bin) die("AILANG_LITE is not set (make bench sets it)", NULL);
+	long long epoch;
+	int created;
+	if (world_archive_interpreter(t->st, bin, &t->interp, &err) < 0 ||
+	    registry_epoch_bootstrap(t->st, &t->interp, &epoch, &created, &err) < 0)
+		die("archive / epoch", &err);
+	ctest_register(t, "t.seen", ctest_seen_source, "[]", "null", NULL);
+	/* growing the fixture: its random SHA-256-keyed index pages stay in a
+	 * large page cache (the default 2 MB spilled them to the WAL and read
+	 * them back: 560 s for 10^6 entries) and are written once per batch */
+	if (sqlite3_exec(world_store_db(t->st), "PRAGMA cache_size=" STORE_BENCH_FILL_CACHE_KIB, NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		die("fill cache_size", NULL);
+	memset(b, 0, sizeof *b);
+	b->episode = "bench";
+	if (sbulk_init(t->st, t->dir, b, &err) < 0) die("bulk fixture", &err);
+	/* a kept store: its calls are numbered on from its last index, so
+	 * their invocation ids are new */
+	if (b->last > b->f.n) b->f.n = b->last;
+}
 
 static double run_median(char *const argv[], const char *what)
 {
@@ -277,35 +378,32 @@ int main(int argc, char **argv)
 	printf("  floor: SQLite's own bulk insert of %lld rows of %d bytes (one durable transaction): %.0f rows/s\n", n, row,
 	       floor);
 
-	/* the scan store: a registry, a transition and a session, then bulk calls */
+	/* the scan store (scan.db): grown through each size in turn; the
+	 * largest size's store is kept as scan-N.db beside it and, when an
+	 * earlier run in the same directory (STORE_BENCH_DIR) left it, used
+	 * instead of growing one (10^6 entries: 4.6 GB, some 10 minutes here) */
 	struct ctest t = { 0 };
+	struct sbulk b;
+	struct world_err err = { 0 };
 	snprintf(t.dir, sizeof t.dir, "%s", dir);
 	snprintf(t.db, sizeof t.db, "%s/scan.db", dir);
-	struct world_err err = { 0 };
-	if (world_store_open(t.db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &t.st, &err) < 0) die("open scan store", &err);
-	const char *bin = getenv("AILANG_LITE");
-	if (!bin) die("AILANG_LITE is not set (make bench sets it)", NULL);
-	long long epoch;
-	int created;
-	if (world_archive_interpreter(t.st, bin, &t.interp, &err) < 0 ||
-	    registry_epoch_bootstrap(t.st, &t.interp, &epoch, &created, &err) < 0)
-		die("archive / epoch", &err);
-	ctest_register(&t, "t.seen", ctest_seen_source, "[]", "null", NULL);
-	/* growing the fixture: its random SHA-256-keyed index pages stay in a
-	 * large page cache (the default 2 MB spilled them to the WAL and read
-	 * them back: 560 s for 10^6 entries) and are written once per batch */
-	if (sqlite3_exec(world_store_db(t.st), "PRAGMA cache_size=" STORE_BENCH_FILL_CACHE_KIB, NULL, NULL, NULL) != SQLITE_OK)
-		die("fill cache_size", NULL);
-	struct sbulk b = { .episode = "bench" };
-	if (sbulk_init(t.st, dir, &b, &err) < 0) die("bulk fixture", &err);
+	long long top = 0;
+	for (int i = 0; i < nsizes; i++)
+		if (sizes[i] > top) top = sizes[i];
+	char kept[sizeof t.db];
+	if (snprintf(kept, sizeof kept, "%s/scan-%lld.db", dir, top) >= (int)sizeof kept) die("DIR is too long", NULL);
+	int have_kept = access(kept, F_OK) == 0;
+	scan_store_open(&t, &b, t.db);
 	printf("scale: full scan with every hash (entries, worlds, the records, inputs, outputs, journal rows they name)\n");
 	long long largest = 0;
-	/* a store kept from an earlier run (STORE_BENCH_DIR): its calls are
-	 * numbered on from its last index, so their invocation ids are new */
-	if (b.last > b.f.n) b.f.n = b.last;
 	for (int i = 0; i < nsizes; i++) {
-		/* a kept store already larger than this size (beyond the few
-		 * entries each run adds on top): no row for it */
+		if (sizes[i] == top && have_kept) {
+			world_store_close(t.st);
+			snprintf(t.db, sizeof t.db, "%s", kept);
+			scan_store_open(&t, &b, t.db);
+		}
+		/* a store already larger than this size (a kept one, beyond the
+		 * few entries each run adds on top): no row for it */
 		if (b.last > sizes[i] + sizes[i] / 100 + 16) continue;
 		double t0 = now_s();
 		if (b.last < sizes[i] && sbulk_fill(t.st, &b, sizes[i] - b.last, STORE_BENCH_FILL_BATCH, &err) < 0)
@@ -313,21 +411,38 @@ int main(int argc, char **argv)
 		double fs = now_s() - t0;
 		struct world_scan_opts o = { .max_rows = 0 };
 		struct world_scan_result r;
-		t0 = now_s();
-		if (world_scan(t.st, &o, stdout, &r, &err) < 0) die("scan", &err);
-		double s = now_s() - t0;
+		double s, sc;
+		scan_reader(t.db, &o, stdout, &r, &s, &sc);
 		long long rows = r.log_rows + r.world_rows;
-		printf("  %8lld entries (grown in %.1f s): %lld rows, %s, %.1f MB hashed in %.2f s: %10.0f rows/s  %6.1f MB/s\n",
-		       b.last, fs, rows, r.holes ? "HOLES FOUND" : "clean", (double)r.bytes_hashed / 1e6, s, rows / s,
-		       (double)r.bytes_hashed / 1e6 / s);
+		printf("  %8lld entries (%s %.1f s): %lld rows, %s, %.1f MB hashed in %.2f s (cpu %.2f s): %10.0f rows/s  "
+		       "%6.1f MB/s\n",
+		       b.last, fs < 0.05 ? "kept, grown in" : "grown in", fs, rows, r.holes ? "HOLES FOUND" : "clean",
+		       (double)r.bytes_hashed / 1e6, s, sc, rows / s, (double)r.bytes_hashed / 1e6 / s);
+		double fc, fmb, f = scan_floor(t.db, &fc, &fmb);
+		printf("    floor: SQLite reading the same rows (objects, entries, worlds, journal) + SHA-256 of the same %.1f MB "
+		       "in %.2f s (cpu %.2f s): %10.0f rows/s   (the scan: %.2f of the floor)\n",
+		       fmb, f, fc, rows / f, f / s);
 		largest = b.last;
+	}
+	if (!have_kept) {
+		/* kept for the next run in this directory: scan.db becomes scan-N.db */
+		world_store_close(t.st);
+		char from[4300], to[4300];
+		snprintf(from, sizeof from, "%s.artifacts", t.db);
+		snprintf(to, sizeof to, "%s.artifacts", kept);
+		if (rename(t.db, kept) < 0 || rename(from, to) < 0) {
+			perror("store_bench: keep the scan store");
+			return 1;
+		}
+		snprintf(t.db, sizeof t.db, "%s", kept);
+		scan_store_open(&t, &b, t.db);
 	}
 	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS };
 	struct world_scan_result r;
-	double t0 = now_s();
-	if (world_scan(t.st, &so, NULL, &r, &err) < 0) die("scan", &err);
-	printf("  start-up scan budget (%d rows, %.0f s) at %lld entries: %lld rows in %.3f s, complete=%s\n",
-	       WORLD_SCAN_START_ROWS, WORLD_SCAN_START_SECONDS, largest, r.log_rows + r.world_rows, now_s() - t0,
+	double sw, sc;
+	scan_reader(t.db, &so, NULL, &r, &sw, &sc);
+	printf("  start-up scan budget (%d rows, %.0f s) at %lld entries: %lld rows in %.3f s (cpu %.3f s), complete=%s\n",
+	       WORLD_SCAN_START_ROWS, WORLD_SCAN_START_SECONDS, largest, r.log_rows + r.world_rows, sw, sc,
 	       r.complete ? "yes" : "no");
 
 	/* one real call on top, then why and replay of it, each a whole worldd process */

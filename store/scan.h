@@ -35,12 +35,13 @@
 
 #define WORLD_SCAN_START_ROWS 20000   /* daemon start-up budget */
 #define WORLD_SCAN_START_SECONDS 2.0
-/* A full scan (no budget, no resume point) reads objects, worlds and the
- * log each once in storage order and checks every reference against sets
- * in memory (about 40 bytes an object, 120 a v1 record, 70 an entry and a
- * world: some 350 MB at 10^6 coordinator-shaped entries); a store of more
- * objects than this (or a log index beyond it) is scanned by the indexed
- * path, entry by entry, as a budgeted or resumed scan always is. */
+/* A full scan (no budget, no resume point) reads objects, the journal's
+ * invocation intents, worlds and the log each once in storage order and
+ * checks every reference against sets in memory (about 40 bytes an object,
+ * 130 a v1 record, 100 an intent, 70 an entry and a world: some 700 MB at
+ * 10^6 coordinator-shaped entries); a store of more objects or intents
+ * than this (or a log index beyond it) is scanned by the indexed path,
+ * entry by entry, as a budgeted or resumed scan always is. */
 #define WORLD_SCAN_STREAM_MAX_OBJECTS 16000000LL
 #define WORLD_SCAN_ZERO_REF "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
