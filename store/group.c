@@ -18,7 +18,7 @@ struct world_group {
 	pthread_cond_t cv;
 	struct gjob *head, **tail;
 	int leading;            /* a batch is being run */
-	long long batches, writes;
+	long long batches, writes, reruns;
 };
 
 struct world_group *world_group_new(struct world_store *st, struct world_err *err)
@@ -48,17 +48,56 @@ void world_group_free(struct world_group *g)
 	free(g);
 }
 
-/* One transaction for the whole batch, a savepoint for each write. */
-static void run_batch(struct world_group *g, struct gjob *batch)
+static void fail_all(struct gjob *batch, const struct world_err *e)
 {
-	struct world_store *st = g->st;
+	for (struct gjob *j = batch; j; j = j->next) {
+		j->rc = -1;
+		j->err = *e;
+	}
+}
+
+/* The first run: every write straight into the batch's transaction, no
+ * savepoint (a savepoint costs a statement and a copy of each page it
+ * changes). Returns 0 when every write succeeded and nothing inside them
+ * was undone (each job's rc is then 0; the transaction is still open), 1
+ * when one failed (the transaction is rolled back: nothing of the run
+ * stays), -1 when the transaction could not begin (every job answered). */
+static int run_flat(struct world_store *st, struct gjob *batch)
+{
 	struct world_err e = { 0 };
 	if (world_store_begin(st, &e) < 0) {
-		for (struct gjob *j = batch; j; j = j->next) { j->rc = -1; j->err = e; }
-		return;
+		fail_all(batch, &e);
+		return -1;
+	}
+	st->sp_flat = 1;
+	unsigned long undone = st->sp_undone;
+	int failed = 0;
+	for (struct gjob *j = batch; j && !failed; j = j->next) {
+		j->err = (struct world_err){ 0 };
+		j->rc = j->fn(st, j->ctx, &j->err) < 0 ? -1 : 0;
+		/* a write that failed, or one a caller's fn survived (a store
+		 * call undone inside it): the run as a whole cannot stand */
+		failed = j->rc < 0 || st->sp_undone != undone;
+	}
+	st->sp_flat = 0;
+	if (!failed) return 0;
+	world_store_rollback(st);
+	return 1;
+}
+
+/* The run again, each write in a savepoint of its own: a write that fails
+ * is undone alone and answered with its error; the others stand. Returns
+ * with the transaction open when one stood, else rolled back. */
+static int run_savepoints(struct world_store *st, struct gjob *batch)
+{
+	struct world_err e = { 0 };
+	if (world_store_begin(st, &e) < 0) {
+		fail_all(batch, &e);
+		return -1;
 	}
 	int any = 0;
 	for (struct gjob *j = batch; j; j = j->next) {
+		j->err = (struct world_err){ 0 };
 		j->rc = ws_exec(st, "SAVEPOINT wg", &j->err);
 		if (j->rc == 0) j->rc = j->fn(st, j->ctx, &j->err) < 0 ? -1 : 0;
 		struct world_err ig;
@@ -68,8 +107,20 @@ static void run_batch(struct world_group *g, struct gjob *batch)
 	}
 	if (!any) {
 		world_store_rollback(st);
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* One transaction for the whole batch, one COMMIT (one fsync). */
+static void run_batch(struct world_group *g, struct gjob *batch, int *rerun)
+{
+	struct world_store *st = g->st;
+	int rc = run_flat(st, batch);
+	*rerun = rc == 1;
+	if (rc == 1) rc = run_savepoints(st, batch);
+	if (rc < 0) return;
+	struct world_err e = { 0 };
 	if (world_store_commit(st, &e) < 0)
 		for (struct gjob *j = batch; j; j = j->next)
 			if (j->rc == 0) {
@@ -96,9 +147,11 @@ int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, voi
 		g->head = NULL;
 		g->tail = &g->head;
 		pthread_mutex_unlock(&g->mu);
-		run_batch(g, batch);
+		int rerun = 0;
+		run_batch(g, batch, &rerun);
 		pthread_mutex_lock(&g->mu);
 		g->batches++;
+		g->reruns += rerun;
 		for (struct gjob *b = batch, *next; b; b = next) {
 			next = b->next; /* b's owner may return as soon as it sees done */
 			g->writes++;
@@ -121,4 +174,12 @@ void world_group_stats(struct world_group *g, long long *batches, long long *wri
 	for (struct gjob *j = g->head; j; j = j->next) n++;
 	if (queued) *queued = n;
 	pthread_mutex_unlock(&g->mu);
+}
+
+long long world_group_reruns(struct world_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	long long n = g->reruns;
+	pthread_mutex_unlock(&g->mu);
+	return n;
 }

@@ -5,10 +5,14 @@
  * batch. A caller hands its write (a function writing through the store
  * API) to world_group_run; the writes queued while a batch commits make up
  * the next batch. One thread at a time (the batch's leader, a caller
- * itself) runs a batch: one transaction, each write in a savepoint of its
- * own (a write that fails is undone alone; the others of its batch stand),
- * then one COMMIT -- one fsync under synchronous=FULL -- and only then does
- * any caller of the batch get its answer. Every check the store makes on a
+ * itself) runs a batch: one transaction, first with every write straight
+ * in it (no savepoint: a savepoint costs a statement and a copy of every
+ * page it changes); when a write fails -- or a store call inside one was
+ * undone, even if the write went on -- that transaction is rolled back and
+ * the batch runs again, each write in a savepoint of its own (a write that
+ * fails is undone alone; the others of its batch stand). Then one COMMIT --
+ * one fsync under synchronous=FULL -- and only then does any caller of the
+ * batch get its answer. Every check the store makes on a
  * write (the log's index and hash chain, the head compare-and-swap, the
  * invocation record) is made as without the group, inside the batch's
  * transaction, in the order the batch runs.
@@ -27,7 +31,10 @@ void world_group_free(struct world_group *g);
 /* Runs fn(st, ctx, err) in the next batch and returns once that batch is
  * durable: 0 when fn succeeded and its writes are committed; -1 with err
  * when fn failed (its writes undone) or the batch could not commit (none of
- * its writes are). fn must not begin or commit transactions itself. */
+ * its writes are). fn must not begin or commit transactions itself, and
+ * may be run twice in one batch (the second run after the first run's
+ * writes were all rolled back): what it leaves outside the store must bear
+ * that (outputs it sets again, a counter it only moves on). */
 int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, void *ctx, struct world_err *err),
                     void *ctx, struct world_err *err);
 
@@ -35,4 +42,6 @@ int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, voi
  * writes/batches), and writes queued for the next batch now (any may be
  * NULL). */
 void world_group_stats(struct world_group *g, long long *batches, long long *writes, long long *queued);
+/* Batches run a second time, with savepoints, because a write failed. */
+long long world_group_reruns(struct world_group *g);
 #endif

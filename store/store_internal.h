@@ -17,6 +17,12 @@ struct world_store {
 	int in_txn;    /* inside world_store_begin() */
 	int sp_depth;  /* ws_sp_begin nesting */
 	int sp_own;    /* the outermost ws_sp_begin began the transaction */
+	/* sp_flat: inside the caller's transaction, ws_sp_begin/ws_sp_end open
+	 * no savepoint (group.c's first run of a batch, which is rolled back
+	 * whole and run again with savepoints when anything fails); sp_undone
+	 * counts the ws_sp_end(ok = 0) calls made meanwhile */
+	int sp_flat;
+	unsigned long sp_undone;
 	/* busy_wait: how long a statement waits for another writer, since when, and its jitter */
 	double busy_ms;
 	struct timespec busy_t0;

@@ -62,6 +62,25 @@ static int wait_for_two(struct world_store *st, void *ctx, struct world_err *err
 	return append_next(st, NULL, err);
 }
 
+/* a write that goes on after a store call inside it failed: an object,
+ * then an append on a wrong head (refused), then success */
+static char tolerant_ref[WORLD_REF_SIZE];
+static int tolerant(struct world_store *st, void *ctx, struct world_err *err)
+{
+	(void)ctx;
+	static const char body[] = "{\"tolerant\":1}";
+	if (world_object_put(st, "world/invocation-output/v1", "group", body, sizeof body - 1, tolerant_ref, NULL, err) < 0)
+		return -1;
+	static const char wrong[] = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+	struct world_err ig;
+	char prev[WORLD_REF_SIZE], head[WORLD_REF_SIZE];
+	long long idx;
+	if (world_log_next(st, &idx, prev, head, err) < 0) return -1;
+	struct world_log_append a = { idx, 1, F.src, F.interp, prev, "test_group", tolerant_ref, tolerant_ref, wrong };
+	if (world_log_append(st, &a, NULL, &ig) == 0) return werr(err, WX_FAIL, "the append on a wrong head was taken");
+	return 0;
+}
+
 struct one { int (*fn)(struct world_store *, void *, struct world_err *); void *ctx; int rc; struct world_err e; };
 
 static void *one_main(void *p)
@@ -124,6 +143,7 @@ int main(void)
 	struct world_scan_result sr;
 	int src = world_scan(st, &so, stderr, &sr, &e);
 	ok(src == 0 && sr.complete && sr.holes == 0 && sr.log_rows == W * K, "... chained and clean: the full scan finds no hole");
+	is_int(world_group_reruns(G), 0, "... every batch committed from its first run (no savepoints: nothing failed)");
 
 	/* one batch: a waiting write, a failing one, a good one */
 	long long b0, w0;
@@ -150,8 +170,27 @@ int main(void)
 	is_int(q1(st, "SELECT count(*) FROM log_entries"), W * K + 2, "two more entries");
 	/* 3 objects each for the two committed writes; the failed one's three are undone */
 	is_int(q1(st, "SELECT count(*) FROM objects") - objs, 6, "the failed write's objects were undone with it, alone");
+	is_int(world_group_reruns(G), 1, "that batch ran a second time, with a savepoint for each write");
 	src = world_scan(st, &so, stderr, &sr, &e);
 	ok(src == 0 && sr.complete && sr.holes == 0, "the log is still clean");
+
+	/* a write that survives a failed store call inside it: its first run
+	 * cannot stand (the failed call wrote without a savepoint), so the
+	 * batch runs again and keeps what the write kept */
+	long long entries = q1(st, "SELECT count(*) FROM log_entries");
+	struct one tol = { tolerant, NULL, 0, { 0 } };
+	one_main(&tol);
+	ok(tol.rc == 0, "a write going on after its append was refused succeeded");
+	is_int(world_group_reruns(G), 2, "... its batch ran again with savepoints");
+	ok(world_object_exists(st, tolerant_ref, &e) == 1, "... its object is committed");
+	is_int(q1(st, "SELECT count(*) FROM log_entries"), entries, "... and no entry of the refused append");
+	/* control: the same good write alone commits from its first run */
+	struct one again = { append_next, NULL, 0, { 0 } };
+	one_main(&again);
+	ok(again.rc == 0, "control: a good write alone commits");
+	is_int(world_group_reruns(G), 2, "... from its batch's first run");
+	src = world_scan(st, &so, stderr, &sr, &e);
+	ok(src == 0 && sr.complete && sr.holes == 0, "the log is clean");
 
 	world_group_free(G);
 	world_store_close(st);
