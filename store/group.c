@@ -28,6 +28,8 @@ struct world_group *world_group_new(struct world_store *st, struct world_err *er
 		werr(err, WX_USAGE, "group commit: store %s has a transaction open", st->path);
 		return NULL;
 	}
+	/* a batch's COMMIT no longer copies the WAL back itself */
+	if (world_store_checkpoint_thread(st, err) < 0) return NULL;
 	struct world_group *g = calloc(1, sizeof *g);
 	if (!g) {
 		werr(err, WX_FAIL, "group commit: out of memory");

@@ -25,7 +25,8 @@
  *   daemon.worker      a call worker picked a job up, before it runs it
  *   daemon.queued      the HTTP thread put a call in the workers' queue
  *   backup.copying     a backup copied its first pages into the staging directory
- *   backup.renaming    a backup renamed the archive into place, not yet the database */
+ *   backup.renaming    a backup renamed the archive into place, not yet the database
+ *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 

@@ -729,6 +729,7 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 void world_store_close(struct world_store *st)
 {
 	if (!st) return;
+	if (st->db) ws_ckpt_stop(st);
 	ws_stmt_fini(st);
 	if (st->db) {
 		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

@@ -88,6 +88,21 @@ const char *world_store_path(const struct world_store *st);
 /* The underlying handle (for the scan and for tests); do not write through it. */
 struct sqlite3 *world_store_db(struct world_store *st);
 
+/* Checkpoints off the commit path (store/checkpoint.c; docs/store.md, The
+ * write path): a thread of this WRITER handle, on a connection of its own,
+ * copies the WAL back into the database whenever a commit leaves 1000
+ * frames or more in it (a PASSIVE checkpoint: it never holds up a writer),
+ * instead of the committing thread inside its COMMIT; the committer
+ * checkpoints itself only past 8000 frames (the thread cannot keep up).
+ * world_group_new starts it; world_store_close stops it. Once per handle
+ * (again: nothing). The counts (any may be NULL): checkpoints the thread
+ * made, ones the committer made, ones that failed (neither). */
+#define WORLD_STORE_CKPT_FRAMES 1000
+#define WORLD_STORE_CKPT_INLINE_FRAMES 8000
+int world_store_checkpoint_thread(struct world_store *st, struct world_err *err);
+void world_store_checkpoint_stats(struct world_store *st, long long *background, long long *inlined,
+                                  long long *failed);
+
 int world_store_begin(struct world_store *st, struct world_err *err);
 int world_store_commit(struct world_store *st, struct world_err *err);
 void world_store_rollback(struct world_store *st);

@@ -36,6 +36,8 @@ struct world_store {
 	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
 	atomic_ullong commits;
 	struct ws_cached dv;
+	/* the checkpoint thread (checkpoint.c), NULL when none */
+	struct ws_ckpt *ckpt;
 };
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
@@ -56,6 +58,8 @@ void ws_stmt_fini(struct world_store *st);  /* drop, at close */
  * the counters table and its triggers, created by every writer's open. */
 void ws_changes_hook(struct world_store *st);
 int ws_changes_setup(struct world_store *st, struct world_err *err);
+/* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
+void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
 /* SAVEPOINT around one write; ws_sp_end(ok=0) undoes it. */
 int ws_sp_begin(struct world_store *st, struct world_err *err);
