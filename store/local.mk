@@ -3,7 +3,7 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
-	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c
+	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c
 
 check_PROGRAMS += tests/store/test_canon
 TESTS += tests/store/test_canon
@@ -90,3 +90,9 @@ TESTS += tests/store/test_ckpt
 tests_store_test_ckpt_SOURCES = tests/store/test_ckpt.c
 tests_store_test_ckpt_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_ckpt_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+# The write queue (store/queue.c), across processes.
+check_PROGRAMS += tests/store/test_queue
+TESTS += tests/store/test_queue
+tests_store_test_queue_SOURCES = tests/store/test_queue.c
+tests_store_test_queue_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_queue_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)

@@ -26,7 +26,8 @@
  *   daemon.queued      the HTTP thread put a call in the workers' queue
  *   backup.copying     a backup copied its first pages into the staging directory
  *   backup.renaming    a backup renamed the archive into place, not yet the database
- *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints */
+ *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints
+ *   store.queued       a transaction found the write queue taken, before it waits in it */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 

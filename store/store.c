@@ -129,7 +129,11 @@ int ws_need_writer(struct world_store *st, const char *what, struct world_err *e
 int ws_sp_begin(struct world_store *st, struct world_err *err)
 {
 	if (!st->in_txn && st->sp_depth == 0) {
-		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+		if (ws_queue_lock(st, err) < 0) return -1;
+		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
+			ws_queue_unlock(st);
+			return -1;
+		}
 		st->sp_depth = 1;
 		st->sp_own = 1;
 		return 0;
@@ -150,9 +154,10 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 		st->sp_depth = 0;
 		st->sp_own = 0;
 		/* the durable commit of this write */
-		if (ok && ws_exec(st, "COMMIT", err) == 0) return 0;
-		ws_exec(st, "ROLLBACK", &ignore);
-		return -1;
+		int rc = ok && ws_exec(st, "COMMIT", err) == 0 ? 0 : -1;
+		if (rc < 0) ws_exec(st, "ROLLBACK", &ignore);
+		ws_queue_unlock(st);
+		return rc;
 	}
 	st->sp_depth--;
 	if (st->sp_flat) {
@@ -183,7 +188,8 @@ static int busy_wait(void *ctx, int count)
 	struct world_store *st = ctx;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (count == 0) st->busy_t0 = now;
+	/* inside a transaction begun through the write queue, the wait there counts */
+	if (count == 0) st->busy_t0 = st->busy_from_set ? st->busy_from : now;
 	double waited = (double)(now.tv_sec - st->busy_t0.tv_sec) * 1000.0 +
 	                (double)(now.tv_nsec - st->busy_t0.tv_nsec) / 1e6;
 	if (waited >= st->busy_ms) return 0;
@@ -195,6 +201,11 @@ static int busy_wait(void *ctx, int count)
 	struct timespec nap = { us / 1000000, (us % 1000000) * 1000 };
 	while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
 	return 1;
+}
+
+int ws_busy_nap(struct world_store *st, int count)
+{
+	return busy_wait(st, count);
 }
 
 void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
@@ -505,6 +516,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		return werr(err, WX_FAIL, "store %s: out of memory", path);
 	}
 	ws_stmt_init(st);
+	st->qfd = -1;
 	st->writer = mode == WORLD_STORE_WRITER;
 	/* No lock is held between transactions: a write waits for another
 	 * writer's transaction up to the busy timeout (--wait-lock, default 5 s). */
@@ -735,6 +747,7 @@ void world_store_close(struct world_store *st)
 		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(st->db);
 	}
+	if (st->qfd >= 0) close(st->qfd);
 	free(st->path);
 	free(st);
 }
@@ -746,7 +759,11 @@ int world_store_begin(struct world_store *st, struct world_err *err)
 {
 	if (ws_need_writer(st, "begin", err) < 0) return -1;
 	if (st->in_txn) return werr(err, WX_USAGE, "store %s: transaction already open", st->path);
-	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+	if (ws_queue_lock(st, err) < 0) return -1;
+	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
+		ws_queue_unlock(st);
+		return -1;
+	}
 	st->in_txn = 1;
 	return 0;
 }
@@ -758,9 +775,11 @@ int world_store_commit(struct world_store *st, struct world_err *err)
 		struct world_err ig;
 		ws_exec(st, "ROLLBACK", &ig);
 		st->in_txn = 0;
+		ws_queue_unlock(st);
 		return -1;
 	}
 	st->in_txn = 0;
+	ws_queue_unlock(st);
 	return 0;
 }
 
@@ -770,6 +789,7 @@ void world_store_rollback(struct world_store *st)
 	struct world_err ig;
 	ws_exec(st, "ROLLBACK", &ig);
 	st->in_txn = 0;
+	ws_queue_unlock(st);
 }
 
 /* ---- labels ---- */

@@ -36,6 +36,11 @@ struct world_store {
 	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
 	atomic_ullong commits;
 	struct ws_cached dv;
+	/* the write queue (queue.c): the flock file, -1 until the first
+	 * transaction opens it; since when this transaction's wait counts */
+	int qfd;
+	int busy_from_set;
+	struct timespec busy_from;
 	/* the checkpoint thread (checkpoint.c), NULL when none */
 	struct ws_ckpt *ckpt;
 };
@@ -58,6 +63,14 @@ void ws_stmt_fini(struct world_store *st);  /* drop, at close */
  * the counters table and its triggers, created by every writer's open. */
 void ws_changes_hook(struct world_store *st);
 int ws_changes_setup(struct world_store *st, struct world_err *err);
+/* The write queue (queue.c): ws_queue_lock before a transaction's BEGIN
+ * IMMEDIATE (waits up to the busy timeout, then WX_LOCKED), ws_queue_unlock
+ * after its COMMIT or ROLLBACK. */
+int ws_queue_lock(struct world_store *st, struct world_err *err);
+void ws_queue_unlock(struct world_store *st);
+/* One nap of the busy handler (count = naps so far): 1, or 0 once the busy
+ * timeout has passed. */
+int ws_busy_nap(struct world_store *st, int count);
 /* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
 void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
