@@ -112,6 +112,13 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 			return NULL;
 		}
 	}
+	/* the WAL is checkpointed by a thread of the store's, not inside this
+	 * coordinator's group commits (docs/store.md, The write path) */
+	if (sqlite3_db_readonly(world_store_db(cfg->store), "main") == 0 &&
+	    world_store_checkpoint_thread(cfg->store, err) < 0) {
+		coord_free(c);
+		return NULL;
+	}
 	return c;
 }
 

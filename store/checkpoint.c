@@ -27,6 +27,7 @@ struct ws_ckpt {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int want, stop;
+	int next_at;              /* the WAL's frame count at which to wake the thread next */
 	atomic_llong background, inlined, failed;
 };
 
@@ -40,10 +41,17 @@ static int ckpt_hook(void *ctx, sqlite3 *db, const char *name, int frames)
 		int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 		if (rc == SQLITE_OK) atomic_fetch_add(&ck->inlined, 1);
 		else if (rc != SQLITE_BUSY) atomic_fetch_add(&ck->failed, 1);
-	} else if (frames >= WS_CKPT_FRAMES) {
+	} else {
+		/* once per WS_CKPT_FRAMES new frames, not after every commit past
+		 * them: a checkpoint costs two fsyncs, and while the writers go on
+		 * the WAL is never all copied back (it restarts only then) */
 		pthread_mutex_lock(&ck->mu);
-		ck->want = 1;
-		pthread_cond_signal(&ck->cv);
+		if (frames < ck->next_at - WS_CKPT_FRAMES) ck->next_at = WS_CKPT_FRAMES; /* restarted */
+		if (frames >= ck->next_at) {
+			ck->next_at = frames + WS_CKPT_FRAMES;
+			ck->want = 1;
+			pthread_cond_signal(&ck->cv);
+		}
 		pthread_mutex_unlock(&ck->mu);
 	}
 	return SQLITE_OK;
@@ -86,6 +94,7 @@ int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
 	}
 	pthread_mutex_init(&ck->mu, NULL);
 	pthread_cond_init(&ck->cv, NULL);
+	ck->next_at = WS_CKPT_FRAMES;
 	/* the thread takes no signal: the process's handlers stay where they were */
 	sigset_t all, old;
 	sigfillset(&all);
