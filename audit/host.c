@@ -285,6 +285,26 @@ int ah_setup(struct audit_host *h, const char *probe_file, struct world_err *err
 		return setup_fail(h, err, "mkdtemp", t);
 	}
 	if (chmod(h->work, 0755) != 0) return setup_fail(h, err, "chmod", h->work);
+	if (h->is_root) {
+		/* the uid 65534 pass runs worldd, which reads the probe here: every
+		 * directory above must be searchable by others */
+		char up[PATH_MAX];
+		snprintf(up, sizeof up, "%s", h->work);
+		for (char *sl = strrchr(up, '/'); sl; sl = strrchr(up, '/')) {
+			*sl = 0;
+			struct stat st;
+			const char *d = up[0] ? up : "/";
+			if (stat(d, &st) != 0) return setup_fail(h, err, "stat", d);
+			if (!(st.st_mode & S_IXOTH)) {
+				werr(err, WX_SETUP,
+				     "audit setup: %s (mode %04o) is not searchable by uid 65534, whose capsules read the probe "
+				     "below it: set TMPDIR to a directory others can reach",
+				     d, (unsigned)(st.st_mode & 07777));
+				ah_cleanup(h);
+				return -1;
+			}
+		}
+	}
 #define SUB(field, name) snprintf(h->field, sizeof h->field, "%s/%s", h->work, name)
 	SUB(probe, "probe");
 	SUB(src, "main.ail");

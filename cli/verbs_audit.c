@@ -135,7 +135,8 @@ static int cmd_audit(int argc, char **argv)
 	"reboot setting, domain name, clock, the listener's hits, the victims alive,\n" \
 	"no capsule process or cgroup left. The targets (a listener, two victim\n" \
 	"processes, a SysV segment, a secret file) live in a private directory under\n" \
-	"$TMPDIR that is removed, with every process started, on every path (also on\n" \
+	"$TMPDIR (as root, searchable by others: the uid 65534 pass reads the probe\n" \
+	"there) that is removed, with every process started, on every path (also on\n" \
 	"SIGINT/SIGTERM). Progress lines go to stderr. About 40 s as root.\n\n" \
 	"Report: text, or --json: {\"tool\",\"worldd\",\"probe\",\"kernel\",\"uid\",\"covers\",\n" \
 	"\"elapsed_ms\",\"summary\":{\"rows\",\"pass\",\"escaped\",\"control_failed\",\"fail\",\n" \
@@ -165,7 +166,8 @@ static int cmd_audit(int argc, char **argv)
 	"  2  usage; --expect FILE that is not the named profile's JSON\n" \
 	"  4  profile or probe not found\n" \
 	"  9  writing the report failed\n" \
-	" 10  the audit's own set-up failed (work directory, the probe's listener or list)\n" \
+	" 10  the audit's own set-up failed (work directory, $TMPDIR not searchable by\n" \
+	"     uid 65534, the probe's listener or list)\n" \
 	" 28  an attempt escaped, a control failed, or a posture or host check failed\n"
 
 const struct worldd_verb audit_verbs[] = {

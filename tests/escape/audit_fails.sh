@@ -81,6 +81,18 @@ left=$(for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null | grep -q
 is "$left" "" "... no process started from its directory is left"
 is "$(ls -A "$T/tmpdir")" "" "... and its directory is removed"
 
+# As root, a TMPDIR that uid 65534 cannot reach would fail the whole
+# unprivileged pass: refused at set-up, naming the directory, nothing left.
+if [ "$ESC_IS_ROOT" -eq 1 ]; then
+  mkdir -p "$T/closed" && chmod 700 "$T/closed"
+  run_capture out err rc env TMPDIR="$T/closed" "$WORLDD" audit --quiet
+  is "$rc" 10 "TMPDIR not searchable by uid 65534: exit 10"
+  like "$err" "^worldd audit: audit setup: $T/closed \(mode 0700\) is not searchable by uid 65534" "... one line naming it"
+  is "$(ls -A "$T/closed")" "" "... and nothing left in it"
+else
+  for i in 1 2 3; do skip "as root only (the uid 65534 pass)" "a TMPDIR uid 65534 cannot reach"; done
+fi
+
 run_capture out err rc "$WORLDD" audit nosuch --quiet
 is "$rc" 4 "an unknown profile: exit 4"
 like "$err" "profile 'nosuch' not found" "... named"
