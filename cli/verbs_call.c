@@ -172,7 +172,7 @@ static const char mint_help[] =
     WORLDD_WAIT_LOCK_HELP
     "\n"
     "exit codes: 0 minted, 2 usage (bad episode, grant or ttl), 4 no store at DB (nothing created),\n"
-    "  5 store locked, 9 I/O, 20 attended step refused (nothing written)\n";
+    "  5 store busy, 9 I/O, 20 attended step refused (nothing written)\n";
 
 static int verb_session_mint(int argc, char **argv)
 {
@@ -327,7 +327,7 @@ static const char revoke_help[] =
     WORLDD_WAIT_LOCK_HELP
     "\n"
     "exit codes: 0 revoked, 2 usage, 4 no such session or no store at DB (nothing created),\n"
-    "  5 store locked, 9 I/O\n";
+    "  5 store busy, 9 I/O\n";
 
 static int verb_session_revoke(int argc, char **argv)
 {

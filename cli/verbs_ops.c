@@ -30,7 +30,7 @@ static const char rotate_help[] =
     "\n"
     WORLDD_WAIT_LOCK_HELP
     "\n"
-    "exit codes: 0 rotated, 2 usage, 4 no store at DB, 5 store locked, 6 not a store of a known schema,\n"
+    "exit codes: 0 rotated, 2 usage, 4 no store at DB, 5 store busy, 6 not a store of a known schema,\n"
     "  9 I/O (the token file), 20 attended step refused (nothing written)\n";
 
 static int verb_token_rotate(int argc, char **argv)

@@ -458,7 +458,7 @@ const struct worldd_verb store_verbs[] = {
 	  "                     as given (default for world/effect-result/v1 and non-world ids)\n"
 	  WORLDD_WAIT_LOCK_HELP
 	  "  Prints the ref of the stored payload.\n"
-	  "exit codes: 0 ok, 2 usage, 3 bad input, 5 store locked, 6 unknown schema, 9 I/O,\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad input, 5 store busy, 6 unknown schema, 9 I/O,\n"
 	  "            24 not a SQLite store\n",
 	  v_object_put },
 	{ "object get", "print an object's labels, or its payload",
@@ -486,7 +486,7 @@ const struct worldd_verb store_verbs[] = {
 	  "  --index/--prev/--expect-world default to the current head; giving others exercises\n"
 	  "  the store's chain and compare-and-swap checks. Prints: entry N ENTRYHASH world WORLDREF\n"
 	  WORLDD_WAIT_LOCK_HELP
-	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 object not stored, 5 store locked, 6 unknown schema,\n"
+	  "exit codes: 0 ok, 2 usage, 3 bad ref, 4 object not stored, 5 store busy, 6 unknown schema,\n"
 	  "            8 chain or head mismatch (nothing written), 9 I/O, 24 not a SQLite store\n",
 	  v_log_append },
 	{ "world head", "print the selected world",
@@ -530,7 +530,7 @@ const struct worldd_verb store_verbs[] = {
 	  "  Every refusal names BIN as given and leaves nothing behind (no file, directory or row).\n"
 	  WORLDD_WAIT_LOCK_HELP
 	  "exit codes: 0 ok, 2 usage, 3 not a regular file or not a static ELF, 4 BIN missing,\n"
-	  "            5 store locked, 6 unknown schema, 7 archived copy damaged, 9 I/O,\n"
+	  "            5 store busy, 6 unknown schema, 7 archived copy damaged, 9 I/O,\n"
 	  "            11 --version timed out, 14 --version failed or not a release line,\n"
 	  "            24 not a SQLite store\n",
 	  v_archive },

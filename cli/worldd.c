@@ -56,13 +56,16 @@ static void print_help(void)
 			printf("  %-16s %s\n", v->name, v->summary);
 	printf("\nexit codes (shared by every verb):\n"
 	       "  0 ok            1 failure        2 usage         3 bad input\n"
-	       "  4 not found     5 store locked   6 schema        7 integrity\n"
+	       "  4 not found     5 store busy     6 schema        7 integrity\n"
 	       "  8 conflict      9 I/O           10 capsule setup 11 deadline\n"
 	       " 12 output cap   13 not an object 14 interpreter  15 hash mismatch\n"
 	       " 16 capacity     17 syscall denied 18 protocol    19 check refused\n"
 	       " 20 attended step refused       21 call refused before execution\n"
 	       " 22 session unknown or expired   23 plan broke a plan law (docs/design.md §5.2)\n"
 	       " 24 not a SQLite store (a file of another kind; nothing created beside it)\n"
+	       " 25 the episode's call or byte quota is spent (refused before running)\n"
+	       " 26 cancelled by its caller (capsule killed; nothing committed as succeeded)\n"
+	       " 27 committed, but an effect failed (the reason is in the record and the output)\n"
 	       " 28 worldd audit: an attempt escaped, a control failed, or the posture differs\n");
 }
 
