@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_POINTS 16
+#define MAX_POINTS 32 /* every point arriving while WORLD_TEST_PAUSE is set takes one */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static world_pause_fn hook;

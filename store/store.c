@@ -845,9 +845,12 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 	if (!payload && len) return werr(err, WX_BAD_INPUT, "object put: no payload");
 	char ref[WORLD_REF_SIZE];
 	if (world_hash_ref(payload ? payload : "", len, ref, err) < 0) return -1;
-	int have = world_object_exists(st, ref, err);
-	if (have < 0) return -1;
-	if (!have) {
+	{
+		/* One descent of the ref's index, not a lookup and then an insert:
+		 * OR IGNORE stores nothing when the ref is there (content
+		 * addressing: its row is this one, its semanticId and provenance
+		 * the first writer's), and the constraint is checked before
+		 * anything is written. */
 		sqlite3_stmt *s;
 		if (ws_stmt(st, WORLD_SQL(OBJECT_INSERT), &s, err) < 0)
 			return -1;
@@ -858,8 +861,6 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		sqlite3_bind_int64(s, 5, (sqlite3_int64)len);
 		sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
 		int rc = sqlite3_step(s);
-		/* OR IGNORE: another writer may have stored the same bytes since
-		 * the lookup (content addressing: its row is this one) */
 		int added = rc == SQLITE_DONE && sqlite3_changes(st->db) == 1;
 		ws_done(st, s);
 		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "object insert", err);
