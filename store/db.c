@@ -1,0 +1,158 @@
+/* store/db.c: the driver interface's dispatch (store/db.h): which driver
+ * a name selects, and every call passed to the handle's driver with the
+ * class of its failure remembered. */
+#include "store/db_internal.h"
+#include <string.h>
+#include <strings.h>
+
+const struct wdb_driver *wdb_pg_driver_enabled;
+
+enum wdb_kind wdb_kind_of(const char *name)
+{
+	if (name && (strncasecmp(name, "postgresql://", 13) == 0 || strncasecmp(name, "postgres://", 11) == 0))
+		return WDB_PG;
+	return WDB_SQLITE;
+}
+
+int wdb_fail_code(int fail, int code_other)
+{
+	switch (fail) {
+	case WDB_RETRY: return WX_LOCKED;
+	case WDB_CONFLICT: return WX_CONFLICT;
+	case WDB_UNAVAILABLE: return WX_IO;
+	default: return code_other;
+	}
+}
+
+int wdb_open(const char *name, const struct wdb_opts *opts, struct wdb **out, struct world_err *err)
+{
+	static const struct wdb_opts none;
+	*out = NULL;
+	if (!name || !*name) {
+		werr(err, WX_USAGE, "store: no database named (a path or a postgresql:// URI)");
+		return WDB_FAIL;
+	}
+	if (!opts) opts = &none;
+	if (wdb_kind_of(name) == WDB_PG) {
+		if (!wdb_pg_driver_enabled) {
+			/* the URI may hold a password: do not print it */
+			werr(err, WX_USAGE, "store postgresql://...: this program is built without the PostgreSQL driver "
+			                    "(libpq; see docs/store.md)");
+			return WDB_FAIL;
+		}
+		return wdb_pg_driver_enabled->open(name, opts, out, err);
+	}
+	return wdb_sqlite_driver.open(name, opts, out, err);
+}
+
+void wdb_close(struct wdb *db)
+{
+	if (db) db->drv->close(db);
+}
+
+enum wdb_kind wdb_kind(const struct wdb *db) { return db->drv->kind; }
+const char *wdb_name(const struct wdb *db) { return db->name; }
+int wdb_last_fail(const struct wdb *db) { return db->last_fail; }
+
+/* remember the class of a result (negative = failure) */
+static int seen(struct wdb *db, int rc)
+{
+	db->last_fail = rc < 0 ? rc : 0;
+	return rc;
+}
+
+int wdb_exec(struct wdb *db, const char *sql, struct world_err *err)
+{
+	return seen(db, db->drv->exec(db, sql, err));
+}
+
+int wdb_prepare(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err)
+{
+	*out = NULL;
+	return seen(db, db->drv->prepare(db, sql, out, err));
+}
+
+static int bind(struct wdb_stmt *st, int idx, int kind, int64_t v, const void *p, size_t n, struct world_err *err)
+{
+	if (idx < 1) {
+		werr(err, WX_FAIL, "store %s: bind: parameter index %d (they start at 1)", st->db->name, idx);
+		return seen(st->db, WDB_FAIL);
+	}
+	return seen(st->db, st->db->drv->bind(st, idx, kind, v, p, n, err));
+}
+
+int wdb_bind_int64(struct wdb_stmt *st, int idx, int64_t v, struct world_err *err)
+{
+	return bind(st, idx, 'i', v, NULL, 0, err);
+}
+
+int wdb_bind_text(struct wdb_stmt *st, int idx, const char *s, ptrdiff_t len, struct world_err *err)
+{
+	if (!s) return bind(st, idx, 'n', 0, NULL, 0, err);
+	return bind(st, idx, 't', 0, s, len < 0 ? strlen(s) : (size_t)len, err);
+}
+
+int wdb_bind_blob(struct wdb_stmt *st, int idx, const void *p, size_t n, struct world_err *err)
+{
+	return bind(st, idx, 'b', 0, n ? p : "", n, err);
+}
+
+int wdb_bind_null(struct wdb_stmt *st, int idx, struct world_err *err)
+{
+	return bind(st, idx, 'n', 0, NULL, 0, err);
+}
+
+int wdb_step(struct wdb_stmt *st, struct world_err *err)
+{
+	return seen(st->db, st->db->drv->step(st, err));
+}
+
+void wdb_reset(struct wdb_stmt *st)
+{
+	if (st) st->db->drv->reset(st);
+}
+
+void wdb_finalize(struct wdb_stmt *st)
+{
+	if (st) st->db->drv->finalize(st);
+}
+
+int wdb_column_count(struct wdb_stmt *st) { return st->db->drv->column_count(st); }
+
+static int col_ok(struct wdb_stmt *st, int col)
+{
+	return col >= 0 && col < st->db->drv->column_count(st);
+}
+
+int wdb_column_is_null(struct wdb_stmt *st, int col)
+{
+	return col_ok(st, col) ? st->db->drv->column_is_null(st, col) : 1;
+}
+
+int64_t wdb_column_int64(struct wdb_stmt *st, int col, int *bad)
+{
+	if (bad) *bad = 0;
+	if (!col_ok(st, col)) {
+		if (bad) *bad = 1;
+		return 0;
+	}
+	return st->db->drv->column_int64(st, col, bad);
+}
+
+const char *wdb_column_text(struct wdb_stmt *st, int col)
+{
+	return col_ok(st, col) ? st->db->drv->column_text(st, col) : NULL;
+}
+
+const void *wdb_column_blob(struct wdb_stmt *st, int col, size_t *n)
+{
+	*n = 0;
+	if (!col_ok(st, col)) return "";
+	return st->db->drv->column_blob(st, col, n);
+}
+
+int64_t wdb_changes(struct wdb *db) { return db->drv->changes(db); }
+
+int wdb_begin(struct wdb *db, struct world_err *err) { return seen(db, db->drv->begin(db, err)); }
+int wdb_commit(struct wdb *db, struct world_err *err) { return seen(db, db->drv->commit(db, err)); }
+int wdb_rollback(struct wdb *db, struct world_err *err) { return seen(db, db->drv->rollback(db, err)); }

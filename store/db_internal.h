@@ -1,0 +1,50 @@
+/* store/db_internal.h: what store/db.c's dispatch and the two drivers
+ * (db_sqlite.c, db_pg.c) share: the driver table and the head every
+ * handle and statement of a driver starts with. Nothing outside those
+ * three files includes it. */
+#ifndef WORLD_STORE_DB_INTERNAL_H
+#define WORLD_STORE_DB_INTERNAL_H
+#include "store/db.h"
+
+struct wdb_driver {
+	enum wdb_kind kind;
+	int (*open)(const char *name, const struct wdb_opts *opts, struct wdb **out, struct world_err *err);
+	void (*close)(struct wdb *db);
+	int (*exec)(struct wdb *db, const char *sql, struct world_err *err);
+	int (*prepare)(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err);
+	/* kind: 'i' int64, 't' text, 'b' blob, 'n' null */
+	int (*bind)(struct wdb_stmt *st, int idx, int kind, int64_t v, const void *p, size_t n, struct world_err *err);
+	int (*step)(struct wdb_stmt *st, struct world_err *err);
+	void (*reset)(struct wdb_stmt *st);
+	void (*finalize)(struct wdb_stmt *st);
+	int (*column_count)(struct wdb_stmt *st);
+	int (*column_is_null)(struct wdb_stmt *st, int col);
+	int64_t (*column_int64)(struct wdb_stmt *st, int col, int *bad);
+	const char *(*column_text)(struct wdb_stmt *st, int col);
+	const void *(*column_blob)(struct wdb_stmt *st, int col, size_t *n);
+	int64_t (*changes)(struct wdb *db);
+	int (*begin)(struct wdb *db, struct world_err *err);
+	int (*commit)(struct wdb *db, struct world_err *err);
+	int (*rollback)(struct wdb *db, struct world_err *err);
+};
+
+/* The first member of every driver's handle. */
+struct wdb {
+	const struct wdb_driver *drv;
+	char name[512]; /* what wdb_name() prints: never a password */
+	int last_fail;  /* 0 or the last enum wdb_fail */
+};
+
+/* The first member of every driver's statement. */
+struct wdb_stmt {
+	struct wdb *db;
+};
+
+extern const struct wdb_driver wdb_sqlite_driver;
+/* set by wdb_pg_enable() */
+extern const struct wdb_driver *wdb_pg_driver_enabled;
+
+/* The exit code of store/error.h for a class of failure (code_other for
+ * WDB_FAIL). */
+int wdb_fail_code(int fail, int code_other);
+#endif

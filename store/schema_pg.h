@@ -1,0 +1,28 @@
+/* store/schema_pg.h: the World store's schema (version 2) for PostgreSQL,
+ * the translation of store.c's SQLite DDL and store/changes.c's counters
+ * (issue 26; docs/store.md, "PostgreSQL (in progress)"). Nothing opens a
+ * store on it yet: tests/store/test_db creates it on a throwaway cluster
+ * and checks that it has every table and column of a fresh SQLite store.
+ *
+ * The translation: the same tables, columns and index names; INTEGER is
+ * BIGINT (SQLite integers are 64-bit), BLOB is BYTEA, the journal's
+ * AUTOINCREMENT id an identity column, WITHOUT ROWID tables plain tables
+ * with the same primary keys, the partial indexes the same, the triggers
+ * PL/pgSQL functions. Two things SQLite has implicitly are columns here:
+ * `objects.seq` (SQLite's rowid: insertion order, which OBJECTS_OF_KIND
+ * sorts by) and the table `world_schema` (PRAGMA user_version). */
+#ifndef WORLD_STORE_SCHEMA_PG_H
+#define WORLD_STORE_SCHEMA_PG_H
+
+#define WORLD_PG_SCHEMA_VERSION 2
+
+/* Creates every table, index, function and trigger, and the one row of
+ * world_schema and store_changes; for a database without them (run it in
+ * one transaction). */
+extern const char world_pg_schema[];
+/* The columns PostgreSQL has beyond SQLite's ("table.column" each, NULL
+ * ended): SQLite keeps them implicitly. */
+extern const char *const world_pg_schema_extra_columns[];
+/* Tables PostgreSQL has beyond SQLite's (NULL ended). */
+extern const char *const world_pg_schema_extra_tables[];
+#endif
