@@ -36,7 +36,8 @@
  *   was lost: answer "unavailable" -- HTTP 503 -- and try again later; the
  *   next call outside a transaction reconnects by itself), WDB_CONFLICT (a
  *   constraint refused the row: unique, check, not null), WDB_FAIL
- *   (anything else). wdb_last_fail() repeats the class of the last failure.
+ *   (anything else). wdb_last_fail() repeats the class of the handle's last
+ *   call (0 when it succeeded).
  * - Credentials: a postgresql:// URI may carry a password (or libpq finds
  *   one in PGPASSFILE / ~/.pgpass), or opts.password_file names a file
  *   (owner-only, first line) whose password wins over the URI's. No text

@@ -114,19 +114,17 @@ static void add_secret_both(struct pdb *d, const char *s, size_t n)
 
 /* Every form of a password the raw URI may hold, before libpq has parsed
  * it (its parse errors may quote a piece of the URI): the userinfo's
- * password (between the first ':' after "://" and the last '@' of the
- * authority) and any password=... query parameter. */
+ * password (as libpq reads it: after the first ':' of what precedes the
+ * first '@' before any '/') and any password=... query parameter. */
 static void secrets_of_uri(struct pdb *d, const char *uri)
 {
 	const char *a = strstr(uri, "://");
 	if (!a) return;
 	a += 3;
-	const char *at = NULL;
-	for (const char *p = a; *p; p++)
-		if (*p == '@') at = p; /* the last '@': a raw '@' in a password is the user's mistake, still hidden */
-	if (at) {
-		const char *colon = memchr(a, ':', (size_t)(at - a));
-		if (colon) add_secret_both(d, colon + 1, (size_t)(at - colon - 1));
+	size_t auth = strcspn(a, "@/");
+	if (a[auth] == '@') {
+		const char *colon = memchr(a, ':', auth);
+		if (colon) add_secret_both(d, colon + 1, (size_t)(a + auth - colon - 1));
 	}
 	for (const char *p = uri; (p = strstr(p, "password=")); p += 9) {
 		const char *v = p + 9;
@@ -583,12 +581,14 @@ static int ready(struct pstmt *s, struct world_err *err)
 		PQclear(res);
 	}
 	s->gen = 0;
-	Oid types[s->nparams ? s->nparams : 1];
+	Oid *types = calloc(s->nparams ? (size_t)s->nparams : 1, sizeof *types);
+	if (!types) return pfail(d, WDB_FAIL, WX_IO, "prepare", "out of memory", NULL, err);
 	for (int i = 0; i < s->nparams; i++) {
 		types[i] = s->kinds[i] == 'b' ? OID_BYTEA : 0;
 		s->prepared_blob[i] = s->kinds[i] == 'b';
 	}
 	PGresult *res = PQprepare(d->conn, s->name, s->sql, s->nparams, types);
+	free(types);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "prepare", err);
 	PQclear(res);
 	s->gen = d->gen;

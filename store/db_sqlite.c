@@ -90,7 +90,7 @@ static int s_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 static void s_close(struct wdb *h)
 {
 	struct sdb *d = SDB(h);
-	sqlite3_close(d->db); /* statements are the caller's to finalize first */
+	sqlite3_close_v2(d->db); /* a statement not finalized yet keeps it until it is */
 	free(d);
 }
 

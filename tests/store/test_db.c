@@ -166,6 +166,10 @@ static void values(struct wdb *db, const char *L)
 	is_int(q1(db, "SELECT sum(cost) FROM journal"), 123456789007LL, "%s: sum() of bigints reads as int64", L);
 	ok(run(db, "INSERT INTO journal(phase, at) VALUES ('neither', 1)", NULL, &err, 0) == WDB_CONFLICT,
 	   "%s: a CHECK constraint refused is WDB_CONFLICT (%s)", L, err.msg);
+	int64_t cnt = -1;
+	ok(run(db, "SELECT count(*) FROM objects WHERE provenance <> 'why? -- not a parameter' /* nor ? */ AND ref = ?", &cnt,
+	       &err, 1, "t:ref-near") == 0 && cnt == 1,
+	   "%s: a ? inside a string literal or a comment is not a parameter (%s)", L, err.msg);
 	ok(run(db, "SELEKT 1", NULL, &err, 0) == WDB_FAIL && err.code == WX_IO && strstr(err.msg, wdb_name(db)),
 	   "%s: a bad statement is WDB_FAIL, naming the store (%s)", L, err.msg);
 }
