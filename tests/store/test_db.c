@@ -174,6 +174,19 @@ static void values(struct wdb *db, const char *L)
 	   "%s: a bad statement is WDB_FAIL, naming the store (%s)", L, err.msg);
 }
 
+/* a read-only handle reads and never writes */
+static void readonly(const char *name, const struct wdb_opts *base, const char *L)
+{
+	struct world_err err = { 0 };
+	struct wdb_opts o = *base;
+	o.flags = WDB_READONLY;
+	struct wdb *r = open_or_bail(name, &o);
+	is_int(q1(r, "SELECT count(*) FROM objects WHERE ref = 'ref-near'"), 1, "%s: a read-only handle reads", L);
+	int rc = run(r, "DELETE FROM objects WHERE ref = 'ref-near'", NULL, &err, 0);
+	ok(rc == WDB_FAIL && err.code == WX_IO, "%s: and its write is refused, WDB_FAIL (%s)", L, err.msg);
+	wdb_close(r);
+}
+
 /* the triggers: the same derived rows on both */
 static void triggers(struct wdb *db, const char *L)
 {
@@ -543,6 +556,7 @@ int main(void)
 	struct wdb *a = open_or_bail(path, &o), *b = open_or_bail(path, &o);
 	is_str(wdb_name(a), path, "sqlite: the name is the path");
 	values(a, "sqlite");
+	readonly(path, &o, "sqlite");
 	triggers(a, "sqlite");
 	cas_race(a, b, "sqlite", 0);
 	wdb_close(a);
@@ -571,6 +585,7 @@ int main(void)
 		schema_matches(pa, lite);
 		wdb_close(lite);
 		values(pa, "pg");
+		readonly(uri, &o, "pg");
 		triggers(pa, "pg");
 		cas_race(pa, pb, "pg", 1);
 		serialization(pa, pb);
