@@ -81,19 +81,27 @@ static int timed_out(struct world_store *st, struct world_err *err)
 	            st->path, st->busy_ms / 1000.0);
 }
 
-/* Blocks in flock until the queue is ours or the deadline passes. */
+/* Blocks in flock until the queue is ours or the deadline passes. SIGURG
+ * is unblocked only inside the wait, and a SIGURG the timer sent is taken
+ * (sigtimedwait) before the thread's signal mask is put back, so none is
+ * left to interrupt a later call of this thread (EINTR) that does not
+ * expect it. */
 static int queue_block(struct world_store *st, struct world_err *err)
 {
 	sigset_t urg, old;
 	sigemptyset(&urg);
 	sigaddset(&urg, SIGURG);
+	pthread_sigmask(SIG_BLOCK, &urg, &old);
 	struct sigevent ev = { 0 };
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = SIGURG;
 	ev._sigev_un._tid = gettid(); /* sigev_notify_thread_id, which this glibc does not name */
 	timer_t tm;
-	if (timer_create(CLOCK_MONOTONIC, &ev, &tm) < 0)
-		return werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(errno));
+	if (timer_create(CLOCK_MONOTONIC, &ev, &tm) < 0) {
+		werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(errno));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return -1;
+	}
 	double left = st->busy_ms - ms_since(&st->busy_from);
 	if (left < 1) left = 1;
 	struct itimerspec its = { .it_interval = { 0, 5 * 1000 * 1000 } };
@@ -102,28 +110,34 @@ static int queue_block(struct world_store *st, struct world_err *err)
 	int rc = -1;
 	if (timer_settime(tm, 0, &its, NULL) < 0) {
 		werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(errno));
-		goto out;
+	} else {
+		sigset_t open_urg = old;
+		sigdelset(&open_urg, SIGURG);
+		pthread_sigmask(SIG_SETMASK, &open_urg, NULL);
+		for (;;) {
+			if (flock(st->qfd, LOCK_EX) == 0) {
+				rc = 0;
+				break;
+			}
+			if (errno != EINTR) {
+				werr(err, WX_IO, "store %s: write queue: %s", st->path, strerror(errno));
+				break;
+			}
+			if (ms_since(&st->busy_from) >= st->busy_ms) {
+				timed_out(st, err);
+				break;
+			}
+		}
+		pthread_sigmask(SIG_BLOCK, &urg, NULL);
 	}
-	pthread_sigmask(SIG_UNBLOCK, &urg, &old);
-	for (;;) {
-		if (flock(st->qfd, LOCK_EX) == 0) {
-			rc = 0;
-			break;
-		}
-		if (errno != EINTR) {
-			werr(err, WX_IO, "store %s: write queue: %s", st->path, strerror(errno));
-			break;
-		}
-		if (ms_since(&st->busy_from) >= st->busy_ms) {
-			timed_out(st, err);
-			break;
-		}
-	}
+	int del = timer_delete(tm);
+	int derr = errno;
+	struct timespec zero = { 0, 0 };
+	while (sigtimedwait(&urg, NULL, &zero) == SIGURG) {}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-out:
-	if (timer_delete(tm) < 0 && rc == 0) {
+	if (del < 0 && rc == 0) {
 		flock(st->qfd, LOCK_UN);
-		return werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(errno));
+		return werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(derr));
 	}
 	return rc;
 }
