@@ -863,6 +863,19 @@ static bool is_multiple(const json_t *v, const json_t *m)
 	return (d < 0 ? -d : d) <= 1e-9;
 }
 
+/* Say which keyword applied after a subschema's own failure: append
+ * suffix to err's message (cut to fit, as werr cuts). Kept out of
+ * validate_here, which recurses once per level of a recursive schema:
+ * a buffer in its frame would multiply by JSCHEMA_MAX_NESTING. */
+__attribute__((noinline)) static int err_suffix(struct world_err *err, const char *suffix)
+{
+	size_t n = strlen(err->msg), k = strlen(suffix);
+	if (n + k >= sizeof err->msg) k = sizeof err->msg - 1 - n;
+	memcpy(err->msg + n, suffix, k);
+	err->msg[n + k] = '\0';
+	return -1;
+}
+
 /* contains, with minContains (default 1) and maxContains: how many items
  * match, every item tried (the count is the point). */
 static int validate_contains(const json_t *s, const json_t *c, const json_t *v, struct ptr *p,
@@ -905,11 +918,7 @@ static int validate_property_names(const json_t *k, const json_t *v, struct ptr 
 		rc = validate(k, name, p, err);
 		ptr_pop(p, mark);
 		json_decref(name);
-		if (rc) {
-			char inner[sizeof err->msg];
-			snprintf(inner, sizeof inner, "%s", err->msg);
-			rc = werr(err, err->code, "%s (the member name, under \"propertyNames\")", inner);
-		}
+		if (rc) rc = err_suffix(err, " (the member name, under \"propertyNames\")");
 	}
 	free(m);
 	return rc;
@@ -1076,14 +1085,10 @@ static int validate_here(const json_t *s, const json_t *v, struct ptr *p, struct
 		struct world_err e2 = {0, ""};
 		int rc = validate(k, v, p, &e2);
 		if (rc && e2.code == WX_FAIL) { *err = e2; return -1; }
-		const char *branch = rc == 0 ? "then" : "else";
-		const json_t *b2 = json_object_get(s, branch);
-		if (b2 && validate(b2, v, p, err)) {
-			char inner[sizeof err->msg];
-			snprintf(inner, sizeof inner, "%s", err->msg);
-			return werr(err, err->code, "%s (\"%s\", as the value %s \"if\")", inner, branch,
-			            rc == 0 ? "matches" : "does not match");
-		}
+		const json_t *b2 = json_object_get(s, rc == 0 ? "then" : "else");
+		if (b2 && validate(b2, v, p, err))
+			return err_suffix(err, rc == 0 ? " (\"then\", as the value matches \"if\")"
+			                               : " (\"else\", as the value does not match \"if\")");
 	}
 	if (json_is_object(v)) {
 		size_t n = json_object_size(v);
