@@ -404,9 +404,13 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	char owner[80];
 	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
 	struct dcall dc;
-	int registered = dcall_begin(&dc, owner, task, &err) == 0;
+	int began = dcall_begin(&dc, owner, task, rq->job, &err);
+	int registered = began >= 0;
 	if (registered) call.cancel = &dc.cancel;
 	else dlog("error route=/a2a/: task %.128s is not cancellable: %s", task, err.msg);
+	if (began == 1)
+		dlog("cancel episode=%s task=%.128s: cancelled while it waited for a call worker; it starts cancelled", s->episode,
+		     task);
 	json_t *ctx0 = json_object_get(message, "contextId");
 	if (stream) {
 		stream->rq = rq;
@@ -584,6 +588,39 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
  * TaskNotCancelableError), as is a cancelled one; an unknown one is not
  * found. */
 #define CANCEL_WAIT_MS 30000 /* longer than a call's whole-invocation deadline (20 s) */
+
+/* Fire the task's call in flight or leave a pending cancel for it (when
+ * calls of the episode wait for a call worker): how many were fired. */
+static int cancel_now(const char *owner, const char *task, const char *episode, unsigned long long self,
+                      unsigned long long *pend)
+{
+	int fired = dcall_cancel(owner, task, "CancelTask", self, 1, pend);
+	dlog("cancel episode=%s task=%.128s: %s", episode, task,
+	     fired ? "the call in flight is cancelled"
+	           : *pend ? "no call in flight; kept for this episode's calls waiting for a call worker"
+	                   : "no call of this episode in flight has that task id");
+	return fired;
+}
+
+void a2a_cancel_early(struct dreq *rq)
+{
+	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *jt = json_object_get(json_object_get(msg, "params"), "id");
+	const char *task = json_string_value(jt);
+	struct dresp r;
+	memset(&r, 0, sizeof r);
+	struct coord_session *s = NULL;
+	/* a refused credential or a malformed request: the worker answers it */
+	if (task && task_id_ok(task) && dauth(rq, &r, 0, 0, &s, NULL) == 0 && s) {
+		char owner[80];
+		snprintf(owner, sizeof owner, "a2a:%s", s->episode);
+		rq->cancel_early = 1;
+		rq->cancel_fired = cancel_now(owner, task, s->episode, 0, &rq->cancel_pend);
+	}
+	coord_session_free(s);
+	free(r.body);
+	json_decref(msg);
+}
 static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
@@ -592,12 +629,23 @@ static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json
 	const char *task = json_string_value(jt);
 	char owner[80];
 	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
-	int fired = dcall_fire(owner, task, "CancelTask");
-	if (fired) {
-		dlog("cancel episode=%s task=%.128s: the call in flight is cancelled", s->episode, task);
-		if (dcall_wait_gone(owner, task, CANCEL_WAIT_MS) < 0)
-			dlog("error route=/a2a/ CancelTask %.128s: the call did not end within %d ms", task, CANCEL_WAIT_MS);
+	/* fired (or left pending) on the HTTP thread before this request was
+	 * queued (a2a_cancel_early), so the cancel was not behind the call */
+	unsigned long long pend = rq->cancel_pend;
+	int fired = rq->cancel_early ? rq->cancel_fired : cancel_now(owner, task, s->episode, rq->job, &pend);
+	if (fired && dcall_wait_gone(owner, task, CANCEL_WAIT_MS) < 0)
+		dlog("error route=/a2a/ CancelTask %.128s: the call did not end within %d ms", task, CANCEL_WAIT_MS);
+	/* a task still waiting for a call worker: answered once its call
+	 * started cancelled and ended (1), or when no such call waited (0) */
+	int taken = pend ? dcall_pend_wait(pend, rq->conn ? 0 : CANCEL_WAIT_MS) : 0; /* an HTTP thread never waits */
+	if (taken < 0) {
+		dlog("error route=/a2a/ CancelTask %.128s: its call did not start within %d ms; the cancel stays pending", task,
+		     CANCEL_WAIT_MS);
+		return drpc_error(id, -32001, "task not found: \"%s\" is not in flight or committed yet; this cancel is kept "
+		                              "for a call of this episode with that task id that is waiting for a call worker "
+		                              "(it will start cancelled)", task);
 	}
+	fired = fired || taken == 1;
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;

@@ -36,6 +36,9 @@ EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs
 # Cancellation and progress (issue 22 item 4): the MCP SDK's AbortSignal and onprogress.
 TESTS += tests/daemon/cancel.sh
 EXTRA_DIST += tests/daemon/cancel.sh tests/daemon/sdk-cancel.mjs
+# A call cancelled while it waits for a call worker (pending cancels; test hooks).
+TESTS += tests/daemon/cancel_queued.sh
+EXTRA_DIST += tests/daemon/cancel_queued.sh
 # The official MCP conformance suite with packages/conformance published (issue 22 item 8).
 TESTS += tests/daemon/conformance.sh
 EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml

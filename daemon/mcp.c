@@ -413,9 +413,13 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	if (json_is_string(id)) snprintf(key, sizeof key, "s:%s", json_string_value(id));
 	else snprintf(key, sizeof key, "i:%lld", (long long)json_integer_value(id));
 	struct dcall dc;
-	int registered = dcall_begin(&dc, owner, key, &err) == 0;
+	int began = dcall_begin(&dc, owner, key, m->rq->job, &err);
+	int registered = began >= 0;
 	if (!registered) dlog("error route=/mcp/ tool=%.128s: not cancellable: %s", skill, err.msg);
 	else call.cancel = &dc.cancel;
+	if (began == 1)
+		dlog("cancel episode=%s request_id=%.100s: cancelled while it waited for a call worker; it starts cancelled",
+		     m->sess->episode, key + 2);
 	/* progress: params._meta.progressToken, on the POST's own event stream */
 	json_t *ptok = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	struct progress pg = { .m = m, .token = ptok, .call = &dc };
@@ -741,10 +745,16 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		if (json_is_string(rid)) snprintf(key, sizeof key, "s:%s", json_string_value(rid));
 		else if (json_is_integer(rid)) snprintf(key, sizeof key, "i:%lld", (long long)json_integer_value(rid));
 		else key[0] = 0;
-		int n = key[0] ? dcall_fire(owner, key, reason) : 0;
-		if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "notifications/cancelled,fired=%d", n);
+		/* none in flight while this credential has requests waiting for
+		 * a call worker: kept for them (daemon/calls.c, pending cancels) */
+		unsigned long long pend = 0;
+		int n = key[0] ? dcall_cancel(owner, key, reason, m->rq->job, 0, &pend) : 0;
+		if (!batched)
+			snprintf(m->rq->note, sizeof m->rq->note, "notifications/cancelled,fired=%d%s", n, pend ? ",pending=1" : "");
 		dlog("cancel episode=%s request_id=%.100s: %s", m->sess->episode, key[0] ? key + 2 : "(malformed)",
-		     n ? "the call in flight is cancelled" : "no call of this session in flight has that id (ignored)");
+		     n ? "the call in flight is cancelled"
+		       : pend ? "no call of this session in flight has that id; kept for its requests waiting for a call worker"
+		              : "no call of this session in flight has that id (ignored)");
 		return NULL;
 	}
 	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, ...) */

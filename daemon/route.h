@@ -63,6 +63,12 @@ struct dreq {
 	char invocation_id[256];         /* set by a projection for the request log ("" = none) */
 	char note[128];                  /* extra log text, e.g. the JSON-RPC method */
 	char timing[128];                /* " capsule_ms=.. broker_ms=.. commit_ms=.." of a call ("" = none) */
+	unsigned long long job;          /* its job's sequence number on a call worker (struct djob), 0 = none */
+	/* A2A CancelTask on a worker: what a2a_cancel_early did on the HTTP
+	 * thread before it was queued (early: it ran; fired: calls in flight
+	 * fired; pend: the pending cancel it left, 0 = none) */
+	int cancel_early, cancel_fired;
+	unsigned long long cancel_pend;
 };
 
 struct dresp {
@@ -161,12 +167,42 @@ struct dcall {
 	char reason[200];                /* the canceller's reason ("" = none given) */
 	struct dcall *next;
 };
-int dcall_begin(struct dcall *c, const char *owner, const char *key, struct world_err *err);
+/* Register c for a call of the job numbered job (rq->job; 0 = not a
+ * queued request): 1 when a pending cancel was waiting for it -- the call
+ * starts with its handle fired (c->reason says why) --, 0 when not, -1 +
+ * err when the handle cannot be made (the call is not cancellable). */
+int dcall_begin(struct dcall *c, const char *owner, const char *key, unsigned long long job, struct world_err *err);
 void dcall_end(struct dcall *c);
-/* Fire the cancel of every call of owner with key: how many were fired. */
+/* Fire the cancel of every call of owner with key: how many were fired.
+ * With pend, when none was in flight and owner has a job outstanding
+ * that arrived before this cancel (other than self, the canceller's own
+ * job), the cancel is kept for it (a pending cancel, daemon/calls.c) and
+ * *pend is its id (0 = none kept); with await, dcall_pend_wait collects
+ * its outcome. */
+int dcall_cancel(const char *owner, const char *key, const char *reason, unsigned long long self, int await,
+                 unsigned long long *pend);
 int dcall_fire(const char *owner, const char *key, const char *reason);
 /* Wait until no call of owner with key is registered (at most ms): 0, or -1 on time out. */
 int dcall_wait_gone(const char *owner, const char *key, unsigned ms);
+/* Wait (at most ms) for the outcome of the awaited pending cancel id: 1 a
+ * call took it and has ended, 0 it was dropped (no such call waited), -1
+ * time out (it stays pending; nobody waits for it any more). */
+int dcall_pend_wait(unsigned long long id, unsigned ms);
+/* A request handed to the call workers, from queued until its route
+ * returned: its owner (as a dcall's: "mcp:CREDENTIAL-ID", "a2a:EPISODE",
+ * "" for others) and its number in arrival order (set by begin). */
+struct djob {
+	char owner[80];
+	unsigned long long seq;
+	struct djob *next;
+};
+void dcall_job_begin(struct djob *j, const char *owner);
+void dcall_job_end(struct djob *j);
+/* A2A CancelTask / tasks/cancel on the HTTP thread, before it is queued
+ * (daemon/a2a.c): with a live credential, fires the named task's call in
+ * flight or leaves a pending cancel for it, and says so in rq's cancel_*
+ * fields, which the worker's CancelTask reads. Answers nothing. */
+void a2a_cancel_early(struct dreq *rq);
 
 /* ---- a response that stays open: the bytes queued for it (daemon/stream.c) ----
  * The one machinery of the notification stream (GET /mcp/) and of live

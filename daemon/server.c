@@ -416,6 +416,10 @@ struct dconn {
 	char invocation_id[256], note[128], timing[128];
 	struct dconn *next;  /* in the workers' queue */
 	struct share *share; /* its episode's share of the workers (set while queued or running) */
+	struct djob job;     /* a pending cancel's reach (daemon/calls.c), from queued until its route returned */
+	int jobbed;          /* job is registered */
+	int cancel_early, cancel_fired; /* A2A CancelTask: a2a_cancel_early ran on the HTTP thread (route.h) */
+	unsigned long long cancel_pend;
 };
 
 static atomic_int inflight;
@@ -574,7 +578,9 @@ static void dispatch(struct dreq *rq, struct dresp *r);
 static void run_route(struct dctx *d, struct MHD_Connection *conn, const char *method, struct dconn *dc)
 {
 	struct dreq rq = { .d = d, .conn = conn, .srv = conn ? NULL : dc, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs,
-	                   .method = method, .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len };
+	                   .method = method, .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len,
+	                   .job = dc->jobbed ? dc->job.seq : 0, .cancel_early = dc->cancel_early,
+	                   .cancel_fired = dc->cancel_fired, .cancel_pend = dc->cancel_pend };
 	dispatch(&rq, &dc->resp);
 	memcpy(dc->invocation_id, rq.invocation_id, sizeof dc->invocation_id);
 	memcpy(dc->note, rq.note, sizeof dc->note);
@@ -802,6 +808,9 @@ static void *worker_main(void *arg)
 			world_pause("daemon.worker");
 			run_route(dc->d, NULL, dc->method, dc);
 		}
+		/* its route has returned: no call of it registers any more */
+		if (dc->jobbed) dcall_job_end(&dc->job);
+		dc->jobbed = 0;
 		if (dc->live) live_finish(dc);
 		else {
 			atomic_store(&dc->answered, 1);
@@ -886,9 +895,10 @@ static void free_copies(struct dconn *dc)
  * through a pooled reader handle on the HTTP thread (a WAL reader waits
  * for no writer); expiry is not judged here. It only orders the queue:
  * the route's own dauth on the worker decides what the call may do. */
-static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *path, char key[80])
+static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *path, char key[80], char owner[80])
 {
 	snprintf(key, 80, "unauthenticated");
+	owner[0] = 0;
 	const char *c = bearer_of(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
 	if (!c) return;
 	if (is_operator(d, c)) {
@@ -900,6 +910,10 @@ static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *p
 	struct world_session s;
 	if (st && world_session_get(st, c, &s, &err) == 0) {
 		snprintf(key, 80, "episode:%s", s.episode);
+		/* the owner its calls register under (daemon/calls.c): what a pending cancel names */
+		int mcp = strcmp(path, "/mcp/") == 0 || strcmp(path, "/mcp") == 0;
+		if (mcp && strncmp(s.credential_hash, "sha256:", 7) == 0) snprintf(owner, 80, "mcp:%.64s", s.credential_hash + 7);
+		else if (strcmp(path, "/a2a/") == 0 || strcmp(path, "/a2a") == 0) snprintf(owner, 80, "a2a:%s", s.episode);
 		world_session_free(&s);
 	} else if (!st || err.code != WX_NOT_FOUND) {
 		char p[256];
@@ -931,14 +945,20 @@ static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *
 		free_copies(dc);
 		return 0;
 	}
-	share_key(d, conn, dc->path, fresh->key);
+	char owner[80];
+	share_key(d, conn, dc->path, fresh->key, owner);
 	dc->conn = conn;
 	dc->d = d;
 	dc->next = NULL;
+	/* counted before it can run: a cancel from now on may wait for it */
+	dcall_job_begin(&dc->job, owner);
+	dc->jobbed = 1;
 	pthread_mutex_lock(&workers.mu);
 	if (workers.stopping) {
 		/* the workers may be gone already: nobody would resume it */
 		pthread_mutex_unlock(&workers.mu);
+		dcall_job_end(&dc->job);
+		dc->jobbed = 0;
 		free(fresh);
 		free_copies(dc);
 		return -1;
@@ -1302,6 +1322,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return send_kept(conn, dc);
 	}
 	dc->urgent = kind == 2;
+	if (kind == 2) {
+		/* fire (or keep for a queued task) here, before the CancelTask
+		 * itself waits for a worker: the task it names may be queued
+		 * ahead of it; the worker then waits and answers */
+		struct dreq rq = { .d = d, .conn = conn, .method = method, .path = dc->path, .body = dc->body, .body_len = dc->len };
+		a2a_cancel_early(&rq);
+		dc->cancel_early = rq.cancel_early;
+		dc->cancel_fired = rq.cancel_fired;
+		dc->cancel_pend = rq.cancel_pend;
+	}
 	int worker = strcmp(method, "POST") == 0 ? hand_over(d, conn, dc) : 0;
 	if (worker > 0) return MHD_YES;
 	if (worker < 0) dresp_error(&dc->resp, "Capacity", "the daemon is stopping; the call was not run");
