@@ -13,11 +13,16 @@
  * The contract, for both drivers:
  * - SQL is written with SQLite's positional parameters, `?` or `?N`
  *   (1-based); the PostgreSQL driver rewrites them to `$N` outside string
- *   literals, quoted identifiers and comments. The dialect beyond that is
- *   the caller's (INSERT OR IGNORE is SQLite's; ON CONFLICT DO NOTHING both).
+ *   literals, quoted identifiers and comments (not inside dollar-quoted
+ *   bodies: pass those to wdb_exec, which rewrites nothing). The dialect
+ *   beyond that is the caller's (INSERT OR IGNORE is SQLite's; ON CONFLICT
+ *   DO NOTHING both).
  * - Values: int64, text (UTF-8, no NUL), blob (any bytes, NUL included),
  *   NULL. A blob comes back byte for byte: on PostgreSQL it is bytea, sent
- *   and received in binary format, never escaped. Bound values are copied.
+ *   and received in binary format, never escaped (bind blobs with
+ *   wdb_bind_blob: text bound to a bytea parameter goes through
+ *   PostgreSQL's bytea input, where a backslash is an escape). Integers and
+ *   text are sent as text and typed by the server. Bound values are copied.
  * - wdb_step runs the statement on its first call after prepare/reset and
  *   returns WDB_ROW for each row, then WDB_DONE. On PostgreSQL the whole
  *   result is fetched at once, so any number of statements of one

@@ -145,6 +145,28 @@ static void values(struct wdb *db, const char *L)
 	is_int(en, 0, "%s: of 0 bytes", L);
 	wdb_finalize(get);
 
+	/* one statement bound with text, then with a blob, where the blob goes (PostgreSQL prepares it anew) */
+	struct wdb_stmt *mix;
+	int mixed = wdb_prepare(db, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) "
+	                            "VALUES (?, 'k', 'p', ?, 1, 7)", &mix, &err) == 0 &&
+	            wdb_bind_text(mix, 1, "mix-text", -1, &err) == 0 && wdb_bind_text(mix, 2, "plain", -1, &err) == 0 &&
+	            wdb_step(mix, &err) == WDB_DONE;
+	if (mixed) {
+		wdb_reset(mix);
+		mixed = wdb_bind_text(mix, 1, "mix-blob", -1, &err) == 0 && wdb_bind_blob(mix, 2, blob, bn, &err) == 0 &&
+		        wdb_step(mix, &err) == WDB_DONE;
+		wdb_finalize(mix);
+	}
+	ok(mixed, "%s: one statement run with text, then with a blob in the same place (%s)", L, err.msg);
+	if (wdb_prepare(db, "SELECT payload FROM objects WHERE ref = 'mix-blob'", &get, &err) == 0) {
+		size_t n = 0;
+		const void *p = wdb_step(get, &err) == WDB_ROW ? wdb_column_blob(get, 0, &n) : NULL;
+		ok(p && n == bn && memcmp(p, blob, bn) == 0, "%s: the blob of the second run back byte for byte", L);
+		wdb_finalize(get);
+	} else {
+		ok(0, "%s: the blob of the second run back byte for byte (%s)", L, err.msg);
+	}
+
 	/* a constraint is a conflict, with its exit code; the control: ON CONFLICT DO NOTHING */
 	int rc = run(db, "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,'k','p','',0,0)",
 	             NULL, &err, 1, "t:ref-m1-0");
