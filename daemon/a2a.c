@@ -831,6 +831,19 @@ static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	                 "nextPageToken", nt, "pageSize", (json_int_t)ps, "totalSize", (json_int_t)total);
 }
 
+/* The push-notification config methods, A2A 1.0 and 0.3 names. */
+static int is_push_config_method(const char *mn)
+{
+	static const char *const names[] = {
+		"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfig",
+		"ListTaskPushNotificationConfigs",  "DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/set",
+		"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(mn, names[i]) == 0) return 1;
+	return 0;
+}
+
 void a2a_handle(struct dreq *rq, struct dresp *r)
 {
 	struct coord_session *s = NULL;
@@ -892,7 +905,14 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 					dlog("error route=/a2a/ %s: visible transitions: %s", mn, err.msg);
 					out = drpc_error(id, -32603, "Internal: internal store failure");
 				} else out = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", card);
-			} else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers SendMessage, GetTask, ListTasks, CancelTask, GetExtendedAgentCard and the 0.3 names message/send, tasks/get, tasks/cancel, agent/getAuthenticatedExtendedCard, tasks/send)", mn);
+			} else if (is_push_config_method(mn))
+				/* the card says capabilities.pushNotifications: false;
+				 * A2A's own error, so a client that did not read the
+				 * card learns why and what to do instead */
+				out = drpc_error(id, -32003, "push notifications are not supported: %.100s (this agent's card says "
+				                 "capabilities.pushNotifications false; follow a task with GetTask, "
+				                 "SendStreamingMessage or SubscribeToTask)", mn);
+			else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers SendMessage, GetTask, ListTasks, CancelTask, GetExtendedAgentCard and the 0.3 names message/send, tasks/get, tasks/cancel, agent/getAuthenticatedExtendedCard, tasks/send)", mn);
 		}
 		json_decref(noparams);
 	}

@@ -136,6 +136,29 @@ async function a2a() {
   // the extended card: the session's skills (tests.shape needs no grant but this session sees it too)
   const ext = await client.getAgentCard();
   ok(ext.skills.some(s => s.id === 'tools.echo') && ext.securitySchemes?.worldSession?.scheme?.$case === 'httpAuthSecurityScheme', 'A2A SDK: getAgentCard fetches the extended card (GetExtendedAgentCard) with the skills and the bearer scheme', [ext.skills.map(s => s.id), ext.securitySchemes]);
+  // push notifications: the card says pushNotifications false, so the SDK
+  // refuses each config method itself; a client that asks anyway gets A2A's
+  // PushNotificationNotSupported (-32003) from the agent, in both dialects
+  ok(card.capabilities?.pushNotifications === false, 'A2A SDK: the card says pushNotifications: false', card.capabilities);
+  for (const [name, call] of [
+    ['createTaskPushNotificationConfig', () => client.createTaskPushNotificationConfig({ taskId: messageId, pushNotificationConfig: { id: 'c1', url: 'https://127.0.0.1/hook' } })],
+    ['getTaskPushNotificationConfig', () => client.getTaskPushNotificationConfig({ taskId: messageId, id: 'c1' })],
+    ['listTaskPushNotificationConfig', () => client.listTaskPushNotificationConfig({ taskId: messageId })],
+    ['deleteTaskPushNotificationConfig', () => client.deleteTaskPushNotificationConfig({ taskId: messageId, id: 'c1' })],
+  ]) {
+    let pe;
+    try { await call(); } catch (e) { pe = e; }
+    // the SDK checks the card for create/get/list; delete it sends, and the
+    // agent's -32003 comes back as the same error, with the agent's reason
+    const viaAgent = /this agent's card says capabilities.pushNotifications false/.test(String(pe?.message));
+    ok(pe && /^PushNotificationNotSupportedError/.test(String(pe)),
+      `A2A SDK: ${name} is refused as PushNotificationNotSupported (${viaAgent ? 'by the agent, whose reason the SDK shows' : 'by the SDK, from the card'})`, String(pe));
+  }
+  for (const [ver, method] of [['1.0', 'CreateTaskPushNotificationConfig'], ['1.0', 'ListTaskPushNotificationConfigs'], ['0.3', 'tasks/pushNotificationConfig/set']]) {
+    const pr = await (await fetch(`${base}/a2a/`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': ver },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { taskId: messageId } }) })).json();
+    ok(pr.error?.code === -32003 && /push notifications are not supported/.test(pr.error?.message), `A2A: ${method} asked anyway is -32003 PushNotificationNotSupported`, pr);
+  }
   // the public card, fetched without a credential: the service, its scheme, the open skills
   const pub = await new DefaultAgentCardResolver({}).resolve(base);
   ok(pub.skills.some(s => s.id === 'tools.echo') && !pub.skills.some(s => s.id === 'tests.secret') && /session credential/.test(JSON.stringify(pub.securitySchemes)),
