@@ -11,9 +11,11 @@
 command -v curl >/dev/null || { skip "curl not installed" "capsule memory tests"; done_testing; exit; }
 [ "$(id -u)" = 0 ] || { skip "not root: another process's memory cannot be read" "capsule memory tests"; done_testing; exit; }
 daemon_setup
-# tests/daemon/slow.ail spinning five times as long (about a second): time
-# to read the capsule's memory while it runs
-sed 's/rep(8)/rep(40)/' "$top_srcdir/tests/daemon/slow.ail" > "$T/slower.ail"
+# tests/daemon/slow.ail spinning fifty times as long (about ten seconds,
+# under the 20 s deadline): time to read the capsule's memory while it runs
+# however loaded the machine is; once read, the call is cancelled
+# (notifications/cancelled), which kills the capsule
+sed 's/rep(8)/rep(400)/' "$top_srcdir/tests/daemon/slow.ail" > "$T/slower.ail"
 "$FIXTURE" publish "$DB" "$AILANG_LITE" tests.slower "$T/slower.ail" || bail "fixture publish slower"
 daemon_start || bail "daemon did not start"
 TOKEN=$(cat "$DB.operator-token")
@@ -91,7 +93,7 @@ is "$(scan "$SP" "$TOKEN" "$DB")" "0 1" "the spawner's memory does not (it was f
 result="" seen=0
 for attempt in 1 2 3 4 5; do
   curl -sS -m 60 -o /dev/null -H "$(auth "$CRED")" "${MCP_HDRS[@]}" \
-    --data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tests_dslower","arguments":{}}}' \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$attempt,\"method\":\"tools/call\",\"params\":{\"name\":\"tests_dslower\",\"arguments\":{}}}" \
     "$URL/mcp/" &
   CURL=$!
   CAP=""
@@ -109,11 +111,16 @@ for attempt in 1 2 3 4 5; do
     # a capsule that ended during the pass was not read whole: again
     [ "$(awk '{print $22}' "/proc/$CAP/stat" 2>/dev/null)" = "$st" ] || result=""
   fi
+  # done reading: cancel the call (its capsule is killed), or it ends by itself
+  curl -sS -m 30 -o /dev/null -H "$(auth "$CRED")" "${MCP_HDRS[@]}" \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":$attempt,\"reason\":\"memory read\"}}" \
+    "$URL/mcp/"
   wait "$CURL"
   [ -n "$result" ] && break
 done
 ok "$([ "$seen" -ge 1 ]; echo $?)" "a running capsule was found under the spawner ($seen attempt(s))"
 is "$result" "0 1" "the capsule's memory (its agent, a copy of the spawner) does not hold the operator token (control: the same pass finds the --store path)"
+ok "$(grep -q 'the call in flight is cancelled' "$T/err"; echo $?)" "... and the call was cancelled once read (its capsule killed)"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 done_testing
