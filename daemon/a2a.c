@@ -412,6 +412,8 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		dlog("cancel episode=%s task=%.128s: cancelled while it waited for a call worker; it starts cancelled", s->episode,
 		     task);
 	json_t *ctx0 = json_object_get(message, "contextId");
+	if (registered)
+		dcall_set_context(&dc, json_is_string(ctx0) && *json_string_value(ctx0) ? json_string_value(ctx0) : s->episode);
 	if (stream) {
 		stream->rq = rq;
 		stream->id = id;
@@ -679,12 +681,66 @@ static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json
 /* SubscribeToTask / tasks/resubscribe: a task another request can name has
  * committed, so it is in a terminal state: UnsupportedOperation (A2A's rule
  * for terminal tasks); unknown: not found. */
-static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
+/* SubscribeToTask / tasks/resubscribe. A working task of the episode (its
+ * call in flight, daemon/calls.c) is followed: the answer goes live at
+ * once with the Task as it is (working), then, when its call ends, the
+ * task as committed (or cancelled) is read back and a2a_handle sends its
+ * artifact and final status, as for SendStreamingMessage. The wait holds
+ * this request's call worker (at most SUBSCRIBE_WAIT_MS, longer than a
+ * call's deadline). A committed task is terminal: A2A's
+ * UnsupportedOperation. */
+#define SUBSCRIBE_WAIT_MS 30000
+
+static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia,
+                         struct a2a_stream *as)
 {
 	json_t *jt = json_object_get(params, "id");
 	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
+	char owner[80], context[160];
+	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
+	if (dcall_lookup(owner, task, context, sizeof context)) {
+		as->rq = rq;
+		as->id = id;
+		as->dia = dia;
+		snprintf(as->task, sizeof as->task, "%s", task);
+		snprintf(as->context, sizeof as->context, "%s", context[0] ? context : s->episode);
+		as->live = dlive_start(rq, "text/event-stream");
+		if (as->live) {
+			/* the stream begins with the Task as it is now */
+			json_t *now = json_pack("{s:s,s:s,s:{s:s}}", "id", as->task, "contextId", as->context, "status", "state",
+			                        dia == D_V1 ? "TASK_STATE_WORKING" : "working");
+			if (now && dia != D_V1) json_object_set_new(now, "kind", json_string("task"));
+			stream_push(as, dia == D_V1 ? json_pack("{s:o}", "task", now) : now);
+		}
+		dlog("subscribe episode=%s task=%.128s: working; followed until its call ends", s->episode, task);
+		if (dcall_wait_gone(owner, task, SUBSCRIBE_WAIT_MS) < 0)
+			return drpc_error(id, -32603, "Internal: task \"%s\" is still working after %d s; subscribe again", task,
+			                  SUBSCRIBE_WAIT_MS / 1000);
+		struct task t;
+		memset(&t, 0, sizeof t);
+		t.dia = dia;
+		struct world_err err = { 0, "" };
+		struct world_store *st = dreader_get(rq->d, &err);
+		int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+		if (st) dreader_put(rq->d, st);
+		if (rc == 1) {
+			task_clear(&t);
+			/* refused before it ran (nothing recorded): a SendMessage error */
+			return drpc_error(id, -32001, "task not found: \"%s\" ended without a committed call (it was refused; its "
+			                  "SendMessage got the error)", task);
+		}
+		if (rc < 0) {
+			task_clear(&t);
+			dlog("error route=/a2a/ SubscribeToTask %.200s: %s", task, err.msg[0] ? err.msg : "damaged record");
+			return drpc_error(id, -32603, "Internal: internal store failure");
+		}
+		json_t *tj = task_json(&t, task);
+		task_clear(&t);
+		return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result",
+		                 dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj);
+	}
 	struct task t;
 	memset(&t, 0, sizeof t);
 	t.dia = dia;
@@ -893,8 +949,8 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 			else if (strcmp(mn, "GetTask") == 0) out = get(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "SendStreamingMessage") == 0) { out = send(rq, s, id, params, D_V1, &as); stream = 1; }
 			else if (strcmp(mn, "message/stream") == 0) { out = send(rq, s, id, params, D_V03, &as); stream = 1; }
-			else if (strcmp(mn, "SubscribeToTask") == 0) out = subscribe(rq, s, id, params, D_V1);
-			else if (strcmp(mn, "tasks/resubscribe") == 0) out = subscribe(rq, s, id, params, D_V03);
+			else if (strcmp(mn, "SubscribeToTask") == 0) { out = subscribe(rq, s, id, params, D_V1, &as); stream = 1; }
+			else if (strcmp(mn, "tasks/resubscribe") == 0) { out = subscribe(rq, s, id, params, D_V03, &as); stream = 1; }
 			else if (strcmp(mn, "ListTasks") == 0) out = list(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "CancelTask") == 0) out = cancel(rq, s, id, params, D_V1);
 			else if (strcmp(mn, "tasks/cancel") == 0) out = cancel(rq, s, id, params, D_V03);

@@ -218,6 +218,26 @@ static void deadline(struct timespec *until, unsigned ms)
 	until->tv_nsec %= 1000000000L;
 }
 
+void dcall_set_context(struct dcall *c, const char *context)
+{
+	pthread_mutex_lock(&C.mu);
+	snprintf(c->context, sizeof c->context, "%s", context);
+	pthread_mutex_unlock(&C.mu);
+}
+
+int dcall_lookup(const char *owner, const char *key, char *context, size_t n)
+{
+	int found = 0;
+	pthread_mutex_lock(&C.mu);
+	for (struct dcall *c = C.list; c && !found; c = c->next)
+		if (strcmp(c->owner, owner) == 0 && strcmp(c->key, key) == 0) {
+			found = 1;
+			if (n) snprintf(context, n, "%s", c->context);
+		}
+	pthread_mutex_unlock(&C.mu);
+	return found;
+}
+
 int dcall_wait_gone(const char *owner, const char *key, unsigned ms)
 {
 	struct timespec until;

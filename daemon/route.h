@@ -165,6 +165,7 @@ struct dcall {
 	struct sup_cancel cancel;
 	int fired;                       /* under the registry's lock */
 	char reason[200];                /* the canceller's reason ("" = none given) */
+	char context[160];               /* an A2A task's contextId (SubscribeToTask shows it); "" for MCP */
 	struct dcall *next;
 };
 /* Register c for a call of the job numbered job (rq->job; 0 = not a
@@ -182,6 +183,11 @@ void dcall_end(struct dcall *c);
 int dcall_cancel(const char *owner, const char *key, const char *reason, unsigned long long self, int await,
                  unsigned long long *pend);
 int dcall_fire(const char *owner, const char *key, const char *reason);
+/* Set c's context (an A2A task's contextId), under the registry's lock. */
+void dcall_set_context(struct dcall *c, const char *context);
+/* Whether a call of owner with key is registered: 1 (its context copied
+ * into context, n bytes), 0 not. */
+int dcall_lookup(const char *owner, const char *key, char *context, size_t n);
 /* Wait until no call of owner with key is registered (at most ms): 0, or -1 on time out. */
 int dcall_wait_gone(const char *owner, const char *key, unsigned ms);
 /* Wait (at most ms) for the outcome of the awaited pending cancel id: 1 a

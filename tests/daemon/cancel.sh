@@ -138,13 +138,14 @@ is "$(capsules "$DPID")" 0 "no capsule process is left"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 
-# A2A: CancelTask of a working task, streaming status updates, ListTasks order
+# A2A: CancelTask of a working task, SubscribeToTask of a working task,
+# streaming status updates, ListTasks order
 if [ ! -d "$NPM/@a2a-js/sdk" ]; then
   skip "the npm package @a2a-js/sdk is missing" "A2A cancel"
   done_testing; exit
 fi
 rm -f "$PD"/*
-export WORLD_TEST_PAUSE=sup.running@1 WORLD_TEST_PAUSE_DIR=$PD
+export WORLD_TEST_PAUSE=sup.running@1,sup.running@2 WORLD_TEST_PAUSE_DIR=$PD
 daemon_start || bail "daemon did not start"
 unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
 N0=$(q "SELECT count(*) FROM log_entries")
@@ -160,7 +161,7 @@ done < "$T/sdk.tap"
 is "$rc" 0 "the SDK A2A cancel script exits 0"
 is "$(q "SELECT o.status FROM journal i JOIN journal o ON o.intent_id = i.id WHERE i.phase = 'intent' AND i.subject = 'a2a:ep-a:ac1'")" \
    "cancelled" "journal: the cancelled task's outcome is cancelled"
-is "$(q "SELECT count(*) FROM log_entries")" "$((N0 + 2))" "the log holds the two completed tasks, nothing of the cancelled one"
+is "$(q "SELECT count(*) FROM log_entries")" "$((N0 + 3))" "the log holds the three completed tasks (ar1, ac2, as1), nothing of the cancelled one"
 is "$(capsules "$DPID")" 0 "no capsule process is left"
 run_capture out err rc "$WORLDD" scan --store "$DB" --objects
 is "$rc:$out" "0:" "worldd scan --objects: clean after the A2A cancel"

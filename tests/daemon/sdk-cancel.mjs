@@ -125,6 +125,22 @@ async function a2a() {
   let again;
   try { await client.cancelTask({ id: 'ac1' }); } catch (e) { again = e; }
   ok(again && /cannot be canceled.*canceled already/.test(String(again.message)), 'A2A SDK: cancelTask of a canceled task is TaskNotCancelable', String(again));
+  // SubscribeToTask of a working task (ar1, held at sup.running@2): the
+  // task as it is (working) at once, then its artifact and completed
+  const pw = client.sendMessage(msg('ar1', 'tests.slow', {}));
+  ok(await until('ar1 at sup.running', () => existsSync(`${pauseDir}/sup.running.2.reached`)), 'A2A: the task ar1 is working (its capsule held at sup.running)');
+  const sub = [];
+  const subDone = (async () => { for await (const ev of client.resubscribeTask({ id: 'ar1' })) sub.push(ev.payload); })().then(() => null, e => e);
+  ok(await until('the subscription\'s first event', () => sub.length >= 1) && sub[0]?.$case === 'task' && sub[0].value?.id === 'ar1' && sub[0].value?.status?.state === 2,
+    'A2A SDK: resubscribeTask (SubscribeToTask) of a working task streams the task, working, while its call runs', sub);
+  writeFileSync(`${pauseDir}/sup.running.2.go`, '');
+  const subErr = await subDone, wr = await pw;
+  const subKinds = sub.map(p => `${p.$case}${p.value?.status ? ':' + p.value.status.state : ''}`);
+  ok(!subErr && JSON.stringify(subKinds) === JSON.stringify(['task:2', 'artifactUpdate', 'statusUpdate:3']) &&
+     sub[1]?.value?.artifact?.parts?.[0]?.content?.value?.spun > 0,
+    'A2A SDK: ... then, when the call ends, its artifact and completed, and the stream ends', [subKinds, String(subErr)]);
+  ok(wr.status?.state === 3 && wr.artifacts?.[0]?.parts?.[0]?.content?.value?.spun === sub[1]?.value?.artifact?.parts?.[0]?.content?.value?.spun,
+    'A2A SDK: the subscriber saw the same output its sendMessage got', [wr.status, sub[1]]);
   // control: the same skill, not cancelled, completes
   const done = await client.sendMessage(msg('ac2', 'tests.slow', {}));
   ok(done.status?.state === 3 && done.artifacts?.[0]?.parts?.[0]?.content?.value?.spun > 0, 'control: the same task not cancelled completes', done.status);
@@ -137,11 +153,14 @@ async function a2a() {
   ok(evs[2]?.value?.artifact?.parts?.[0]?.content?.value?.echo?.s === 1, 'A2A SDK: ... the artifact update carries the output', evs[2]);
   // ListTasks: newest first, totalSize the whole count
   const l = await client.listTasks({ pageSize: 1 });
-  ok(l.tasks.length === 1 && l.tasks[0].id === 'as1' && l.totalSize === 2 && l.nextPageToken,
-    'A2A SDK: listTasks is newest first (as1), totalSize counts every committed task (2; the canceled one has no entry)', [l.tasks.map(t => t.id), l.totalSize, l.nextPageToken]);
+  ok(l.tasks.length === 1 && l.tasks[0].id === 'as1' && l.totalSize === 3 && l.nextPageToken,
+    'A2A SDK: listTasks is newest first (as1), totalSize counts every committed task (3; the canceled one has no entry)', [l.tasks.map(t => t.id), l.totalSize, l.nextPageToken]);
   const l2 = await client.listTasks({ pageSize: 1, pageToken: l.nextPageToken });
-  ok(l2.tasks.length === 1 && l2.tasks[0].id === 'ac2' && l2.totalSize === 2 && !l2.nextPageToken,
-    'A2A SDK: its next page is the older task (ac2), the last page', [l2.tasks.map(t => t.id), l2.totalSize, l2.nextPageToken]);
+  ok(l2.tasks.length === 1 && l2.tasks[0].id === 'ac2' && l2.totalSize === 3 && l2.nextPageToken,
+    'A2A SDK: its next page is the older task (ac2)', [l2.tasks.map(t => t.id), l2.totalSize, l2.nextPageToken]);
+  const l3 = await client.listTasks({ pageSize: 1, pageToken: l2.nextPageToken });
+  ok(l3.tasks.length === 1 && l3.tasks[0].id === 'ar1' && !l3.nextPageToken,
+    'A2A SDK: and the oldest (ar1) is the last page', [l3.tasks.map(t => t.id), l3.totalSize, l3.nextPageToken]);
 }
 
 if (mode === 'a2a') await a2a(); else await mcp();

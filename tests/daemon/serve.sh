@@ -328,7 +328,9 @@ like "$(jget result.status.message.parts.0.text <<<"$BODY")" '^NotAnObject: ' ".
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"id":"t6"}}'
 is "$(jget error.code <<<"$BODY")" "-32001" "tasks/cancel of a task that failed before its commit: -32001 not found (nothing committed)"
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/set","params":{"id":"t6"}}'
-is "$(jget error.code <<<"$BODY")" "-32601" "an unknown A2A method: -32601"
+is "$(jget error.code <<<"$BODY")" "-32003" "a push-notification config method: -32003 PushNotificationNotSupported (the card says pushNotifications false)"
+a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/frobnicate","params":{"id":"t6"}}'
+is "$(jget error.code <<<"$BODY")" "-32601" "control: an unknown A2A method: -32601"
 # No skill_id and several skills: the refusal counts them (the count was
 # once read from the freed list: "sees 0 skills". The read is inside
 # libjansson, which is not instrumented, so ASan does not see it: the
