@@ -14,7 +14,7 @@ daemon_setup
 # tests/daemon/slow.ail spinning fifty times as long (about ten seconds,
 # under the 20 s deadline): time to read the capsule's memory while it runs
 # however loaded the machine is; once read, the call is cancelled
-# (notifications/cancelled), which kills the capsule
+# (notifications/cancelled), which kills the capsule if it still runs
 sed 's/rep(8)/rep(400)/' "$top_srcdir/tests/daemon/slow.ail" > "$T/slower.ail"
 "$FIXTURE" publish "$DB" "$AILANG_LITE" tests.slower "$T/slower.ail" || bail "fixture publish slower"
 daemon_start || bail "daemon did not start"
@@ -120,7 +120,9 @@ for attempt in 1 2 3 4 5; do
 done
 ok "$([ "$seen" -ge 1 ]; echo $?)" "a running capsule was found under the spawner ($seen attempt(s))"
 is "$result" "0 1" "the capsule's memory (its agent, a copy of the spawner) does not hold the operator token (control: the same pass finds the --store path)"
-ok "$(grep -q 'the call in flight is cancelled' "$T/err"; echo $?)" "... and the call was cancelled once read (its capsule killed)"
+# (the cancel only saves time: when the read outlasted the spin, the call
+# had already ended and the cancel was ignored; either is fine)
+diag "after the read: $(grep -o 'cancel episode=[^ ]* request_id=[0-9]*: .*' "$T/err" | tail -n 1)"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 done_testing
