@@ -137,7 +137,14 @@ struct deps {
 	size_t nsrc, ninterp;
 	int quiet;            /* probing: hole() neither prints nor counts */
 	struct recv rv;       /* the entry's record (dep_obj's DEP_RECORD) */
+	struct window *win;   /* a budgeted scan's objects window, NULL = none */
 };
+
+/* the window (below): 1 the object is sound, 0 it is not (a hole), -1 not
+ * known there (the lookup by ref answers) */
+static int win_answer(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
+                      int *is_kind2);
+static void win_fill(struct deps *d, const char *ref);
 
 static void hole(struct deps *d, const char *table, long long index, const char *field, const char *ref)
 {
@@ -166,10 +173,18 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 		hole(d, "objects", index, field, ref);
 		return -1;
 	}
+	if (d->win && (json == DEP_RECORD || json == DEP_CANONICAL)) {
+		int w = win_answer(d, ref, kind, kind2, json, is_kind2);
+		if (w >= 0) {
+			if (!w) hole(d, "objects", index, field, ref);
+			return w ? 0 : -1;
+		}
+	}
 	sqlite3_reset(d->obj);
 	sqlite3_bind_text(d->obj, 1, ref, -1, SQLITE_TRANSIENT);
-	int ok = 0;
+	int ok = 0, found = 0;
 	if (sqlite3_step(d->obj) == SQLITE_ROW) {
+		found = 1;
 		const char *sem = (const char *)sqlite3_column_text(d->obj, 0);
 		const char *p = sqlite3_column_blob(d->obj, 1);
 		size_t n = (size_t)sqlite3_column_bytes(d->obj, 1);
@@ -190,6 +205,10 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 		}
 	}
 	sqlite3_reset(d->obj);
+	/* an entry's record the window did not hold: the window moves on to
+	 * the objects stored from there (the next entries' records, inputs
+	 * and outputs) */
+	if (found && d->win && json == DEP_RECORD) win_fill(d, ref);
 	if (!ok) hole(d, "objects", index, field, ref);
 	return ok ? 0 : -1;
 }
@@ -397,6 +416,7 @@ struct stream {
 	size_t np, cp;
 	struct shole *wh, *oh;     /* world and object holes, sorted before printing */
 	size_t nwh, cwh, noh, coh;
+	int window;                /* a budgeted scan's window: no --objects rows or holes */
 	struct sjrow *j;           /* the journal's invocation intents, one a subject */
 	size_t nj, cj;
 	uint32_t *jt;              /* open addressing by subject: index + 1, 0 = empty */
@@ -719,7 +739,7 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	char got[WORLD_REF_SIZE];
 	res->bytes_hashed += n;
 	int hash_ok = ref && world_hash_ref(p, n, got, NULL) == 0 && strcmp(got, ref) == 0;
-	if (d->opts->objects) {
+	if (d->opts->objects && !m->window) {
 		res->object_rows++;
 		if (!hash_ok && hole_add(&m->oh, &m->noh, &m->coh, ref, "payload") < 0) return -1;
 	}
@@ -742,7 +762,7 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	if (!world_canon_is_canonical(p, n)) return 0;
 	o->flags |= F_CANON;
 	if (o->kind != K_REC1) return 0;
-	struct recv *rv = &d->rv;
+	struct recv rvs, *rv = &rvs; /* (not d->rv: a window is filled while an entry's record is in use) */
 	if (rec_fields(rv, p, n, 0) < 0) {
 		o->flags &= (uint8_t)~F_CANON; /* unloadable: dep_obj's hole too */
 		return 0;
@@ -766,6 +786,91 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	}
 	json_decref(rec);
 	return rc;
+}
+
+/* ---- the window of a budgeted scan ----
+ *
+ * A budgeted or resumed scan (the daemon's start-up scan) checks entries
+ * one by one, each dependency looked up by ref: at 10^6 entries nearly
+ * every lookup is a page read at random. But an entry's record, input and
+ * output are stored next to each other and to the next entries' (the
+ * coordinator writes them in one transaction, in order), so when a
+ * record is not in the window the window is refilled with the WIN_OBJECTS
+ * objects stored from there on (one read in storage order, each hashed and
+ * classified as the stream does), and the next entries' records, inputs
+ * and outputs are answered from it: the same verdicts, a v2 record and
+ * anything not in the window still looked up by ref. */
+#define WIN_OBJECTS 8192
+#define WIN_BEFORE 64 /* rowids before the record: its input and output */
+
+struct window {
+	struct stream m;
+	sqlite3_stmt *fill, *rowid;
+};
+
+static int win_answer(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
+                      int *is_kind2)
+{
+	struct stream *m = &d->win->m;
+	const struct sobj *o = m->no ? stream_find(m, ref) : NULL;
+	if (!o) return -1;
+	int k1 = o->kind == kind_of(kind), k2 = kind2 && o->kind == kind_of(kind2);
+	if (!(o->flags & F_HASH) || !(k1 || k2)) {
+		if (is_kind2) *is_kind2 = k2;
+		return 0;
+	}
+	if (json == DEP_CANONICAL) {
+		if (is_kind2) *is_kind2 = k2;
+		return (o->flags & F_CANON) ? 1 : 0;
+	}
+	/* DEP_RECORD: a v1 record's fields as the stream kept them */
+	if (k2 || ((o->flags & F_CANON) && !(o->flags & F_REC))) return -1;
+	if (is_kind2) *is_kind2 = 0;
+	if (!(o->flags & F_CANON)) return 0;
+	const struct srec *r = &m->r[o->rec];
+	struct recv *rv = &d->rv;
+	rv->j = NULL;
+	rv->v[0] = arena_get(m, r->inv);
+	rv->v[1] = arena_get(m, r->fn);
+	rv->v[2] = arena_get(m, r->interp);
+	rv->v[3] = field_text(m, &r->in, rv->bufs[3]);
+	rv->v[4] = field_text(m, &r->out, rv->bufs[4]);
+	rv->epoch = r->epoch;
+	return 1;
+}
+
+static void win_fill(struct deps *d, const char *ref)
+{
+	struct window *w = d->win;
+	stream_free(&w->m);
+	memset(&w->m, 0, sizeof w->m);
+	w->m.last_fn = w->m.last_interp = NOSTR;
+	w->m.window = 1;
+	sqlite3_reset(w->rowid);
+	sqlite3_bind_text(w->rowid, 1, ref, -1, SQLITE_TRANSIENT);
+	long long at = sqlite3_step(w->rowid) == SQLITE_ROW ? sqlite3_column_int64(w->rowid, 0) : -1;
+	sqlite3_reset(w->rowid);
+	if (at < 0) return;
+	sqlite3_reset(w->fill);
+	sqlite3_bind_int64(w->fill, 1, at > WIN_BEFORE ? at - WIN_BEFORE : 0);
+	sqlite3_bind_int(w->fill, 2, WIN_OBJECTS);
+	int s, failed = 0;
+	while ((s = sqlite3_step(w->fill)) == SQLITE_ROW) {
+		const char *p = sqlite3_column_blob(w->fill, 2);
+		size_t n = (size_t)sqlite3_column_bytes(w->fill, 2);
+		if (stream_object(d, &w->m, (const char *)sqlite3_column_text(w->fill, 0),
+		                  (const char *)sqlite3_column_text(w->fill, 1), p ? p : "", n) < 0) {
+			failed = 1;
+			break;
+		}
+	}
+	sqlite3_reset(w->fill);
+	/* out of memory, or the read failed: an empty window (every lookup by ref) */
+	if (failed || s != SQLITE_DONE || stream_index(&w->m) < 0) {
+		stream_free(&w->m);
+		memset(&w->m, 0, sizeof w->m);
+		w->m.window = 1;
+	}
 }
 
 /* dep_check for an entry whose record the stream holds (v1). */
@@ -1035,6 +1140,15 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		memset(res, 0, sizeof *res);
 	}
 
+	/* a budgeted or resumed scan: its objects window (not the tests'
+	 * indexed = 1, which looks every dependency up by ref) */
+	struct window win = { .m = { .last_fn = NOSTR, .last_interp = NOSTR, .window = 1 } };
+	if (!opts->indexed && ws_prep(st, WORLD_SQL(WINDOW_OBJECTS), &win.fill, err) == 0 &&
+	    ws_prep(st, WORLD_SQL(OBJECT_ROWID), &win.rowid, err) == 0)
+		d->win = &win;
+	else if (!opts->indexed)
+		goto done;
+
 	/* the previous entry's hash, for the chain check at the resume point */
 	char prev_hash[WORLD_REF_SIZE] = "";
 	if (from > 1) {
@@ -1144,6 +1258,11 @@ done:
 	sqlite3_finalize(objs);
 	sqlite3_finalize(d->obj);
 	sqlite3_finalize(d->world);
+	if (d->win) {
+		stream_free(&d->win->m);
+		sqlite3_finalize(d->win->fill);
+		sqlite3_finalize(d->win->rowid);
+	}
 	free(d);
 	struct world_err ig;
 	if (cache_set) {

@@ -127,6 +127,10 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	     "the full integrity scan's journal pass: every intent once, in storage order, its outcome by "
 	     "journal_one_outcome (ascending with the intents) instead of one journal_by_subject lookup an entry "
 	     "(scan.c, stream_journal)"),
+	SCAN(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
+	     "a budgeted scan's window: a few thousand objects in storage order from an entry's record on (the next "
+	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, win_fill)"),
+	Q(OBJECT_ROWID, "SELECT rowid FROM objects WHERE ref = ?"),
 
 	Q(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master"),
 	SCAN(MIG_OUTCOME_SUBJECTS,

@@ -1,7 +1,10 @@
 /* tests/store/test_scan.c: the full scan's streaming path (store/scan.c,
  * stream_scan: objects, journal, worlds and the log each read once) finds
  * exactly what the indexed path (a budgeted scan's: every dependency looked
- * up by ref, the journal by JOURNAL_FIND) finds. On stores of committed
+ * up by ref, the journal by JOURNAL_FIND) finds, and so does a budgeted
+ * scan (the daemon's start-up scan: the indexed path, its records, inputs
+ * and outputs answered from a window of objects read in storage order,
+ * scan.c win_fill). On stores of committed
  * calls with journal rows (tests/store/sbulk.h), each damage below is made
  * inside a transaction, both scans run on it and print the same lines, the
  * line expected is among them, and the damage is rolled back. The journal
@@ -25,13 +28,16 @@
 
 #define ZERO "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
-static char *scan_out(struct world_store *st, int indexed, long long *holes)
+/* how: 0 the full scan (streaming), 1 the indexed path (indexed = 1, every
+ * dependency by ref), 2 a budgeted scan whose budget covers the store (the
+ * indexed path with its objects window) */
+static char *scan_out(struct world_store *st, int how, long long *holes)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f) bail("open_memstream");
-	struct world_scan_opts o = { .indexed = indexed };
+	struct world_scan_opts o = { .indexed = how == 1, .max_rows = how == 2 ? 1LL << 40 : 0 };
 	struct world_scan_result r;
 	struct world_err e = { 0 };
 	if (world_scan(st, &o, f, &r, &e) < 0) bail("scan: %s", e.msg);
@@ -79,11 +85,13 @@ static void damage(struct world_store *st, const char *ep, const char *what, lon
 	if (world_store_begin(st, &e) < 0) bail("begin: %s", e.msg);
 	snprintf(sql, sizeof sql, sql_fmt, qs);
 	q(st, sql);
-	long long hs, hi;
-	char *s = scan_out(st, 0, &hs), *i = scan_out(st, 1, &hi);
+	long long hs, hi, hb;
+	char *s = scan_out(st, 0, &hs), *i = scan_out(st, 1, &hi), *bw = scan_out(st, 2, &hb);
 	world_store_rollback(st);
 	is_str(s, i, "%s: %s: the streaming scan prints what the indexed one does", ep, what);
-	ok(hs == hi, "%s: %s: the same number of holes (%lld, %lld)", ep, what, hs, hi);
+	is_str(bw, i, "%s: %s: a budgeted scan (its objects window) prints what the indexed one does", ep, what);
+	ok(hs == hi && hb == hi, "%s: %s: the same number of holes (%lld, %lld, %lld)", ep, what, hs, hi, hb);
+	free(bw);
 	if (!*want_fmt) {
 		is_str(s, "", "%s: %s: no hole (what JOURNAL_FIND answers is sound)", ep, what);
 	} else {
@@ -158,12 +166,14 @@ static void one_store(const char *dir, const char *name, const char *ep)
 	b.no_journal = 1;
 	fill(st, &b, escaped, 4);
 
-	long long hs, hi;
-	char *s = scan_out(st, 0, &hs), *i = scan_out(st, 1, &hi);
+	long long hs, hi, hb;
+	char *s = scan_out(st, 0, &hs), *i = scan_out(st, 1, &hi), *bw = scan_out(st, 2, &hb);
 	is_str(s, "", "%s: the clean store: the streaming scan prints nothing", ep);
 	is_str(i, "", "%s: the clean store: the indexed scan prints nothing (control)", ep);
+	is_str(bw, "", "%s: the clean store: a budgeted scan prints nothing", ep);
 	free(s);
 	free(i);
+	free(bw);
 
 	damage(st, ep, "the committed outcome names another record", 5,
 	       "UPDATE journal SET ref = '" ZERO "' WHERE phase = 'outcome' AND intent_id = " OUTCOME_OF, JHOLE);
@@ -217,12 +227,48 @@ static void one_store(const char *dir, const char *name, const char *ep)
 	world_store_close(st);
 }
 
+/* A store of several windows (store/scan.c, WIN_OBJECTS: 8,192 objects,
+ * some 2,700 entries): damage in the second and third, and at a window's
+ * edge. */
+static void windows_store(const char *dir)
+{
+	char db[4096];
+	snprintf(db, sizeof db, "%s/windows.db", dir);
+	struct world_store *st;
+	struct world_err e = { 0 };
+	if (world_store_open(db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &st, &e) < 0) bail("open: %s", e.msg);
+	struct sbulk b = { .episode = "win" };
+	if (sbulk_init(st, dir, &b, &e) < 0 || sbulk_fill(st, &b, 6000, 1000, &e) < 0) bail("fill: %s", e.msg);
+	long long hs, hi, hb;
+	char *s = scan_out(st, 0, &hs), *i = scan_out(st, 1, &hi), *bw = scan_out(st, 2, &hb);
+	ok(!*s && !*i && !*bw, "6000 entries: every scan clean");
+	free(s);
+	free(i);
+	free(bw);
+	damage(st, "win", "the input's payload, second window", 3001,
+	       "UPDATE objects SET payload = CAST('{\"n\":0}' AS BLOB) WHERE ref = (SELECT ref FROM journal WHERE "
+	       "phase = 'intent' AND subject = %1$s)",
+	       "integrity_hole table=objects index=%lld field=input ref=");
+	damage(st, "win", "the record's payload, third window", 5999,
+	       "UPDATE objects SET payload = CAST('{}' AS BLOB) WHERE ref = (SELECT ref FROM journal WHERE "
+	       "phase = 'outcome' AND intent_id = " OUTCOME_OF ")",
+	       "integrity_hole table=log_entries index=%lld field=transitionRef\n");
+	for (long long n = 2725; n <= 2740; n += 5)
+		damage(st, "win", "the output's payload, near a window's edge", n,
+		       "UPDATE objects SET payload = CAST('{}' AS BLOB) WHERE ref = (SELECT json_extract(o.payload, "
+		       "'$.output') FROM journal j JOIN objects o ON o.ref = j.ref WHERE j.phase = 'outcome' AND "
+		       "j.intent_id = " OUTCOME_OF ")",
+		       "integrity_hole table=objects index=%lld field=output ref=");
+	world_store_close(st);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/world-test-scan.XXXXXX";
 	if (!mkdtemp(dir)) bail("mkdtemp");
 	one_store(dir, "plain.db", "scan");
 	one_store(dir, "escaped.db", "q\"e\\p");
+	windows_store(dir);
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0) diag("could not remove %s", dir);
