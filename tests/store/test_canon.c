@@ -53,7 +53,7 @@ static void gen(struct gtext *t, int depth)
 	};
 	static const char *const keys[] = { "\"\"", "\"a\"", "\"b\"", "\"ab\"", "\"\\\"\"", "\"\\\\\"",
 		                            "\"\\u0001\"", "\"\\b\"", "\"A\"", "\"\xc3\xa9\"", "\"a\\u0000\"" };
-#define PUT(str) do { size_t l_ = strlen(str); if (t->n + l_ < sizeof t->b) { memcpy(t->b + t->n, str, l_); t->n += l_; } } while (0)
+#define PUT(str) do { const char *s_ = (str); size_t l_ = strlen(s_); if (t->n + l_ < sizeof t->b) { memcpy(t->b + t->n, s_, l_); t->n += l_; } } while (0)
 	unsigned k = depth > 4 ? 0 : rnd(10);
 	if (k < 6) {
 		PUT(atoms[rnd(sizeof atoms / sizeof *atoms)]);
