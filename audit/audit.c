@@ -1022,35 +1022,10 @@ static unsigned long long ns_ino(const char *pid, const char *name)
 	return stat(p, &st) == 0 ? (unsigned long long)st.st_ino : 0;
 }
 
-static char *slurp(const char *path, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return NULL;
-	char *s = malloc(max + 1);
-	size_t n = 0;
-	ssize_t k;
-	while (s && n < max && (k = read(fd, s + n, max - n)) > 0) n += (size_t)k;
-	close(fd);
-	if (s) s[n] = 0;
-	return s;
-}
-
 /* "Key:\tvalue" of /proc/PID/status */
 static const char *status_get(const char *st, const char *key, char *out, size_t cap)
 {
-	size_t kl = strlen(key);
-	out[0] = 0;
-	for (const char *p = st; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ':') {
-			p += kl + 1;
-			while (*p == ' ' || *p == '\t') p++;
-			size_t l = strcspn(p, "\n");
-			if (l >= cap) l = cap - 1;
-			memcpy(out, p, l);
-			out[l] = 0;
-			return out;
-		}
-	return NULL;
+	return ah_line_value(st, key, ':', out, cap);
 }
 
 /* The environment the profile gives, sorted, joined by spaces. */
@@ -1156,7 +1131,7 @@ static int host_view(struct audit *A, pid_t pid, json_t *P, int user, struct hv 
 	snprintf(ps, sizeof ps, "%d", (int)pid);
 	int n = 0;
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	char *st = slurp(path, 1 << 16);
+	char *st = ah_read_text(path, 1 << 16);
 	if (!st) return hv_add(v, n, "status", 0, "readable", "read %s: %s", path, strerror(errno));
 	json_t *ident = json_object_get(P, "identity");
 	long long in_uid = jint(ident, "inside_uid"), in_gid = jint(ident, "inside_gid");
@@ -1197,7 +1172,7 @@ static int host_view(struct audit *A, pid_t pid, json_t *P, int user, struct hv 
 	static const char *const maps[] = { "uid_map", "gid_map" };
 	for (int k = 0; k < 2; k++) {
 		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, maps[k]);
-		char *m = slurp(path, 4096);
+		char *m = ah_read_text(path, 4096);
 		long long in = -1, out = -1, cnt = -1;
 		int lines = 0;
 		for (char *p = m; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
@@ -1263,7 +1238,7 @@ static int host_view(struct audit *A, pid_t pid, json_t *P, int user, struct hv 
 	n = hv_add(v, n, "environ", fd >= 0 && !strcmp(env, want_env), want_env, "%s", env);
 	/* mountinfo: every mount the profile lists, with its flags, and no other */
 	snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
-	char *mi = slurp(path, 1 << 20);
+	char *mi = ah_read_text(path, 1 << 20);
 	char others[600] = "";
 	json_t *mounts = json_object_get(P, "mounts");
 	int seen[32] = { 0 };
@@ -1310,7 +1285,7 @@ static int host_view(struct audit *A, pid_t pid, json_t *P, int user, struct hv 
 	free(mi);
 	/* limits: every rlimit soft/hard as the profile sets it */
 	snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
-	char *lim = slurp(path, 1 << 16);
+	char *lim = ah_read_text(path, 1 << 16);
 	char badl[700] = "";
 	json_t *rl = json_object_get(P, "rlimits");
 	const char *key;
@@ -1340,7 +1315,7 @@ static int host_view(struct audit *A, pid_t pid, json_t *P, int user, struct hv 
 	/* cgroups: as root the capsule gets its own memory and pids groups */
 	if (user == U_ROOT && jint(P, "cgroups.pids") && strcmp(A->via, "unconfined") != 0) {
 		snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
-		char *theirs = slurp(path, 1 << 16), *mine = slurp("/proc/self/cgroup", 1 << 16);
+		char *theirs = ah_read_text(path, 1 << 16), *mine = ah_read_text("/proc/self/cgroup", 1 << 16);
 		char moved[100] = "";
 		static const char *const ctl[] = { "memory", "pids" };
 		for (int k = 0; k < 2 && theirs && mine; k++) {
@@ -1805,7 +1780,7 @@ static int host_checks(struct audit *A, const char *before, double clock_before)
 	CHECK(A, sec, "the host listener is alive", s, "alive", s ? "alive" : "dead", NULL);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/sysvipc/shm");
-	char *shm = slurp(path, 1 << 20);
+	char *shm = ah_read_text(path, 1 << 20);
 	char needle[32];
 	snprintf(needle, sizeof needle, " %d ", A->h.shm_id);
 	int intact = shm && strstr(shm, needle);

@@ -215,32 +215,38 @@ static int copy_file(const char *from, const char *to, mode_t mode)
 	return rc;
 }
 
-static char *slurp(const char *path, size_t max)
+char *ah_read_text(const char *path, size_t max)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) return NULL;
 	char *s = malloc(max + 1);
 	size_t n = 0;
-	ssize_t k;
+	ssize_t k = 0;
 	while (s && n < max && (k = read(fd, s + n, max - n)) > 0) n += (size_t)k;
 	close(fd);
+	if (s && k < 0) { /* a read error: no half a file */
+		free(s);
+		return NULL;
+	}
 	if (s) s[n] = 0;
 	return s;
 }
 
-/* KEY=VALUE of serve.env */
-static const char *env_get(const char *text, const char *key, char *out, size_t cap)
+const char *ah_line_value(const char *text, const char *key, char sep, char *out, size_t cap)
 {
 	size_t kl = strlen(key);
+	out[0] = 0;
 	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
-			size_t l = strcspn(p + kl + 1, "\n");
+		if (strncmp(p, key, kl) == 0 && p[kl] == sep) {
+			p += kl + 1;
+			if (sep == ':') /* /proc's "Key:\tvalue" */
+				while (*p == ' ' || *p == '\t') p++;
+			size_t l = strcspn(p, "\n");
 			if (l >= cap) l = cap - 1;
-			memcpy(out, p + kl + 1, l);
+			memcpy(out, p, l);
 			out[l] = 0;
 			return out;
 		}
-	out[0] = 0;
 	return NULL;
 }
 
@@ -362,7 +368,7 @@ int ah_setup(struct audit_host *h, const char *probe_file, struct world_err *err
 	char *env = NULL;
 	int st = 0, gone = 0;
 	for (int i = 0; i < 200 && !env && !gone && !ah_interrupted; i++) {
-		if (access(envp, R_OK) == 0) env = slurp(envp, 4096);
+		if (access(envp, R_OK) == 0) env = ah_read_text(envp, 4096);
 		else ah_sleep_ms(25);
 		gone = waitpid(h->serve_pid, &st, WNOHANG) == h->serve_pid;
 	}
@@ -379,11 +385,11 @@ int ah_setup(struct audit_host *h, const char *probe_file, struct world_err *err
 		return setup_fail(h, err, "start the listener (probe serve)", h->serve_dir);
 	}
 	char v[PATH_MAX];
-	h->tcp_port = atoi(env_get(env, "TCP_PORT", v, sizeof v) ? v : "0");
-	h->udp_port = atoi(env_get(env, "UDP_PORT", v, sizeof v) ? v : "0");
-	h->shm_id = env_get(env, "SHM_ID", v, sizeof v) ? atoi(v) : -1;
-	env_get(env, "ABSTRACT", h->abstract, sizeof h->abstract);
-	env_get(env, "UNIX_PATH", h->unix_path, sizeof h->unix_path);
+	h->tcp_port = atoi(ah_line_value(env, "TCP_PORT", '=', v, sizeof v) ? v : "0");
+	h->udp_port = atoi(ah_line_value(env, "UDP_PORT", '=', v, sizeof v) ? v : "0");
+	h->shm_id = ah_line_value(env, "SHM_ID", '=', v, sizeof v) ? atoi(v) : -1;
+	ah_line_value(env, "ABSTRACT", '=', h->abstract, sizeof h->abstract);
+	ah_line_value(env, "UNIX_PATH", '=', h->unix_path, sizeof h->unix_path);
 	free(env);
 	if (!h->tcp_port || !h->udp_port || h->shm_id < 0 || !h->abstract[0] || !h->unix_path[0]) {
 		errno = EPROTO;
@@ -464,7 +470,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 static void sb_file(struct sbuf *b, const char *path)
 {
-	char *t = slurp(path, 4096);
+	char *t = ah_read_text(path, 4096);
 	sb_puts(b, t ? t : "(unreadable)\n");
 	free(t);
 }
@@ -542,7 +548,7 @@ char *ah_snapshot(const struct audit_host *h)
 	struct sbuf b = { 0 };
 	sb_puts(&b, "== mounts\n");
 	/* mount point, fs type, source: what a stray mount or umount changes */
-	char *mi = slurp("/proc/self/mountinfo", 1 << 20);
+	char *mi = ah_read_text("/proc/self/mountinfo", 1 << 20);
 	char **lines = NULL;
 	size_t nl = 0;
 	for (char *save = NULL, *l = mi ? strtok_r(mi, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
@@ -614,7 +620,7 @@ int ah_hits(const struct audit_host *h, const char *kind)
 {
 	char path[PATH_MAX + 40];
 	snprintf(path, sizeof path, "%s/hits", h->serve_dir);
-	char *t = slurp(path, 1 << 20);
+	char *t = ah_read_text(path, 1 << 20);
 	if (!t) return 0;
 	int n = 0;
 	size_t kl = strlen(kind);

@@ -127,4 +127,12 @@ void ah_cmd_free(struct ah_cmd *c);
 /* Monotonic milliseconds. */
 long ah_now_ms(void);
 void ah_sleep_ms(long ms);
+/* A text file whole (at most max bytes), NUL-terminated; NULL when it
+ * cannot be opened or read (never half a file). The caller frees it. */
+char *ah_read_text(const char *path, size_t max);
+/* The value of the first line "KEY<sep>VALUE" of text, copied into out
+ * (cap bytes, cut to fit); with sep ':' (/proc's "Key:\tvalue") the blanks
+ * after it are skipped. out is "" and NULL is returned when there is none. */
+const char *ah_line_value(const char *text, const char *key, char sep, char *out, size_t cap);
+
 #endif
