@@ -549,6 +549,20 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 	return 0;
 }
 
+/* task_load on a reader of the daemon's: t is zeroed (dia set) first, so
+ * it can be cleared whatever the outcome; the same answers as task_load. */
+static int task_read(struct dreq *rq, const struct coord_session *s, const char *task, enum dialect dia, struct task *t,
+                     struct world_err *err)
+{
+	memset(t, 0, sizeof *t);
+	t->dia = dia;
+	struct world_store *st = dreader_get(rq->d, err);
+	if (!st) return -1;
+	int rc = task_load(rq, s, st, task, t, err);
+	dreader_put(rq->d, st);
+	return rc;
+}
+
 /* A committed task, read back from the store: the journal's invocation
  * row of a2a:EPISODE:TASK, its invocation record, output and log entry,
  * every object re-hashed on read. A call that failed committed nothing
@@ -560,13 +574,9 @@ static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t 
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
 	struct task t;
-	memset(&t, 0, sizeof t);
-	t.dia = dia;
 	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(rq->d, &err);
-	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+	int rc = task_read(rq, s, task, dia, &t, &err);
 	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
-	if (st) dreader_put(rq->d, st);
 	if (rc == 1) {
 		task_clear(&t);
 		return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
@@ -649,13 +659,9 @@ static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json
 	}
 	fired = fired || taken == 1;
 	struct task t;
-	memset(&t, 0, sizeof t);
-	t.dia = dia;
 	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(rq->d, &err);
-	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
+	int rc = task_read(rq, s, task, dia, &t, &err);
 	snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", t.invocation_id);
-	if (st) dreader_put(rq->d, st);
 	int failed = t.failed;
 	if (rc == 2 && fired) {
 		/* this cancel stopped it: the task, canceled */
@@ -719,12 +725,8 @@ static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, j
 			return drpc_error(id, -32603, "Internal: task \"%s\" is still working after %d s; subscribe again", task,
 			                  SUBSCRIBE_WAIT_MS / 1000);
 		struct task t;
-		memset(&t, 0, sizeof t);
-		t.dia = dia;
 		struct world_err err = { 0, "" };
-		struct world_store *st = dreader_get(rq->d, &err);
-		int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
-		if (st) dreader_put(rq->d, st);
+		int rc = task_read(rq, s, task, dia, &t, &err);
 		if (rc == 1) {
 			task_clear(&t);
 			/* refused before it ran (nothing recorded): a SendMessage error */
@@ -742,12 +744,8 @@ static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, j
 		                 dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj);
 	}
 	struct task t;
-	memset(&t, 0, sizeof t);
-	t.dia = dia;
 	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(rq->d, &err);
-	int rc = st ? task_load(rq, s, st, task, &t, &err) : -1;
-	if (st) dreader_put(rq->d, st);
+	int rc = task_read(rq, s, task, dia, &t, &err);
 	int failed = t.failed;
 	task_clear(&t);
 	if (rc == 1) return drpc_error(id, -32001, "task not found: \"%s\" (no committed call of this episode has that task id)", task);
