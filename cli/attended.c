@@ -1,6 +1,7 @@
 /* cli/attended.c: the attended-step fences (see attended.h). */
 #include "cli/attended.h"
 #include "store/error.h"
+#include "store/file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -86,20 +87,6 @@ static int fences(int *tty, struct attended_stop *stop)
 		                         tty_fix);
 	}
 	*tty = fd;
-	return 0;
-}
-
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0) {
-			if (errno == EINTR) continue;
-			return -1;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 

@@ -116,21 +116,6 @@ static int fsync_dir(const char *dir, struct world_err *err)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR) continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* temp file + fsync + rename + dir fsync */
 static int atomic_write(const char *dir, const char *name, const void *buf, size_t n, mode_t mode,
                         struct world_err *err)

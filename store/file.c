@@ -63,3 +63,18 @@ int world_read_file(const char *path, size_t max, char **out, size_t *len, struc
 	*len = n;
 	return 0;
 }
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR) continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

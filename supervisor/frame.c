@@ -1,5 +1,6 @@
 /* supervisor/frame.c: see frame.h. */
 #include "supervisor/frame.h"
+#include "store/file.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,21 +26,6 @@ static void ffree(void *p)
 	json_free_t f;
 	json_get_alloc_funcs(&m, &f);
 	if (p) f(p);
-}
-
-int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR) continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int frame_encode(const json_t *obj, size_t max, char **buf, size_t *len, struct world_err *err)

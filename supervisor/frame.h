@@ -57,6 +57,4 @@ int frame_reader_feed(struct frame_reader *r, const char *data, size_t len, size
  * before any byte of a frame. */
 int frame_write(int fd, const json_t *obj, size_t max, struct world_err *err);
 int frame_read(int fd, size_t max, json_t **out, struct world_err *err);
-/* Write all bytes, retrying on EINTR and short writes. */
-int write_all(int fd, const void *buf, size_t len);
 #endif
