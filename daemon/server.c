@@ -6,7 +6,6 @@
 #include "supervisor/supervisor.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
-#include "capsule/capsule.h"
 #include "coordinator/registry.h"
 #include "store/pause.h"
 #include "store/scan.h"
@@ -1460,7 +1459,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	 * children: move into a leaf first (capsule.h, capsule_cgroup_delegate),
 	 * before the spawner is forked, so that it and its capsules follow. */
 	char dnote[1200];
-	int drc = capsule_cgroup_delegate_self(dnote, sizeof dnote);
+	int drc = sup_cgroup_delegate_self(dnote, sizeof dnote);
 	if (drc != 1 || strstr(dnote, "offers no")) dlog("start: cgroup delegation: %s", dnote);
 	struct sup_spawner_opts so_sp = { .keepwarm = true };
 	struct sup_spawner_info spi;
@@ -1523,9 +1522,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		dlog("start: %s; capsules are made by the daemon itself", sperr.msg);
 		unsigned removed = 0;
 		struct world_err e = { 0, "" };
-		if (capsule_cgroups_sweep(&removed, &e) < 0) dlog("start: %s", e.msg);
+		if (sup_cgroups_sweep(&removed, &e) < 0) dlog("start: %s", e.msg);
 		if (removed) dlog("start: removed %u capsule cgroup(s) left by processes that are gone", removed);
-		keepwarm = capsule_cgroup_keepwarm(true);
+		keepwarm = sup_cgroup_keepwarm(true);
 	}
 	/* v1 cgroups without favordynmods: an attach after a quiet spell waits
 	 * for an RCU grace period (~10 ms); keep it fast (capsule.h). */

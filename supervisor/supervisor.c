@@ -32,6 +32,12 @@ void sup_exit_on_interrupt(const char *who)
 	(void)capsule_cleanup_on_signals(); /* the launcher installs them too; twice is harmless */
 }
 
+int sup_cgroup_delegate_self(char *note, size_t len) { return capsule_cgroup_delegate_self(note, len); }
+
+int sup_cgroups_sweep(unsigned *removed, struct world_err *err) { return capsule_cgroups_sweep(removed, err); }
+
+int sup_cgroup_keepwarm(bool on) { return capsule_cgroup_keepwarm(on); }
+
 int sup_cgroups_check(char *line, size_t len)
 {
 	const struct capsule_profile *p = capsule_profile_find("transition");

@@ -16,6 +16,7 @@
  * and hands the plan bytes to the broker callback unchanged. */
 #ifndef WORLD_SUPERVISOR_SUPERVISOR_H
 #define WORLD_SUPERVISOR_SUPERVISOR_H
+#include <stdbool.h>
 #include <stddef.h>
 #include "store/error.h"
 #include "supervisor/launcher.h"
@@ -43,6 +44,20 @@ void sup_exit_on_interrupt(const char *who);
  * why, and the rlimits that remain (for a start-up line, or the refusal of
  * --require-cgroups). */
 int sup_cgroups_check(char *line, size_t len);
+/* The capsule cgroup set-up of a long-lived supervisor (the daemon's
+ * start-up), so that it reaches capsule/ through this layer:
+ * sup_cgroup_delegate_self moves this process into a leaf of a delegated
+ * group before any capsule, spawner or thread exists
+ * (capsule_cgroup_delegate_self: same returns; note says what happened);
+ * when it makes its capsules itself (no spawner), sup_cgroups_sweep removes
+ * the groups of dead makers (capsule_cgroups_sweep: *removed, may be NULL,
+ * counts them; -1 with WX_IO naming the first that would not go) and
+ * sup_cgroup_keepwarm keeps the v1 attach from waiting
+ * (capsule_cgroup_keepwarm: 1 the keeper runs, 0 not needed or not
+ * possible; reference-counted). */
+int sup_cgroup_delegate_self(char *note, size_t len);
+int sup_cgroups_sweep(unsigned *removed, struct world_err *err);
+int sup_cgroup_keepwarm(bool on);
 /* The one source-size cap (bytes) of every verb that runs or checks a
  * transition; ailang-lite's own cap (AIL_MAX_SOURCE) is the same figure. */
 #define SUP_SOURCE_MAX ((size_t)1 << 20)
