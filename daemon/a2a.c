@@ -24,6 +24,7 @@
  * in state failed whose status message names the error class; a refusal
  * before execution is a JSON-RPC error. tasks/get / GetTask read the
  * committed task back from the store (the journal's invocation row). */
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "store/canon.h"
 #include "store/store.h"

@@ -28,6 +28,7 @@
  * PEND_MAX are kept; a new one over that drops the oldest, which is
  * logged. Nothing here touches the store; the lock is never held across
  * anything but these lists and one write(2). */
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include <errno.h>
 #include <stdlib.h>

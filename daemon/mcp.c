@@ -17,13 +17,22 @@
  * tools/call of a published transition goes to coord_call; a failure of
  * the call is a tool result with isError:true whose text names the error
  * class and message (never an untyped -32603). */
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "coordinator/provenance.h"
+#include "coordinator/registry.h"
 #include "store/jschema.h"
 #include "store/store.h"
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* The MCP tool name of a transition id (route.h). */
+int dtool_name(const char *id, char out[65])
+{
+	size_t n = registry_tool_name(id, out, 65);
+	return n >= 1 && n <= REGISTRY_TOOL_NAME_MAX ? 0 : -1;
+}
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 #define LEGACY_VERSION "2025-03-26"
@@ -267,37 +276,6 @@ void mcp_resource_metadata(struct dreq *rq, struct dresp *r)
 	                     "worldd: published World transitions over MCP and A2A", "worldd_credentials",
 	                     "Bearer session credentials (64 hex) are minted by the operator with worldd session mint; "
 	                     "there is no OAuth authorization server and no client registration"));
-}
-
-void dwww_authenticate(const struct dreq *rq, struct dresp *r)
-{
-	if (r->status != 401 || !r->body) return;
-	json_t *v = json_loadb(r->body, r->len, 0, NULL);
-	const char *klass = json_string_value(json_object_get(json_object_get(v, "error"), "class"));
-	const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
-	char desc[400] = "", meta[400];
-	/* error_description is %x20-21 / %x23-5B / %x5D-7E (RFC 6750 §3) */
-	size_t k = 0;
-	for (const char *c = msg ? msg : ""; *c && k + 1 < sizeof desc; c++)
-		desc[k++] = (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e) ? '\'' : *c;
-	desc[k] = 0;
-	snprintf(meta, sizeof meta, "%s/.well-known/oauth-protected-resource%s", rq->d->base_url,
-	         strncmp(rq->path, "/mcp", 4) == 0 ? "/mcp/" : "");
-	/* RFC 6750 §3.1: a request without credentials gets no error code;
-	 * a malformed header is invalid_request; a refused one invalid_token */
-	const char *code = !klass || (msg && strstr(msg, "is absent")) ? NULL
-	                   : strcmp(klass, "SessionAbsent") == 0 ? "invalid_request" : "invalid_token";
-	int n = code ? snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr,
-	                        "Bearer realm=\"worldd\", error=\"%s\", error_description=\"%s (%s)\", "
-	                        "resource_metadata=\"%s\"", code, desc, klass, meta)
-	             : -1;
-	/* a description that does not fit drops the description, never cuts the header mid-quote */
-	if (n < 0 || (size_t)n >= sizeof r->www_auth_hdr) {
-		n = snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\"%s%s%s, resource_metadata=\"%s\"",
-		             code ? ", error=\"" : "", code ? code : "", code ? "\"" : "", meta);
-		if (n < 0 || (size_t)n >= sizeof r->www_auth_hdr) snprintf(r->www_auth_hdr, sizeof r->www_auth_hdr, "Bearer realm=\"worldd\"");
-	}
-	json_decref(v);
 }
 
 int mcp_not_oauth(struct dreq *rq, struct dresp *r)

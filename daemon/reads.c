@@ -9,6 +9,7 @@
  * semantic ids in public_sids); the operator token (and --open-reads)
  * sees everything. What a session may not see answers exactly as what
  * does not exist (NotFound, the same text), so existence is not told. */
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "store/sql.h"
 #include "store/store.h"

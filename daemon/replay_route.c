@@ -7,6 +7,7 @@
  * since it runs capsules. A session replays only its own episode's entries
  * (another's is NotFound, as an absent one); the operator token any. */
 #include "coordinator/replay.h"
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "store/store.h"
 #include <errno.h>

@@ -4,9 +4,12 @@
  *
  * Owns: struct dctx (what every request can reach: the coordinator, the
  * pool of reader store handles, the health facts),
- * struct dreq / struct dresp (one request in, one response out), the error
- * envelope of docs/design.md §8.1 {"error":{"class","message"}} with its HTTP
- * statuses, and the credential check shared by every authenticated route.
+ * struct dreq / struct dresp (one request in, one response out), and the
+ * entry points of the projections. The helpers that fill a dresp (the
+ * error envelope of docs/design.md §8.1 {"error":{"class","message"}} with
+ * its HTTP statuses), read a dreq, check a credential or answer
+ * progressively are daemon/http.h's, which the server and the projections
+ * both use.
  *
  * A projection never touches libmicrohttpd's response objects: it fills a
  * struct dresp and the server sends it, logs it and frees it. Projections
@@ -48,11 +51,12 @@ struct dctx {
 	struct dreader *all;             /* every handle, closed at shutdown */
 };
 
-struct dhdr; /* a request's headers and arguments, copied for a call worker */
+struct dhdr; /* a request's headers and arguments, copied for a call worker (daemon/http.h) */
+struct dlive_seat; /* daemon/http.h */
 
 struct dreq {
 	struct dctx *d;
-	void *srv;                       /* the server's connection state on a call worker (dlive_start), or NULL */
+	struct dlive_seat *seat;         /* the server's connection state on a call worker (dlive_start), or NULL */
 	struct MHD_Connection *conn;     /* NULL on a call worker: hdrs holds the copies */
 	const struct dhdr *hdrs;
 	size_t nhdrs;
@@ -87,57 +91,9 @@ struct dresp {
  * The product never calls it. */
 void daemon_dispatch_for_test(struct dreq *rq, struct dresp *r);
 
-/* A header of the request (case-insensitive name), or NULL. */
-const char *dreq_header(const struct dreq *rq, const char *name);
-/* A query argument, or NULL. */
-const char *dreq_arg(const struct dreq *rq, const char *name);
-
-/* Responses. dresp_json takes a reference to v (steals it) and serialises it
- * compactly; dresp_text copies text. */
-void dresp_json(struct dresp *r, int status, json_t *v);
-void dresp_text(struct dresp *r, int status, const char *ctype, const char *text, size_t len);
-/* The error envelope {"error":{"class":CLASS,"message":MSG}}; the status is
- * the class's (dclass_status). */
-void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* A JSON-RPC 2.0 error object {"jsonrpc","id","error":{"code","message"}}
- * (id NULL = null), shared by the MCP and A2A projections. */
-json_t *drpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* A failure of this host (store I/O, integrity, out of memory): 500
- * Internal "internal store failure"; the cause goes to the log. */
-void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err);
-/* HTTP status of an envelope class (docs/design.md §8.1). */
-int dclass_status(const char *klass);
-/* Class of a store error code on a read route (bad ref, not found, ...);
- * NULL for host failures, which answer Internal. */
-const char *dclass_of_store(int code);
-
-/* Writes one line to the daemon's log (stderr), prefixed "worldd ". */
-void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The credential check (Authorization: Bearer <64 hex>). With
- * allow_operator, the operator token is accepted too (*sess stays NULL).
- * Returns 0 when authorised (*sess is a session to free, or NULL for the
- * operator), -1 with r filled with the 401 envelope and its exact text:
- *   SessionAbsent   session credential is absent: send Authorization: Bearer <session-credential>
- *   SessionAbsent   malformed Authorization header: expected Bearer <64-hex-credential>
- *   SessionUnknown  unknown session credential
- *   SessionExpired  session credential has expired
- * or 500 on a store failure. With optional, an absent header is not an
- * error: 0 with *sess NULL and *present 0. */
-int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
-          int *present);
-
-/* A reader handle of the pool (opened on first need), given back with
- * dreader_put. NULL + err when the store cannot be opened. */
-struct world_store *dreader_get(struct dctx *d, struct world_err *err);
-void dreader_put(struct dctx *d, struct world_store *st);
-/* The preamble of a route that reads the store: when need_credential, a
- * session's credential or the operator token (dauth); then a reader handle.
- * NULL with r filled (the 401 envelope, or 500 "reader handle") when either
- * fails; else the handle, given back with dreader_put. */
-struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int need_credential);
-/* The same (daemon/reads.c), also handing back who reads: *sess is the
- * session (free with coord_session_free), or NULL for the operator token
+/* The same as dreader_authorised (daemon/http.h), in daemon/reads.c, also
+ * handing back who reads: *sess is the session (free with
+ * coord_session_free), or NULL for the operator token
  * and, without need_credential (--open-reads), for anyone. A read route
  * shows a session only its own episode's data (scoped reads, docs/daemon.md);
  * NULL sees everything. */
@@ -210,54 +166,13 @@ void dcall_job_end(struct djob *j);
  * fields, which the worker's CancelTask reads. Answers nothing. */
 void a2a_cancel_early(struct dreq *rq);
 
-/* ---- a response that stays open: the bytes queued for it (daemon/stream.c) ----
- * The one machinery of the notification stream (GET /mcp/) and of live
- * responses (below): a libmicrohttpd callback response of unknown size
- * (chunked) whose reader, dsse_read, hands out what is queued and, with
- * nothing queued, suspends the connection (the reader and the access
- * handler are the only places its manual allows) and returns 0, so no
- * thread spins; dsse_push / dsse_end queue bytes or the end and resume
- * it. mu is the owner's lock: it guards every field, and the _locked
- * calls are made with it held. */
-struct dsse {
-	pthread_mutex_t *mu;
-	struct MHD_Connection *conn;
-	char *buf;
-	size_t len, off, cap;
-	int suspended;  /* the reader suspended the connection */
-	int closing;    /* end it once the queue is sent */
-};
-/* Append and wake the connection: 0, or -1 when closing or out of memory (nothing queued). */
-int dsse_push_locked(struct dsse *q, const char *bytes, size_t n);
-/* The end: what is queued is still sent, then the response ends. */
-void dsse_end_locked(struct dsse *q);
-/* The reader of the callback response (takes q->mu). */
-ssize_t dsse_read(struct dsse *q, char *buf, size_t max);
-
-/* ---- answering progressively (daemon/server.c) ----
- * A route on a call worker may start its response before it ends: status
- * 200 and ctype go out at once, then what dlive_push queues, then -- when
- * the route returns -- its dresp body (the final event), and the response
- * ends. The connection is parked (suspend/resume, as the notification
- * stream's) while nothing is queued. NULL when rq cannot (an HTTP thread,
- * out of memory): answer as usual. */
-struct dlive;
-struct dlive *dlive_start(struct dreq *rq, const char *ctype);
-/* Queue bytes: 0, or -1 when the client has gone (nothing more is sent). */
-int dlive_push(struct dlive *l, const char *bytes, size_t n);
-/* When the client goes away before the end: fire c (may be NULL to stop). */
-void dlive_cancel_on_gone(struct dlive *l, struct sup_cancel *c);
-
 /* The projections. Each answers one request completely. */
 void reads_handle(struct dreq *rq, struct dresp *r);       /* GET /v1/... */
 void replay_handle(struct dreq *rq, struct dresp *r);      /* POST /v1/replay/{index} (daemon/replay_route.c) */
 void mcp_handle(struct dreq *rq, struct dresp *r);         /* POST /mcp/ */
-/* GET /.well-known/oauth-protected-resource[/mcp/] (RFC 9728), and the
- * RFC 6750 challenge of a refused credential (docs/daemon.md, "Credentials
- * and MCP clients"): a 401 envelope in r gets r->www_auth_hdr from its
- * class and text (anything else is left as it is). */
+/* GET /.well-known/oauth-protected-resource[/mcp/] (RFC 9728; the
+ * challenge that points at it is daemon/http.h's dwww_authenticate). */
 void mcp_resource_metadata(struct dreq *rq, struct dresp *r);
-void dwww_authenticate(const struct dreq *rq, struct dresp *r);
 /* The OAuth authorization-server paths a client tries after a 401
  * (/register, /authorize, /token, /.well-known/oauth-authorization-server,
  * /.well-known/openid-configuration...): 0 with r = 404 NotFound saying

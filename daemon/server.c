@@ -4,6 +4,7 @@
 #include "daemon/server.h"
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
 #include "coordinator/registry.h"
@@ -33,44 +34,6 @@
 
 #define DROP_MAX ((size_t)16 << 20) /* an over-limit body is dropped up to this much more */
 
-/* ---- log ---- */
-
-void dlog(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	/* Each line starts with its RFC 3339 time in UTC, to the millisecond, so
-	 * a line can be put next to other logs without the journal's help. */
-	char ts[64] = "-";
-	struct timespec now;
-	struct tm tm;
-	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && gmtime_r(&now.tv_sec, &tm)) {
-		char sec[32];
-		if (strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm) > 0)
-			snprintf(ts, sizeof ts, "%.31s.%03dZ", sec, (int)(now.tv_nsec / 1000000L) % 1000);
-	}
-	/* one write per line so that lines of concurrent requests never interleave */
-	size_t n = strlen(line);
-	char out[2150];
-	int m = snprintf(out, sizeof out, "%s worldd %.*s\n", ts, (int)n, line);
-	if (m > 0) {
-		ssize_t w = write(STDERR_FILENO, out, (size_t)m < sizeof out ? (size_t)m : sizeof out - 1);
-		(void)w; /* nowhere left to report a failed log write */
-	}
-}
-
-/* A log-safe copy of s: printable ASCII only, at most cap-1 bytes. */
-static void log_safe(char *out, size_t cap, const char *s)
-{
-	size_t j = 0;
-	for (; s && *s && j + 1 < cap; s++) out[j++] = (*s > 32 && *s < 127) ? *s : '?';
-	out[j] = 0;
-	if (j == 0 && cap > 1) { out[0] = '-'; out[1] = 0; }
-}
-
 /* A call the capsule's seccomp filter stopped (coordinator.h, on_denial):
  * one line of stable keys, so that an operator can tell afterwards who
  * probed what (docs/daemon.md, Logs). Written before the call's request
@@ -80,278 +43,19 @@ static void log_denial(void *ctx, const struct coord_denial *dn)
 {
 	(void)ctx;
 	char sc[64], arch[32], sk[160], ep[80], inv[256], io[96] = "", why[300] = "";
-	log_safe(sc, sizeof sc, dn->call->syscall);
-	log_safe(arch, sizeof arch, dn->call->arch);
-	log_safe(sk, sizeof sk, dn->skill_id);
-	log_safe(ep, sizeof ep, dn->episode);
-	log_safe(inv, sizeof inv, dn->invocation_id);
+	dlog_safe(sc, sizeof sc, dn->call->syscall);
+	dlog_safe(arch, sizeof arch, dn->call->arch);
+	dlog_safe(sk, sizeof sk, dn->skill_id);
+	dlog_safe(ep, sizeof ep, dn->episode);
+	dlog_safe(inv, sizeof inv, dn->invocation_id);
 	if (dn->call->has_cmd) {
 		char cn[48];
-		log_safe(cn, sizeof cn, dn->call->cmd_name);
+		dlog_safe(cn, sizeof cn, dn->call->cmd_name);
 		snprintf(io, sizeof io, " ioctl=%s ioctl_cmd=0x%x", cn, dn->call->cmd);
 	}
 	if (!dn->record_ref[0]) snprintf(why, sizeof why, " record_error=\"%.280s\"", dn->record_error);
 	dlog("denied syscall=%s nr=%d arch=%s%s skill=%s episode=%s invocation_id=%s record=%s%s", sc, dn->call->nr, arch,
 	     io, sk, ep, inv, dn->record_ref[0] ? dn->record_ref : "-", why);
-}
-
-/* ---- responses and classes ---- */
-
-void dresp_text(struct dresp *r, int status, const char *ctype, const char *text, size_t len)
-{
-	free(r->body);
-	r->status = status;
-	r->body = malloc(len + 1);
-	if (!r->body) { r->status = 500; r->len = 0; r->ctype = NULL; return; }
-	memcpy(r->body, text, len);
-	r->body[len] = 0;
-	r->len = len;
-	r->ctype = ctype;
-}
-
-void dresp_json(struct dresp *r, int status, json_t *v)
-{
-	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	json_decref(v);
-	if (!s) {
-		static const char oom[] = "{\"error\":{\"class\":\"Internal\",\"message\":\"internal store failure\"}}";
-		dlog("error: out of memory serialising a response");
-		dresp_text(r, 500, "application/json", oom, sizeof oom - 1);
-		return;
-	}
-	free(r->body);
-	r->status = status;
-	r->body = s;
-	r->len = strlen(s);
-	r->ctype = "application/json";
-}
-
-int dclass_status(const char *k)
-{
-	static const struct { const char *k; int st; } t[] = {
-		{ "BadRequest", 400 }, { "SessionAbsent", 401 }, { "SessionUnknown", 401 }, { "SessionExpired", 401 },
-		{ "NotFound", 404 }, { "HeadConflict", 409 }, { "PayloadTooLarge", 413 }, { "Internal", 500 },
-		{ "Timeout", 504 }, { "Capacity", 503 }, { "QuotaExceeded", 429 }, { "Forbidden", 403 },
-	};
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (strcmp(t[i].k, k) == 0) return t[i].st;
-	return 500;
-}
-
-/* A message quotes what a client sent (a header, a method, a task id) and
- * vsnprintf may cut it mid-character: each byte of an ill-formed UTF-8
- * sequence becomes '?', so json_pack never refuses the string (which
- * would turn a bad request into a 500; tests/fuzz/corpus/mcp/regress-*). */
-static void utf8_scrub(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		unsigned c = *p;
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		int ok = n > 0;
-		for (size_t i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80;
-		if (ok && n > 1) {
-			unsigned cp = c & (0xff >> (n + 1));
-			for (size_t i = 1; i < n; i++) cp = (cp << 6) | (p[i] & 0x3f);
-			static const unsigned min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-			ok = cp >= min[n] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-		}
-		if (!ok) { *p++ = '?'; continue; }
-		p += n;
-	}
-}
-
-void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	utf8_scrub(msg);
-	int st = dclass_status(klass);
-	dresp_json(r, st, json_pack("{s:{s:s,s:s}}", "error", "class", klass, "message", msg));
-	if (st == 401) r->www_auth = 1;
-}
-
-void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err)
-{
-	char p[256];
-	log_safe(p, sizeof p, rq->path);
-	dlog("error route=%s: %s: %s", p, what, err && err->msg[0] ? err->msg : "failed");
-	dresp_error(r, "Internal", "internal store failure");
-}
-
-const char *dclass_of_store(int code)
-{
-	switch (code) {
-	case WX_BAD_INPUT: case WX_USAGE: return "BadRequest";
-	case WX_NOT_FOUND: return "NotFound";
-	case WX_CONFLICT: return "HeadConflict";
-	default: return NULL;
-	}
-}
-
-/* ---- request access ---- */
-
-/* A header or argument copied off a suspended connection (call workers
- * never touch the connection itself). */
-struct dhdr {
-	int header;   /* 1 header (names compared without case), 0 query argument */
-	char *name, *value;
-};
-
-static const char *copied(const struct dreq *rq, int header, const char *name)
-{
-	for (size_t i = 0; i < rq->nhdrs; i++)
-		if (rq->hdrs[i].header == header &&
-		    (header ? strcasecmp(rq->hdrs[i].name, name) == 0 : strcmp(rq->hdrs[i].name, name) == 0))
-			return rq->hdrs[i].value;
-	return NULL;
-}
-
-const char *dreq_header(const struct dreq *rq, const char *name)
-{
-	if (!rq->conn) return copied(rq, 1, name);
-	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
-}
-
-const char *dreq_arg(const struct dreq *rq, const char *name)
-{
-	if (!rq->conn) return copied(rq, 0, name);
-	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
-}
-
-int dtool_name(const char *id, char out[65])
-{
-	size_t n = registry_tool_name(id, out, 65);
-	return n >= 1 && n <= REGISTRY_TOOL_NAME_MAX ? 0 : -1;
-}
-
-/* ---- credentials ---- */
-
-/* The credential of an Authorization header: "Bearer" (any case), one or
- * more spaces, exactly 64 lowercase hex; NULL when it is not that. */
-static const char *bearer_of(const char *h)
-{
-	const char *c = NULL;
-	if (h && strncasecmp(h, "Bearer ", 7) == 0) {
-		c = h + 7;
-		while (*c == ' ') c++;
-	}
-	if (!c || strlen(c) != DAEMON_TOKEN_HEX || strspn(c, "0123456789abcdef") != DAEMON_TOKEN_HEX) return NULL;
-	return c;
-}
-
-/* The store's operator token (docs/daemon.md, "The operator token"): its
- * hash is read from the store for every request (one primary-key lookup
- * through a pooled reader), so a `worldd token rotate` is seen by every
- * daemon of the store on its next request. */
-static int is_operator(struct dctx *d, const char *c)
-{
-	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(d, &err);
-	int match = 0;
-	if (!st || world_operator_token_match(st, c, &match, &err) < 0) {
-		dlog("error: operator token check: %s", err.msg[0] ? err.msg : "failed");
-		match = 0;
-	}
-	dreader_put(d, st);
-	return match;
-}
-
-int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
-          int *present)
-{
-	*sess = NULL;
-	if (present) *present = 0;
-	const char *h = dreq_header(rq, "Authorization");
-	if (!h || !*h) {
-		if (optional) return 0;
-		dresp_error(r, "SessionAbsent", "session credential is absent: send Authorization: Bearer <session-credential>");
-		dwww_authenticate(rq, r);
-		return -1;
-	}
-	if (present) *present = 1;
-	const char *c = bearer_of(h);
-	if (!c) {
-		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
-		dwww_authenticate(rq, r);
-		return -1;
-	}
-	struct dctx *d = rq->d;
-	if (allow_operator && is_operator(d, c)) return 0;
-	struct world_err err = { 0, "" };
-	if (coord_session_open(d->coord, c, sess, &err) == 0) return 0;
-	*sess = NULL;
-	switch (err.code) {
-	case WX_USAGE:
-		dresp_error(r, "SessionAbsent", "malformed Authorization header: expected Bearer <64-hex-credential>");
-		break;
-	case WX_NOT_FOUND: dresp_error(r, "SessionUnknown", "unknown session credential"); break;
-	case WX_SESSION: dresp_error(r, "SessionExpired", "session credential has expired"); break;
-	default: dresp_internal(rq, r, "session lookup", &err); break;
-	}
-	dwww_authenticate(rq, r);
-	return -1;
-}
-
-/* ---- reader pool ---- */
-
-struct dreader {
-	struct world_store *st;
-	struct dreader *next_free, *next_all;
-};
-
-struct world_store *dreader_authorised(struct dreq *rq, struct dresp *r, int need_credential)
-{
-	if (need_credential) {
-		struct coord_session *s = NULL;
-		if (dauth(rq, r, 1, 0, &s, NULL) < 0) return NULL;
-		coord_session_free(s);
-	}
-	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(rq->d, &err);
-	if (!st) dresp_internal(rq, r, "reader handle", &err);
-	return st;
-}
-
-struct world_store *dreader_get(struct dctx *d, struct world_err *err)
-{
-	pthread_mutex_lock(&d->pool_mu);
-	struct dreader *r = d->pool;
-	if (r) d->pool = r->next_free;
-	pthread_mutex_unlock(&d->pool_mu);
-	if (r) return r->st;
-	r = calloc(1, sizeof *r);
-	if (!r) { werr(err, WX_IO, "reader handle: out of memory"); return NULL; }
-	if (world_store_open(d->db_path, WORLD_STORE_READER, &r->st, err) < 0) { free(r); return NULL; }
-	pthread_mutex_lock(&d->pool_mu);
-	r->next_all = d->all;
-	d->all = r;
-	pthread_mutex_unlock(&d->pool_mu);
-	return r->st;
-}
-
-void dreader_put(struct dctx *d, struct world_store *st)
-{
-	if (!st) return;
-	pthread_mutex_lock(&d->pool_mu);
-	for (struct dreader *r = d->all; r; r = r->next_all)
-		if (r->st == st) { r->next_free = d->pool; d->pool = r; break; }
-	pthread_mutex_unlock(&d->pool_mu);
-}
-
-static void pool_close(struct dctx *d)
-{
-	struct dreader *r = d->all;
-	while (r) {
-		struct dreader *n = r->next_all;
-		world_store_close(r->st);
-		free(r);
-		r = n;
-	}
-	d->all = d->pool = NULL;
 }
 
 /* ---- listen address ---- */
@@ -400,13 +104,10 @@ struct dconn {
 	int responded;       /* a response was queued */
 	int close_after;     /* answer with Connection: close (a framing error, a reserve slot) */
 	/* A request handed to a call worker (see "the call workers"): */
-	atomic_int answered; /* the worker has put its response below (1), or started a live one (2) */
-	atomic_int refs;     /* 1: the connection's; 2 while a live response's worker still runs */
-	struct dlive *live;  /* the live response (dlive_start), or NULL */
+	struct dlive_seat seat; /* the connection, and a worker's answer (daemon/http.h): answered (1: the worker
+	                           has put its response below, 2: started a live one), refs, the live response */
 	int urgent;          /* a cancel: a worker takes it past its episode's share */
-	const char *live_ctype;
 	int live_queued;     /* send_live ran (the response holds, or has dropped, its reference) */
-	struct MHD_Connection *conn;
 	struct dctx *d;
 	char method[16], path[2048];
 	struct dhdr *hdrs;
@@ -434,10 +135,10 @@ static void log_request(const char *method, const char *path, int status, const 
                         const char *invocation, const char *note, const char *timing)
 {
 	char m[16], p[256], inv[256], n[128];
-	log_safe(m, sizeof m, method);
-	log_safe(p, sizeof p, path);
-	log_safe(inv, sizeof inv, invocation);
-	log_safe(n, sizeof n, note);
+	dlog_safe(m, sizeof m, method);
+	dlog_safe(p, sizeof p, path);
+	dlog_safe(inv, sizeof inv, invocation);
+	dlog_safe(n, sizeof n, note);
 	dlog("request method=%s route=%s status=%d ms=%ld invocation_id=%s%s%s%s", m, p, status, ms_since(&dc->start), inv,
 	     timing ? timing : "", note && *note ? " rpc=" : "", note && *note ? n : "");
 }
@@ -493,7 +194,7 @@ static void dispatch(struct dreq *rq, struct dresp *r)
 		/* an OAuth client's discovery or registration: 404 with the reason its credential was refused */
 	} else {
 		char safe[200];
-		log_safe(safe, sizeof safe, p);
+		dlog_safe(safe, sizeof safe, p);
 		dresp_error(r, "NotFound", "no route %s", safe);
 	}
 }
@@ -576,7 +277,7 @@ static void dispatch(struct dreq *rq, struct dresp *r);
  * connection on an HTTP thread, NULL on a worker (the copies are read). */
 static void run_route(struct dctx *d, struct MHD_Connection *conn, const char *method, struct dconn *dc)
 {
-	struct dreq rq = { .d = d, .conn = conn, .srv = conn ? NULL : dc, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs,
+	struct dreq rq = { .d = d, .conn = conn, .seat = conn ? NULL : &dc->seat, .hdrs = dc->hdrs, .nhdrs = dc->nhdrs,
 	                   .method = method, .path = dc->path, .body = dc->body ? dc->body : "", .body_len = dc->len,
 	                   .job = dc->jobbed ? dc->job.seq : 0, .cancel_early = dc->cancel_early,
 	                   .cancel_fired = dc->cancel_fired, .cancel_pend = dc->cancel_pend };
@@ -620,91 +321,7 @@ static void share_put(struct share *sh)
 	free(sh);
 }
 
-/* ---- live responses (route.h, dlive_start) ----------------------------
- * The machinery of the notification stream (route.h, struct dsse, in
- * daemon/stream.c) for one call's response: a callback response of
- * unknown size whose reader hands out what is queued and, with nothing
- * queued, parks the connection until dlive_push or the end resumes it. Two owners: the worker (until the
- * route returned and its final body is queued) and the response (until
- * libmicrohttpd destroys it: the end was sent, or the client left). The
- * dconn is held the same way: on_completed may run while the worker still
- * runs (a client that left), and frees it only when the worker is done. */
-struct dlive {
-	pthread_mutex_t mu;
-	struct dsse q;             /* what is queued (q.mu = &mu), daemon/stream.c */
-	int gone, refs;
-	int fd;                    /* the connection's socket, to see a client that left (-1: unknown) */
-	struct sup_cancel *on_gone;
-};
-
-static void live_put(struct dlive *l)
-{
-	pthread_mutex_lock(&l->mu);
-	int last = --l->refs == 0;
-	pthread_mutex_unlock(&l->mu);
-	if (!last) return;
-	pthread_mutex_destroy(&l->mu);
-	free(l->q.buf);
-	free(l);
-}
-
-/* Append and wake the connection. Call with l->mu held. */
-static int live_append(struct dlive *l, const char *bytes, size_t n)
-{
-	if (l->gone) return -1;
-	return dsse_push_locked(&l->q, bytes, n);
-}
-
-int dlive_push(struct dlive *l, const char *bytes, size_t n)
-{
-	if (!l) return -1;
-	pthread_mutex_lock(&l->mu);
-	/* A parked connection is not watched by libmicrohttpd, and one write
-	 * to a socket whose peer has gone still succeeds: look for its
-	 * hang-up here, at each event (the socket is libmicrohttpd's and
-	 * open until the response is freed, which sets gone first). */
-	int left = 0;
-	if (!l->gone && !l->q.closing && l->fd >= 0) {
-		struct pollfd pf = { .fd = l->fd, .events = POLLRDHUP };
-		left = poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
-	}
-	int cancel = left && l->on_gone;
-	if (cancel) sup_cancel_fire(l->on_gone);
-	if (left) l->gone = 1; /* nothing more is queued for it */
-	int rc = left ? -1 : live_append(l, bytes, n);
-	pthread_mutex_unlock(&l->mu);
-	if (left) dlog("live response: the client left before its end%s", cancel ? "; its call is cancelled" : "");
-	return rc;
-}
-
-void dlive_cancel_on_gone(struct dlive *l, struct sup_cancel *c)
-{
-	if (!l) return;
-	pthread_mutex_lock(&l->mu);
-	l->on_gone = c;
-	if (c && l->gone) sup_cancel_fire(c);
-	pthread_mutex_unlock(&l->mu);
-}
-
-static ssize_t live_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	(void)pos;
-	struct dlive *l = cls;
-	return dsse_read(&l->q, buf, max);
-}
-
-/* libmicrohttpd is done with the response: sent to its end, or the client left. */
-static void live_free(void *cls)
-{
-	struct dlive *l = cls;
-	pthread_mutex_lock(&l->mu);
-	int early = !l->q.closing && !l->gone, cancel = early && l->on_gone;
-	if (cancel) sup_cancel_fire(l->on_gone);
-	l->gone = 1;
-	pthread_mutex_unlock(&l->mu);
-	if (early) dlog("live response: the client left before its end%s", cancel ? "; its call is cancelled" : "");
-	live_put(l);
-}
+/* ---- live responses: the server's side (daemon/http.h, dlive_start) ---- */
 
 static void free_copies(struct dconn *dc);
 static void dconn_free(struct dconn *dc)
@@ -715,53 +332,18 @@ static void dconn_free(struct dconn *dc)
 	free(dc);
 }
 
-struct dlive *dlive_start(struct dreq *rq, const char *ctype)
-{
-	struct dconn *dc = rq->srv;
-	if (!dc) return NULL;
-	if (dc->live) return dc->live;
-	struct dlive *l = calloc(1, sizeof *l);
-	if (!l) return NULL;
-	if (pthread_mutex_init(&l->mu, NULL) != 0) {
-		free(l);
-		return NULL;
-	}
-	l->q.conn = dc->conn;
-	l->q.mu = &l->mu;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(dc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	l->fd = ci ? ci->connect_fd : -1;
-	l->refs = 2; /* the worker, the response */
-	dc->live = l;
-	dc->live_ctype = ctype;
-	atomic_store(&dc->refs, 2); /* the connection, the worker */
-	atomic_store(&dc->answered, 2);
-	MHD_resume_connection(dc->conn); /* on_request queues the response (send_live) */
-	return l;
-}
-
 /* on_request, resumed by dlive_start: queue the live response. */
-/* The response will never be made (it could not be, or the connection
- * ended first): drop its reference; the worker's pushes go nowhere. */
-static void live_abandon(struct dlive *l)
-{
-	pthread_mutex_lock(&l->mu);
-	if (!l->q.closing && l->on_gone) sup_cancel_fire(l->on_gone);
-	l->gone = 1;
-	pthread_mutex_unlock(&l->mu);
-	live_put(l);
-}
-
 static enum MHD_Result send_live(struct MHD_Connection *conn, struct dconn *dc)
 {
 	dc->responded = 1;
 	dc->live_queued = 1;
-	struct dlive *l = dc->live;
-	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, live_reader, l, live_free);
+	struct dlive *l = dc->seat.live;
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, dlive_reader, l, dlive_free);
 	if (!resp) {
-		live_abandon(l);
+		dlive_abandon(l);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, "Content-Type", dc->live_ctype);
+	MHD_add_response_header(resp, "Content-Type", dc->seat.ctype);
 	MHD_add_response_header(resp, "Cache-Control", "no-cache");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (dc->close_after) MHD_add_response_header(resp, "Connection", "close");
@@ -775,16 +357,11 @@ static enum MHD_Result send_live(struct MHD_Connection *conn, struct dconn *dc)
  * go of the response and of the dconn. */
 static void live_finish(struct dconn *dc)
 {
-	struct dlive *l = dc->live;
-	pthread_mutex_lock(&l->mu);
-	l->on_gone = NULL; /* the call has ended: its cancel handle is gone */
-	int gone = l->gone;
-	if (!gone && dc->resp.body && dc->resp.len) live_append(l, dc->resp.body, dc->resp.len);
-	dsse_end_locked(&l->q);
-	pthread_mutex_unlock(&l->mu);
+	struct dlive *l = dc->seat.live;
+	int gone = dlive_end(l, dc->resp.body, dc->resp.len);
 	log_request(dc->method, dc->path, gone ? 499 : 200, dc, dc->invocation_id, dc->note, dc->timing);
-	live_put(l);
-	if (atomic_fetch_sub(&dc->refs, 1) == 1) dconn_free(dc); /* on_completed ran: the client left */
+	dlive_put(l);
+	if (atomic_fetch_sub(&dc->seat.refs, 1) == 1) dconn_free(dc); /* on_completed ran: the client left */
 }
 
 static void *worker_main(void *arg)
@@ -810,10 +387,10 @@ static void *worker_main(void *arg)
 		/* its route has returned: no call of it registers any more */
 		if (dc->jobbed) dcall_job_end(&dc->job);
 		dc->jobbed = 0;
-		if (dc->live) live_finish(dc);
+		if (dc->seat.live) live_finish(dc);
 		else {
-			atomic_store(&dc->answered, 1);
-			MHD_resume_connection(dc->conn);
+			atomic_store(&dc->seat.answered, 1);
+			MHD_resume_connection(dc->seat.conn);
 		}
 		pthread_mutex_lock(&workers.mu);
 		if (!stopping) sh->running--;
@@ -898,9 +475,9 @@ static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *p
 {
 	snprintf(key, 80, "unauthenticated");
 	owner[0] = 0;
-	const char *c = bearer_of(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
+	const char *c = dauth_bearer(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
 	if (!c) return;
-	if (is_operator(d, c)) {
+	if (dauth_operator(d, c)) {
 		snprintf(key, 80, "operator");
 		return;
 	}
@@ -916,7 +493,7 @@ static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *p
 		world_session_free(&s);
 	} else if (!st || err.code != WX_NOT_FOUND) {
 		char p[256];
-		log_safe(p, sizeof p, path);
+		dlog_safe(p, sizeof p, path);
 		dlog("error route=%s: the session of a queued call (for its fair share): %s", p,
 		     err.msg[0] ? err.msg : "failed");
 	}
@@ -946,7 +523,7 @@ static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *
 	}
 	char owner[80];
 	share_key(d, conn, dc->path, fresh->key, owner);
-	dc->conn = conn;
+	dc->seat.conn = conn;
 	dc->d = d;
 	dc->next = NULL;
 	/* counted before it can run: a cancel from now on may wait for it */
@@ -1178,7 +755,7 @@ static const char *origin_fault(struct MHD_Connection *conn, char *why, size_t c
 		int ok = strncasecmp(origin, "http://", 7) == 0 && loopback_authority(origin + 7, strlen(origin + 7), port);
 		for (size_t i = 0; !ok && i < edge.norigins; i++) ok = strcasecmp(origin, edge.origins[i]) == 0;
 		if (!ok) {
-			log_safe(safe, sizeof safe, origin);
+			dlog_safe(safe, sizeof safe, origin);
 			snprintf(why, cap, "Origin %s is not allowed (loopback with this daemon's port, or --allow-origin)", safe);
 			return why;
 		}
@@ -1187,7 +764,7 @@ static const char *origin_fault(struct MHD_Connection *conn, char *why, size_t c
 		int ok = loopback_authority(host, strlen(host), port);
 		for (size_t i = 0; !ok && i < edge.norigins; i++) ok = strcasecmp(host, origin_authority(edge.origins[i])) == 0;
 		if (!ok) {
-			log_safe(safe, sizeof safe, host);
+			dlog_safe(safe, sizeof safe, host);
 			snprintf(why, cap, "Host %s is not allowed (loopback with this daemon's port, or an --allow-origin's)", safe);
 			return why;
 		}
@@ -1239,7 +816,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!dc) {
 		dc = calloc(1, sizeof *dc);
 		if (!dc) return MHD_NO;
-		atomic_init(&dc->refs, 1);
+		atomic_init(&dc->seat.refs, 1);
 		clock_gettime(CLOCK_MONOTONIC, &dc->start);
 		dc->limit = body_limit(method, url);
 		*con_cls = dc;
@@ -1302,7 +879,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (dc->responded) return MHD_YES;
-	int answered = atomic_load(&dc->answered);
+	int answered = atomic_load(&dc->seat.answered);
 	if (answered == 2) return send_live(conn, dc); /* resumed by dlive_start: a worker answers as it goes */
 	if (answered) return send_kept(conn, dc); /* resumed: a worker's answer */
 	if (dc->too_large) return early(conn, method, url, dc, "PayloadTooLarge", "request body is over the limit of %zu bytes", dc->limit);
@@ -1347,9 +924,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 	atomic_fetch_sub(&inflight, 1);
 	/* resumed for a live response but ended before it was queued */
-	if (dc->live && !dc->live_queued) live_abandon(dc->live);
+	if (dc->seat.live && !dc->live_queued) dlive_abandon(dc->seat.live);
 	/* a live response's worker may still run (the client left): it frees dc */
-	if (atomic_fetch_sub(&dc->refs, 1) == 1) dconn_free(dc);
+	if (atomic_fetch_sub(&dc->seat.refs, 1) == 1) dconn_free(dc);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1381,9 +958,9 @@ static int report_indeterminate(void *ctx, long long id, const char *kind, const
 {
 	long long *n = ctx;
 	char k[64], s[300], r[100];
-	log_safe(k, sizeof k, kind);
-	log_safe(s, sizeof s, subject);
-	log_safe(r, sizeof r, ref);
+	dlog_safe(k, sizeof k, kind);
+	dlog_safe(s, sizeof s, subject);
+	dlog_safe(r, sizeof r, ref);
 	printf("journal_indeterminate id=%lld kind=%s subject=%s ref=%s\n", id, k, s, r);
 	(*n)++;
 	return 0;
@@ -1643,20 +1220,8 @@ out:
 	/* The spawner removes its pooled groups and exits; waited for, so
 	 * nothing of ours is left when "stopped" is logged. */
 	if (spawner) sup_spawner_stop();
-	pool_close(&d);
+	dreader_pool_close(&d);
 	if (d.writer) world_store_close(d.writer); /* releases the writer lock */
 	if (rc == 0) dlog("stopped");
 	return rc;
-}
-
-json_t *drpc_error(json_t *id, int code, const char *fmt, ...)
-{
-	char msg[1200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	utf8_scrub(msg);
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
-	                 "message", msg);
 }

@@ -18,6 +18,7 @@
  * and a write to a closed socket ends it. Every stream is ended and
  * resumed before libmicrohttpd stops (it must not stop with a connection
  * suspended). */
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include <microhttpd.h>
 #include <stdlib.h>
@@ -52,59 +53,6 @@ static struct {
 
 static const char notify_event[] =
     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
-
-/* ---- the queue of a response that stays open (route.h, struct dsse) ---- */
-
-int dsse_push_locked(struct dsse *q, const char *bytes, size_t n)
-{
-	if (q->closing) return -1;
-	if (q->len + n > q->cap) {
-		size_t cap = q->cap ? q->cap : 512;
-		while (cap < q->len + n) cap *= 2;
-		char *b = realloc(q->buf, cap);
-		if (!b) return -1;
-		q->buf = b;
-		q->cap = cap;
-	}
-	memcpy(q->buf + q->len, bytes, n);
-	q->len += n;
-	if (q->suspended) {
-		q->suspended = 0;
-		MHD_resume_connection(q->conn);
-	}
-	return 0;
-}
-
-void dsse_end_locked(struct dsse *q)
-{
-	q->closing = 1;
-	if (q->suspended) {
-		q->suspended = 0;
-		MHD_resume_connection(q->conn);
-	}
-}
-
-ssize_t dsse_read(struct dsse *q, char *buf, size_t max)
-{
-	pthread_mutex_lock(q->mu);
-	if (q->off < q->len) {
-		size_t n = q->len - q->off < max ? q->len - q->off : max;
-		memcpy(buf, q->buf + q->off, n);
-		q->off += n;
-		if (q->off == q->len) q->off = q->len = 0;
-		pthread_mutex_unlock(q->mu);
-		return (ssize_t)n;
-	}
-	if (q->closing) {
-		pthread_mutex_unlock(q->mu);
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	}
-	/* nothing to send: park the connection until a push or the end */
-	q->suspended = 1;
-	MHD_suspend_connection(q->conn);
-	pthread_mutex_unlock(q->mu);
-	return 0;
-}
 
 /* Queue bytes on s and wake its connection. Call with S.mu held. A client
  * that reads nothing for a long time cannot make the queue grow without

@@ -39,7 +39,7 @@ declare -A SOURCES=(
   [manifest]="cli/attended.c cli/output.c cli/default_interp.c store/jschema.c store/canon.c"
   [mcp]="daemon/mcp.c store/jschema.c"
   [a2a]="daemon/a2a.c"
-  [http]="daemon/server.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
+  [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
 )
 # NAME: links the rest of the real code from the build's libworld.a (not
 # instrumented: only the files above are under coverage and the sanitizers'

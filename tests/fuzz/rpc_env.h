@@ -20,6 +20,7 @@
 #define WORLD_FUZZ_RPC_ENV_H
 #include "coordinator/coordinator.h"
 #include "coordinator/registry.h"
+#include "daemon/http.h"
 #include "daemon/route.h"
 #include "store/canon.h"
 #include "store/store.h"
@@ -28,11 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-struct dhdr { /* daemon/server.c's layout: a request's copied headers */
-	int header;
-	char *name, *value;
-};
 
 #define RPC_CRED "1111111111111111111111111111111111111111111111111111111111111111"
 #define RPC_HDRS_MAX 32
