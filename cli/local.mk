@@ -22,6 +22,9 @@ cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
 EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
+# the layering of docs/architecture.md, "Which folder may use which" (grep on the sources, with controls)
+TESTS += tests/cli_layout.sh
+EXTRA_DIST += tests/cli_layout.sh
 
 # world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
