@@ -39,9 +39,41 @@ static void arena_map(void)
 	if (p != MAP_FAILED) arena_base = p;
 }
 
+/* The same holds for the stack. A capsule's child runs on a copy of its
+ * maker's stack; on a process's main thread that is the growable [stack]
+ * mapping, which the capsule's RLIMIT_AS keeps from growing (under
+ * AddressSanitizer, whose shadow the limit counts), so an agent that goes
+ * deeper than its maker ever went dies of SIGSEGV before it can report
+ * (seen, now and then, in CI's sanitizer run of world-publish's source
+ * check, which starts its capsule on the main thread). So the main stack
+ * is grown here, once, by touching the pages of AGENT_STACK_GROW below this
+ * frame: the mapping then stays that large. A thread's stack is one fixed
+ * mapping and needs nothing (the spawner makes its capsules on threads). */
+#define AGENT_STACK_GROW ((size_t)1 << 20)
+
+__attribute__((noinline)) static void grow_main_stack(size_t n)
+{
+	volatile char pad[AGENT_STACK_GROW];
+	for (size_t i = 0; i < n && i < sizeof pad; i += 4096) pad[sizeof pad - 1 - i] = 0;
+	pad[sizeof pad - n] = 0; /* the deepest page */
+}
+
+static void stack_grow_once(void)
+{
+	static int grown; /* only the main thread gets past the test below */
+	if (gettid() != getpid() || __atomic_load_n(&grown, __ATOMIC_RELAXED)) return;
+	__atomic_store_n(&grown, 1, __ATOMIC_RELAXED);
+	struct rlimit rl;
+	size_t n = AGENT_STACK_GROW;
+	/* never past a quarter of the stack's own limit */
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < n)
+		n = (size_t)(rl.rlim_cur / 4) & ~(size_t)4095;
+	if (n >= 4096) grow_main_stack(n);
+}
 int sup_agent_reserve(void)
 {
 	pthread_once(&arena_once, arena_map);
+	stack_grow_once();
 	return arena_base ? 0 : -1;
 }
 
