@@ -9,6 +9,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
+#include "store/scan.h"
 #include "store/store.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +150,38 @@ static inline char *ctest_plan_source(const char *plan)
 static const char ctest_seen_source[] =
     "module seen\nimport std/json (encode, jo, kv, js)\n"
     "export func main(input: string) -> string {\n  encode(jo([kv(\"seen\", js(input))]))\n}\n";
+/* The index of the log's last entry. */
+static inline long long ctest_log_len(struct ctest *t)
+{
+	long long idx;
+	char h[WORLD_REF_SIZE];
+	struct world_err e;
+	if (world_log_last(t->st, &idx, h, &e) < 0) ctest_die("log last", &e);
+	return idx;
+}
+
+static inline int ctest_count_cb(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
+{
+	(void)id, (void)kind, (void)subject, (void)ref;
+	++*(int *)ctx;
+	return 0;
+}
+/* Intents without an outcome: what a crash would leave indeterminate. */
+static inline int ctest_open_intents(struct ctest *t)
+{
+	int n = 0;
+	struct world_err e;
+	if (world_journal_indeterminate(t->st, ctest_count_cb, &n, &e) < 0) ctest_die("journal indeterminate", &e);
+	return n;
+}
+
+/* A full integrity scan finds no hole. */
+static inline int ctest_scan_clean(struct ctest *t)
+{
+	struct world_scan_opts so = { 0 };
+	struct world_scan_result sr;
+	struct world_err e;
+	return world_scan(t->st, &so, NULL, &sr, &e) == 0 && sr.holes == 0 && sr.complete;
+}
+
 #endif

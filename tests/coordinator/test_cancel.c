@@ -53,15 +53,6 @@ static void on_progress(void *ctx, const char *stage, const char *msg)
 	pthread_mutex_unlock(&stages_mu);
 }
 
-static long long log_len(void)
-{
-	long long idx;
-	char h[WORLD_REF_SIZE];
-	struct world_err e;
-	if (world_log_last(T.st, &idx, h, &e) < 0) ctest_die("log last", &e);
-	return idx;
-}
-
 static char cred[65];
 static int call(struct coordinator *c, const char *skill, const char *task, const struct sup_cancel *cancel,
                 struct coord_result *r, struct world_err *e)
@@ -77,28 +68,6 @@ static int call(struct coordinator *c, const char *skill, const char *task, cons
 	int rc = coord_call(c, &cl, r, e);
 	coord_session_free(s);
 	return rc;
-}
-
-static int open_cb(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
-{
-	(void)id, (void)kind, (void)subject, (void)ref;
-	++*(int *)ctx;
-	return 0;
-}
-static int open_intents(void)
-{
-	int n = 0;
-	struct world_err e;
-	if (world_journal_indeterminate(T.st, open_cb, &n, &e) < 0) ctest_die("journal indeterminate", &e);
-	return n;
-}
-
-static int scan_clean(void)
-{
-	struct world_scan_opts so = { 0 };
-	struct world_scan_result sr;
-	struct world_err e;
-	return world_scan(T.st, &so, NULL, &sr, &e) == 0 && sr.holes == 0 && sr.complete;
 }
 
 /* Children of every thread of this process (capsules made in-process). */
@@ -131,7 +100,7 @@ static void check_cancelled(const char *task, int rc, const struct world_err *e,
 	ok(rc < 0 && e->code == WX_CANCELLED && strstr(e->msg, where_msg), "%s: fails WX_CANCELLED (%d: %s)", what,
 	   e->code, e->msg);
 	is_str(coord_error_class(e->code), "Cancelled", "%s: class Cancelled", what);
-	is_int(log_len(), before, "%s: no log entry committed", what);
+	is_int(ctest_log_len(&T), before, "%s: no log entry committed", what);
 	struct world_journal_row jr;
 	struct world_err je = { 0, "" };
 	int f = world_journal_find(T.st, "invocation", inv, &jr, &je);
@@ -143,9 +112,9 @@ static void check_cancelled(const char *task, int rc, const struct world_err *e,
 	long long calls1, bytes1;
 	if (world_episode_usage_get(T.st, "ep-c", &calls1, &bytes1, &je) < 0) ctest_die("usage", &je);
 	is_int((int)calls1, (int)calls0, "%s: no call counted against the quota", what);
-	is_int(open_intents(), 0, "%s: no journal intent left open", what);
+	is_int(ctest_open_intents(&T), 0, "%s: no journal intent left open", what);
 	is_int(children(), 0, "%s: no capsule process left", what);
-	ok(scan_clean(), "%s: the store scans clean", what);
+	ok(ctest_scan_clean(&T), "%s: the store scans clean", what);
 }
 
 struct bg {
@@ -196,16 +165,16 @@ int main(void)
 	long long calls0, bytes0;
 
 	/* controls: the calls commit, progress in stage order */
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	struct sup_cancel unfired;
 	if (sup_cancel_init(&unfired, &e) < 0) ctest_die("cancel", &e);
 	int rc = call(c, "c.echo", "ctl1", &unfired, &r, &e);
-	ok(rc == 0 && log_len() == before + 1, "control: a pure call with an unfired handle commits (%s)", rc ? e.msg : "ok");
+	ok(rc == 0 && ctest_log_len(&T) == before + 1, "control: a pure call with an unfired handle commits (%s)", rc ? e.msg : "ok");
 	is_str(stages, "admitted,finish,commit", "control: pure progress stages");
 	coord_result_free(&r);
-	before = log_len();
+	before = ctest_log_len(&T);
 	rc = call(c, "c.effect", "ctl2", &unfired, &r, &e);
-	ok(rc == 0 && log_len() == before + 1, "control: an effectful call commits (%s)", rc ? e.msg : "ok");
+	ok(rc == 0 && ctest_log_len(&T) == before + 1, "control: an effectful call commits (%s)", rc ? e.msg : "ok");
 	is_str(stages, "admitted,plan,effect,finish,commit", "control: effectful progress stages");
 	coord_result_free(&r);
 	rc = call(c, "c.effect", "ctl2", NULL, &r, &e);
@@ -217,7 +186,7 @@ int main(void)
 	/* 1. a spinning pure call cancelled mid-run */
 	struct sup_cancel c1;
 	if (sup_cancel_init(&c1, &e) < 0) ctest_die("cancel", &e);
-	before = log_len();
+	before = ctest_log_len(&T);
 	if (world_episode_usage_get(T.st, "ep-c", &calls0, &bytes0, &e) < 0) ctest_die("usage", &e);
 	struct bg bg = { c, "c.spin", "spin1", &c1, 0, { 0, "" }, { 0 } };
 	pthread_t t;
@@ -240,13 +209,13 @@ int main(void)
 	struct sup_cancel c2;
 	if (sup_cancel_init(&c2, &e) < 0) ctest_die("cancel", &e);
 	sup_cancel_fire(&c2);
-	before = log_len();
+	before = ctest_log_len(&T);
 	rc = call(c, "c.echo", "retry1", &c2, &r, &e);
 	check_cancelled("retry1", rc, &e, "before its capsule started", before, calls0, "fired before");
 	sup_cancel_close(&c2);
 	rc = call(c, "c.echo", "retry1", NULL, &r, &e);
 	struct world_journal_row jr;
-	ok(rc == 0 && !r.replayed && log_len() == before + 1, "retry after a cancel: runs again and commits (%s)",
+	ok(rc == 0 && !r.replayed && ctest_log_len(&T) == before + 1, "retry after a cancel: runs again and commits (%s)",
 	   rc ? e.msg : "ok");
 	ok(world_journal_find(T.st, "invocation", "cli:ep-c:retry1", &jr, &e) == 0 && strcmp(jr.status, "committed") == 0,
 	   "retry: the journal now finds the committed outcome (%s)", jr.status);
@@ -257,7 +226,7 @@ int main(void)
 	if (sup_cancel_init(&c3, &e) < 0) ctest_die("cancel", &e);
 	fire_in_handler = &c3;
 	handler_calls = 0;
-	before = log_len();
+	before = ctest_log_len(&T);
 	if (world_episode_usage_get(T.st, "ep-c", &calls0, &bytes0, &e) < 0) ctest_die("usage", &e);
 	rc = call(c, "c.effect", "eff1", &c3, &r, &e);
 	fire_in_handler = NULL;
@@ -270,10 +239,10 @@ int main(void)
 	   "during the effect: the effect's own outcome \"succeeded\" and its record are kept (%s)", jr.status);
 	sup_cancel_close(&c3);
 	rc = call(c, "c.effect", "eff1", NULL, &r, &e);
-	ok(rc == 0 && !r.replayed && log_len() == before + 1 && handler_calls == 2,
+	ok(rc == 0 && !r.replayed && ctest_log_len(&T) == before + 1 && handler_calls == 2,
 	   "retry of the cancelled effectful call: the effect runs again and the call commits (%s)", rc ? e.msg : "ok");
 	coord_result_free(&r);
-	ok(scan_clean(), "after the retry the store scans clean");
+	ok(ctest_scan_clean(&T), "after the retry the store scans clean");
 
 	/* 4. a cancel after the output, before the commit */
 	if (WORLD_PAUSE_COMPILED) {
@@ -281,7 +250,7 @@ int main(void)
 		if (sup_cancel_init(&c4, &e) < 0) ctest_die("cancel", &e);
 		fire_before_commit = &c4;
 		world_pause_set_hook(pause_hook, NULL);
-		before = log_len();
+		before = ctest_log_len(&T);
 		if (world_episode_usage_get(T.st, "ep-c", &calls0, &bytes0, &e) < 0) ctest_die("usage", &e);
 		rc = call(c, "c.echo", "late1", &c4, &r, &e);
 		world_pause_set_hook(NULL, NULL);

@@ -61,15 +61,6 @@ static struct coordinator *new_coord(void)
 	return c;
 }
 
-static long long log_len(void)
-{
-	long long idx;
-	char h[WORLD_REF_SIZE];
-	struct world_err e;
-	if (world_log_last(T.st, &idx, h, &e) < 0) ctest_die("log last", &e);
-	return idx;
-}
-
 static int call(struct coordinator *c, const char *cred, const char *skill, const char *task, const char *args,
                 struct coord_result *r, struct world_err *e)
 {
@@ -206,12 +197,12 @@ static void test_pure(struct coordinator *c, const char *cred)
 {
 	struct coord_result r;
 	struct world_err e;
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	int rc = call(c, cred, "t.seen", "task1", "{ \"b\":1, \"a\":2 }", &r, &e);
 	ok(rc == 0, "pure call committed: %s", rc ? e.msg : "ok");
 	if (rc) return;
 	is_str(r.output, "{\"seen\":\"{\\\"a\\\":2,\\\"b\\\":1}\"}", "the transition saw the canonical input");
-	is_int(log_len(), before + 1, "exactly one log entry");
+	is_int(ctest_log_len(&T), before + 1, "exactly one log entry");
 	json_t *rec = get_json(r.record_ref);
 	const char *in = jstr(rec, "input");
 	char *stored = in ? get_text(in) : NULL;
@@ -234,7 +225,7 @@ static void test_pure(struct coordinator *c, const char *cred)
 	/* idempotent task ids */
 	rc = call(c, cred, "t.seen", "task1", "{\"a\":2,\"b\":1}", &r, &e);
 	ok(rc == 0 && r.replayed && strcmp(r.output, out1) == 0, "same task id, same args: the committed result");
-	is_int(log_len(), before + 1, "... and nothing re-ran or was committed");
+	is_int(ctest_log_len(&T), before + 1, "... and nothing re-ran or was committed");
 	coord_result_free(&r);
 	rc = call(c, cred, "t.seen", "task1", "{\"a\":3}", &r, &e);
 	ok(rc < 0 && e.code == WX_CONFLICT && strcmp(e.msg, "task id already used in this session") == 0,
@@ -242,7 +233,7 @@ static void test_pure(struct coordinator *c, const char *cred)
 	free(out1);
 
 	/* refusals before execution commit nothing */
-	long long n0 = log_len();
+	long long n0 = ctest_log_len(&T);
 	rc = call(c, cred, "t.nope", NULL, "{}", &r, &e);
 	ok(rc < 0 && e.code == WX_REFUSED && strstr(e.msg, "unknown skill \"t.nope\""), "unknown skill refused: %s", e.msg);
 	rc = call(c, cred, "t.seen", NULL, "[1]", &r, &e);
@@ -272,7 +263,7 @@ static void test_pure(struct coordinator *c, const char *cred)
 	ok(rc < 0 && e.code == WX_REFUSED, "additional property refused: %s", e.msg);
 	rc = call(c, cred, "t.seen", "bad task id!", "{}", &r, &e);
 	ok(rc < 0 && e.code == WX_BAD_INPUT, "malformed task id refused");
-	is_int(log_len(), n0, "refusals before execution committed nothing");
+	is_int(ctest_log_len(&T), n0, "refusals before execution committed nothing");
 	rc = call(c, cred, "t.schema", NULL, "{\"path\":\"a\"}", &r, &e);
 	ok(rc == 0, "arguments matching the schema run: %s", rc ? e.msg : "ok");
 	if (rc == 0) coord_result_free(&r);
@@ -285,7 +276,7 @@ static void test_effectful(struct coordinator *c, const char *cred)
 {
 	struct coord_result r;
 	struct world_err e;
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	int rc = call(c, cred, "t.echo", "e1", "{\"k\":2}", &r, &e);
 	ok(rc == 0, "effectful call committed: %s", rc ? e.msg : "ok");
 	if (rc) return;
@@ -318,7 +309,7 @@ static void test_effectful(struct coordinator *c, const char *cred)
 	free(plan);
 	json_decref(ir);
 	json_decref(out);
-	is_int(log_len(), before + 1, "one log entry for the effectful call");
+	is_int(ctest_log_len(&T), before + 1, "one log entry for the effectful call");
 	coord_result_free(&r);
 
 	/* failure of the handler: committed as failed, costs budget */
@@ -360,13 +351,13 @@ static void plan_law(struct coordinator *c, const char *cred, const char *id, co
 {
 	struct coord_result r;
 	struct world_err e;
-	long long n0 = log_len();
+	long long n0 = ctest_log_len(&T);
 	int rc = call(c, cred, id, NULL, "{}", &r, &e);
 	char want[64];
 	snprintf(want, sizeof want, "plan law %s:", law);
 	ok(rc < 0 && e.code == WX_PLAN_LAW && strstr(e.msg, want), "plan breaking law %s fails naming it: %s", law,
 	   rc < 0 ? e.msg : "committed!");
-	is_int(log_len(), n0, "... and commits nothing");
+	is_int(ctest_log_len(&T), n0, "... and commits nothing");
 }
 
 struct conc { struct coordinator *c; const char *cred; int allowed, denied, errors; };

@@ -53,15 +53,6 @@ static void on_denial(void *ctx, const struct coord_denial *d)
 	told_nr = d->call->nr;
 }
 
-static long long log_len(void)
-{
-	long long idx;
-	char h[WORLD_REF_SIZE];
-	struct world_err e;
-	if (world_log_last(T.st, &idx, h, &e) < 0) ctest_die("log last", &e);
-	return idx;
-}
-
 static int call(struct coordinator *c, const char *cred, const char *skill, const char *task,
                 struct coord_result *r, struct world_err *e)
 {
@@ -72,20 +63,6 @@ static int call(struct coordinator *c, const char *cred, const char *skill, cons
 	int rc = coord_call(c, &cl, r, e);
 	coord_session_free(s);
 	return rc;
-}
-
-static int open_cb(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
-{
-	(void)id, (void)kind, (void)subject, (void)ref;
-	++*(int *)ctx;
-	return 0;
-}
-static int open_intents(void)
-{
-	int n = 0;
-	struct world_err e;
-	if (world_journal_indeterminate(T.st, open_cb, &n, &e) < 0) ctest_die("journal indeterminate", &e);
-	return n;
 }
 
 static int kind_count(const char *kind)
@@ -99,14 +76,6 @@ static int kind_count(const char *kind)
 		sqlite3_finalize(q);
 	}
 	return n;
-}
-
-static int scan_clean(void)
-{
-	struct world_scan_opts so = { 0 };
-	struct world_scan_result sr;
-	struct world_err e;
-	return world_scan(T.st, &so, NULL, &sr, &e) == 0 && sr.holes == 0 && sr.complete;
 }
 
 static json_t *record(const char *ref, char kind[64])
@@ -128,7 +97,7 @@ static void check_denied(struct coordinator *c, const char *cred, const char *sk
 {
 	char inv[160];
 	snprintf(inv, sizeof inv, "cli:ep-d:%s", task);
-	long long before = log_len(), calls0, bytes0, calls1, bytes1;
+	long long before = ctest_log_len(&T), calls0, bytes0, calls1, bytes1;
 	struct world_err e = { 0, "" };
 	if (world_episode_usage_get(T.st, "ep-d", &calls0, &bytes0, &e) < 0) ctest_die("usage", &e);
 	int told0 = told;
@@ -136,7 +105,7 @@ static void check_denied(struct coordinator *c, const char *cred, const char *sk
 	int rc = call(c, cred, skill, task, &r, &e);
 	ok(rc < 0 && e.code == WX_DENIED_SYSCALL && strcmp(e.msg, "syscall denied: keyctl; capsule killed") == 0,
 	   "%s: fails WX_DENIED_SYSCALL naming keyctl (%d: %s)", where, e.code, e.msg);
-	is_int(log_len(), before, "%s: the log is unchanged", where);
+	is_int(ctest_log_len(&T), before, "%s: the log is unchanged", where);
 	ok(r.denial_ref[0] != 0, "%s: the result names its denial record %s", where, r.denial_ref);
 	snprintf(ref_out, WORLD_REF_SIZE, "%s", r.denial_ref);
 	char kind[64] = "";
@@ -168,8 +137,8 @@ static void check_denied(struct coordinator *c, const char *cred, const char *sk
 	       strcmp(told_skill, skill) == 0 && strcmp(told_ref, r.denial_ref) == 0 && strcmp(told_sys, "keyctl") == 0 &&
 	       told_nr == SYS_keyctl,
 	   "%s: on_denial told once: %s %s %s %s nr %d", where, told_inv, told_ep, told_skill, told_sys, told_nr);
-	is_int(open_intents(), 0, "%s: no journal intent left open", where);
-	ok(scan_clean(), "%s: the store scans clean", where);
+	is_int(ctest_open_intents(&T), 0, "%s: no journal intent left open", where);
+	ok(ctest_scan_clean(&T), "%s: the store scans clean", where);
 	json_decref(rec);
 	coord_result_free(&r);
 }
@@ -199,9 +168,9 @@ int main(void)
 
 	/* control first: an allowed call of the same interpreter */
 	struct coord_result r;
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	int rc = call(c, cred, "d.echo", "ok1", &r, &e);
-	ok(rc == 0 && log_len() == before + 1 && r.denial_ref[0] == 0,
+	ok(rc == 0 && ctest_log_len(&T) == before + 1 && r.denial_ref[0] == 0,
 	   "control: an allowed call commits one entry and names no denial (%s)", rc ? e.msg : "ok");
 	coord_result_free(&r);
 	ok(told == 0 && kind_count("world/invocation-denial/v1") == 0, "control: no denial record, on_denial not told");

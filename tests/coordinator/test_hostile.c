@@ -34,15 +34,6 @@ void coord_set_handlers(struct coordinator *c, const struct broker_handler_entry
 static struct ctest T;
 #define DECL "[{\"effect\":\"Test.Echo\",\"scope\":\"s\",\"cost\":1}]"
 
-static long long log_len(void)
-{
-	long long idx;
-	char h[WORLD_REF_SIZE];
-	struct world_err e;
-	if (world_log_last(T.st, &idx, h, &e) < 0) ctest_die("log last", &e);
-	return idx;
-}
-
 static int call(struct coordinator *c, const char *cred, const char *skill, const char *task,
                 struct coord_result *r, struct world_err *e)
 {
@@ -55,20 +46,6 @@ static int call(struct coordinator *c, const char *cred, const char *skill, cons
 	return rc;
 }
 
-static int open_intents_cb(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
-{
-	(void)id, (void)kind, (void)subject, (void)ref;
-	++*(int *)ctx;
-	return 0;
-}
-/* Intents without an outcome: what a crash would leave indeterminate. */
-static int open_intents(void)
-{
-	int n = 0;
-	struct world_err e;
-	if (world_journal_indeterminate(T.st, open_intents_cb, &n, &e) < 0) ctest_die("journal indeterminate", &e);
-	return n;
-}
 /* Outcomes of STATUS for intents of KIND, read through a second connection
  * (what another process would see once the failure was recorded). */
 static int outcomes(const char *kind, const char *status)
@@ -88,14 +65,6 @@ static int outcomes(const char *kind, const char *status)
 	}
 	sqlite3_close(db);
 	return n;
-}
-
-static int scan_clean(void)
-{
-	struct world_scan_opts so = { 0 };
-	struct world_scan_result sr;
-	struct world_err e;
-	return world_scan(T.st, &so, NULL, &sr, &e) == 0 && sr.holes == 0 && sr.complete;
 }
 
 struct scen {
@@ -157,7 +126,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof scens / sizeof scens[0]; i++) {
 		const struct scen *sc = &scens[i];
 		snprintf(id, sizeof id, "h.%s", sc->name);
-		long long before = log_len();
+		long long before = ctest_log_len(&T);
 		int hc = handler_calls;
 		int inv_failed = outcomes("invocation", "failed"), eff_done = outcomes("effect", "succeeded");
 		memset(&r, 0, sizeof r);
@@ -169,9 +138,9 @@ int main(void)
 		ok(strstr(e.msg, sc->needle) != NULL, "%s: named error \"%s\"", sc->name, sc->needle);
 		if (rc == 0) coord_result_free(&r);
 		is_int(handler_calls - hc, sc->handler_runs, "%s: the broker ran %d effect(s)", sc->name, sc->handler_runs);
-		is_int(log_len(), before, "%s: nothing committed (log length %lld)", sc->name, before);
-		ok(scan_clean(), "%s: the store scans clean", sc->name);
-		is_int(open_intents(), 0, "%s: no journal intent is left open", sc->name);
+		is_int(ctest_log_len(&T), before, "%s: nothing committed (log length %lld)", sc->name, before);
+		ok(ctest_scan_clean(&T), "%s: the store scans clean", sc->name);
+		is_int(ctest_open_intents(&T), 0, "%s: no journal intent is left open", sc->name);
 		is_int(outcomes("invocation", "failed") - inv_failed, sc->handler_runs ? 1 : 0,
 		       "%s: the invocation is %s in the journal", sc->name,
 		       sc->handler_runs ? "closed as failed" : "not closed as failed (nothing ran)");
@@ -184,9 +153,9 @@ int main(void)
 		rc = call(c, cred, next, task, &r, &e);
 		ok(rc == 0, "%s: then a normal call (%s) commits (%s)", sc->name, next, rc == 0 ? "ok" : e.msg);
 		if (rc == 0) coord_result_free(&r);
-		is_int(log_len(), before + 1, "%s: the log grew by one", sc->name);
+		is_int(ctest_log_len(&T), before + 1, "%s: the log grew by one", sc->name);
 	}
-	ok(scan_clean(), "the whole store scans clean at the end");
+	ok(ctest_scan_clean(&T), "the whole store scans clean at the end");
 	coord_free(c);
 	ctest_fini(&T);
 	return done_testing();

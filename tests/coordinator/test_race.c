@@ -140,15 +140,6 @@ static void job_start(struct job *j)
 	}
 }
 
-static long long log_len(void)
-{
-	long long idx;
-	char h[WORLD_REF_SIZE];
-	struct world_err e;
-	if (world_log_last(T.st, &idx, h, &e) < 0) ctest_die("log last", &e);
-	return idx;
-}
-
 static int scans_clean(void)
 {
 	struct world_scan_opts so = { 0 };
@@ -219,7 +210,7 @@ static char *read_source(const char *rel)
 /* ---- 1. a retried task id ---- */
 static void race_task_id(struct coordinator *c, const char *cred)
 {
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	count_runs = 0;
 	hold_arm("coord.claimed", "coord.claim_wait");
 	struct job a = { .c = c, .cred = cred, .skill = "t.count", .task = "retry-1", .args = "{\"k\":1}" };
@@ -234,7 +225,7 @@ static void race_task_id(struct coordinator *c, const char *cred)
 	ok(waited, "race 1: the second call with the task id waited for the first (it did not run past the claim)");
 	ok(a.rc == 0 && b.rc == 0, "race 1: both calls answered (%s / %s)", a.rc ? a.err.msg : "ok", b.rc ? b.err.msg : "ok");
 	is_int(count_runs, 1, "race 1: the effect ran exactly once");
-	is_int(log_len() - before, 1, "race 1: exactly one log entry for the task id");
+	is_int(ctest_log_len(&T) - before, 1, "race 1: exactly one log entry for the task id");
 	ok(a.res.entry_index == b.res.entry_index && a.res.replayed + b.res.replayed == 1,
 	   "race 1: both answers name the same entry, one of them replayed (%lld/%d, %lld/%d)", a.res.entry_index,
 	   a.res.replayed, b.res.entry_index, b.res.replayed);
@@ -340,7 +331,7 @@ static void load_edits(struct coordinator *c, const char *cred, int round)
 
 static void load_retries(struct coordinator *c, const char *cred, const char *skill, const char *task)
 {
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	count_runs = 0;
 	struct job j[N_LOAD];
 	for (int i = 0; i < N_LOAD; i++) {
@@ -360,7 +351,7 @@ static void load_retries(struct coordinator *c, const char *cred, const char *sk
 		if (j[i].rc != 0 || j[i].res.entry_index != j[0].res.entry_index) same = 0;
 	}
 	is_int(okc, N_LOAD, "%s: %d parallel calls with one task id all answered", skill, N_LOAD);
-	is_int(log_len() - before, 1, "%s: exactly one entry for the task id", skill);
+	is_int(ctest_log_len(&T) - before, 1, "%s: exactly one entry for the task id", skill);
 	ok(same && replayed == N_LOAD - 1, "%s: every answer names that entry, %d of them replayed", skill, replayed);
 	if (strcmp(skill, "t.count") == 0) is_int(count_runs, 1, "%s: the effect ran once", skill);
 	for (int i = 0; i < N_LOAD; i++) coord_result_free(&j[i].res);
@@ -371,7 +362,7 @@ static void quotas(const char *cred_q, const char *cred_other)
 {
 	struct coordinator *c = new_coord(2, 4096);
 	struct job j = { .c = c, .cred = cred_q, .skill = "t.seen", .task = "q1", .args = "{\"n\":1}" };
-	long long before = log_len();
+	long long before = ctest_log_len(&T);
 	job_main(&j);
 	ok(j.rc == 0, "quota: call 1 of 2 committed (%s)", j.rc ? j.err.msg : "ok");
 	coord_result_free(&j.res);
@@ -383,7 +374,7 @@ static void quotas(const char *cred_q, const char *cred_other)
 	job_main(&j);
 	ok(j.rc < 0 && j.err.code == WX_QUOTA && strstr(j.err.msg, "call quota"), "quota: call 3 refused: %s", j.err.msg);
 	is_str(coord_error_class(WX_QUOTA), "QuotaExceeded", "quota: the wire class is QuotaExceeded");
-	is_int(log_len() - before, 2, "quota: the refused call committed nothing");
+	is_int(ctest_log_len(&T) - before, 2, "quota: the refused call committed nothing");
 	j.task = "q1";
 	job_main(&j);
 	ok(j.rc == 0 && j.res.replayed, "quota: a retry of a committed task id is still answered (replayed)");
