@@ -5,6 +5,9 @@
 #   like "$got" "regex" "name"     (grep -E)
 #   skip "why" "name"
 #   run_capture VAR_OUT VAR_ERR VAR_RC cmd...   runs cmd, captures all three
+#   tap_relay FILE                 each "ok/not ok N - name" line of another
+#                                  TAP producer (a node client script) as an
+#                                  assertion here; other lines passed through
 TAP_N=0
 TAP_FAILED=0
 ok() {
@@ -35,6 +38,16 @@ run_capture() {
   printf -v "$__e" '%s' "$(cat "$__tmpe")"
   printf -v "$__r" '%s' "$__rc"
   rm -f "$__tmpo" "$__tmpe"
+}
+tap_relay() {
+  local line
+  while IFS= read -r line; do
+    case "$line" in
+      "ok "*) ok 0 "${line#ok * - }" ;;
+      "not ok "*) ok 1 "${line#not ok * - }" ;;
+      *) echo "$line" ;;
+    esac
+  done < "$1"
 }
 done_testing() {
   echo "1..$TAP_N"

@@ -40,13 +40,7 @@ unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
 mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-cancel.mjs" "$T/node/"
 timeout 120 node "$T/node/sdk-cancel.mjs" "$URL" "$CRED" "$CRED_GRANT" "$PD" "$T/err" > "$T/sdk.tap" 2>&1
 rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) ok 0 "${line#ok * - }" ;;
-    "not ok "*) ok 1 "${line#not ok * - }" ;;
-    *) echo "$line" ;;
-  esac
-done < "$T/sdk.tap"
+tap_relay "$T/sdk.tap"
 is "$rc" 0 "the SDK cancel script exits 0"
 
 # what the store says
@@ -151,13 +145,7 @@ unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
 N0=$(q "SELECT count(*) FROM log_entries")
 timeout 120 node "$T/node/sdk-cancel.mjs" "$URL" "$CRED" "$CRED_GRANT" "$PD" "$T/err" a2a > "$T/sdk.tap" 2>&1
 rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    "ok "*) ok 0 "${line#ok * - }" ;;
-    "not ok "*) ok 1 "${line#not ok * - }" ;;
-    *) echo "$line" ;;
-  esac
-done < "$T/sdk.tap"
+tap_relay "$T/sdk.tap"
 is "$rc" 0 "the SDK A2A cancel script exits 0"
 is "$(q "SELECT o.status FROM journal i JOIN journal o ON o.intent_id = i.id WHERE i.phase = 'intent' AND i.subject = 'a2a:ep-a:ac1'")" \
    "cancelled" "journal: the cancelled task's outcome is cancelled"

@@ -78,13 +78,7 @@ NPM="$top_srcdir/build/npm/node_modules"
 if command -v node >/dev/null && [ -d "$NPM/@modelcontextprotocol/client" ]; then
   mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-v2.mjs" "$T/node/"
   timeout 120 node "$T/node/sdk-v2.mjs" "$URL" "$CRED" > "$T/v2.tap" 2>&1; rc=$?
-  while IFS= read -r line; do
-    case "$line" in
-      "ok "*) ok 0 "${line#ok * - }" ;;
-      "not ok "*) ok 1 "${line#not ok * - }" ;;
-      *) echo "$line" ;;
-    esac
-  done < "$T/v2.tap"
+  tap_relay "$T/v2.tap"
   is "$rc" 0 "the v2 SDK client script exits 0"
 else
   skip "node or @modelcontextprotocol/client missing (scripts/install-test-deps.sh)" "MCP SDK v2 client"

@@ -25,13 +25,7 @@ mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tes
 sdk() { # run the client script, its assertions renumbered into this plan
   timeout 120 node "$T/node/sdk-clients.mjs" "$@" > "$T/sdk.tap" 2>&1
   local rc=$?
-  while IFS= read -r line; do
-    case "$line" in
-      "ok "*) ok 0 "${line#ok * - }" ;;
-      "not ok "*) ok 1 "${line#not ok * - }" ;;
-      *) echo "$line" ;;
-    esac
-  done < "$T/sdk.tap"
+  tap_relay "$T/sdk.tap"
   is "$rc" 0 "the SDK client script exits 0 (${3:-sdk} mode)"
 }
 sdk "$URL" "$CRED"
