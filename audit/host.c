@@ -53,18 +53,26 @@ void ah_sleep_ms(long ms)
 	nanosleep(&t, NULL);
 }
 
-/* Field 22 of /proc/PID/stat (after the parenthesised name). */
-static unsigned long long start_time(pid_t pid)
+/* /proc/PID/stat read into buf: what follows the parenthesised name (the
+ * name may hold spaces and parentheses, so the last ')'), or NULL. */
+static char *stat_fields(pid_t pid, char *buf, size_t cap)
 {
-	char path[64], buf[1024];
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+	if (fd < 0) return NULL;
+	ssize_t n = read(fd, buf, cap - 1);
 	close(fd);
-	if (n <= 0) return 0;
+	if (n <= 0) return NULL;
 	buf[n] = 0;
-	char *p = strrchr(buf, ')');
+	return strrchr(buf, ')');
+}
+
+/* Field 22 of /proc/PID/stat: the start time. */
+static unsigned long long start_time(pid_t pid)
+{
+	char buf[1024];
+	char *p = stat_fields(pid, buf, sizeof buf);
 	if (!p) return 0;
 	unsigned long long v = 0;
 	int field = 2;
@@ -76,17 +84,11 @@ static unsigned long long start_time(pid_t pid)
 	return v;
 }
 
+/* Field 3 of /proc/PID/stat: the state letter. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0) return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
+	char buf[512];
+	char *p = stat_fields(pid, buf, sizeof buf);
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
