@@ -3,7 +3,8 @@ bin_PROGRAMS += cli/worldd
 cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsule.c \
 	cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
 	cli/attended.c cli/attended.h cli/output.c cli/output.h cli/verbs_prov.c cli/verbs_daemon.c \
-	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h cli/verbs_audit.c
+	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h cli/verbs_audit.c \
+	cli/verbs_copy.c cli/copy_exec.h
 # The installed worldd runs the installed ailang-lite when --ailang-bin is
 # omitted, and worldd audit the installed world-probe (audit/local.mk).
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"' \
@@ -67,3 +68,14 @@ cli/world-publish.1: cli/world-publish$(EXEEXT) $(srcdir)/scripts/man-verbatim.s
 	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
 	  --name="publish World transitions (the publisher's program)" --output=$@ ./cli/world-publish$(EXEEXT) && \
 	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/world-publish$(EXEEXT) $@
+
+# world-store-copy: `worldd store copy` and `worldd backup --store
+# postgresql://...` (cli/copy_exec.h): dynamically linked with the store's
+# PostgreSQL driver, which the static worldd cannot link; worldd execs it
+# (beside itself, then in pkglibexecdir).
+pkglibexec_PROGRAMS += cli/world-store-copy
+cli_world_store_copy_SOURCES = cli/world-store-copy.c cli/verbs_copy.c cli/copy_exec.h cli/flags.c cli/flags.h \
+	cli/output.c cli/output.h
+cli_world_store_copy_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_STORE_COPY_PROGRAM
+cli_world_store_copy_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) $(PQ_CFLAGS) -DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+cli_world_store_copy_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread

@@ -26,6 +26,7 @@ extern const struct worldd_verb epoch_verbs[];
 extern const struct worldd_verb prov_verbs[];
 extern const struct worldd_verb daemon_verbs[];
 extern const struct worldd_verb ops_verbs[];
+extern const struct worldd_verb copy_verbs[];
 extern const struct worldd_verb audit_verbs[];
 
 /* Print "worldd VERB: MSG" for err to stderr and return its exit code. */

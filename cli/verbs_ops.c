@@ -3,10 +3,12 @@
  * store keeps as a hash: store/optoken.c) and `backup` (an online copy:
  * store/backup.c). Argument parsing and the attended fence live here. */
 #include "cli/attended.h"
+#include "cli/copy_exec.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "broker/effect.h"
 #include "store/backup.h"
+#include "store/db.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
@@ -94,7 +96,7 @@ static int verb_token_path(int argc, char **argv)
 /* ---- backup ---- */
 
 static const char backup_help[] =
-    "usage: worldd backup --store DB DEST\n"
+    "usage: worldd backup --store DB [--store-password-file FILE] DEST\n"
     "\n"
     "An online copy of store DB at DEST, with the interpreter archive at\n"
     "DEST.artifacts: the layout of a store, which every verb opens as one (why,\n"
@@ -110,6 +112,14 @@ static const char backup_help[] =
     "directory (remove it). Prints one line on stdout:\n"
     "  backup DEST entries=N pages=N interpreters=N objects=N\n"
     "\n"
+    "A postgresql:// DB is backed up through worldd store copy (run in\n"
+    "world-store-copy, linked with libpq): read in one REPEATABLE READ snapshot,\n"
+    "written as a new SQLite store at DEST the same staged way, read back and\n"
+    "compared table by table, scanned; it prints\n"
+    "  backup DEST entries=N rows=N interpreters=N objects=N\n"
+    "  --store-password-file FILE  the password of a postgresql:// DB (first line; else\n"
+    "                     the URI's or PGPASSFILE's); never printed\n"
+    "\n"
     "exit codes: 0 copied and scanned clean, 2 usage, 4 DB absent or DEST's directory\n"
     "  absent, 6 DB not a store of a known schema, 7 the copy has an integrity hole or an\n"
     "  archived interpreter does not hash to its ref (nothing left at DEST), 8 DEST or\n"
@@ -118,12 +128,15 @@ static const char backup_help[] =
 static int verb_backup(int argc, char **argv)
 {
 	const char *verb = "backup";
-	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = NULL } };
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--store-password-file", .has_value = 1 },
+		                   { .name = NULL } };
 	const char *pos[2];
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 2, &npos);
 	if (rc) return rc;
 	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
 	if (npos != 1) return worldd_usage(verb, "one DEST is required");
+	if (wdb_kind_of(f[0].value) == WDB_PG) return worldd_backup_via_copy(argc, argv);
+	if (f[1].value) return worldd_usage(verb, "--store-password-file is for a postgresql:// store");
 	struct world_scan_opts so = { .effect_record_check = broker_record_check };
 	struct world_backup_result r;
 	struct world_err e = { 0, "" };

@@ -17,7 +17,7 @@
 #endif
 
 static const struct worldd_verb *const verb_tables[] = {
-	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, audit_verbs,
+	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, copy_verbs, audit_verbs,
 };
 
 int worldd_fail(const char *verb, const struct world_err *err)

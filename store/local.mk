@@ -4,7 +4,8 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
 	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c \
-	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h
+	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
+	store/copy.c store/copy.h
 
 # The PostgreSQL driver of store/db.h (issue 26, in progress): its own
 # library, because libpq cannot be linked statically on Debian 12

@@ -75,7 +75,11 @@ const char world_pg_schema[] =
     " IF (TG_OP = 'DELETE' AND OLD.name <> '@world') OR (TG_OP <> 'DELETE' AND NEW.name <> '@world') THEN"
     " UPDATE store_changes SET registries = registries + 1 WHERE id = 1; END IF; RETURN NULL; END $$;"
     "CREATE TRIGGER store_changes_head AFTER INSERT OR UPDATE OR DELETE ON heads FOR EACH ROW"
-    " EXECUTE FUNCTION store_changes_head();";
+    " EXECUTE FUNCTION store_changes_head();"
+    /* the interpreter archive's bytes (SQLite keeps them in <DB>.artifacts):
+     * ref = sha256 of bytes, manifest = that manifest.json, byte for byte
+     * (written by store/copy.c, which re-hashes them both ways) */
+    "CREATE TABLE archive(ref TEXT PRIMARY KEY, bytes BYTEA NOT NULL, manifest BYTEA NOT NULL);";
 
 const char *const world_pg_schema_extra_columns[] = {"objects.seq", NULL};
-const char *const world_pg_schema_extra_tables[] = {"world_schema", NULL};
+const char *const world_pg_schema_extra_tables[] = {"world_schema", "archive", NULL};
