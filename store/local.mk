@@ -121,3 +121,8 @@ TESTS += tests/store/test_queue
 tests_store_test_queue_SOURCES = tests/store/test_queue.c
 tests_store_test_queue_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_queue_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+# worldd store copy between SQLite and PostgreSQL, and worldd backup of a
+# PostgreSQL store (store/copy.c; a throwaway cluster, skipped without
+# postgresql-15 after the SQLite half).
+TESTS += tests/store/copy.sh
+EXTRA_DIST += tests/store/copy.sh
