@@ -26,6 +26,7 @@
  *   daemon.queued      the HTTP thread put a call in the workers' queue
  *   backup.copying     a backup copied its first pages into the staging directory
  *   backup.renaming    a backup renamed the archive into place, not yet the database
+ *   copy.writing       a store copy wrote its objects into DEST, nothing after them yet
  *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints
  *   store.queued       a transaction found the write queue taken, before it waits in it */
 #ifndef WORLD_STORE_PAUSE_H

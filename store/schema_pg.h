@@ -10,7 +10,9 @@
  * with the same primary keys, the partial indexes the same, the triggers
  * PL/pgSQL functions. Two things SQLite has implicitly are columns here:
  * `objects.seq` (SQLite's rowid: insertion order, which OBJECTS_OF_KIND
- * sorts by) and the table `world_schema` (PRAGMA user_version). */
+ * sorts by) and the table `world_schema` (PRAGMA user_version). One table
+ * holds what SQLite keeps beside the database: `archive`, the interpreter
+ * archive's bytes and manifest.json (store/copy.h fills it). */
 #ifndef WORLD_STORE_SCHEMA_PG_H
 #define WORLD_STORE_SCHEMA_PG_H
 
