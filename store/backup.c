@@ -1,5 +1,7 @@
 /* store/backup.c: the online backup (store/backup.h). */
 #include "store/backup.h"
+#include "store/copy.h"
+#include "store/db.h"
 #include "store/file.h"
 #include "store/pause.h"
 #include "store/store_internal.h"
@@ -226,6 +228,18 @@ int world_backup(const char *src_path, const char *dest, const struct world_scan
                  struct world_backup_result *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
+	if (wdb_kind_of(src_path) == WDB_PG) {
+		/* a PostgreSQL store: the copy between backends writes DEST (store/copy.h) */
+		struct world_copy_opts co = { .effect_record_check = scan_opts ? scan_opts->effect_record_check : NULL,
+			                      .scan_out = scan_out };
+		static struct world_copy_result cr;
+		if (wdb_kind_of(dest) == WDB_PG) return werr(err, WX_USAGE, "backup: DEST is a SQLite file (use store copy)");
+		if (world_store_copy(src_path, dest, &co, &cr, err) < 0) return -1;
+		out->log_entries = cr.log_entries;
+		out->interpreters = cr.interpreters;
+		out->scan = cr.scan;
+		return 0;
+	}
 	static struct bk b; /* large; one backup per process */
 	memset(&b, 0, sizeof b);
 	if (!dest || !*dest) return werr(err, WX_USAGE, "backup: empty destination");

@@ -16,7 +16,10 @@
  * never looks like a store, and DEST exists only complete. A failure
  * removes what it made; a killed backup leaves only the staging directory
  * (a hidden name, no store at DEST): remove it. DEST or DEST.artifacts
- * existing is refused (WX_CONFLICT) before anything is written. */
+ * existing is refused (WX_CONFLICT) before anything is written.
+ * A postgresql:// SRC (in a program that enabled the PostgreSQL driver) is
+ * copied by world_store_copy (store/copy.h) instead: the same staged,
+ * scanned SQLite DEST; pages stays 0. */
 #ifndef WORLD_STORE_BACKUP_H
 #define WORLD_STORE_BACKUP_H
 #include "store/error.h"

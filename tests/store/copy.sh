@@ -150,12 +150,16 @@ if ! pg_cluster_find; then
   skip "postgresql-15 is not installed (no initdb/pg_ctl in /usr/lib/postgresql/15/bin or \$PG_BINDIR)" "the PostgreSQL half"
   done_testing; exit
 fi
+if ! grep -q -- '-DWORLD_HAVE_PG=1' "$top_builddir/Makefile"; then
+  skip "configured --without-postgresql (world-store-copy has no PostgreSQL driver)" "the PostgreSQL half"
+  done_testing; exit
+fi
 [ -x "$top_builddir/cli/world-store-copy" ] || bail "cli/world-store-copy not built"
 pg_cluster_start || bail "could not start a throwaway PostgreSQL cluster"
 psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$@"; }
 uri() { echo "postgresql://worldsu@/$1?host=$PG_SOCK&port=$PG_PORT"; }
 nrel() { psqlc -d "$1" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'"; }
-for d in w2 w3 w4 w5 wpw; do "$PG_BIN/createdb" -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$d" || bail "createdb $d"; done
+for d in w2 w3 w4 w5 w6 w7 wpw; do "$PG_BIN/createdb" -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$d" || bail "createdb $d"; done
 
 run_capture out err rc "$WORLDD" store copy "$DB" "$(uri world)"
 is "$rc" 0 "store copy SQLite -> PostgreSQL: exit 0 ($err)"
@@ -199,6 +203,18 @@ psqlc -d w3 -c "UPDATE objects SET payload = overlay(payload placing '\\x58'::by
 run_capture out err rc "$WORLDD" store copy "$(uri w3)" "$T/frompgbad.db"
 is "$rc" 7 "a PostgreSQL SRC with a flipped payload byte: exit 7"
 ok "$(nothing_at "$T/frompgbad.db"; echo $?)" "... nothing left at DEST"
+
+# an archived interpreter damaged in PostgreSQL: re-hashed on the way out
+"$WORLDD" store copy "$DB" "$(uri w6)" >/dev/null 2>&1 || bail "copy into w6"
+psqlc -d w6 -c "UPDATE archive SET bytes = set_byte(bytes, 200, 255 - get_byte(bytes, 200))"
+run_capture out err rc "$WORLDD" store copy "$(uri w6)" "$T/frompgart.db"
+is "$rc" 7 "a PostgreSQL SRC whose archived interpreter has a changed byte: exit 7"
+like "$err" "interpreter sha256:[0-9a-f]* hashes to" "... the interpreter re-hashed against its ref"
+ok "$(nothing_at "$T/frompgart.db"; echo $?)" "... nothing left at DEST"
+# PostgreSQL -> PostgreSQL: the same table lines
+run_capture out err rc "$WORLDD" store copy "$(uri world)" "$(uri w7)"
+is "$rc:$(printf '%s\n' "$out" | grep '^table ' | cmp -s - "$T/tables.s2p"; echo $?)" "0:0" \
+  "store copy PostgreSQL -> PostgreSQL: exit 0, every table's rows and digest the same ($err)"
 
 # ---- killed midway into PostgreSQL ----
 if [ "$hooks" = 1 ]; then
