@@ -320,6 +320,16 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 	return 0;
 }
 
+/* rename without replacing: DEST (or DEST.artifacts) made by someone else
+ * after the checks is never overwritten (an empty directory would be) */
+static int rename_new(const char *from, const char *to, struct world_err *err)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+	if (errno == EEXIST)
+		return werr(err, WX_CONFLICT, "copy: %s appeared while the copy ran; refusing to overwrite it", to);
+	return werr(err, WX_IO, "copy: rename %s to %s: %s", from, to, strerror(errno));
+}
+
 /* Remove a tree this copy made (best effort: it is being abandoned). */
 static void rm_tree(const char *p)
 {
@@ -771,9 +781,9 @@ static int to_sqlite(struct cp *c, struct world_err *err)
 	}
 	if (fsync_path(c->db, 0, err) < 0 || fsync_path(c->stage, 1, err) < 0) return -1;
 	/* into place: the archive first, the database last */
-	if (rename(c->art, c->dest_art) < 0) return werr(err, WX_IO, "copy: rename %s to %s: %s", c->art, c->dest_art, strerror(errno));
+	if (rename_new(c->art, c->dest_art, err) < 0) return -1;
 	c->art_renamed = 1;
-	if (rename(c->db, c->dest) < 0) return werr(err, WX_IO, "copy: rename %s to %s: %s", c->db, c->dest, strerror(errno));
+	if (rename_new(c->db, c->dest, err) < 0) return -1;
 	c->art_renamed = 0;
 	if (rmdir(c->stage) < 0) {
 		werr(err, WX_IO, "copy: %s is complete, but its staging directory %s could not be removed: %s", c->dest,
