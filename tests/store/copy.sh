@@ -125,6 +125,17 @@ is "$(dump "$T/ci.db" | cmp -s - "$T/orig.dump"; echo $?)" 0 "... and is the sam
 # ---- killed midway ----
 PD="$T/pause"; mkdir -p "$PD"
 hooks=0; grep -q -- '-DWORLD_TEST_HOOKS=1' "$top_builddir/Makefile" && hooks=1
+held_while() { # CMD SRC DEST: a copy held at copy.writing while CMD writes into SRC, then let go; sets held, hrc, hout
+  rm -f "$PD"/*
+  WORLD_TEST_PAUSE=copy.writing WORLD_TEST_PAUSE_DIR="$PD" "$WORLDD" store copy "$2" "$3" >"$T/held.out" 2>"$T/held.err" &
+  local bp=$!
+  for _ in $(seq 1 600); do [ -e "$PD/copy.writing.1.reached" ] && break; sleep 0.05; done
+  [ -e "$PD/copy.writing.1.reached" ]; held=$?
+  eval "$1"
+  touch "$PD/copy.writing.1.go"
+  wait "$bp"; hrc=$?
+  hout=$(cat "$T/held.out" "$T/held.err")
+}
 killed_at() { # DEST [PAUSE-NAME]: a copy held at copy.writing, SIGKILLed there
   rm -f "$PD"/*
   WORLD_TEST_PAUSE=copy.writing WORLD_TEST_PAUSE_DIR="$PD" "$WORLDD" store copy "$@" >/dev/null 2>&1 &
@@ -159,7 +170,7 @@ pg_cluster_start || bail "could not start a throwaway PostgreSQL cluster"
 psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$@"; }
 uri() { echo "postgresql://worldsu@/$1?host=$PG_SOCK&port=$PG_PORT"; }
 nrel() { psqlc -d "$1" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'"; }
-for d in w2 w3 w4 w5 w6 w7 wpw; do "$PG_BIN/createdb" -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$d" || bail "createdb $d"; done
+for d in w2 w3 w4 w5 w6 w7 w8 wpw; do "$PG_BIN/createdb" -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$d" || bail "createdb $d"; done
 
 run_capture out err rc "$WORLDD" store copy "$DB" "$(uri world)"
 is "$rc" 0 "store copy SQLite -> PostgreSQL: exit 0 ($err)"
@@ -215,6 +226,22 @@ ok "$(nothing_at "$T/frompgart.db"; echo $?)" "... nothing left at DEST"
 run_capture out err rc "$WORLDD" store copy "$(uri world)" "$(uri w7)"
 is "$rc:$(printf '%s\n' "$out" | grep '^table ' | cmp -s - "$T/tables.s2p"; echo $?)" "0:0" \
   "store copy PostgreSQL -> PostgreSQL: exit 0, every table's rows and digest the same ($err)"
+
+# ---- one snapshot: rows written into SRC while the copy runs are not in it ----
+if [ "$hooks" = 1 ]; then
+  cp "$DB" "$T/live.db" && cp -a "$DB.artifacts" "$T/live.db.artifacts"
+  "$S" "$T/live.db" "PRAGMA journal_mode=WAL" >/dev/null
+  held_while '"$S" "$T/live.db" "INSERT INTO episode_usage(episode, calls, bytes) VALUES (\"ep-late\", 1, 1)"' "$T/live.db" "$(uri w8)"
+  is "$held:$hrc" "0:0" "a SQLite -> PostgreSQL copy held after its objects while a row is committed into SRC, then let go: exit 0 ($hout)"
+  is "$("$S" -readonly "$T/live.db" "SELECT count(*) FROM episode_usage WHERE episode = 'ep-late'"):$(psqlc -d w8 -c "SELECT count(*) FROM episode_usage WHERE episode = 'ep-late'")" \
+    "1:0" "... the row is in SRC (the control) and not in the copy: one snapshot"
+  held_while 'psqlc -d w8 -c "INSERT INTO heads(name, ref, revision, updated_at) VALUES (\$\$late\$\$, \$\$x\$\$, 1, 1)"' "$(uri w8)" "$T/live2.db"
+  is "$held:$hrc" "0:0" "a PostgreSQL -> SQLite copy held likewise while a head is committed into SRC: exit 0 ($hout)"
+  is "$(psqlc -d w8 -c "SELECT count(*) FROM heads WHERE name = 'late'"):$("$S" -readonly "$T/live2.db" "SELECT count(*) FROM heads WHERE name = 'late'")" \
+    "1:0" "... the head is in SRC (the control) and not in the copy (REPEATABLE READ)"
+else
+  skip "built without --enable-test-hooks (no pause points)" "one snapshot"
+fi
 
 # ---- killed midway into PostgreSQL ----
 if [ "$hooks" = 1 ]; then
