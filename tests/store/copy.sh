@@ -134,7 +134,7 @@ held_while() { # CMD SRC DEST: a copy held at copy.writing while CMD writes into
   eval "$1"
   touch "$PD/copy.writing.1.go"
   wait "$bp"; hrc=$?
-  hout=$(cat "$T/held.out" "$T/held.err")
+  hout=$(tail -n 1 "$T/held.err")
 }
 killed_at() { # DEST [PAUSE-NAME]: a copy held at copy.writing, SIGKILLed there
   rm -f "$PD"/*
