@@ -22,14 +22,15 @@ calls() { # N PREFIX: N tools_decho calls as $CRED, one as $CRED_GRANT of tests.
   for i in $(seq 1 "$1"); do
     mcp "$CRED" "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"tools_decho\",\"arguments\":{\"t\":\"$2$i\"}}}"
   done
-  mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tests_secret","arguments":{"t":"s"}}}'
+  mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tests_dsecret","arguments":{"t":"s"}}}'
 }
 daemon_start || bail "daemon"
 calls 6 a
 daemon_stop
 DB=$T/db
 n_entries=$("$S" -readonly "$DB" "SELECT count(*) FROM log_entries")
-ok "$([ "$n_entries" -ge 6 ]; echo $?)" "the original store has a history ($n_entries log entries)"
+ok "$([ "$n_entries" -ge 7 ]; echo $?)" "the original store has a history ($n_entries log entries)"
+is "$("$S" -readonly "$DB" "SELECT count(DISTINCT episode) FROM episode_usage")" 2 "... calls of two sessions (episodes ep-a and ep-b)"
 # every table by its key (objects with its rowid), values quoted (blobs as hex)
 dump() {
   local t
