@@ -9,7 +9,14 @@
  *      very transaction that changes a session or a registry head -- so
  *      no writer, of this build or a tool's, can change one unnoticed.
  * A commit that bumped the hook's count and then failed only costs the
- * caller one lookup of the counters row. */
+ * caller one lookup of the counters row.
+ *
+ * The seam (issue 26): the counters row is read through the SQL driver
+ * (store/db.h) like every statement of the store; layer 1 -- the commit
+ * hook and PRAGMA data_version -- is SQLite's own and stays on the raw
+ * connection st->db, as does the DDL below (INSERT OR IGNORE, SQLite's
+ * triggers; store/schema_pg.c holds PostgreSQL's). On PostgreSQL, layer 1
+ * is yet to come (LISTEN/NOTIFY or the counters alone). */
 #include "store/store_internal.h"
 
 /* The counters row and the triggers that keep it: created (IF NOT EXISTS,
@@ -105,20 +112,20 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 	long long dv;
 	if (data_version(st, &dv, err) < 0) return -1;
 	if (t->valid && t->data_version == dv && t->own == own) return 0;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	long long sess = 0, regs = 0;
-	int rc = SQLITE_ERROR;
+	int rc = WDB_FAIL;
 	/* a store no writer of this build opened has no counters row: then
 	 * everything counts as changed, every time */
 	if (ws_stmt(st, WORLD_SQL(CHANGES_GET), &s, NULL) == 0) {
-		rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW) {
-			sess = sqlite3_column_int64(s, 0);
-			regs = sqlite3_column_int64(s, 1);
+		rc = wdb_step(s, NULL);
+		if (rc == WDB_ROW) {
+			sess = wdb_column_int64(s, 0, NULL);
+			regs = wdb_column_int64(s, 1, NULL);
 		}
 		ws_done(st, s);
 	}
-	if (rc != SQLITE_ROW) {
+	if (rc != WDB_ROW) {
 		t->valid = 0;
 		*changed = WORLD_CHANGED_ALL;
 		return 0;

@@ -2,6 +2,7 @@
  * a name selects, and every call passed to the handle's driver with the
  * class of its failure remembered. */
 #include "store/db_internal.h"
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -52,12 +53,17 @@ void wdb_close(struct wdb *db)
 
 enum wdb_kind wdb_kind(const struct wdb *db) { return db->drv->kind; }
 const char *wdb_name(const struct wdb *db) { return db->name; }
-int wdb_last_fail(const struct wdb *db) { return db->last_fail; }
+int wdb_last_fail(const struct wdb *db) { return atomic_load_explicit(&db->last_fail, memory_order_relaxed); }
+
+const char *wdb_errmsg(const struct wdb *db)
+{
+	return db->drv->errmsg ? db->drv->errmsg(db) : db->msg;
+}
 
 /* remember the class of a result (negative = failure) */
 static int seen(struct wdb *db, int rc)
 {
-	db->last_fail = rc < 0 ? rc : 0;
+	atomic_store_explicit(&db->last_fail, rc < 0 ? rc : 0, memory_order_relaxed);
 	return rc;
 }
 
@@ -72,13 +78,24 @@ int wdb_prepare(struct wdb *db, const char *sql, struct wdb_stmt **out, struct w
 	return seen(db, db->drv->prepare(db, sql, out, err));
 }
 
+int wdb_prepare_kept(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err)
+{
+	*out = NULL;
+	return seen(db, (db->drv->prepare_kept ? db->drv->prepare_kept : db->drv->prepare)(db, sql, out, err));
+}
+
 static int bind(struct wdb_stmt *st, int idx, int kind, int64_t v, const void *p, size_t n, struct world_err *err)
 {
 	if (idx < 1) {
 		werr(err, WX_FAIL, "store %s: bind: parameter index %d (they start at 1)", st->db->name, idx);
+		snprintf(st->db->msg, sizeof st->db->msg, "bind: parameter index %d (they start at 1)", idx);
+		st->bind_fail = WDB_FAIL;
 		return seen(st->db, WDB_FAIL);
 	}
-	return seen(st->db, st->db->drv->bind(st, idx, kind, v, p, n, err));
+	if (!st->db->drv->nocopy) kind = kind == 'T' ? 't' : kind == 'B' ? 'b' : kind;
+	int rc = st->db->drv->bind(st, idx, kind, v, p, n, err);
+	if (rc < 0 && !st->bind_fail) st->bind_fail = rc;
+	return seen(st->db, rc);
 }
 
 int wdb_bind_int64(struct wdb_stmt *st, int idx, int64_t v, struct world_err *err)
@@ -102,8 +119,31 @@ int wdb_bind_null(struct wdb_stmt *st, int idx, struct world_err *err)
 	return bind(st, idx, 'n', 0, NULL, 0, err);
 }
 
+int wdb_bind_text_nocopy(struct wdb_stmt *st, int idx, const char *s, ptrdiff_t len, struct world_err *err)
+{
+	if (!s) return bind(st, idx, 'n', 0, NULL, 0, err);
+	return bind(st, idx, 'T', 0, s, len < 0 ? strlen(s) : (size_t)len, err);
+}
+
+int wdb_bind_blob_nocopy(struct wdb_stmt *st, int idx, const void *p, size_t n, struct world_err *err)
+{
+	return bind(st, idx, 'B', 0, n ? p : "", n, err);
+}
+
+void wdb_clear_bindings(struct wdb_stmt *st)
+{
+	if (!st) return;
+	st->db->drv->clear_bindings(st);
+	st->bind_fail = 0;
+}
+
 int wdb_step(struct wdb_stmt *st, struct world_err *err)
 {
+	if (st->bind_fail) {
+		/* what the bind said (the message is the handle's last) */
+		werr(err, wdb_fail_code(st->bind_fail, WX_IO), "store %s: bind: %s", st->db->name, wdb_errmsg(st->db));
+		return seen(st->db, st->bind_fail);
+	}
 	return seen(st->db, st->db->drv->step(st, err));
 }
 

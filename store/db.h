@@ -1,8 +1,10 @@
 /* store/db.h: the store's SQL driver -- one small interface over SQLite
  * (store/db_sqlite.c) and PostgreSQL through libpq (store/db_pg.c), so that
  * one code path of the store can run on both (issue 26; docs/store.md,
- * "PostgreSQL (in progress)"). Today only tests/store/test_db uses it: the
- * store itself (store.c) still talks to SQLite directly.
+ * "PostgreSQL (in progress)"). The store's own statements (store.c,
+ * stmt.c, optoken.c) run through it; on SQLite the store wraps the
+ * connection it set up itself (wdb_sqlite_adopt), so the busy handler,
+ * hooks and checkpoints that need the raw handle keep it.
  *
  * Owns: naming a database (a path, or a postgresql:// URI), connecting,
  * running SQL with positional parameters, reading columns, the transaction
@@ -22,7 +24,8 @@
  *   and received in binary format, never escaped (bind blobs with
  *   wdb_bind_blob: text bound to a bytea parameter goes through
  *   PostgreSQL's bytea input, where a backslash is an escape). Integers and
- *   text are sent as text and typed by the server. Bound values are copied.
+ *   text are sent as text and typed by the server. Bound values are copied
+ *   (wdb_bind_*_nocopy: not, on SQLite).
  * - wdb_step runs the statement on its first call after prepare/reset and
  *   returns WDB_ROW for each row, then WDB_DONE. On PostgreSQL the whole
  *   result is fetched at once, so any number of statements of one
@@ -131,6 +134,37 @@ int wdb_begin(struct wdb *db, struct world_err *err);
 int wdb_commit(struct wdb *db, struct world_err *err);
 /* Always leaves the handle outside a transaction (also on a lost connection). */
 int wdb_rollback(struct wdb *db, struct world_err *err);
+
+/* Binding without a copy: the bytes are read in place by the statement's
+ * steps. The caller guarantees they stay alive and unchanged until the
+ * binding is replaced or cleared (wdb_clear_bindings) or the statement is
+ * finalized. SQLite: SQLITE_STATIC; PostgreSQL copies as wdb_bind_* do. */
+int wdb_bind_text_nocopy(struct wdb_stmt *st, int idx, const char *s, ptrdiff_t len, struct world_err *err);
+int wdb_bind_blob_nocopy(struct wdb_stmt *st, int idx, const void *p, size_t n, struct world_err *err);
+/* Drops every binding (each parameter NULL again). */
+void wdb_clear_bindings(struct wdb_stmt *st);
+/* A statement kept for the handle's life (a cache's): SQLite prepares it
+ * with SQLITE_PREPARE_PERSISTENT; otherwise wdb_prepare. */
+int wdb_prepare_kept(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err);
+/* A failed bind is also remembered by the statement: its next wdb_step
+ * fails with the bind's class without running, so a caller may check the
+ * step alone. */
+
+/* The database's own message for the handle's last failure, without the
+ * name or what failed ("" when none); never a password. */
+const char *wdb_errmsg(const struct wdb *db);
+
+/* The exit code of store/error.h for a class of failure (CODE_OTHER for
+ * WDB_FAIL): what a caller formatting its own message exits with. */
+int wdb_fail_code(int fail, int code_other);
+
+/* SQLite only: wrap a connection the caller opened and set up (busy
+ * handler, hooks, pragmas) as a handle, without owning it: wdb_close
+ * frees the handle and leaves RAW open. NAME is what wdb_name() prints. */
+struct sqlite3;
+int wdb_sqlite_adopt(struct sqlite3 *raw, const char *name, struct wdb **out, struct world_err *err);
+/* The SQLite connection under a handle of the SQLite driver, else NULL. */
+struct sqlite3 *wdb_sqlite_raw(struct wdb *db);
 
 /* The PostgreSQL driver is linked only into programs that can link libpq
  * dynamically (docs/HACKING.md): such a program calls wdb_pg_enable() once

@@ -5,6 +5,7 @@
 #ifndef WORLD_STORE_DB_INTERNAL_H
 #define WORLD_STORE_DB_INTERNAL_H
 #include "store/db.h"
+#include <stdatomic.h>
 
 struct wdb_driver {
 	enum wdb_kind kind;
@@ -12,7 +13,8 @@ struct wdb_driver {
 	void (*close)(struct wdb *db);
 	int (*exec)(struct wdb *db, const char *sql, struct world_err *err);
 	int (*prepare)(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err);
-	/* kind: 'i' int64, 't' text, 'b' blob, 'n' null */
+	/* kind: 'i' int64, 't' text, 'b' blob, 'n' null; with nocopy set,
+	 * also 'T' text and 'B' blob bound without a copy (wdb_bind_*_nocopy) */
 	int (*bind)(struct wdb_stmt *st, int idx, int kind, int64_t v, const void *p, size_t n, struct world_err *err);
 	int (*step)(struct wdb_stmt *st, struct world_err *err);
 	void (*reset)(struct wdb_stmt *st);
@@ -26,18 +28,27 @@ struct wdb_driver {
 	int (*begin)(struct wdb *db, struct world_err *err);
 	int (*commit)(struct wdb *db, struct world_err *err);
 	int (*rollback)(struct wdb *db, struct world_err *err);
+	int nocopy;                                    /* the driver takes 'T' and 'B' */
+	void (*clear_bindings)(struct wdb_stmt *st);   /* every parameter NULL again */
+	/* NULL: prepare */
+	int (*prepare_kept)(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err);
+	const char *(*errmsg)(const struct wdb *db);   /* NULL: the handle's msg */
 };
 
 /* The first member of every driver's handle. */
 struct wdb {
 	const struct wdb_driver *drv;
 	char name[512]; /* what wdb_name() prints: never a password */
-	int last_fail;  /* 0 or the last enum wdb_fail */
+	/* 0 or the last enum wdb_fail; atomic because a SQLite handle may be
+	 * shared by threads (the store's, whose connection is FULLMUTEX) */
+	atomic_int last_fail;
+	char msg[768];  /* the database's message of the last failure (drivers without errmsg) */
 };
 
 /* The first member of every driver's statement. */
 struct wdb_stmt {
 	struct wdb *db;
+	int bind_fail; /* 0, or the class of a failed bind: the next step fails with it */
 };
 
 extern const struct wdb_driver wdb_sqlite_driver;

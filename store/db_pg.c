@@ -171,6 +171,7 @@ static int pfail(struct pdb *d, int cls, int code_other, const char *what, const
 {
 	char clean[768];
 	scrub(d, msg, clean, sizeof clean);
+	snprintf(d->h.msg, sizeof d->h.msg, "%s", clean);
 	if (sqlstate && *sqlstate)
 		werr(err, wdb_fail_code(cls, code_other), "store %s: %s: %s (SQLSTATE %s)", d->h.name, what, clean, sqlstate);
 	else
@@ -625,6 +626,12 @@ static int p_step(struct wdb_stmt *sh, struct world_err *err)
 	return res_fail(d, res, "step", err);
 }
 
+static void p_clear_bindings(struct wdb_stmt *sh)
+{
+	struct pstmt *s = PST(sh);
+	for (int i = 0; i < s->nparams; i++) clear_val(s, i);
+}
+
 static void p_reset(struct wdb_stmt *sh)
 {
 	struct pstmt *s = PST(sh);
@@ -815,6 +822,7 @@ static const struct wdb_driver pg_driver = {
 	.begin = p_begin,
 	.commit = p_commit,
 	.rollback = p_rollback,
+	.clear_bindings = p_clear_bindings,
 };
 
 void wdb_pg_enable(void) { wdb_pg_driver_enabled = &pg_driver; }

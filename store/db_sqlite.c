@@ -15,6 +15,7 @@
 struct sdb {
 	struct wdb h;
 	sqlite3 *db;
+	int adopted; /* wdb_sqlite_adopt: the caller's connection, never closed here */
 };
 
 struct sstmt {
@@ -90,8 +91,26 @@ static int s_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 static void s_close(struct wdb *h)
 {
 	struct sdb *d = SDB(h);
-	sqlite3_close_v2(d->db); /* a statement not finalized yet keeps it until it is */
+	if (!d->adopted) sqlite3_close_v2(d->db); /* a statement not finalized yet keeps it until it is */
 	free(d);
+}
+
+int wdb_sqlite_adopt(struct sqlite3 *raw, const char *name, struct wdb **out, struct world_err *err)
+{
+	*out = NULL;
+	struct sdb *d = calloc(1, sizeof *d);
+	if (!d) return werr(err, WX_IO, "store %s: open: out of memory", name), WDB_FAIL;
+	d->h.drv = &wdb_sqlite_driver;
+	snprintf(d->h.name, sizeof d->h.name, "%s", name);
+	d->db = raw;
+	d->adopted = 1;
+	*out = &d->h;
+	return 0;
+}
+
+struct sqlite3 *wdb_sqlite_raw(struct wdb *h)
+{
+	return h && h->drv == &wdb_sqlite_driver ? SDB(h)->db : NULL;
 }
 
 static int s_exec(struct wdb *h, const char *sql, struct world_err *err)
@@ -101,12 +120,12 @@ static int s_exec(struct wdb *h, const char *sql, struct world_err *err)
 	return rc == SQLITE_OK ? 0 : fail(d, rc, "exec", err);
 }
 
-static int s_prepare(struct wdb *h, const char *sql, struct wdb_stmt **out, struct world_err *err)
+static int prepare(struct wdb *h, const char *sql, unsigned flags, struct wdb_stmt **out, struct world_err *err)
 {
 	struct sdb *d = SDB(h);
 	struct sstmt *s = calloc(1, sizeof *s);
 	if (!s) return werr(err, WX_IO, "store %s: prepare: out of memory", h->name), WDB_FAIL;
-	int rc = sqlite3_prepare_v2(d->db, sql, -1, &s->st, NULL);
+	int rc = sqlite3_prepare_v3(d->db, sql, -1, flags, &s->st, NULL);
 	if (rc != SQLITE_OK) {
 		free(s);
 		return fail(d, rc, "prepare", err);
@@ -116,6 +135,18 @@ static int s_prepare(struct wdb *h, const char *sql, struct wdb_stmt **out, stru
 	return 0;
 }
 
+static int s_prepare(struct wdb *h, const char *sql, struct wdb_stmt **out, struct world_err *err)
+{
+	return prepare(h, sql, 0, out, err);
+}
+
+/* a cache's statement, kept for the connection's life: SQLite then keeps
+ * it out of its small lookaside allocations */
+static int s_prepare_kept(struct wdb *h, const char *sql, struct wdb_stmt **out, struct world_err *err)
+{
+	return prepare(h, sql, SQLITE_PREPARE_PERSISTENT, out, err);
+}
+
 static int s_bind(struct wdb_stmt *sh, int idx, int kind, int64_t v, const void *p, size_t n, struct world_err *err)
 {
 	struct sstmt *s = SST(sh);
@@ -123,6 +154,9 @@ static int s_bind(struct wdb_stmt *sh, int idx, int kind, int64_t v, const void 
 	if (kind == 'i') rc = sqlite3_bind_int64(s->st, idx, v);
 	else if (kind == 't') rc = sqlite3_bind_text64(s->st, idx, p, n, SQLITE_TRANSIENT, SQLITE_UTF8);
 	else if (kind == 'b') rc = sqlite3_bind_blob64(s->st, idx, p, n, SQLITE_TRANSIENT);
+	/* no copy: the caller keeps the bytes until the binding goes (db.h) */
+	else if (kind == 'T') rc = sqlite3_bind_text64(s->st, idx, p, n, SQLITE_STATIC, SQLITE_UTF8);
+	else if (kind == 'B') rc = sqlite3_bind_blob64(s->st, idx, p, n, SQLITE_STATIC);
 	else rc = sqlite3_bind_null(s->st, idx);
 	return rc == SQLITE_OK ? 0 : fail(SDB(sh->db), rc, "bind", err);
 }
@@ -137,6 +171,9 @@ static int s_step(struct wdb_stmt *sh, struct world_err *err)
 }
 
 static void s_reset(struct wdb_stmt *sh) { sqlite3_reset(SST(sh)->st); }
+static void s_clear_bindings(struct wdb_stmt *sh) { sqlite3_clear_bindings(SST(sh)->st); }
+/* the connection's own: the same text sqlite3_errmsg gives its owner */
+static const char *s_errmsg(const struct wdb *h) { return sqlite3_errmsg(SDB(h)->db); }
 
 static void s_finalize(struct wdb_stmt *sh)
 {
@@ -197,4 +234,8 @@ const struct wdb_driver wdb_sqlite_driver = {
 	.begin = s_begin,
 	.commit = s_commit,
 	.rollback = s_rollback,
+	.nocopy = 1,
+	.clear_bindings = s_clear_bindings,
+	.prepare_kept = s_prepare_kept,
+	.errmsg = s_errmsg,
 };

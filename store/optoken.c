@@ -21,7 +21,7 @@ int world_operator_token_match(struct world_store *st, const char *token, int *m
 	if (!token || !*token) return 0;
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(token, strlen(token), h, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	struct world_err pe = { 0, "" };
 	if (ws_stmt(st, WORLD_SQL(OPERATOR_TOKEN_GET), &s, &pe) < 0) {
 		/* a version-2 store no writer of this build has opened yet: no token */
@@ -29,13 +29,13 @@ int world_operator_token_match(struct world_store *st, const char *token, int *m
 		if (err) *err = pe;
 		return -1;
 	}
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		const char *v = (const char *)sqlite3_column_text(s, 0);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) {
+		const char *v = wdb_column_text(s, 0);
 		*match = v && strlen(v) == WORLD_REF_LEN && CRYPTO_memcmp(v, h, WORLD_REF_LEN) == 0;
 	}
 	ws_done(st, s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "operator token read", err);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "operator token read", err);
 	return 0;
 }
 
@@ -47,14 +47,14 @@ int world_operator_token_install(struct world_store *st, const char *token, int 
 	if (!token || strlen(token) < 32) return werr(err, WX_BAD_INPUT, "operator token: shorter than 32 bytes");
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(token, strlen(token), h, err) < 0) return -1;
-	sqlite3_stmt *s;
-	if (ws_prep(st, replace ? WORLD_SQL(OPERATOR_TOKEN_PUT) : WORLD_SQL(OPERATOR_TOKEN_INIT), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, (sqlite3_int64)time(NULL));
-	int rc = sqlite3_step(s);
-	int n = sqlite3_changes(st->db);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "operator token write", err);
+	struct wdb_stmt *s;
+	if (ws_stmt(st, replace ? WORLD_SQL(OPERATOR_TOKEN_PUT) : WORLD_SQL(OPERATOR_TOKEN_INIT), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, h);
+	ws_bind_int(s, 2, (long long)time(NULL));
+	int rc = wdb_step(s, NULL);
+	int n = rc == WDB_DONE ? (int)wdb_changes(st->wdb) : 0;
+	ws_done(st, s);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "operator token write", err);
 	if (installed) *installed = n > 0;
 	return 0;
 }

@@ -3,7 +3,10 @@
  * most of the store's (an index lookup or one insert), and the hot paths --
  * an append, a read of an object or an entry, each entry of the scan --
  * run several each time: each handle prepares each statement of the table
- * (store/sql.h) once and keeps it, reset, between uses. */
+ * (store/sql.h) once and keeps it, reset, between uses. The statements
+ * are the SQL driver's (store/db.h, on st->wdb), so the same cache serves
+ * SQLite and PostgreSQL; the one raw statement kept here is changes.c's
+ * PRAGMA data_version (SQLite's alone). */
 #include "store/store_internal.h"
 
 void ws_stmt_init(struct world_store *st)
@@ -22,7 +25,16 @@ static int stmt_id(const char *sql)
 	return -1;
 }
 
-int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err)
+int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
+{
+	if (wdb_prepare(st->wdb, sql, stmt, NULL) < 0) {
+		*stmt = NULL;
+		return ws_sqlerr(st, 0, "prepare", err);
+	}
+	return 0;
+}
+
+int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
 {
 	*stmt = NULL;
 	int id = stmt_id(sql);
@@ -34,7 +46,7 @@ int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct
 		pthread_mutex_unlock(&st->stmt_mu);
 		if (mine) {
 			/* this slot is ours until ws_done: nobody else touches c->s */
-			if (!c->s && sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->s, NULL) != SQLITE_OK) {
+			if (!c->s && wdb_prepare_kept(st->wdb, sql, &c->s, NULL) < 0) {
 				c->s = NULL;
 				pthread_mutex_lock(&st->stmt_mu);
 				c->busy = 0;
@@ -46,32 +58,32 @@ int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct
 		}
 		/* in use further up this thread's stack, or by another thread: a fresh one */
 	}
-	return ws_prep(st, sql, stmt, err);
+	return ws_wprep(st, sql, stmt, err);
 }
 
-void ws_done(struct world_store *st, sqlite3_stmt *s)
+void ws_done(struct world_store *st, struct wdb_stmt *s)
 {
 	if (!s) return;
 	pthread_mutex_lock(&st->stmt_mu);
 	for (int i = 0; i < WSQ_COUNT; i++) {
 		struct ws_cached *c = &st->stmts[i];
 		if (c->busy && c->s == s) {
-			sqlite3_reset(s);
-			sqlite3_clear_bindings(s);
+			wdb_reset(s);
+			wdb_clear_bindings(s);
 			c->busy = 0;
 			pthread_mutex_unlock(&st->stmt_mu);
 			return;
 		}
 	}
 	pthread_mutex_unlock(&st->stmt_mu);
-	sqlite3_finalize(s);
+	wdb_finalize(s);
 }
 
 void ws_stmt_drop(struct world_store *st)
 {
 	pthread_mutex_lock(&st->stmt_mu);
 	for (int i = 0; i < WSQ_COUNT; i++) {
-		sqlite3_finalize(st->stmts[i].s);
+		wdb_finalize(st->stmts[i].s);
 		st->stmts[i].s = NULL;
 		st->stmts[i].busy = 0;
 	}

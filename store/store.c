@@ -84,6 +84,12 @@ static const char *const schema_v2_sql =
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
+	if (st->kind != WDB_SQLITE) {
+		/* the driver's class of the last failure (docs/store.md, the table of classes) */
+		int fail = wdb_last_fail(st->wdb);
+		return werr(err, code ? code : wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %s: %s", st->path,
+		            what, wdb_errmsg(st->wdb));
+	}
 	int rc = sqlite3_errcode(st->db);
 	int wx = WX_IO;
 	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) wx = WX_INTEGRITY;
@@ -103,6 +109,14 @@ int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct
 
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 {
+	if (st->kind != WDB_SQLITE) {
+		if (wdb_exec(st->wdb, sql, NULL) < 0) {
+			int fail = wdb_last_fail(st->wdb);
+			return werr(err, wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %.60s: %s", st->path, sql,
+			            wdb_errmsg(st->wdb));
+		}
+		return 0;
+	}
 	char *msg = NULL;
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		int rc = sqlite3_errcode(st->db);
@@ -112,6 +126,58 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 		return -1;
 	}
 	return 0;
+}
+
+int ws_txn_begin(struct world_store *st, struct world_err *err)
+{
+	if (st->kind != WDB_SQLITE) {
+		if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
+		return 0;
+	}
+	/* SQLite: the write queue first (queue.c), then the write lock at once */
+	if (ws_queue_lock(st, err) < 0) return -1;
+	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
+		ws_queue_unlock(st);
+		return -1;
+	}
+	return 0;
+}
+
+int ws_txn_commit(struct world_store *st, struct world_err *err)
+{
+	if (st->kind != WDB_SQLITE) {
+		int rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "commit", err) : 0;
+		if (rc < 0) {
+			struct world_err ig;
+			wdb_rollback(st->wdb, &ig);
+		}
+		return rc;
+	}
+	int rc = ws_exec(st, "COMMIT", err);
+	if (rc < 0) {
+		struct world_err ig;
+		ws_exec(st, "ROLLBACK", &ig);
+	}
+	ws_queue_unlock(st);
+	return rc;
+}
+
+void ws_txn_rollback(struct world_store *st)
+{
+	struct world_err ig;
+	if (st->kind != WDB_SQLITE) {
+		wdb_rollback(st->wdb, &ig);
+		return;
+	}
+	ws_exec(st, "ROLLBACK", &ig);
+	ws_queue_unlock(st);
+}
+
+long long ws_last_insert_id(struct world_store *st)
+{
+	/* PostgreSQL has no such counter: its journal insert will say
+	 * RETURNING id (stage 2 of issue 26) */
+	return st->kind == WDB_SQLITE ? (long long)sqlite3_last_insert_rowid(st->db) : 0;
 }
 
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err)
@@ -129,11 +195,7 @@ int ws_need_writer(struct world_store *st, const char *what, struct world_err *e
 int ws_sp_begin(struct world_store *st, struct world_err *err)
 {
 	if (!st->in_txn && st->sp_depth == 0) {
-		if (ws_queue_lock(st, err) < 0) return -1;
-		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
-			ws_queue_unlock(st);
-			return -1;
-		}
+		if (ws_txn_begin(st, err) < 0) return -1;
 		st->sp_depth = 1;
 		st->sp_own = 1;
 		return 0;
@@ -154,10 +216,11 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 		st->sp_depth = 0;
 		st->sp_own = 0;
 		/* the durable commit of this write */
-		int rc = ok && ws_exec(st, "COMMIT", err) == 0 ? 0 : -1;
-		if (rc < 0) ws_exec(st, "ROLLBACK", &ignore);
-		ws_queue_unlock(st);
-		return rc;
+		if (!ok) {
+			ws_txn_rollback(st);
+			return -1;
+		}
+		return ws_txn_commit(st, err);
 	}
 	st->sp_depth--;
 	if (st->sp_flat) {
@@ -213,6 +276,22 @@ void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
 	const char *t = (const char *)sqlite3_column_text(s, col);
 	out[0] = '\0';
 	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
+}
+
+void ws_wcol_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE])
+{
+	const char *t = wdb_column_text(s, col);
+	out[0] = '\0';
+	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
+}
+
+/* The driver handle over st->db (SQLite: the same connection, not owned). */
+static int adopt(struct world_store *st, struct world_err *err)
+{
+	wdb_close(st->wdb);
+	st->wdb = NULL;
+	st->kind = WDB_SQLITE;
+	return wdb_sqlite_adopt(st->db, st->path, &st->wdb, err) < 0 ? -1 : 0;
 }
 
 /* ---- open / close ---- */
@@ -285,6 +364,8 @@ static int pragma_text(struct world_store *st, const char *sql, char *out, size_
 static int reopen_immutable(struct world_store *st, struct world_err *err)
 {
 	ws_stmt_drop(st);
+	wdb_close(st->wdb);
+	st->wdb = NULL;
 	sqlite3_close(st->db);
 	st->db = NULL;
 	size_t n = strlen(st->path);
@@ -301,7 +382,7 @@ static int reopen_immutable(struct world_store *st, struct world_err *err)
 	if (rc != SQLITE_OK)
 		return werr(err, WX_IO, "store %s: open read-only copy: %s", st->path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
 	sqlite3_extended_result_codes(st->db, 0);
-	return 0;
+	return adopt(st, err);
 }
 
 /* What is at path, before anything is created or locked: 0 absent, 1 an
@@ -583,6 +664,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
+	if (adopt(st, err) < 0) goto fail;
 	if (sqlite3_busy_handler(st->db, busy_wait, st) != SQLITE_OK) {
 		werr(err, WX_IO, "store %s: set busy handler: %s", path, sqlite3_errmsg(st->db));
 		goto fail;
@@ -743,6 +825,7 @@ void world_store_close(struct world_store *st)
 	if (!st) return;
 	if (st->db) ws_ckpt_stop(st);
 	ws_stmt_fini(st);
+	wdb_close(st->wdb); /* SQLite: the wrap alone; the connection is closed below */
 	if (st->db) {
 		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(st->db);
@@ -759,11 +842,7 @@ int world_store_begin(struct world_store *st, struct world_err *err)
 {
 	if (ws_need_writer(st, "begin", err) < 0) return -1;
 	if (st->in_txn) return werr(err, WX_USAGE, "store %s: transaction already open", st->path);
-	if (ws_queue_lock(st, err) < 0) return -1;
-	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
-		ws_queue_unlock(st);
-		return -1;
-	}
+	if (ws_txn_begin(st, err) < 0) return -1;
 	st->in_txn = 1;
 	return 0;
 }
@@ -771,25 +850,15 @@ int world_store_begin(struct world_store *st, struct world_err *err)
 int world_store_commit(struct world_store *st, struct world_err *err)
 {
 	if (!st->in_txn) return werr(err, WX_USAGE, "store %s: no transaction open", st->path);
-	if (ws_exec(st, "COMMIT", err) < 0) {
-		struct world_err ig;
-		ws_exec(st, "ROLLBACK", &ig);
-		st->in_txn = 0;
-		ws_queue_unlock(st);
-		return -1;
-	}
 	st->in_txn = 0;
-	ws_queue_unlock(st);
-	return 0;
+	return ws_txn_commit(st, err);
 }
 
 void world_store_rollback(struct world_store *st)
 {
 	if (!st->in_txn) return;
-	struct world_err ig;
-	ws_exec(st, "ROLLBACK", &ig);
 	st->in_txn = 0;
-	ws_queue_unlock(st);
+	ws_txn_rollback(st);
 }
 
 /* ---- labels ---- */
@@ -825,13 +894,13 @@ static int check_semantic_id(const char *s, struct world_err *err)
 
 int world_object_exists(struct world_store *st, const char *ref, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(OBJECT_EXISTS), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, ref);
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc == SQLITE_ROW) return 1;
-	if (rc == SQLITE_DONE) return 0;
+	if (rc == WDB_ROW) return 1;
+	if (rc == WDB_DONE) return 0;
 	return ws_sqlerr(st, 0, "object lookup", err);
 }
 
@@ -851,19 +920,19 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		 * addressing: its row is this one, its semanticId and provenance
 		 * the first writer's), and the constraint is checked before
 		 * anything is written. */
-		sqlite3_stmt *s;
+		struct wdb_stmt *s;
 		if (ws_stmt(st, WORLD_SQL(OBJECT_INSERT), &s, err) < 0)
 			return -1;
-		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, semantic_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, provenance ? provenance : "", -1, SQLITE_STATIC);
-		sqlite3_bind_blob64(s, 4, payload ? payload : "", len, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, (sqlite3_int64)len);
-		sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
-		int rc = sqlite3_step(s);
-		int added = rc == SQLITE_DONE && sqlite3_changes(st->db) == 1;
+		ws_bind_text(s, 1, ref);
+		ws_bind_text(s, 2, semantic_id);
+		ws_bind_text(s, 3, provenance ? provenance : "");
+		ws_bind_blob(s, 4, payload ? payload : "", len);
+		ws_bind_int(s, 5, (int64_t)len);
+		ws_bind_int(s, 6, (int64_t)time(NULL));
+		int rc = wdb_step(s, NULL);
+		int added = rc == WDB_DONE && wdb_changes(st->wdb) == 1;
 		ws_done(st, s);
-		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "object insert", err);
+		if (rc != WDB_DONE) return ws_sqlerr(st, 0, "object insert", err);
 		if (created) *created = added;
 	}
 	memcpy(ref_out, ref, WORLD_REF_SIZE);
@@ -885,28 +954,28 @@ int world_object_get(struct world_store *st, const char *ref, struct world_objec
 {
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "object ref", NULL, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(OBJECT_GET), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
+	ws_bind_text(s, 1, ref);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_DONE) {
 		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "object %s: not found", ref);
 	}
-	if (rc != SQLITE_ROW) {
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "object read", err);
 	}
-	const void *p = sqlite3_column_blob(s, 2);
-	size_t n = (size_t)sqlite3_column_bytes(s, 2);
+	size_t n;
+	const void *p = wdb_column_blob(s, 2, &n);
 	char got[WORLD_REF_SIZE];
 	if (world_hash_ref(p ? p : "", n, got, err) < 0) { ws_done(st, s); return -1; }
 	if (strcmp(got, ref) != 0) {
 		ws_done(st, s);
 		return werr(err, WX_INTEGRITY, "object %s: integrity hole: stored payload hashes to %s", ref, got);
 	}
-	const char *sid = (const char *)sqlite3_column_text(s, 0);
-	const char *prov = (const char *)sqlite3_column_text(s, 1);
+	const char *sid = (const char *)wdb_column_text(s, 0);
+	const char *prov = (const char *)wdb_column_text(s, 1);
 	out->semantic_id = strdup(sid ? sid : "");
 	out->provenance = strdup(prov ? prov : "");
 	out->payload = malloc(n + 1);
@@ -984,6 +1053,21 @@ static char *entry_json(long long index, long long epoch, const char *fn, const 
 	return out;
 }
 
+void ws_log_row_wread(struct wdb_stmt *s, struct ws_log_row *r)
+{
+	r->index = wdb_column_int64(s, 0, NULL);
+	r->epoch = wdb_column_int64(s, 1, NULL);
+	r->hash = (const char *)wdb_column_text(s, 2);
+	r->prev = (const char *)wdb_column_text(s, 3);
+	r->fn = (const char *)wdb_column_text(s, 4);
+	r->interp = (const char *)wdb_column_text(s, 5);
+	r->written_by = (const char *)wdb_column_text(s, 6);
+	r->tref = (const char *)wdb_column_text(s, 7);
+	r->json = wdb_column_blob(s, 8, &r->json_len);
+}
+
+/* the same for the scan's raw statements (scan.c runs on the SQLite
+ * connection itself) */
 void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r)
 {
 	r->index = sqlite3_column_int64(s, 0);
@@ -1062,16 +1146,16 @@ const char *ws_log_row_check(const struct ws_log_row *r)
 
 int world_log_last(struct world_store *st, long long *index, char entry_hash[WORLD_REF_SIZE], struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(LOG_LAST), &s, err) < 0)
 		return -1;
-	int rc = sqlite3_step(s);
+	int rc = wdb_step(s, NULL);
 	*index = 0;
 	entry_hash[0] = '\0';
-	if (rc == SQLITE_ROW) {
-		*index = sqlite3_column_int64(s, 0);
-		ws_col_ref(s, 1, entry_hash);
-	} else if (rc != SQLITE_DONE) {
+	if (rc == WDB_ROW) {
+		*index = wdb_column_int64(s, 0, NULL);
+		ws_wcol_ref(s, 1, entry_hash);
+	} else if (rc != WDB_DONE) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "log head", err);
 	}
@@ -1082,16 +1166,16 @@ int world_log_last(struct world_store *st, long long *index, char entry_hash[WOR
 static int head_read(struct world_store *st, const char *name, char ref[WORLD_REF_SIZE], long long *revision,
                      struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(HEAD_GET), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, name);
+	int rc = wdb_step(s, NULL);
 	ref[0] = '\0';
 	if (revision) *revision = 0;
-	if (rc == SQLITE_ROW) {
-		ws_col_ref(s, 0, ref);
-		if (revision) *revision = sqlite3_column_int64(s, 1);
-	} else if (rc != SQLITE_DONE) {
+	if (rc == WDB_ROW) {
+		ws_wcol_ref(s, 0, ref);
+		if (revision) *revision = wdb_column_int64(s, 1, NULL);
+	} else if (rc != WDB_DONE) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "head read", err);
 	}
@@ -1102,16 +1186,16 @@ static int head_read(struct world_store *st, const char *name, char ref[WORLD_RE
 static int head_write(struct world_store *st, const char *name, const char *ref, long long revision,
                       struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(HEAD_PUT), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, revision);
-	sqlite3_bind_int64(s, 4, (sqlite3_int64)time(NULL));
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, name);
+	ws_bind_text(s, 2, ref);
+	ws_bind_int(s, 3, revision);
+	ws_bind_int(s, 4, (int64_t)time(NULL));
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "head write", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "head write", err);
 	return 0;
 }
 
@@ -1214,27 +1298,27 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	c = entry_json(a->entry_index, a->semantics_epoch, a->transition_fn, a->interpreter, prev, a->written_by,
 	               a->transition_ref, h, &n);
 	if (!c) return werr(err, WX_FAIL, "log append: cannot build entry JSON");
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(LOG_INSERT),
 	            &s, err) < 0) {
 		free(c);
 		return -1;
 	}
-	sqlite3_bind_int64(s, 1, a->entry_index);
-	sqlite3_bind_int64(s, 2, a->semantics_epoch);
-	sqlite3_bind_text(s, 3, h, -1, SQLITE_STATIC);
-	if (prev) sqlite3_bind_text(s, 4, prev, -1, SQLITE_STATIC);
-	else sqlite3_bind_null(s, 4);
-	sqlite3_bind_text(s, 5, a->transition_fn, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, a->interpreter, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 7, a->written_by, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 8, a->transition_ref, -1, SQLITE_STATIC);
-	sqlite3_bind_blob64(s, 9, c, n, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 10, (sqlite3_int64)time(NULL));
-	int rc = sqlite3_step(s);
+	ws_bind_int(s, 1, a->entry_index);
+	ws_bind_int(s, 2, a->semantics_epoch);
+	ws_bind_text(s, 3, h);
+	if (prev) ws_bind_text(s, 4, prev);
+	else ws_bind_null(s, 4);
+	ws_bind_text(s, 5, a->transition_fn);
+	ws_bind_text(s, 6, a->interpreter);
+	ws_bind_text(s, 7, a->written_by);
+	ws_bind_text(s, 8, a->transition_ref);
+	ws_bind_blob(s, 9, c, n);
+	ws_bind_int(s, 10, (int64_t)time(NULL));
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
 	free(c);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log entry insert", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "log entry insert", err);
 
 	char wj[512];
 	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
@@ -1242,14 +1326,14 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	if (world_hash_ref(wj, strlen(wj), wref, err) < 0) return -1;
 	if (ws_stmt(st, WORLD_SQL(WORLD_INSERT), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, wref, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, a->entry_index);
-	sqlite3_bind_text(s, 3, a->state_root, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, h, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(s, 5, wj, (int)strlen(wj), SQLITE_STATIC);
-	rc = sqlite3_step(s);
+	ws_bind_text(s, 1, wref);
+	ws_bind_int(s, 2, a->entry_index);
+	ws_bind_text(s, 3, a->state_root);
+	ws_bind_text(s, 4, h);
+	ws_bind_blob(s, 5, wj, strlen(wj));
+	rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "world insert", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "world insert", err);
 	if (head_write(st, WORLD_HEAD_NAME, wref, cur_rev + 1, err) < 0) return -1;
 	if (out) {
 		out->entry_index = a->entry_index;
@@ -1286,20 +1370,20 @@ int world_log_append(struct world_store *st, const struct world_log_append *a, s
 int world_log_get(struct world_store *st, long long index, struct world_log_entry *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(LOG_GET), &s, err) < 0) return -1;
-	sqlite3_bind_int64(s, 1, index);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
+	ws_bind_int(s, 1, index);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_DONE) {
 		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "log entry %lld: not found", index);
 	}
-	if (rc != SQLITE_ROW) {
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "log entry read", err);
 	}
 	struct ws_log_row r;
-	ws_log_row_read(s, &r);
+	ws_log_row_wread(s, &r);
 	const char *bad = ws_log_row_check(&r);
 	if (bad) {
 		ws_done(st, s);
@@ -1331,10 +1415,10 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 			world_log_entry_free(out);
 			return -1;
 		}
-		sqlite3_bind_int64(s, 1, index - 1);
-		rc = sqlite3_step(s);
+		ws_bind_int(s, 1, index - 1);
+		rc = wdb_step(s, NULL);
 		prev_hash[0] = 0;
-		if (rc == SQLITE_ROW) ws_col_ref(s, 0, prev_hash);
+		if (rc == WDB_ROW) ws_wcol_ref(s, 0, prev_hash);
 		ws_done(st, s);
 		if (strcmp(prev_hash, out->prev_entry_hash) != 0) {
 			world_log_entry_free(out);
@@ -1353,6 +1437,15 @@ void world_log_entry_free(struct world_log_entry *e)
 }
 
 /* ---- worlds ---- */
+
+void ws_world_row_wread(struct wdb_stmt *s, struct ws_world_row *r)
+{
+	r->ref = (const char *)wdb_column_text(s, 0);
+	r->revision = wdb_column_int64(s, 1, NULL);
+	r->state_root = (const char *)wdb_column_text(s, 2);
+	r->log_head = (const char *)wdb_column_text(s, 3);
+	r->json = wdb_column_blob(s, 4, &r->json_len);
+}
 
 void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r)
 {
@@ -1392,20 +1485,20 @@ int world_world_get(struct world_store *st, const char *ref, struct world_world 
 {
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(ref, "world ref", NULL, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(WORLD_GET), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
+	ws_bind_text(s, 1, ref);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_DONE) {
 		ws_done(st, s);
 		return werr(err, WX_NOT_FOUND, "world %s: not found", ref);
 	}
-	if (rc != SQLITE_ROW) {
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "world read", err);
 	}
 	struct ws_world_row r;
-	ws_world_row_read(s, &r);
+	ws_world_row_wread(s, &r);
 	const char *bad = ws_world_row_check(&r);
 	if (bad) {
 		ws_done(st, s);
@@ -1487,10 +1580,10 @@ int world_registry_head_cas(struct world_store *st, const char *name, const char
 
 /* ---- journal ---- */
 
-static void bind_opt(sqlite3_stmt *s, int i, const char *v)
+static void bind_opt(struct wdb_stmt *s, int i, const char *v)
 {
-	if (v) sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else sqlite3_bind_null(s, i);
+	if (v) ws_bind_text(s, i, v);
+	else ws_bind_null(s, i);
 }
 
 int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
@@ -1503,58 +1596,58 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	if (check_label("journal intent subject", in->subject, 1024, 1, err) < 0) return -1;
 	if (in->cost < 0) return werr(err, WX_BAD_INPUT, "journal intent %s: cost %lld is negative", in->subject, in->cost);
 	if (in->ref && world_ref_parse(in->ref, "journal intent ref", NULL, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, in->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, in->subject, -1, SQLITE_STATIC);
+	ws_bind_text(s, 1, in->kind);
+	ws_bind_text(s, 2, in->subject);
 	bind_opt(s, 3, in->episode);
 	bind_opt(s, 4, in->effect);
 	bind_opt(s, 5, in->scope);
-	sqlite3_bind_int64(s, 6, in->cost);
+	ws_bind_int(s, 6, in->cost);
 	bind_opt(s, 7, in->ref);
-	sqlite3_bind_int64(s, 8, (sqlite3_int64)time(NULL));
-	int rc = sqlite3_step(s);
+	ws_bind_int(s, 8, (int64_t)time(NULL));
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
-	if (id) *id = sqlite3_last_insert_rowid(st->db);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
+	if (id) *id = ws_last_insert_id(st);
 	return 0;
 }
 
 static int outcome_body(struct world_store *st, long long intent_id, const char *status, const char *ref,
                         struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
 		return -1;
-	sqlite3_bind_int64(s, 1, intent_id);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
+	ws_bind_int(s, 1, intent_id);
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
-		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
+		if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
 		return ws_sqlerr(st, 0, "journal read", err);
 	}
 	char kind[32], subject[1100];
-	snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(s, 0));
-	snprintf(subject, sizeof subject, "%s", (const char *)sqlite3_column_text(s, 1));
-	int have = sqlite3_column_int(s, 2);
+	snprintf(kind, sizeof kind, "%s", (const char *)wdb_column_text(s, 0));
+	snprintf(subject, sizeof subject, "%s", (const char *)wdb_column_text(s, 1));
+	int have = (int)wdb_column_int64(s, 2, NULL);
 	ws_done(st, s);
 	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
 		return -1;
-	sqlite3_bind_int64(s, 1, intent_id);
-	sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, subject, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 4, status, -1, SQLITE_STATIC);
+	ws_bind_int(s, 1, intent_id);
+	ws_bind_text(s, 2, kind);
+	ws_bind_text(s, 3, subject);
+	ws_bind_text(s, 4, status);
 	bind_opt(s, 5, ref);
-	sqlite3_bind_int64(s, 6, (sqlite3_int64)time(NULL));
-	rc = sqlite3_step(s);
+	ws_bind_int(s, 6, (int64_t)time(NULL));
+	rc = wdb_step(s, NULL);
 	ws_done(st, s);
 	/* the only constraint left to fail is journal_one_commit */
-	if (rc == SQLITE_CONSTRAINT && strcmp(status, "committed") == 0)
+	if (rc == WDB_CONFLICT && strcmp(status, "committed") == 0)
 		return werr(err, WX_CONFLICT, "journal outcome: %s %s already committed (intent %lld not committed)", kind,
 		            subject, intent_id);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal outcome insert", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal outcome insert", err);
 	return 0;
 }
 
@@ -1575,18 +1668,18 @@ int world_journal_outcome(struct world_store *st, long long intent_id, const cha
 int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,
                         long long *spent, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);
 	bind_opt(s, 2, effect);
 	bind_opt(s, 3, scope);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "journal sum", err);
 	}
-	*spent = sqlite3_column_int64(s, 0);
+	*spent = wdb_column_int64(s, 0, NULL);
 	ws_done(st, s);
 	return 0;
 }
@@ -1596,16 +1689,16 @@ int world_objects_of_kind(struct world_store *st, const char *semantic_id, long 
                           struct world_err *err)
 {
 	if (check_label("semanticId", semantic_id, 256, 1, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	/* its own statement: fn may use the handle's cached ones meanwhile */
-	if (ws_prep(st, WORLD_SQL(OBJECTS_OF_KIND), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, semantic_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, since);
+	if (ws_wprep(st, WORLD_SQL(OBJECTS_OF_KIND), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, semantic_id);
+	ws_bind_int(s, 2, since);
 	int rc, stop = 0;
-	while (!stop && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		stop = fn(ctx, (const char *)sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1)) != 0;
-	sqlite3_finalize(s);
-	if (!stop && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "objects of a kind", err);
+	while (!stop && (rc = wdb_step(s, NULL)) == WDB_ROW)
+		stop = fn(ctx, (const char *)wdb_column_text(s, 0), wdb_column_int64(s, 1, NULL)) != 0;
+	wdb_finalize(s);
+	if (!stop && rc != WDB_DONE) return ws_sqlerr(st, 0, "objects of a kind", err);
 	return 0;
 }
 
@@ -1614,18 +1707,18 @@ int world_journal_indeterminate(struct world_store *st,
                                           const char *ref),
                                 void *ctx, struct world_err *err)
 {
-	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(JOURNAL_INDETERMINATE),
+	struct wdb_stmt *s;
+	if (ws_wprep(st, WORLD_SQL(JOURNAL_INDETERMINATE),
 	            &s, err) < 0)
 		return -1;
 	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (fn(ctx, sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
-		       (const char *)sqlite3_column_text(s, 2), (const char *)sqlite3_column_text(s, 3)) != 0)
+	while ((rc = wdb_step(s, NULL)) == WDB_ROW) {
+		if (fn(ctx, wdb_column_int64(s, 0, NULL), (const char *)wdb_column_text(s, 1),
+		       (const char *)wdb_column_text(s, 2), (const char *)wdb_column_text(s, 3)) != 0)
 			break;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "journal scan", err);
+	wdb_finalize(s);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "journal scan", err);
 	return 0;
 }
 
@@ -1643,22 +1736,22 @@ int world_session_put(struct world_store *st, const char *credential, const char
 	if (!g) return werr_prefix(err, "session grants");
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) { free(g); return -1; }
-	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(SESSION_PUT),
+	struct wdb_stmt *s;
+	if (ws_wprep(st, WORLD_SQL(SESSION_PUT),
 	            &s, err) < 0) {
 		free(g);
 		return -1;
 	}
-	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, g, (int)gl, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 4, expires_at);
-	sqlite3_bind_int64(s, 5, (sqlite3_int64)time(NULL));
-	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	ws_bind_text(s, 1, h);
+	ws_bind_text(s, 2, episode);
+	ws_bind_textn(s, 3, g, gl);
+	ws_bind_int(s, 4, expires_at);
+	ws_bind_int(s, 5, (int64_t)time(NULL));
+	int rc = wdb_step(s, NULL);
+	wdb_finalize(s);
 	free(g);
-	if (rc == SQLITE_CONSTRAINT) return werr(err, WX_CONFLICT, "session put: credential already registered");
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session insert", err);
+	if (rc == WDB_CONFLICT) return werr(err, WX_CONFLICT, "session put: credential already registered");
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "session insert", err);
 	return 0;
 }
 
@@ -1675,21 +1768,21 @@ int world_session_get_hash(struct world_store *st, const char *h, struct world_s
 {
 	memset(out, 0, sizeof *out);
 	if (world_ref_parse(h, "session credential hash", NULL, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(SESSION_GET), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
+	ws_bind_text(s, 1, h);
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
-		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "session: unknown credential");
+		if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "session: unknown credential");
 		return ws_sqlerr(st, 0, "session read", err);
 	}
 	snprintf(out->credential_hash, WORLD_REF_SIZE, "%s", h);
-	out->episode = strdup((const char *)sqlite3_column_text(s, 0));
-	out->grants_json = strdup((const char *)sqlite3_column_text(s, 1));
-	out->expires_at = sqlite3_column_int64(s, 2);
-	out->created_at = sqlite3_column_int64(s, 3);
+	out->episode = strdup((const char *)wdb_column_text(s, 0));
+	out->grants_json = strdup((const char *)wdb_column_text(s, 1));
+	out->expires_at = wdb_column_int64(s, 2, NULL);
+	out->created_at = wdb_column_int64(s, 3, NULL);
 	ws_done(st, s);
 	if (!out->episode || !out->grants_json) {
 		world_session_free(out);
@@ -1709,20 +1802,20 @@ void world_session_free(struct world_session *s)
 int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct world_session *s), void *ctx,
                        struct world_err *err)
 {
-	sqlite3_stmt *s;
-	if (ws_prep(st, WORLD_SQL(SESSION_LIST), &s, err) < 0)
+	struct wdb_stmt *s;
+	if (ws_wprep(st, WORLD_SQL(SESSION_LIST), &s, err) < 0)
 		return -1;
 	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct world_session row = { .expires_at = sqlite3_column_int64(s, 3),
-		                             .created_at = sqlite3_column_int64(s, 4) };
-		ws_col_ref(s, 0, row.credential_hash);
-		row.episode = (char *)sqlite3_column_text(s, 1);
-		row.grants_json = (char *)sqlite3_column_text(s, 2);
+	while ((rc = wdb_step(s, NULL)) == WDB_ROW) {
+		struct world_session row = { .expires_at = wdb_column_int64(s, 3, NULL),
+		                             .created_at = wdb_column_int64(s, 4, NULL) };
+		ws_wcol_ref(s, 0, row.credential_hash);
+		row.episode = (char *)wdb_column_text(s, 1);
+		row.grants_json = (char *)wdb_column_text(s, 2);
 		if (fn(ctx, &row) != 0) break;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session list", err);
+	wdb_finalize(s);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "session list", err);
 	return 0;
 }
 
@@ -1732,15 +1825,15 @@ int world_session_revoke(struct world_store *st, const char *credential_hash, co
 	if (ws_need_writer(st, "session revoke", err) < 0) return -1;
 	if ((credential_hash == NULL) == (episode == NULL))
 		return werr(err, WX_USAGE, "session revoke: give exactly one of a session id or an episode");
-	sqlite3_stmt *s;
-	if (ws_prep(st, credential_hash ? WORLD_SQL(SESSION_REVOKE_ID)
+	struct wdb_stmt *s;
+	if (ws_wprep(st, credential_hash ? WORLD_SQL(SESSION_REVOKE_ID)
 	                                : WORLD_SQL(SESSION_REVOKE_EPISODE), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, credential_hash ? credential_hash : episode, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "session delete", err);
-	int n = sqlite3_changes(st->db);
+	ws_bind_text(s, 1, credential_hash ? credential_hash : episode);
+	int rc = wdb_step(s, NULL);
+	wdb_finalize(s);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "session delete", err);
+	int n = wdb_changes(st->wdb);
 	if (count) *count = n;
 	if (n == 0)
 		return werr(err, WX_NOT_FOUND, "session revoke: no session %s \"%s\"; nothing changed",
@@ -1752,38 +1845,38 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
                        struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_FIND), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, subject, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
+	ws_bind_text(s, 1, kind);
+	ws_bind_text(s, 2, subject);
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
 		ws_done(st, s);
-		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "journal: no %s intent for %s", kind, subject);
+		if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "journal: no %s intent for %s", kind, subject);
 		return ws_sqlerr(st, 0, "journal find", err);
 	}
-	out->intent_id = sqlite3_column_int64(s, 0);
-	ws_col_ref(s, 1, out->intent_ref);
-	const unsigned char *status = sqlite3_column_text(s, 2);
-	snprintf(out->status, sizeof out->status, "%s", status ? (const char *)status : "");
-	ws_col_ref(s, 3, out->outcome_ref);
+	out->intent_id = wdb_column_int64(s, 0, NULL);
+	ws_wcol_ref(s, 1, out->intent_ref);
+	const char *status = wdb_column_text(s, 2);
+	snprintf(out->status, sizeof out->status, "%s", status ? status : "");
+	ws_wcol_ref(s, 3, out->outcome_ref);
 	ws_done(st, s);
 	return 0;
 }
 
 int world_log_find_record(struct world_store *st, const char *record_ref, long long *index, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(LOG_FIND_RECORD), &s,
 	            err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, record_ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+	ws_bind_text(s, 1, record_ref);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) *index = wdb_column_int64(s, 0, NULL);
 	ws_done(st, s);
-	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "log: no entry for invocation record %s", record_ref);
-	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "log find", err);
+	if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "log: no entry for invocation record %s", record_ref);
+	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "log find", err);
 	return 0;
 }
 
@@ -1798,17 +1891,17 @@ int world_log_find_ref(struct world_store *st, const char *ref, long long *index
 	};
 	if (world_ref_parse(ref, "ref", NULL, err) < 0) return -1;
 	for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
-		sqlite3_stmt *s;
+		struct wdb_stmt *s;
 		if (ws_stmt(st, q[i].sql, &s, err) < 0) return -1;
-		sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-		int rc = sqlite3_step(s);
-		if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+		ws_bind_text(s, 1, ref);
+		int rc = wdb_step(s, NULL);
+		if (rc == WDB_ROW) *index = wdb_column_int64(s, 0, NULL);
 		ws_done(st, s);
-		if (rc == SQLITE_ROW) {
+		if (rc == WDB_ROW) {
 			if (what) *what = q[i].what;
 			return 0;
 		}
-		if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "log find", err);
+		if (rc != WDB_DONE) return ws_sqlerr(st, 0, "log find", err);
 	}
 	return werr(err, WX_NOT_FOUND, "%s: no log entry, invocation record, world or output of that ref", ref);
 }
@@ -1833,14 +1926,14 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 		if (refs[i] && *refs[i] && world_ref_parse(refs[i], "episode object ref", NULL, err) < 0)
 			return werr_prefix(err, "episode objects %s", episode);
 	if (ws_sp_begin(st, err) < 0) return -1;
-	sqlite3_stmt *s = NULL;
+	struct wdb_stmt *s = NULL;
 	int ok = ws_stmt(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		if (!refs[i] || !*refs[i]) continue;
-		sqlite3_reset(s);
-		sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, refs[i], -1, SQLITE_STATIC);
-		if (sqlite3_step(s) != SQLITE_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
+		wdb_reset(s);
+		ws_bind_text(s, 1, episode);
+		ws_bind_text(s, 2, refs[i]);
+		if (wdb_step(s, NULL) != WDB_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
 	}
 	ws_done(st, s);
 	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
@@ -1853,14 +1946,14 @@ int world_episode_has_object(struct world_store *st, const char *episode, const 
 	if (need_v2(st, "episode membership", err) < 0) return -1;
 	if (check_label("episode membership: episode", episode, 256, 1, err) < 0) return -1;
 	if (world_ref_parse(ref, "episode membership ref", NULL, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_HAS_OBJECT), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, episode);
+	ws_bind_text(s, 2, ref);
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc == SQLITE_ROW) *member = 1;
-	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode membership lookup", err);
+	if (rc == WDB_ROW) *member = 1;
+	else if (rc != WDB_DONE) return ws_sqlerr(st, 0, "episode membership lookup", err);
 	return 0;
 }
 
@@ -1868,16 +1961,16 @@ static int usage_read(struct world_store *st, const char *episode, long long *ca
                       struct world_err *err)
 {
 	*calls = *bytes = 0;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_GET), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*calls = sqlite3_column_int64(s, 0);
-		*bytes = sqlite3_column_int64(s, 1);
+	ws_bind_text(s, 1, episode);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) {
+		*calls = wdb_column_int64(s, 0, NULL);
+		*bytes = wdb_column_int64(s, 1, NULL);
 	}
 	ws_done(st, s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage read", err);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "episode usage read", err);
 	return 0;
 }
 
@@ -1889,15 +1982,15 @@ static int usage_add_body(struct world_store *st, const char *episode, long long
 	if (c0 > LLONG_MAX - calls || b0 > LLONG_MAX - bytes)
 		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
 		            episode, calls, bytes);
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_PUT), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, c0 + calls);
-	sqlite3_bind_int64(s, 3, b0 + bytes);
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, episode);
+	ws_bind_int(s, 2, c0 + calls);
+	ws_bind_int(s, 3, b0 + bytes);
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
 	return 0;
 }
 
@@ -1931,14 +2024,14 @@ int world_episode_has_entry(struct world_store *st, const char *episode, long lo
 	*member = 0;
 	if (need_v2(st, "episode entries", err) < 0) return -1;
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_HAS_ENTRY), &s, err) < 0) return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, index);
-	int rc = sqlite3_step(s);
+	ws_bind_text(s, 1, episode);
+	ws_bind_int(s, 2, index);
+	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc == SQLITE_ROW) *member = 1;
-	else if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries lookup", err);
+	if (rc == WDB_ROW) *member = 1;
+	else if (rc != WDB_DONE) return ws_sqlerr(st, 0, "episode entries lookup", err);
 	return 0;
 }
 
@@ -1949,16 +2042,16 @@ int world_episode_entries(struct world_store *st, const char *episode, long long
 	if (need_v2(st, "episode entries", err) < 0) return -1;
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
 	if (max == 0) return 0;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_ENTRIES), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, from);
-	sqlite3_bind_int64(s, 3, max > (size_t)1 << 30 ? (sqlite3_int64)1 << 30 : (sqlite3_int64)max);
+	ws_bind_text(s, 1, episode);
+	ws_bind_int(s, 2, from);
+	ws_bind_int(s, 3, max > (size_t)1 << 30 ? (int64_t)1 << 30 : (int64_t)max);
 	int rc;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max) out[(*n)++] = sqlite3_column_int64(s, 0);
+	while ((rc = wdb_step(s, NULL)) == WDB_ROW && *n < max) out[(*n)++] = wdb_column_int64(s, 0, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
 	return 0;
 }
 
@@ -1967,28 +2060,28 @@ int world_episode_last_entry(struct world_store *st, const char *episode, long l
 	*index = 0;
 	if (need_v2(st, "episode entries", err) < 0) return -1;
 	if (check_label("episode entries: episode", episode, 256, 1, err) < 0) return -1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_LAST_ENTRY), &s, err) < 0)
 		return -1;
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) *index = sqlite3_column_int64(s, 0);
+	ws_bind_text(s, 1, episode);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) *index = wdb_column_int64(s, 0, NULL);
 	ws_done(st, s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "episode entries read", err);
 	return 0;
 }
 
 int world_world_at(struct world_store *st, long long revision, struct world_world *out, struct world_err *err)
 {
 	memset(out, 0, sizeof *out);
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(WORLD_AT), &s, err) < 0) return -1;
-	sqlite3_bind_int64(s, 1, revision);
-	int rc = sqlite3_step(s);
+	ws_bind_int(s, 1, revision);
+	int rc = wdb_step(s, NULL);
 	char ref[WORLD_REF_SIZE] = "";
-	if (rc == SQLITE_ROW) ws_col_ref(s, 0, ref);
+	if (rc == WDB_ROW) ws_wcol_ref(s, 0, ref);
 	ws_done(st, s);
-	if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "world of revision %lld: not found", revision);
-	if (rc != SQLITE_ROW) return ws_sqlerr(st, 0, "world by revision", err);
+	if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "world of revision %lld: not found", revision);
+	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "world by revision", err);
 	return world_world_get(st, ref, out, err);
 }

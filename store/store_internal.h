@@ -1,5 +1,15 @@
 /* store/store_internal.h: pieces shared by the store's own modules
- * (store.c, archive.c, scan.c). Not for other components. */
+ * (store.c, archive.c, scan.c). Not for other components.
+ *
+ * The seam (issue 26; docs/store.md, "The driver seam"): the store's own
+ * statements (store.c, optoken.c, stmt.c's cache) run through the SQL
+ * driver of store/db.h on st->wdb. On SQLite that handle wraps the very
+ * connection st->db the store set up (wdb_sqlite_adopt): the busy
+ * handler, the commit and WAL hooks, the checkpoint thread, the backup,
+ * the scan (scan.c), the archive (archive.c) and world_store_db()'s
+ * callers keep using the raw sqlite3 *, through ws_prep / ws_col_ref /
+ * ws_*_row_read. What is SQLite's alone stays behind st->kind ==
+ * WDB_SQLITE. */
 #ifndef WORLD_STORE_INTERNAL_H
 #define WORLD_STORE_INTERNAL_H
 #include <pthread.h>
@@ -9,9 +19,14 @@
 #include <time.h>
 #include "store/store.h"
 #include "store/sql.h"
+#include "store/db.h"
 
 struct world_store {
 	sqlite3 *db;
+	/* the driver handle the store's statements run on; on SQLite a wrap
+	 * of db (never closing it), remade when db is reopened */
+	struct wdb *wdb;
+	enum wdb_kind kind;
 	char *path;
 	int writer;
 	int in_txn;    /* inside world_store_begin() */
@@ -30,12 +45,12 @@ struct world_store {
 	int version;   /* the schema version as opened (a reader may hold a 1) */
 	/* the statements of store/sql.h this handle has prepared (stmt.c) */
 	pthread_mutex_t stmt_mu;
-	struct ws_cached { sqlite3_stmt *s; int busy; } stmts[WSQ_COUNT];
+	struct ws_cached { struct wdb_stmt *s; int busy; } stmts[WSQ_COUNT];
 	/* change detection (changes.c): this connection's commits, counted by
 	 * its commit hook (PRAGMA data_version does not move for them), and
 	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
 	atomic_ullong commits;
-	struct ws_cached dv;
+	struct { sqlite3_stmt *s; int busy; } dv;
 	/* the write queue (queue.c): the flock file, -1 until the first
 	 * transaction opens it; since when this transaction's wait counts */
 	int qfd;
@@ -45,17 +60,53 @@ struct world_store {
 	struct ws_ckpt *ckpt;
 };
 
+/* One line for a failed statement: "store PATH: WHAT: the database's
+ * message", the exit code from what failed (code overrides it when
+ * non-zero). On SQLite the connection's error code and message, as
+ * before the seam; otherwise the driver's class of the last failure. */
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
+/* A raw statement on st->db (SQLite only: scan.c, archive.c, backup.c,
+ * the open path); sqlite3_finalize it. */
 int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
+/* SQL without parameters: transaction control, PRAGMAs, DDL. */
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err);
-/* ws_prep for the hot paths: a statement of the table (sql = WORLD_SQL(X))
+/* A fresh driver statement (wdb_finalize it). */
+int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err);
+/* ws_wprep for the hot paths: a statement of the table (sql = WORLD_SQL(X))
  * comes from the handle's cache, prepared once, and must be given back
  * with ws_done (which resets it and clears its bindings), never
- * sqlite3_finalize. Any other text, or a statement whose cached copy is in
+ * wdb_finalize. Any other text, or a statement whose cached copy is in
  * use, gets a fresh statement that ws_done finalizes. Safe across threads
  * sharing a handle (each caller gets a statement of its own). */
-int ws_stmt(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
-void ws_done(struct world_store *st, sqlite3_stmt *s); /* NULL: nothing */
+int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err);
+void ws_done(struct world_store *st, struct wdb_stmt *s); /* NULL: nothing */
+/* The transaction a write runs in: BEGIN IMMEDIATE on SQLite (after the
+ * write queue), the driver's wdb_begin elsewhere; and its end. */
+int ws_txn_begin(struct world_store *st, struct world_err *err);
+int ws_txn_commit(struct world_store *st, struct world_err *err);
+void ws_txn_rollback(struct world_store *st);
+/* The id the last INSERT of this connection gave its row (the journal's):
+ * SQLite's last_insert_rowid. */
+long long ws_last_insert_id(struct world_store *st);
+/* Binding for the store's statements: without a copy (the store binds
+ * its callers' strings and buffers, which outlive the statement's use,
+ * and ws_done clears every binding), a NULL string as NULL. A failed bind
+ * is not lost: the statement's next step fails with it (db.h), and every
+ * caller checks the step. */
+static inline void ws_bind_text(struct wdb_stmt *s, int i, const char *v)
+{
+	(void)wdb_bind_text_nocopy(s, i, v, -1, NULL);
+}
+static inline void ws_bind_textn(struct wdb_stmt *s, int i, const char *v, size_t n)
+{
+	(void)wdb_bind_text_nocopy(s, i, v, (ptrdiff_t)n, NULL);
+}
+static inline void ws_bind_blob(struct wdb_stmt *s, int i, const void *p, size_t n)
+{
+	(void)wdb_bind_blob_nocopy(s, i, p, n, NULL);
+}
+static inline void ws_bind_int(struct wdb_stmt *s, int i, long long v) { (void)wdb_bind_int64(s, i, v, NULL); }
+static inline void ws_bind_null(struct wdb_stmt *s, int i) { (void)wdb_bind_null(s, i, NULL); }
 void ws_stmt_init(struct world_store *st);  /* at open, before any ws_stmt */
 void ws_stmt_drop(struct world_store *st);  /* finalize the cache (before the connection closes) */
 void ws_stmt_fini(struct world_store *st);  /* drop, at close */
@@ -79,6 +130,7 @@ int ws_sp_begin(struct world_store *st, struct world_err *err);
 int ws_sp_end(struct world_store *st, int ok, struct world_err *err);
 /* Copy a column text into a ref buffer ("" when NULL or too long). */
 void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE]);
+void ws_wcol_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE]);
 
 /* A log_entries row as stored. */
 struct ws_log_row {
@@ -92,6 +144,7 @@ struct ws_log_row {
 const char *ws_log_row_check(const struct ws_log_row *r);
 /* Reads one row into r (strings point into stmt; valid until next step). */
 void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r);
+void ws_log_row_wread(struct wdb_stmt *s, struct ws_log_row *r);
 #define WS_LOG_COLS "entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn, interpreter, written_by, transition_ref, entry_json"
 
 struct ws_world_row {
@@ -103,6 +156,7 @@ struct ws_world_row {
 };
 const char *ws_world_row_check(const struct ws_world_row *r);
 void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r);
+void ws_world_row_wread(struct wdb_stmt *s, struct ws_world_row *r);
 #define WS_WORLD_COLS "ref, revision, state_root, log_head, payload"
 /* Object payload check: NULL if present and hash matches, else why. */
 const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const char *ref, uint64_t *bytes);
