@@ -4,13 +4,21 @@
 #include "store/sql.h"
 #include "store/store_internal.h"
 
-#define Q(id, text) [WSQ_##id] = { #id, text, NULL }
-#define SCAN(id, text, why) [WSQ_##id] = { #id, text, why }
+#define Q(id, text) [WSQ_##id] = { #id, text, NULL, NULL }
+#define SCAN(id, text, why) [WSQ_##id] = { #id, text, why, NULL }
+/* the same with PostgreSQL's text (sql.h, `pg`) */
+#define QPG(id, text, pg) [WSQ_##id] = { #id, text, NULL, pg }
+#define SCANPG(id, text, why, pg) [WSQ_##id] = { #id, text, why, pg }
+/* SQLite's alone: never prepared on PostgreSQL */
+#define SQLITE_ONLY ""
+
 
 const struct world_sql world_sql[WSQ_COUNT] = {
 	/* objects: by ref (its primary key) */
 	Q(OBJECT_EXISTS, "SELECT 1 FROM objects WHERE ref = ?"),
-	Q(OBJECT_INSERT, "INSERT OR IGNORE INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?)"),
+	QPG(OBJECT_INSERT, "INSERT OR IGNORE INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?)",
+	    "INSERT INTO objects(ref, semantic_id, provenance, payload, size, created_at) VALUES (?,?,?,?,?,?) "
+	    "ON CONFLICT DO NOTHING"),
 	Q(OBJECT_GET, "SELECT semantic_id, provenance, payload FROM objects WHERE ref = ?"),
 	Q(OBJECT_PAYLOAD, "SELECT payload FROM objects WHERE ref = ?"),
 	Q(OBJECT_KIND_PAYLOAD, "SELECT semantic_id, payload FROM objects WHERE ref = ?"),
@@ -18,12 +26,14 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	 * (semantic_id, rowid) so an insert touches the end of its kind, not a random page), sorted by ref.
 	 * INDEXED BY: with statistics (ANALYZE) the planner would walk every ref after the cursor instead,
 	 * reading all objects to page a rare kind */
-	Q(OBJECTS_BY_SEMANTIC, "SELECT ref, provenance FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
-	                       "AND ref > ?2 ORDER BY ref LIMIT ?3"),
+	QPG(OBJECTS_BY_SEMANTIC, "SELECT ref, provenance FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
+	                         "AND ref > ?2 ORDER BY ref LIMIT ?3",
+	    "SELECT ref, provenance FROM objects WHERE semantic_id = ?1 AND ref > ?2 ORDER BY ref LIMIT ?3"),
 	/* every object of one kind since a time, in insertion order (objects_by_semantic is (semantic_id) and
 	 * so (semantic_id, rowid): no sort), e.g. `worldd journal --denials`; INDEXED BY as above */
-	Q(OBJECTS_OF_KIND, "SELECT ref, created_at FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
-	                   "AND created_at >= ?2 ORDER BY rowid"),
+	QPG(OBJECTS_OF_KIND, "SELECT ref, created_at FROM objects INDEXED BY objects_by_semantic WHERE semantic_id = ?1 "
+	                     "AND created_at >= ?2 ORDER BY rowid",
+	    "SELECT ref, created_at FROM objects WHERE semantic_id = ?1 AND created_at >= ?2 ORDER BY seq"),
 
 	/* log entries: by index (the rowid), entryHash (unique), transitionRef (log_by_record) */
 	Q(LOG_LAST, "SELECT entry_index, entry_hash FROM log_entries WHERE entry_index = (SELECT max(entry_index) FROM "
@@ -48,17 +58,23 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 
 	/* journal: by id, intent_id (journal_one_outcome), (kind, subject)
 	 * (journal_by_subject), (episode, effect, scope) (journal_spent) */
-	Q(JOURNAL_INTENT, "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
-	                  "VALUES ('intent',?,?,?,?,?,?,?,?)"),
+	QPG(JOURNAL_INTENT, "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
+	                    "VALUES ('intent',?,?,?,?,?,?,?,?)",
+	    "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
+	    "VALUES ('intent',?,?,?,?,?,?,?,?) RETURNING id"),
 	Q(JOURNAL_INTENT_GET, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
 	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
 	Q(JOURNAL_OUTCOME, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
 	                   "VALUES ('outcome',?,?,?,?,?,?)"),
 	Q(JOURNAL_SPENT, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
 	                 "episode = ? AND effect = ? AND scope = ?"),
-	Q(JOURNAL_FIND, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
-	                "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
-	                "ORDER BY (o.status = 'committed') DESC, i.id DESC LIMIT 1"),
+	/* PostgreSQL sorts NULL (no outcome) first in DESC, SQLite last */
+	QPG(JOURNAL_FIND, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
+	                  "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
+	                  "ORDER BY (o.status = 'committed') DESC, i.id DESC LIMIT 1",
+	    "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
+	    "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
+	    "ORDER BY (o.status = 'committed') DESC NULLS LAST, i.id DESC LIMIT 1"),
 	SCAN(JOURNAL_INDETERMINATE,
 	     "SELECT i.id, i.kind, i.subject, i.ref FROM journal i WHERE i.phase = 'intent' AND NOT EXISTS "
 	     "(SELECT 1 FROM journal o WHERE o.phase = 'outcome' AND o.intent_id = i.id) ORDER BY i.id",
@@ -75,16 +91,18 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 
 	/* the operator token: its one row, by the primary key */
 	Q(OPERATOR_TOKEN_GET, "SELECT token_hash FROM operator_token WHERE id = 1"),
-	Q(OPERATOR_TOKEN_INIT, "INSERT OR IGNORE INTO operator_token(id, token_hash, set_at) VALUES (1,?,?)"),
+	QPG(OPERATOR_TOKEN_INIT, "INSERT OR IGNORE INTO operator_token(id, token_hash, set_at) VALUES (1,?,?)",
+	    "INSERT INTO operator_token(id, token_hash, set_at) VALUES (1,?,?) ON CONFLICT DO NOTHING"),
 	Q(OPERATOR_TOKEN_PUT, "INSERT INTO operator_token(id, token_hash, set_at) VALUES (1,?,?) ON CONFLICT(id) DO UPDATE "
 	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
 	/* change detection: the one counters row (its primary key) */
 	Q(CHANGES_GET, "SELECT sessions, registries FROM store_changes WHERE id = 1"),
-	SCAN(CHANGES_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name = 'store_changes' OR name LIKE 'store_changes_%'",
-	     "the schema table (a few dozen rows), read once by a writer's open"),
+	SCANPG(CHANGES_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name = 'store_changes' OR name LIKE 'store_changes_%'",
+	       "the schema table (a few dozen rows), read once by a writer's open", SQLITE_ONLY),
 
 	/* episodes: (episode, ref) and (episode) are the primary keys */
-	Q(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)"),
+	QPG(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)",
+	    "INSERT INTO episode_objects(episode, ref) VALUES (?,?) ON CONFLICT DO NOTHING"),
 	Q(EPISODE_HAS_OBJECT, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?"),
 	Q(EPISODE_USAGE_GET, "SELECT calls, bytes FROM episode_usage WHERE episode = ?"),
 	Q(EPISODE_USAGE_PUT, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
@@ -103,7 +121,8 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                               "WHERE m.episode = ?4 AND m.ref > ?2 AND o.semantic_id = ?1 ORDER BY m.ref LIMIT ?3"),
 	Q(WORLD_AT, "SELECT ref FROM worlds WHERE revision = ? ORDER BY ref LIMIT 1"),
 
-	Q(INTERP_INSERT, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)"),
+	QPG(INTERP_INSERT, "INSERT OR IGNORE INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?)",
+	    "INSERT INTO interpreters(ref, version, size, archived_at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING"),
 	Q(INTERP_GET, "SELECT version, size FROM interpreters WHERE ref = ?"),
 	SCAN(BACKUP_INTERPS, "SELECT ref FROM interpreters ORDER BY ref",
 	     "the backup copies every archived interpreter (a handful of rows)"),
@@ -120,35 +139,48 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	SCAN(STREAM_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds",
 	     "the full integrity scan's second pass: every world once, in storage order (scan.c, stream_scan)"),
 	/* the columns JOURNAL_FIND orders and answers by, for every invocation intent */
-	SCAN(STREAM_JOURNAL,
+	SCANPG(STREAM_JOURNAL,
 	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref FROM journal AS i NOT INDEXED "
 	     "LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
 	     "WHERE i.phase = 'intent' AND i.kind = 'invocation'",
 	     "the full integrity scan's journal pass: every intent once, in storage order, its outcome by "
 	     "journal_one_outcome (ascending with the intents) instead of one journal_by_subject lookup an entry "
-	     "(scan.c, stream_journal)"),
-	SCAN(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
+	     "(scan.c, stream_journal)",
+	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref FROM journal AS i "
+	     "LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
+	     "WHERE i.phase = 'intent' AND i.kind = 'invocation'"),
+	SCANPG(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
 	     "a budgeted scan's window: a few thousand objects in storage order from an entry's record on (the next "
-	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, win_fill)"),
-	Q(OBJECT_ROWID, "SELECT rowid FROM objects WHERE ref = ?"),
+	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, win_fill)",
+	     "SELECT ref, semantic_id, payload FROM objects WHERE seq >= ? ORDER BY seq LIMIT ?"),
+	QPG(OBJECT_ROWID, "SELECT rowid FROM objects WHERE ref = ?", "SELECT seq FROM objects WHERE ref = ?"),
 
-	Q(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master"),
-	SCAN(MIG_OUTCOME_SUBJECTS,
+	QPG(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master", SQLITE_ONLY),
+	SCANPG(MIG_OUTCOME_SUBJECTS,
 	     "UPDATE journal SET kind = (SELECT i.kind FROM journal i WHERE i.id = journal.intent_id), "
 	     "subject = (SELECT i.subject FROM journal i WHERE i.id = journal.intent_id) "
 	     "WHERE phase = 'outcome' AND EXISTS (SELECT 1 FROM journal i WHERE i.id = journal.intent_id "
 	     "AND i.phase = 'intent')",
-	     "the schema 1 -> 2 migration, once per store: every outcome row gets its intent's kind and subject"),
-	SCAN(MIG_CHECK_COMMITS,
+	     "the schema 1 -> 2 migration, once per store: every outcome row gets its intent's kind and subject",
+	     SQLITE_ONLY),
+	SCANPG(MIG_CHECK_COMMITS,
 	     "SELECT i.kind, i.subject, count(*) FROM journal o JOIN journal i ON i.id = o.intent_id AND "
 	     "i.phase = 'intent' WHERE o.phase = 'outcome' AND o.status = 'committed' GROUP BY i.kind, i.subject "
 	     "HAVING count(*) > 1 ORDER BY min(o.id) LIMIT 1",
-	     "the schema 1 -> 2 migration's check, once per store: every committed outcome once"),
-	SCAN(MIG_BACKFILL,
+	     "the schema 1 -> 2 migration's check, once per store: every committed outcome once", SQLITE_ONLY),
+	SCANPG(MIG_BACKFILL,
 	     "SELECT l.transition_ref, l.entry_hash, (SELECT w.ref FROM worlds w WHERE w.revision = l.entry_index AND "
 	     "w.log_head = l.entry_hash LIMIT 1) FROM log_entries l ORDER BY l.entry_index",
 	     "the schema 1 -> 2 migration's membership backfill, once per store: every entry once (its world by "
-	     "worlds_by_revision)"),
+	     "worlds_by_revision)",
+	     SQLITE_ONLY),
 };
 
 _Static_assert(sizeof world_sql / sizeof world_sql[0] == WSQ_COUNT, "one entry per statement id");
+
+const char *world_sql_text(int id, int kind)
+{
+	if (id < 0 || id >= WSQ_COUNT) return NULL;
+	if (kind == WDB_PG && world_sql[id].pg) return world_sql[id].pg;
+	return world_sql[id].sql;
+}

@@ -8,7 +8,9 @@
  * says why it does so by design (its `scan` reason).
  *
  * Not here: the schema itself (store.c's DDL), transaction control (BEGIN,
- * COMMIT, SAVEPOINT, RELEASE, ROLLBACK) and PRAGMAs, which have no plan. */
+ * COMMIT, SAVEPOINT, RELEASE, ROLLBACK) and PRAGMAs, which have no plan.
+ * Each entry's `sql` is SQLite's text; `pg` says where PostgreSQL's
+ * differs (docs/store.md, "The driver seam"). */
 #ifndef WORLD_STORE_SQL_H
 #define WORLD_STORE_SQL_H
 
@@ -95,7 +97,16 @@ struct world_sql {
 	 * rowid); else why it reads a whole table (or a range of one without
 	 * a bound) by design. */
 	const char *scan;
+	/* The dialect, in this one place: NULL when PostgreSQL runs the same
+	 * text, else PostgreSQL's (ON CONFLICT DO NOTHING for INSERT OR
+	 * IGNORE, no INDEXED BY / NOT INDEXED, objects.seq for the rowid,
+	 * RETURNING id for the journal's new row); "" when the statement is
+	 * SQLite's alone (its schema table, the schema-1 migration) and never
+	 * runs on PostgreSQL. ws_stmt picks by the handle's driver. */
+	const char *pg;
 };
+/* The text of statement ID for a driver (store/db.h's enum wdb_kind). */
+const char *world_sql_text(int id, int kind);
 
 extern const struct world_sql world_sql[WSQ_COUNT];
 

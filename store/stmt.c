@@ -25,13 +25,32 @@ static int stmt_id(const char *sql)
 	return -1;
 }
 
-int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
+/* The text the handle's driver runs for sql: a statement of the table in
+ * its dialect (sql.h, `pg`), any other text as it is. */
+static const char *dialect(struct world_store *st, int id, const char *sql)
 {
-	if (wdb_prepare(st->wdb, sql, stmt, NULL) < 0) {
+	return id >= 0 && st->kind != WDB_SQLITE ? world_sql_text(id, st->kind) : sql;
+}
+
+static int prep(struct world_store *st, int id, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
+{
+	const char *text = dialect(st, id, sql);
+	if (!*text) {
+		*stmt = NULL;
+		return werr(err, WX_FAIL, "store %s: statement %s is SQLite's alone (store/sql.c)", st->path,
+		            world_sql[id].name);
+	}
+	if (wdb_prepare(st->wdb, text, stmt, NULL) < 0) {
 		*stmt = NULL;
 		return ws_sqlerr(st, 0, "prepare", err);
 	}
 	return 0;
+}
+
+
+int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
+{
+	return prep(st, stmt_id(sql), sql, stmt, err);
 }
 
 int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
@@ -46,11 +65,15 @@ int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, str
 		pthread_mutex_unlock(&st->stmt_mu);
 		if (mine) {
 			/* this slot is ours until ws_done: nobody else touches c->s */
-			if (!c->s && wdb_prepare_kept(st->wdb, sql, &c->s, NULL) < 0) {
+			const char *text = dialect(st, id, sql);
+			if (!c->s && (!*text || wdb_prepare_kept(st->wdb, text, &c->s, NULL) < 0)) {
 				c->s = NULL;
 				pthread_mutex_lock(&st->stmt_mu);
 				c->busy = 0;
 				pthread_mutex_unlock(&st->stmt_mu);
+				if (!*text)
+					return werr(err, WX_FAIL, "store %s: statement %s is SQLite's alone (store/sql.c)", st->path,
+					            world_sql[id].name);
 				return ws_sqlerr(st, 0, "prepare", err);
 			}
 			*stmt = c->s;
@@ -58,7 +81,7 @@ int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, str
 		}
 		/* in use further up this thread's stack, or by another thread: a fresh one */
 	}
-	return ws_wprep(st, sql, stmt, err);
+	return prep(st, id, sql, stmt, err);
 }
 
 void ws_done(struct world_store *st, struct wdb_stmt *s)

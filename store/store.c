@@ -175,8 +175,8 @@ void ws_txn_rollback(struct world_store *st)
 
 long long ws_last_insert_id(struct world_store *st)
 {
-	/* PostgreSQL has no such counter: its journal insert will say
-	 * RETURNING id (stage 2 of issue 26) */
+	/* PostgreSQL has no such counter: its journal insert says RETURNING
+	 * id instead (sql.c) */
 	return st->kind == WDB_SQLITE ? (long long)sqlite3_last_insert_rowid(st->db) : 0;
 }
 
@@ -1608,9 +1608,17 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	bind_opt(s, 7, in->ref);
 	ws_bind_int(s, 8, (int64_t)time(NULL));
 	int rc = wdb_step(s, NULL);
+	long long rid = 0;
+	/* PostgreSQL's text says RETURNING id (sql.c); SQLite's counts it */
+	if (rc == WDB_ROW) {
+		rid = wdb_column_int64(s, 0, NULL);
+		rc = WDB_DONE;
+	} else if (rc == WDB_DONE) {
+		rid = ws_last_insert_id(st);
+	}
 	ws_done(st, s);
 	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
-	if (id) *id = ws_last_insert_id(st);
+	if (id) *id = rid;
 	return 0;
 }
 
