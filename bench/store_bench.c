@@ -6,7 +6,9 @@
  *   2. group commit: the same verified appends (index, chain and head
  *      taken and checked inside the transaction) from W concurrent writer
  *      threads through store/group.h, for each W of a list (default
- *      1,4,16,64): appends/s and the mean batch; beside them SQLite's own
+ *      1,4,16,64,256): appends/s and the mean batch, and beside each the
+ *      same with SQLite's own WAL writes (WORLD_STORE_PLAIN_WAL: what
+ *      store/walbuf.c's gathering gives); beside them SQLite's own
  *      bulk insert (rows of the bytes one append adds, one durable
  *      transaction) as the floor, and the ratio;
  *   3. scale: for each size of a list (default 10,000 and 100,000 entries)
@@ -146,12 +148,12 @@ static double cpu_now_us(void)
 	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
-static double grouped(const char *dir, int writers, long long n, struct gstat *gs)
+static double grouped(const char *dir, int writers, long long n, int mode, struct gstat *gs)
 {
 	char name[64];
-	snprintf(name, sizeof name, "group%d.db", writers);
+	snprintf(name, sizeof name, "group%d%s.db", writers, mode & WORLD_STORE_PLAIN_WAL ? "-plain" : "");
 	struct appender a = { 0 };
-	struct world_store *st = open_store(dir, name, WORLD_STORE_WRITER, &a);
+	struct world_store *st = open_store(dir, name, mode, &a);
 	struct world_err err = { 0 };
 	/* an experiment's writer settings (PRAGMAs), e.g. a larger page cache */
 	const char *pragmas = getenv("STORE_BENCH_WRITER_PRAGMAS");
@@ -159,8 +161,9 @@ static double grouped(const char *dir, int writers, long long n, struct gstat *g
 		die("STORE_BENCH_WRITER_PRAGMAS", NULL);
 	struct world_group *g = world_group_new(st, &err);
 	if (!g) die("group", &err);
-	pthread_t th[64];
-	struct writer w[64];
+	pthread_t *th = calloc((size_t)writers, sizeof *th);
+	struct writer *w = calloc((size_t)writers, sizeof *w);
+	if (!th || !w) die("out of memory", NULL);
 	int cur, hi;
 	sqlite3_db_status(world_store_db(st), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1); /* reset */
 	double c0 = cpu_now_us();
@@ -189,6 +192,8 @@ static double grouped(const char *dir, int writers, long long n, struct gstat *g
 	if (world_scan(st, &o, stderr, &r, &err) < 0 || r.holes || r.log_rows != (n / writers) * writers)
 		die("scan after the group appends", &err);
 	world_store_close(st);
+	free(th);
+	free(w);
 	return (double)done / s;
 }
 
@@ -373,7 +378,7 @@ int main(int argc, char **argv)
 	long long n = argc > 2 ? atoll(argv[2]) : 4000;
 	long long sizes[16], writers[16];
 	int nsizes = parse_list(argc > 3 ? argv[3] : "10000,100000", sizes, 16);
-	int nwriters = parse_list(argc > 4 ? argv[4] : "1,4,16,64", writers, 16);
+	int nwriters = parse_list(argc > 4 ? argv[4] : "1,4,16,64,256", writers, 16);
 	const char *worldd = argc > 5 ? argv[5] : getenv("WORLDD");
 	if (n < 1 || nsizes < 1 || nwriters < 1) {
 		fprintf(stderr, "store_bench: COMMITS, SIZES and WRITERS must be positive (lists comma-separated)\n");
@@ -382,10 +387,13 @@ int main(int argc, char **argv)
 
 	double per = 0;
 	double durable = commits(dir, "durable.db", WORLD_STORE_WRITER, n, &per);
+	double plain = commits(dir, "durable-plain.db", WORLD_STORE_WRITER | WORLD_STORE_PLAIN_WAL, n, NULL);
 	double nosync = commits(dir, "nosync.db", WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, n, NULL);
 	printf("commits: %lld single-entry commits (3 objects + entry + world + head each, %.0f bytes of database each)\n", n,
 	       per);
 	printf("  durable (WAL, synchronous=FULL):   %10.0f commits/s\n", durable);
+	printf("  the same, SQLite's own WAL writes: %10.0f commits/s   (WAL frames gathered, store/walbuf.h: %.2fx)\n", plain,
+	       durable / plain);
 	printf("  not durable (synchronous=OFF):     %10.0f commits/s   (%.1fx the durable rate; the difference is fsync)\n",
 	       nosync, nosync / durable);
 
@@ -394,14 +402,17 @@ int main(int argc, char **argv)
 	printf("group commit (store/group.h): %lld verified appends (the same rows, index, chain and head checked in the "
 	       "transaction), durable\n", n);
 	for (int i = 0; i < nwriters; i++) {
-		if (writers[i] > 64) writers[i] = 64;
-		struct gstat gs = { 0 };
-		double r = grouped(dir, (int)writers[i], n, &gs);
+		if (writers[i] > 4096) writers[i] = 4096;
+		struct gstat gs = { 0 }, gp = { 0 };
+		double r = grouped(dir, (int)writers[i], n, WORLD_STORE_WRITER, &gs);
+		double rp = grouped(dir, (int)writers[i], n, WORLD_STORE_WRITER | WORLD_STORE_PLAIN_WAL, &gp);
 		printf("  %3lld writer thread(s):              %10.0f appends/s   (mean batch %.1f; %.2fx the single-commit rate; "
 		       "%.3f of the floor)\n", writers[i], r, gs.mean_batch, r / durable, r / floor);
 		printf("                                     per append: %.2f fsyncs, %.0f us CPU, %.1f WAL pages; "
 		       "checkpoints %lld in the thread, %lld in a commit; %lld batches run again\n",
 		       gs.mean_batch > 0 ? 1 / gs.mean_batch : 0, gs.cpu_us, gs.pages, gs.ckpt_bg, gs.ckpt_inline, gs.reruns);
+		printf("      the same, SQLite's own WAL writes: %6.0f appends/s   (mean batch %.1f; %.0f us CPU per append; "
+		       "gathering: %.2fx)\n", rp, gp.mean_batch, gp.cpu_us, r / rp);
 	}
 	printf("  floor: SQLite's own bulk insert of %lld rows of %d bytes (one durable transaction): %.0f rows/s\n", n, row,
 	       floor);

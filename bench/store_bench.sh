@@ -8,7 +8,7 @@
 #   STORE_BENCH_SIZES    scan store sizes, entries, comma-separated (10000,100000;
 #                        10000,100000,1000000 for the 10^6 row: its store is 4.6 GB
 #                        and grows in some 10 minutes here, once with STORE_BENCH_DIR)
-#   STORE_BENCH_WRITERS  writer threads of the group commit rows (1,4,16,64)
+#   STORE_BENCH_WRITERS  writer threads of the group commit rows (1,4,16,64,256; at most 4096)
 #   STORE_BENCH_ENTRIES  (older name) one scan size
 #   STORE_BENCH_DIR      keep the stores there: the store of the largest size is
 #                        kept as scan-N.db (with scan-N.db.artifacts) and a later
@@ -31,4 +31,4 @@ else
 	trap 'rm -rf "$dir"' EXIT
 fi
 echo "store benchmark in $dir ($(df -hP "$dir" | awk 'NR==2 {print $1}'))"
-"$b/bench/store_bench" "$dir" "${STORE_BENCH_COMMITS:-4000}" "$sizes" "${STORE_BENCH_WRITERS:-1,4,16,64}" "$WORLDD"
+"$b/bench/store_bench" "$dir" "${STORE_BENCH_COMMITS:-4000}" "$sizes" "${STORE_BENCH_WRITERS:-1,4,16,64,256}" "$WORLDD"

@@ -5,9 +5,12 @@
  * or more in the WAL: the committing thread (a group's leader, the whole
  * batch waiting for its answer) copies those pages into the database and
  * fsyncs it. With it, this handle's WAL hook only wakes a thread of the
- * handle's own, which checkpoints on a connection of its own (PASSIVE: it
- * never waits for, nor holds up, a writer or a reader; SQLite restarts the
- * WAL from its start at the next write once every frame is copied back).
+ * handle's own, once per WORLD_STORE_CKPT_THREAD_FRAMES new frames, which
+ * checkpoints on a connection of its own (PASSIVE: it never waits for, nor
+ * holds up, a writer or a reader; SQLite restarts the WAL from its start
+ * at the next write once every frame is copied back). The interval is 8
+ * times SQLite's: an index page that many batches change is copied back
+ * (and fsynced) once per interval, not once per 1000 frames.
  * The committing thread checkpoints itself only when the WAL has grown to
  * WS_CKPT_INLINE_FRAMES (the thread cannot keep up), so the WAL stays
  * bounded. Durability is unchanged: a checkpoint copies what is already
@@ -18,7 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#define WS_CKPT_FRAMES WORLD_STORE_CKPT_FRAMES               /* SQLite's own autocheckpoint threshold */
+#define WS_CKPT_FRAMES WORLD_STORE_CKPT_THREAD_FRAMES        /* the thread's interval */
 #define WS_CKPT_INLINE_FRAMES WORLD_STORE_CKPT_INLINE_FRAMES /* past this the committer checkpoints itself */
 
 struct ws_ckpt {
@@ -128,7 +131,7 @@ void ws_ckpt_stop(struct world_store *st)
 	struct ws_ckpt *ck = st->ckpt;
 	if (!ck) return;
 	/* SQLite's autocheckpoint again for whatever this connection still commits */
-	sqlite3_wal_autocheckpoint(st->db, WS_CKPT_FRAMES);
+	sqlite3_wal_autocheckpoint(st->db, WORLD_STORE_CKPT_FRAMES);
 	pthread_mutex_lock(&ck->mu);
 	ck->stop = 1;
 	pthread_cond_signal(&ck->cv);

@@ -3,7 +3,7 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
-	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c \
+	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c store/walbuf.c store/walbuf.h \
 	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
 	store/copy.c store/copy.h
 
@@ -126,3 +126,10 @@ tests_store_test_queue_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 # postgresql-15 after the SQLite half).
 TESTS += tests/store/copy.sh
 EXTRA_DIST += tests/store/copy.sh
+
+# The WAL-gathering VFS of durable writers (store/walbuf.c).
+check_PROGRAMS += tests/store/test_walbuf
+TESTS += tests/store/test_walbuf
+tests_store_test_walbuf_SOURCES = tests/store/test_walbuf.c
+tests_store_test_walbuf_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_walbuf_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread

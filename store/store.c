@@ -3,6 +3,7 @@
  * transactions: every write is a short BEGIN IMMEDIATE transaction (or
  * runs inside the caller's), waiting for other writers in busy_wait. */
 #include "store/store_internal.h"
+#include "store/walbuf.h"
 #include "store/canon.h"
 #include <errno.h>
 #include <limits.h>
@@ -585,7 +586,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	*out = NULL;
 	int nosync = mode & WORLD_STORE_NOSYNC;
 	int existing = mode & WORLD_STORE_EXISTING;
-	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING);
+	int plain_wal = nosync || (mode & WORLD_STORE_PLAIN_WAL);
+	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING | WORLD_STORE_PLAIN_WAL);
 	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
 	if (mode != WORLD_STORE_WRITER && mode != WORLD_STORE_READER)
 		return werr(err, WX_USAGE, "store %s: unknown open mode %d", path, mode);
@@ -645,7 +647,11 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		}
 	}
 	if (st->writer) {
-		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+		/* a durable writer's WAL frames go to the file one batch per sync
+		 * (store/walbuf.h); a NOSYNC handle's commits never sync, so it
+		 * keeps the default VFS */
+		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+		                     plain_wal ? NULL : world_walbuf_vfs());
 	} else {
 		/* immutable only where nothing may be created: otherwise the plain
 		 * read-only open, sharing the writer's WAL index */

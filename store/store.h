@@ -62,6 +62,10 @@ enum world_store_mode {
  * there already (call, session mint/revoke, token rotate, serve): a path
  * that does not exist is WX_NOT_FOUND and nothing is created. */
 #define WORLD_STORE_EXISTING 0x200
+/* Bench only: a durable writer with SQLite's own WAL writes, one system
+ * call per frame and header (store/walbuf.h gathers them otherwise), to
+ * print what gathering gives side by side. */
+#define WORLD_STORE_PLAIN_WAL 0x400
 
 /* How long a write waits for another writer's transaction by default. */
 #define WORLD_STORE_BUSY_MS_DEFAULT 5000
@@ -90,15 +94,18 @@ struct sqlite3 *world_store_db(struct world_store *st);
 
 /* Checkpoints off the commit path (store/checkpoint.c; docs/store.md, The
  * write path): a thread of this WRITER handle, on a connection of its own,
- * copies the WAL back into the database whenever a commit leaves 1000
- * frames or more in it (a PASSIVE checkpoint: it never holds up a writer),
- * instead of the committing thread inside its COMMIT; the committer
- * checkpoints itself only past 8000 frames (the thread cannot keep up).
- * world_group_new starts it; world_store_close stops it. Once per handle
- * (again: nothing). The counts (any may be NULL): checkpoints the thread
- * made, ones the committer made, ones that failed (neither). */
-#define WORLD_STORE_CKPT_FRAMES 1000
-#define WORLD_STORE_CKPT_INLINE_FRAMES 8000
+ * copies the WAL back into the database once per 8000 new WAL frames
+ * (32 MiB; a PASSIVE checkpoint: it never holds up a writer), instead of
+ * the committing thread inside the COMMIT that crosses SQLite's own 1000;
+ * the committer checkpoints itself only past 32000 frames (the thread
+ * cannot keep up), so the WAL stays under some 128 MiB. Fewer, larger
+ * checkpoints copy a page changed by many batches once, not once per
+ * batch. world_group_new starts it; world_store_close stops it. Once per
+ * handle (again: nothing). The counts (any may be NULL): checkpoints the
+ * thread made, ones the committer made, ones that failed (neither). */
+#define WORLD_STORE_CKPT_FRAMES 1000         /* SQLite's own autocheckpoint: a handle without the thread */
+#define WORLD_STORE_CKPT_THREAD_FRAMES 8000  /* the thread is woken once per this many new frames */
+#define WORLD_STORE_CKPT_INLINE_FRAMES 32000 /* past this the committer checkpoints itself */
 int world_store_checkpoint_thread(struct world_store *st, struct world_err *err);
 void world_store_checkpoint_stats(struct world_store *st, long long *background, long long *inlined,
                                   long long *failed);

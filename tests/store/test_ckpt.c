@@ -1,9 +1,10 @@
 /* tests/store/test_ckpt.c: checkpoints off the commit path
  * (world_store_checkpoint_thread, store/checkpoint.c). A handle with the
- * thread: a commit that leaves 1000 frames or more in the WAL wakes the
- * thread, which checkpoints (the committer does not); held at its pause
- * point, the WAL grows past 1000 frames without a checkpoint in any commit
- * until 8000, where the committer checkpoints itself (the bound); the
+ * thread: a commit that leaves WORLD_STORE_CKPT_THREAD_FRAMES (8000) frames
+ * or more in the WAL wakes the thread, which checkpoints (the committer
+ * does not); held at its pause point, the WAL grows past that without a
+ * checkpoint in any commit until WORLD_STORE_CKPT_INLINE_FRAMES (32000),
+ * where the committer checkpoints itself (the bound); the
  * control, a handle without the thread, has SQLite checkpoint inside the
  * commit that crosses 1000 frames, so its WAL never grows much past that.
  * Every commit is there afterwards. The WAL's frames are read from its
@@ -107,10 +108,11 @@ int main(void)
 
 	/* the thread checkpoints */
 	struct world_store *st = open_db("thread.db", db, sizeof db);
+	long long seq0 = seq;
 	ok(world_store_checkpoint_thread(st, &e) == 0, "the checkpoint thread starts");
 	ok(world_store_checkpoint_thread(st, &e) == 0, "... and a second call changes nothing");
 	long long bg = 0, in = 0, failed = 0;
-	for (int i = 0; i < 70; i++) commit_one(st); /* past 1000 frames */
+	while (wal_frames(db) < WORLD_STORE_CKPT_THREAD_FRAMES + 20) commit_one(st); /* past the thread's interval */
 	for (int i = 0; i < 2000 && bg == 0; i++) {
 		world_store_checkpoint_stats(st, &bg, NULL, NULL);
 		if (!bg) usleep(5000);
@@ -118,13 +120,15 @@ int main(void)
 	world_store_checkpoint_stats(st, &bg, &in, &failed);
 	ok(bg >= 1 && in == 0 && failed == 0, "the thread checkpointed (%lld), the committer did not (%lld), none failed",
 	   bg, in);
-	for (int i = 0; i < 300; i++) commit_one(st);
+	long long before = seq;
+	/* twice the thread's interval more (a commit is some 17 frames) */
+	while (seq - before < 2 * WORLD_STORE_CKPT_THREAD_FRAMES / 17) commit_one(st);
 	world_store_checkpoint_stats(st, &bg, &in, &failed);
 	ok(failed == 0 && wal_frames(db) < WORLD_STORE_CKPT_INLINE_FRAMES + 200,
-	   "300 more commits: the WAL stays bounded (%lld frames; %lld checkpoints by the thread, %lld by the committer)",
-	   wal_frames(db), bg, in);
+	   "%lld more commits: the WAL stays bounded (%lld frames; %lld checkpoints by the thread, %lld by the committer)",
+	   seq - before, wal_frames(db), bg, in);
 	world_store_close(st);
-	is_int(objects(db), 370, "... all 370 commits are there");
+	is_int(objects(db), seq - seq0, "... all %lld commits are there", seq - seq0);
 
 	if (!WORLD_PAUSE_COMPILED) {
 		for (int i = 0; i < 4; i++) skip("the held checkpoint thread needs --enable-test-hooks", "held thread %d", i);
@@ -134,15 +138,15 @@ int main(void)
 		st = open_db("held.db", db, sizeof db);
 		if (world_store_checkpoint_thread(st, &e) < 0) bail("thread: %s", e.msg);
 		seq = 0;
-		/* 1000 frames: the thread is woken and held */
-		for (int i = 0; i < 70; i++) commit_one(st);
+		/* the thread's interval: it is woken and held */
+		while (wal_frames(db) < WORLD_STORE_CKPT_THREAD_FRAMES + 20) commit_one(st);
 		pthread_mutex_lock(&mu);
 		while (!held) pthread_cond_wait(&cv, &mu);
 		pthread_mutex_unlock(&mu);
-		/* up to just under 8000 frames: no commit checkpoints */
+		/* up to just under the committer's bound: no commit checkpoints */
 		while (wal_frames(db) + 40 < WORLD_STORE_CKPT_INLINE_FRAMES) commit_one(st);
 		world_store_checkpoint_stats(st, &bg, &in, NULL);
-		ok(in == 0 && bg == 0 && wal_frames(db) > 2000,
+		ok(in == 0 && bg == 0 && wal_frames(db) > WORLD_STORE_CKPT_THREAD_FRAMES + 1000,
 		   "thread held: the WAL grew to %lld frames and no commit checkpointed (off the commit path)", wal_frames(db));
 		for (int i = 0; i < 100; i++) commit_one(st);
 		world_store_checkpoint_stats(st, &bg, &in, NULL);
