@@ -4,6 +4,7 @@
 #include "store/file.h"
 #include "store/store.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,5 +124,32 @@ int worldd_wait_lock(const char *verb, const char *s, double *out)
 	if (!s) return 0;
 	if (world_wait_lock_parse(s, out) < 0)
 		return worldd_usage(verb, "--wait-lock '%s' is not a number of seconds in 0..86400", s);
+	return 0;
+}
+
+/* The verbs' failure and usage lines (cli/verbs.h): here, not in worldd.c,
+ * because every program of the verbs (worldd, worldd-serve,
+ * world-store-copy) links this file. */
+int worldd_fail(const char *verb, const struct world_err *err)
+{
+	fprintf(stderr, "worldd %s: %s\n", verb, err->msg[0] ? err->msg : "failed");
+	return err->code ? err->code : WX_FAIL;
+}
+
+int worldd_usage(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "worldd %s: usage: ", verb);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see worldd %s --help)\n", verb);
+	va_end(ap);
+	return WX_USAGE;
+}
+
+int worldd_wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
 	return 0;
 }

@@ -3,7 +3,8 @@
  * pulls in GnuTLS and eight more shared objects, and ld.so loading them
  * cost every `worldd run` ~2 ms at start-up (bench/run_bench); only serve
  * needs them. worldd-serve is looked up beside the running worldd (the
- * build tree, or a relocated install), then in pkglibexecdir. */
+ * build tree, or a relocated install), then in pkglibexecdir; so is
+ * world-store-copy (cli/copy_exec.h), through the same worldd_exec_sibling. */
 #include "cli/serve_exec.h"
 #include <errno.h>
 #include <limits.h>
@@ -16,36 +17,46 @@
 #define WORLD_PKGLIBEXECDIR "/usr/local/libexec/world"
 #endif
 
-int worldd_exec_serve(int argc, char **argv)
+int worldd_exec_sibling(const char *verb, const char *program, const char *av0, const char *const *words, int nwords,
+                        int argc, char **argv)
 {
-	char self[PATH_MAX], path[PATH_MAX + 32];
+	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	const char *cands[2] = { NULL, WORLD_PKGLIBEXECDIR "/worldd-serve" };
+	char installed[sizeof WORLD_PKGLIBEXECDIR + 64];
+	snprintf(installed, sizeof installed, "%s/%s", WORLD_PKGLIBEXECDIR, program);
+	const char *cands[2] = { NULL, installed };
 	if (n > 0) {
 		self[n] = 0;
 		char *slash = strrchr(self, '/');
 		if (slash) {
 			*slash = 0;
-			snprintf(path, sizeof path, "%s/worldd-serve", self);
+			snprintf(path, sizeof path, "%s/%s", self, program);
 			cands[0] = path;
 		}
 	}
-	char **av = calloc((size_t)argc + 3, sizeof *av);
+	char **av = calloc((size_t)argc + (size_t)nwords + 2, sizeof *av);
 	if (!av) {
-		fprintf(stderr, "worldd serve: out of memory\n");
+		fprintf(stderr, "worldd %s: out of memory\n", verb);
 		return WX_FAIL;
 	}
-	av[0] = "worldd";
-	av[1] = "serve";
-	for (int i = 0; i < argc; i++) av[2 + i] = argv[i];
+	av[0] = (char *)av0;
+	for (int i = 0; i < nwords; i++) av[1 + i] = (char *)words[i];
+	for (int i = 0; i < argc; i++) av[1 + nwords + i] = argv[i];
+	fflush(stdout);
 	int e = ENOENT;
 	for (int i = 0; i < 2; i++) {
 		if (!cands[i]) continue;
 		execv(cands[i], av);
 		if (errno != ENOENT) e = errno;
 	}
-	fprintf(stderr, "worldd serve: cannot run worldd-serve (beside worldd or in %s): %s\n", WORLD_PKGLIBEXECDIR,
+	fprintf(stderr, "worldd %s: cannot run %s (beside worldd or in %s): %s\n", verb, program, WORLD_PKGLIBEXECDIR,
 	        strerror(e));
 	free(av);
 	return WX_FAIL;
+}
+
+int worldd_exec_serve(int argc, char **argv)
+{
+	static const char *const w[] = { "serve" };
+	return worldd_exec_sibling("serve", "worldd-serve", "worldd", w, 1, argc, argv);
 }

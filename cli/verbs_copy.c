@@ -1,5 +1,6 @@
 /* cli/verbs_copy.c: `worldd store copy` (cli/copy_exec.h, store/copy.h). */
 #include "cli/copy_exec.h"
+#include "cli/serve_exec.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "broker/effect.h"
@@ -115,52 +116,16 @@ int worldd_backup_via_copy(int argc, char **argv)
 	return WX_OK;
 }
 #else
-/* Exec world-store-copy with WORDS (the verb) and argv. Returns only on failure. */
-static int exec_copy(const char *verb, const char *const *words, int nwords, int argc, char **argv)
-{
-	char self[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	const char *cands[2] = { NULL, WORLD_PKGLIBEXECDIR "/world-store-copy" };
-	if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(path, sizeof path, "%s/world-store-copy", self);
-			cands[0] = path;
-		}
-	}
-	char **av = calloc((size_t)argc + (size_t)nwords + 2, sizeof *av);
-	if (!av) {
-		fprintf(stderr, "worldd %s: out of memory\n", verb);
-		return WX_FAIL;
-	}
-	av[0] = "world-store-copy";
-	for (int i = 0; i < nwords; i++) av[1 + i] = (char *)words[i];
-	for (int i = 0; i < argc; i++) av[1 + nwords + i] = argv[i];
-	fflush(stdout);
-	int e = ENOENT;
-	for (int i = 0; i < 2; i++) {
-		if (!cands[i]) continue;
-		execv(cands[i], av);
-		if (errno != ENOENT) e = errno;
-	}
-	fprintf(stderr, "worldd %s: cannot run world-store-copy (beside worldd or in %s): %s\n", verb,
-	        WORLD_PKGLIBEXECDIR, strerror(e));
-	free(av);
-	return WX_FAIL;
-}
-
 static int verb_store_copy(int argc, char **argv)
 {
 	static const char *const w[] = { "store", "copy" };
-	return exec_copy("store copy", w, 2, argc, argv);
+	return worldd_exec_sibling("store copy", "world-store-copy", "world-store-copy", w, 2, argc, argv);
 }
 
 int worldd_backup_via_copy(int argc, char **argv)
 {
 	static const char *const w[] = { "backup" };
-	return exec_copy("backup", w, 1, argc, argv);
+	return worldd_exec_sibling("backup", "world-store-copy", "world-store-copy", w, 1, argc, argv);
 }
 #endif
 

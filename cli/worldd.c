@@ -6,7 +6,6 @@
 #include "cli/verbs.h"
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,30 +18,6 @@
 static const struct worldd_verb *const verb_tables[] = {
 	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, copy_verbs, audit_verbs,
 };
-
-int worldd_fail(const char *verb, const struct world_err *err)
-{
-	fprintf(stderr, "worldd %s: %s\n", verb, err->msg[0] ? err->msg : "failed");
-	return err->code ? err->code : WX_FAIL;
-}
-
-int worldd_usage(const char *verb, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "worldd %s: usage: ", verb);
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " (see worldd %s --help)\n", verb);
-	va_end(ap);
-	return WX_USAGE;
-}
-
-int worldd_wants_help(int argc, char **argv)
-{
-	for (int i = 0; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
-	return 0;
-}
 
 static void print_help(void)
 {
