@@ -76,6 +76,17 @@ const char world_pg_schema[] =
     " UPDATE store_changes SET registries = registries + 1 WHERE id = 1; END IF; RETURN NULL; END $$;"
     "CREATE TRIGGER store_changes_head AFTER INSERT OR UPDATE OR DELETE ON heads FOR EACH ROW"
     " EXECUTE FUNCTION store_changes_head();"
+    /* the running budget totals (store/spent.c): moved by every effect
+     * intent, in its transaction */
+    "CREATE TABLE journal_spent_total(episode TEXT NOT NULL, effect TEXT NOT NULL, scope TEXT NOT NULL,"
+    " spent BIGINT NOT NULL, PRIMARY KEY(episode, effect, scope));"
+    "CREATE FUNCTION journal_spent_add() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " INSERT INTO journal_spent_total(episode, effect, scope, spent) VALUES (NEW.episode, NEW.effect, NEW.scope, NEW.cost)"
+    " ON CONFLICT (episode, effect, scope) DO UPDATE SET spent = journal_spent_total.spent + EXCLUDED.spent;"
+    " RETURN NULL; END $$;"
+    "CREATE TRIGGER journal_spent_add AFTER INSERT ON journal FOR EACH ROW WHEN (NEW.phase = 'intent' AND"
+    " NEW.kind = 'effect' AND NEW.episode IS NOT NULL AND NEW.effect IS NOT NULL AND NEW.scope IS NOT NULL)"
+    " EXECUTE FUNCTION journal_spent_add();"
     /* the interpreter archive's bytes (SQLite keeps them in <DB>.artifacts):
      * ref = sha256 of bytes, manifest = that manifest.json, byte for byte
      * (written by store/copy.c, which re-hashes them both ways) */

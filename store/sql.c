@@ -66,8 +66,9 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
 	Q(JOURNAL_OUTCOME, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
 	                   "VALUES ('outcome',?,?,?,?,?,?)"),
-	Q(JOURNAL_SPENT, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
-	                 "episode = ? AND effect = ? AND scope = ?"),
+	/* the running total (store/spent.c), one primary-key lookup */
+	Q(JOURNAL_SPENT, "SELECT coalesce((SELECT spent FROM journal_spent_total WHERE episode = ? AND effect = ? AND "
+	                 "scope = ?), 0)"),
 	/* PostgreSQL sorts NULL (no outcome) first in DESC, SQLite last */
 	QPG(JOURNAL_FIND, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
 	                  "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
@@ -97,6 +98,12 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
 	/* change detection: the one counters row (its primary key) */
 	Q(CHANGES_GET, "SELECT sessions, registries FROM store_changes WHERE id = 1"),
+	/* the budget sum read from the journal: only on a store no writer of
+	 * this build has opened (no journal_spent_total yet, store/spent.c) */
+	Q(JOURNAL_SPENT_SUM, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
+	                     "episode = ? AND effect = ? AND scope = ?"),
+	SCANPG(SPENT_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name IN ('journal_spent_total', 'journal_spent_add')",
+	       "the schema table (a few dozen rows), read once by a writer's open", SQLITE_ONLY),
 	SCANPG(CHANGES_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name = 'store_changes' OR name LIKE 'store_changes_%'",
 	       "the schema table (a few dozen rows), read once by a writer's open", SQLITE_ONLY),
 

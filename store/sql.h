@@ -43,6 +43,7 @@ enum world_sql_id {
 	WSQ_JOURNAL_INTENT_GET,
 	WSQ_JOURNAL_OUTCOME,
 	WSQ_JOURNAL_SPENT,
+	WSQ_JOURNAL_SPENT_SUM,
 	WSQ_JOURNAL_FIND,
 	WSQ_JOURNAL_INDETERMINATE,
 	/* sessions */
@@ -57,6 +58,7 @@ enum world_sql_id {
 	WSQ_OPERATOR_TOKEN_PUT,
 	/* change detection (store/changes.c) */
 	WSQ_CHANGES_GET,
+	WSQ_SPENT_SCHEMA,
 	WSQ_CHANGES_SCHEMA,
 	/* episodes (schema 2) */
 	WSQ_EPISODE_OBJECT_ADD,

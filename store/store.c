@@ -793,6 +793,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	                              OPERATOR_TOKEN_TABLE, err) < 0)
 		goto fail;
 	if (st->writer && ws_changes_setup(st, err) < 0) goto fail;
+	if (st->writer && ws_spent_setup(st, err) < 0) goto fail;
 	/* A savepoint keeps a copy of each page it changes (its statement
 	 * journal): in memory, not in a temporary file written and read back
 	 * for every savepoint of a commit (docs/store.md, The write path). Set
@@ -1683,7 +1684,9 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
                         long long *spent, struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, err) < 0)
+	/* a store no writer of this build opened has no running totals
+	 * (store/spent.c): its readers sum the journal */
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, NULL) < 0 && ws_stmt(st, WORLD_SQL(JOURNAL_SPENT_SUM), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);
 	bind_opt(s, 2, effect);

@@ -114,6 +114,9 @@ void ws_stmt_fini(struct world_store *st);  /* drop, at close */
  * the counters table and its triggers, created by every writer's open. */
 void ws_changes_hook(struct world_store *st);
 int ws_changes_setup(struct world_store *st, struct world_err *err);
+/* The running budget totals (spent.c): their table and trigger, made by
+ * every writer's open of a SQLite store that lacks them. */
+int ws_spent_setup(struct world_store *st, struct world_err *err);
 /* The write queue (queue.c): ws_queue_lock before a transaction's BEGIN
  * IMMEDIATE (waits up to the busy timeout, then WX_LOCKED), ws_queue_unlock
  * after its COMMIT or ROLLBACK. */

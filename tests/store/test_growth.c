@@ -12,7 +12,10 @@
  * path (opts.indexed: what a budgeted or resumed scan does). The control:
  * with worlds_by_revision dropped from both stores, the indexed path grows
  * more than 10x (what it did before the index: each entry read the whole
- * worlds table). */
+ * worlds table). The budget check of an effect (world_journal_spent) in an
+ * episode of N and 8N effects is per entry too (the running totals,
+ * store/spent.c); its control, a store without them read by a reader,
+ * sums the journal and grows with the episode. */
 #include "coordinator/provenance.h"
 #include "coordinator/replay.h"
 #include "store/scan.h"
@@ -24,18 +27,47 @@
 
 #define N 500
 
-enum { SCAN, SCAN_INDEXED, SCAN_BUDGETED, SESSIONS, COMMIT, WHY, REPLAY, NOPS };
+enum { SCAN, SCAN_INDEXED, SCAN_BUDGETED, SESSIONS, COMMIT, WHY, REPLAY, BUDGET, NOPS };
 static const char *const op_name[NOPS] = { "full scan (streaming)", "full scan (indexed path)",
 	                                   "a budgeted scan over the whole store (indexed path, objects window)",
-	                                   "session list", "a pure call's commit", "why (resolve + walk)", "replay" };
-static const int whole_store[NOPS] = { 1, 1, 1, 1, 0, 0, 0 };
+	                                   "session list", "a pure call's commit", "why (resolve + walk)", "replay",
+	                                   "an effect's budget check in an episode of N effects (world_journal_spent)" };
+static const int whole_store[NOPS] = { 1, 1, 1, 1, 0, 0, 0, 0 };
 
 struct run {
 	struct ctest t;
 	long long entries;
 	char out_ref[WORLD_REF_SIZE];
-	struct swork work[NOPS], scan_noindex;
+	struct swork work[NOPS], scan_noindex, budget_sum;
 };
+
+/* n effect intents of one episode, effect and scope, cost 1 each (what an
+ * episode of n effectful calls leaves in the journal) */
+static void add_effects(struct world_store *st, long long n)
+{
+	struct world_err e;
+	if (world_store_begin(st, &e) < 0) bail("begin: %s", e.msg);
+	for (long long i = 0; i < n; i++) {
+		char subject[64];
+		snprintf(subject, sizeof subject, "cli:spender:c%lld/e1", i);
+		struct world_journal_intent ji = { .kind = "effect", .subject = subject, .episode = "spender",
+			                           .effect = "Workspace.Read", .scope = "worktree", .cost = 1 };
+		long long id;
+		if (world_journal_intent(st, &ji, &id, &e) < 0) bail("intent: %s", e.msg);
+	}
+	if (world_store_commit(st, &e) < 0) bail("commit: %s", e.msg);
+}
+
+static long long spent_of(struct world_store *st, struct swork *w)
+{
+	struct world_err e;
+	long long spent = -1;
+	swork_attach(world_store_db(st), w);
+	int rc = world_journal_spent(st, "spender", "Workspace.Read", "worktree", &spent, &e);
+	sqlite3_trace_v2(world_store_db(st), 0, NULL, NULL);
+	if (rc < 0) bail("journal spent: %s", e.msg);
+	return spent;
+}
 
 static int count_session(void *ctx, const struct world_session *s)
 {
@@ -71,6 +103,7 @@ static void build(struct run *r, long long n)
 		snprintf(ep, sizeof ep, "ep%lld", i);
 		ctest_session(t, ep, none, 3600, cred);
 	}
+	add_effects(t->st, n);
 	r->entries = b.last;
 }
 
@@ -156,6 +189,10 @@ static void measure(struct run *r)
 	sqlite3_trace_v2(db, 0, NULL, NULL);
 	ok(lrc == 0 && listed == r->entries / 10 + 1, "%lld entries: session list lists %lld sessions", r->entries, listed);
 
+	long long spent = spent_of(t->st, &r->work[BUDGET]);
+	is_int(spent, r->entries, "%lld entries: the episode's %lld effects spent %lld (the running total)", r->entries,
+	       r->entries, spent);
+
 	/* the control: the indexed path without the index on worlds(revision) */
 	char *m = NULL;
 	if (sqlite3_exec(db, "DROP INDEX worlds_by_revision", NULL, NULL, &m) != SQLITE_OK) bail("drop index: %s", m);
@@ -164,6 +201,17 @@ static void measure(struct run *r)
 	sqlite3_trace_v2(db, 0, NULL, NULL);
 	ok(src == 0 && sr.complete && sr.holes == 0, "%lld entries, no worlds_by_revision: the scan still complete and clean",
 	   r->entries);
+
+	/* the budget's control: a store without the running totals (as no
+	 * writer of this build left it), read by a fresh reader: the sum */
+	if (sqlite3_exec(db, "DROP TRIGGER journal_spent_add; DROP TABLE journal_spent_total", NULL, NULL, &m) != SQLITE_OK)
+		bail("drop totals: %s", m);
+	struct world_store *rd;
+	if (world_store_open(t->db, WORLD_STORE_READER, &rd, &e) < 0) bail("reader: %s", e.msg);
+	spent = spent_of(rd, &r->budget_sum);
+	world_store_close(rd);
+	is_int(spent, r->entries, "%lld entries, no running totals: a reader sums the journal to the same %lld", r->entries,
+	       spent);
 }
 
 int main(void)
@@ -185,6 +233,9 @@ int main(void)
 	double cr = (double)big.scan_noindex.vm / (double)(small.scan_noindex.vm ? small.scan_noindex.vm : 1);
 	ok(cr > 10.0, "control: without worlds_by_revision the indexed path's full scan grows %.1fx (%lld -> %lld VM steps): over 10x",
 	   cr, small.scan_noindex.vm, big.scan_noindex.vm);
+	double br = (double)big.budget_sum.vm / (double)(small.budget_sum.vm ? small.budget_sum.vm : 1);
+	ok(br > 4.0, "control: summed from the journal, the budget check grows %.1fx (%lld -> %lld VM steps): with the episode",
+	   br, small.budget_sum.vm, big.budget_sum.vm);
 	ctest_fini(&small.t);
 	ctest_fini(&big.t);
 	return done_testing();
