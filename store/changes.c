@@ -109,9 +109,12 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 	 * thread holds the connection's mutex, so the steps below run after
 	 * it and read what it wrote */
 	unsigned long long own = atomic_load(&st->commits);
-	long long dv;
-	if (data_version(st, &dv, err) < 0) return -1;
-	if (t->valid && t->data_version == dv && t->own == own) return 0;
+	long long dv = 0;
+	/* PostgreSQL has no data_version: the counters row is read every time */
+	if (st->kind == WDB_SQLITE) {
+		if (data_version(st, &dv, err) < 0) return -1;
+		if (t->valid && t->data_version == dv && t->own == own) return 0;
+	}
 	struct wdb_stmt *s;
 	long long sess = 0, regs = 0;
 	int rc = WDB_FAIL;

@@ -29,6 +29,15 @@ tests_store_test_db_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) $(PQ_CFLAGS)
 tests_store_test_db_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 TESTS += tests/store/pg.sh
 EXTRA_DIST += tests/store/pg.sh tests/pg_cluster.sh
+# The store itself (store.h) on PostgreSQL through the driver seam: the
+# same history on both backends, refs and entry hashes compared
+# (tests/store/pgstore.sh starts the cluster).
+check_PROGRAMS += tests/store/test_pgstore
+tests_store_test_pgstore_SOURCES = tests/store/test_pgstore.c tests/store/sfix.h
+tests_store_test_pgstore_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_pgstore_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+TESTS += tests/store/pgstore.sh
+EXTRA_DIST += tests/store/pgstore.sh
 
 check_PROGRAMS += tests/store/test_canon
 TESTS += tests/store/test_canon

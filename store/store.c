@@ -5,6 +5,7 @@
 #include "store/store_internal.h"
 #include "store/walbuf.h"
 #include "store/canon.h"
+#include "store/schema_pg.h"
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -88,6 +89,7 @@ int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_e
 	if (st->kind != WDB_SQLITE) {
 		/* the driver's class of the last failure (docs/store.md, the table of classes) */
 		int fail = wdb_last_fail(st->wdb);
+		if (fail == WDB_RETRY) st->retry_seen = 1;
 		return werr(err, code ? code : wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %s: %s", st->path,
 		            what, wdb_errmsg(st->wdb));
 	}
@@ -101,6 +103,12 @@ int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_e
 
 int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err)
 {
+	if (!st->db) {
+		/* scan.c, archive.c, backup.c: not on the driver yet */
+		*stmt = NULL;
+		return werr(err, WX_USAGE, "store %s: this operation runs on SQLite stores only (not yet on PostgreSQL)",
+		            st->path);
+	}
 	if (sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL) != SQLITE_OK) {
 		*stmt = NULL;
 		return ws_sqlerr(st, 0, "prepare", err);
@@ -113,6 +121,7 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 	if (st->kind != WDB_SQLITE) {
 		if (wdb_exec(st->wdb, sql, NULL) < 0) {
 			int fail = wdb_last_fail(st->wdb);
+			if (fail == WDB_RETRY) st->retry_seen = 1;
 			return werr(err, wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %.60s: %s", st->path, sql,
 			            wdb_errmsg(st->wdb));
 		}
@@ -238,6 +247,23 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 	ws_exec(st, "ROLLBACK TO w", &ignore);
 	ws_exec(st, "RELEASE w", &ignore);
 	return -1;
+}
+
+int ws_write_retry(struct world_store *st, int tries)
+{
+	/* only a write that was its own transaction, on PostgreSQL, that lost
+	 * a race: a transaction of the caller's (world_store_begin) is the
+	 * caller's to run again */
+	if (st->kind != WDB_PG || st->in_txn || st->sp_depth || !st->retry_seen || tries >= WS_WRITE_RETRIES) return 0;
+	st->retry_seen = 0;
+	/* jittered, growing: 1 ms doubling to 32 ms, each 50..150% of it, so
+	 * writers that collided do not collide again in step */
+	long nominal_us = 1000L << (tries < 5 ? tries : 5);
+	st->busy_rand = st->busy_rand * 6364136223846793005ULL + 1442695040888963407ULL;
+	long us = nominal_us / 2 + (long)((st->busy_rand >> 33) % (unsigned long long)nominal_us);
+	struct timespec nap = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
+	return 1;
 }
 
 /* The busy handler of every handle: SQLite calls it while another
@@ -580,6 +606,70 @@ int world_wait_lock_parse(const char *s, double *out)
 	return 0;
 }
 
+/* One row of one column as int64 (pg_open's reads). */
+static int pg_int(struct world_store *st, const char *sql, long long *v, struct world_err *err)
+{
+	struct wdb_stmt *s;
+	if (ws_wprep(st, sql, &s, err) < 0) return -1;
+	int rc = wdb_step(s, NULL);
+	*v = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : 0;
+	wdb_finalize(s);
+	if (rc != WDB_ROW) return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
+	return 0;
+}
+
+#define PG_TABLES "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
+#define PG_HAS_SCHEMA PG_TABLES " AND tablename = 'world_schema'"
+
+/* The schema of a PostgreSQL store: world_schema's version (PRAGMA
+ * user_version's place), or the schema created -- once, whoever else
+ * opens the database at the same moment: the creators queue on an
+ * advisory lock inside the transaction and read again under it. */
+static int pg_schema(struct world_store *st, struct world_err *err)
+{
+	long long has = 0, v = 0, n = 0;
+	if (pg_int(st, PG_HAS_SCHEMA, &has, err) < 0) return -1;
+	if (!has) {
+		if (pg_int(st, PG_TABLES, &n, err) < 0) return -1;
+		if (n > 0) return werr(err, WX_SCHEMA, "store %s: not a World store (no world_schema table, %lld other tables); "
+		                       "left untouched", st->path, n);
+		if (!st->writer) return werr(err, WX_SCHEMA, "store %s: not a World store (an empty database)", st->path);
+		for (int tries = 0;; tries++) {
+			st->retry_seen = 0;
+			if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
+			int rc = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
+			if (rc == 0) rc = pg_int(st, PG_HAS_SCHEMA, &has, err);
+			if (rc == 0 && !has) rc = wdb_exec(st->wdb, world_pg_schema, NULL) < 0 ? ws_sqlerr(st, 0, "create schema", err) : 0;
+			if (rc == 0) rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "create schema: commit", err) : 0;
+			if (rc == 0) break;
+			struct world_err ig;
+			wdb_rollback(st->wdb, &ig);
+			if (!ws_write_retry(st, tries)) return -1;
+		}
+	}
+	if (pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v, err) < 0) return -1;
+	if (v != WORLD_PG_SCHEMA_VERSION)
+		return werr(err, WX_SCHEMA, "store %s: schema version %lld is unknown to this build (knows %d); store left "
+		            "untouched", st->path, v, WORLD_PG_SCHEMA_VERSION);
+	st->version = (int)v;
+	return 0;
+}
+
+/* A store on PostgreSQL (issue 26): the driver's connection alone (no
+ * file, no queue, no hooks), the schema of store/schema_pg.c. */
+static int pg_open(struct world_store *st, const char *uri, struct world_err *err)
+{
+	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY };
+	if (wdb_open(uri, &o, &st->wdb, err) < 0) return -1;
+	st->kind = WDB_PG;
+	/* what every message names: never the URI, which may hold a password */
+	char *name = strdup(wdb_name(st->wdb));
+	if (!name) return werr(err, WX_FAIL, "store %s: out of memory", wdb_name(st->wdb));
+	free(st->path);
+	st->path = name;
+	return pg_schema(st, err);
+}
+
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
                           struct world_err *err)
 {
@@ -608,6 +698,14 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		struct timespec seed;
 		clock_gettime(CLOCK_MONOTONIC, &seed);
 		st->busy_rand = (unsigned long long)seed.tv_nsec ^ ((unsigned long long)getpid() << 32) ^ (uintptr_t)st;
+	}
+	if (wdb_kind_of(path) == WDB_PG) {
+		if (pg_open(st, path, err) < 0) {
+			world_store_close(st);
+			return -1;
+		}
+		*out = st;
+		return 0;
 	}
 	int db_created = 0;
 	/* What the file is decides before anything is created beside it. */
@@ -1369,9 +1467,7 @@ int world_log_append(struct world_store *st, const struct world_log_append *a, s
 	    world_ref_parse(a->expected_world, "expected world", NULL, err) < 0)
 		return -1;
 	if (check_label("writtenBy", a->written_by, 256, 1, err) < 0) return -1;
-	if (ws_sp_begin(st, err) < 0) return -1;
-	int ok = log_append_body(st, a, out, err) == 0;
-	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+	WS_WRITE(st, err, log_append_body(st, a, out, err));
 }
 
 int world_log_get(struct world_store *st, long long index, struct world_log_entry *out, struct world_err *err)
@@ -1580,9 +1676,7 @@ int world_registry_head_cas(struct world_store *st, const char *name, const char
 	if (check_registry_name(name, err) < 0) return -1;
 	if (expected && *expected && world_ref_parse(expected, "expected head", NULL, err) < 0) return -1;
 	if (world_ref_parse(new_ref, "new head", NULL, err) < 0) return -1;
-	if (ws_sp_begin(st, err) < 0) return -1;
-	int ok = registry_cas_body(st, name, expected, new_ref, revision, err) == 0;
-	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+	WS_WRITE(st, err, registry_cas_body(st, name, expected, new_ref, revision, err));
 }
 
 /* ---- journal ---- */
@@ -1675,9 +1769,7 @@ int world_journal_outcome(struct world_store *st, long long intent_id, const cha
 		return werr(err, WX_BAD_INPUT, "journal outcome: status \"%s\": want succeeded, failed, committed or cancelled",
 		            status ? status : "");
 	if (ref && world_ref_parse(ref, "journal outcome ref", NULL, err) < 0) return -1;
-	if (ws_sp_begin(st, err) < 0) return -1;
-	int ok = outcome_body(st, intent_id, status, ref, err) == 0;
-	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+	WS_WRITE(st, err, outcome_body(st, intent_id, status, ref, err));
 }
 
 int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,
@@ -1932,17 +2024,9 @@ static int need_v2(struct world_store *st, const char *what, struct world_err *e
 	            "writing verb) to migrate it to %d", what, st->path, st->version, WORLD_STORE_SCHEMA_VERSION);
 }
 
-int world_episode_objects_add(struct world_store *st, const char *episode, const char *const *refs, size_t n,
-                              struct world_err *err)
+static int members_add_body(struct world_store *st, const char *episode, const char *const *refs, size_t n,
+                            struct world_err *err)
 {
-	if (ws_need_writer(st, "episode objects", err) < 0 || need_v2(st, "episode objects", err) < 0) return -1;
-	if (check_label("episode objects: episode", episode, 256, 1, err) < 0) return -1;
-	if (n && !refs) return werr(err, WX_BAD_INPUT, "episode objects %s: %zu refs but no array", episode, n);
-	/* every ref is checked before anything is written */
-	for (size_t i = 0; i < n; i++)
-		if (refs[i] && *refs[i] && world_ref_parse(refs[i], "episode object ref", NULL, err) < 0)
-			return werr_prefix(err, "episode objects %s", episode);
-	if (ws_sp_begin(st, err) < 0) return -1;
 	struct wdb_stmt *s = NULL;
 	int ok = ws_stmt(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
 	for (size_t i = 0; ok && i < n; i++) {
@@ -1953,7 +2037,20 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 		if (wdb_step(s, NULL) != WDB_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
 	}
 	ws_done(st, s);
-	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+	return ok ? 0 : -1;
+}
+
+int world_episode_objects_add(struct world_store *st, const char *episode, const char *const *refs, size_t n,
+                              struct world_err *err)
+{
+	if (ws_need_writer(st, "episode objects", err) < 0 || need_v2(st, "episode objects", err) < 0) return -1;
+	if (check_label("episode objects: episode", episode, 256, 1, err) < 0) return -1;
+	if (n && !refs) return werr(err, WX_BAD_INPUT, "episode objects %s: %zu refs but no array", episode, n);
+	/* every ref is checked before anything is written */
+	for (size_t i = 0; i < n; i++)
+		if (refs[i] && *refs[i] && world_ref_parse(refs[i], "episode object ref", NULL, err) < 0)
+			return werr_prefix(err, "episode objects %s", episode);
+	WS_WRITE(st, err, members_add_body(st, episode, refs, n, err));
 }
 
 int world_episode_has_object(struct world_store *st, const char *episode, const char *ref, int *member,
@@ -2019,9 +2116,7 @@ int world_episode_usage_add(struct world_store *st, const char *episode, long lo
 	if (calls < 0 || bytes < 0)
 		return werr(err, WX_BAD_INPUT, "episode usage %s: calls %lld and bytes %lld must not be negative", episode,
 		            calls, bytes);
-	if (ws_sp_begin(st, err) < 0) return -1;
-	int ok = usage_add_body(st, episode, calls, bytes, err) == 0;
-	return ws_sp_end(st, ok, ok ? err : NULL) == 0 ? 0 : -1;
+	WS_WRITE(st, err, usage_add_body(st, episode, calls, bytes, err));
 }
 
 int world_episode_usage_get(struct world_store *st, const char *episode, long long *calls, long long *bytes,

@@ -58,6 +58,9 @@ struct world_store {
 	struct timespec busy_from;
 	/* the checkpoint thread (checkpoint.c), NULL when none */
 	struct ws_ckpt *ckpt;
+	/* PostgreSQL: a statement of this write failed with WDB_RETRY
+	 * (serialization failure, deadlock): ws_write_retry runs it again */
+	int retry_seen;
 };
 
 /* One line for a failed statement: "store PATH: WHAT: the database's
@@ -128,6 +131,27 @@ int ws_busy_nap(struct world_store *st, int count);
 /* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
 void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
+/* A write of several statements (body: an int expression, 0 = done) in
+ * ws_sp_begin/ws_sp_end; on PostgreSQL, when it was its own transaction
+ * and lost a race with another (WDB_RETRY), the whole transaction is run
+ * again, after a jittered nap, up to WS_WRITE_RETRIES times (SQLite never
+ * needs it: its BEGIN IMMEDIATE holds the write lock from the start).
+ * Returns from the calling function. */
+#define WS_WRITE_RETRIES 8
+int ws_write_retry(struct world_store *st, int tries);
+#define WS_WRITE(st, err, body)                                                   \
+	do {                                                                          \
+		for (int ws_try_ = 0;; ws_try_++) {                                       \
+			(st)->retry_seen = 0;                                                 \
+			if (ws_sp_begin((st), (err)) < 0) {                                   \
+				if (ws_write_retry((st), ws_try_)) continue;                      \
+				return -1;                                                        \
+			}                                                                     \
+			int ws_ok_ = (body) == 0;                                             \
+			if (ws_sp_end((st), ws_ok_, ws_ok_ ? (err) : NULL) == 0) return 0;    \
+			if (!ws_write_retry((st), ws_try_)) return -1;                        \
+		}                                                                         \
+	} while (0)
 /* SAVEPOINT around one write; ws_sp_end(ok=0) undoes it. */
 int ws_sp_begin(struct world_store *st, struct world_err *err);
 int ws_sp_end(struct world_store *st, int ok, struct world_err *err);
