@@ -35,7 +35,7 @@ EXTRA_DIST += tests/store/pg.sh tests/pg_cluster.sh
 check_PROGRAMS += tests/store/test_pgstore
 tests_store_test_pgstore_SOURCES = tests/store/test_pgstore.c tests/store/sfix.h
 tests_store_test_pgstore_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-tests_store_test_pgstore_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+tests_store_test_pgstore_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/store/pgstore.sh
 EXTRA_DIST += tests/store/pgstore.sh
 

@@ -254,7 +254,14 @@ int ws_write_retry(struct world_store *st, int tries)
 	/* only a write that was its own transaction, on PostgreSQL, that lost
 	 * a race: a transaction of the caller's (world_store_begin) is the
 	 * caller's to run again */
-	if (st->kind != WDB_PG || st->in_txn || st->sp_depth || !st->retry_seen || tries >= WS_WRITE_RETRIES) return 0;
+	int max = WS_WRITE_RETRIES;
+#ifdef WORLD_TEST_HOOKS
+	/* test builds: WORLD_TEST_PG_RETRIES=0 turns the retry off, the
+	 * control of tests/store/test_pgstore's forced serialization failure */
+	const char *e = getenv("WORLD_TEST_PG_RETRIES");
+	if (e && *e >= '0' && *e <= '9' && !e[1]) max = *e - '0';
+#endif
+	if (st->kind != WDB_PG || st->in_txn || st->sp_depth || !st->retry_seen || tries >= max) return 0;
 	st->retry_seen = 0;
 	/* jittered, growing: 1 ms doubling to 32 ms, each 50..150% of it, so
 	 * writers that collided do not collide again in step */

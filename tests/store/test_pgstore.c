@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #define N 5
@@ -240,6 +241,76 @@ static void race(struct world_store *a, const char *uri)
 	world_store_close(b);
 }
 
+struct usage_job {
+	struct world_store *st;
+	int rc, code;
+	char msg[1024];
+};
+
+static void *usage_thread(void *arg)
+{
+	struct usage_job *j = arg;
+	struct world_err err = { 0, "" };
+	j->rc = world_episode_usage_add(j->st, "ep-retry", 10, 10, &err);
+	j->code = err.code;
+	snprintf(j->msg, sizeof j->msg, "%s", err.msg);
+	return NULL;
+}
+
+/* A serialization failure forced inside one write: A's transaction has
+ * updated the usage row and holds it; B's usage add (its own
+ * transaction) read the row and waits on A's lock (seen in
+ * pg_stat_activity, not guessed by a sleep); A commits, so B's update
+ * fails with 40001 and, run again whole, adds to A's value. The control
+ * (retries < 0: WORLD_TEST_PG_RETRIES=0 in the environment): B fails
+ * with exit 5 and A's value stands. Returns B's result. */
+static void forced_retry(const char *uri, int retries_off, long long *calls, struct usage_job *job)
+{
+	struct world_store *a = NULL, *b = NULL;
+	struct world_err err = { 0, "" };
+	struct wdb *watch = NULL;
+	static const struct wdb_opts wo = { 0 };
+	*calls = -1;
+	memset(job, 0, sizeof *job);
+	job->rc = -2;
+	if (retries_off) setenv("WORLD_TEST_PG_RETRIES", "0", 1);
+	else unsetenv("WORLD_TEST_PG_RETRIES");
+	if (world_store_open(uri, WORLD_STORE_WRITER, &a, &err) < 0 || world_store_open(uri, WORLD_STORE_WRITER, &b, &err) < 0 ||
+	    wdb_open(uri, &wo, &watch, &err) < 0 || wdb_exec(watch, "DELETE FROM episode_usage WHERE episode = 'ep-retry'", &err) < 0 ||
+	    world_episode_usage_add(a, "ep-retry", 1, 1, &err) < 0 || world_store_begin(a, &err) < 0 ||
+	    world_episode_usage_add(a, "ep-retry", 1, 1, &err) < 0) {
+		diag("forced retry: set-up: %s", err.msg);
+		goto out;
+	}
+	job->st = b;
+	pthread_t t;
+	if (pthread_create(&t, NULL, usage_thread, job) != 0) {
+		diag("forced retry: pthread_create failed");
+		world_store_rollback(a);
+		goto out;
+	}
+	/* until B waits on A's row lock (bounded: 3000 looks 10 ms apart) */
+	int waiting = 0;
+	for (int i = 0; i < 3000 && !waiting; i++) {
+		struct wdb_stmt *q = NULL;
+		if (wdb_prepare(watch, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'", &q, &err) == 0 &&
+		    wdb_step(q, &err) == WDB_ROW)
+			waiting = wdb_column_int64(q, 0, NULL) > 0;
+		wdb_finalize(q);
+		if (!waiting) usleep(10000);
+	}
+	if (!waiting) diag("forced retry: B was never seen waiting on A's lock");
+	if (world_store_commit(a, &err) < 0) diag("forced retry: A's commit: %s", err.msg);
+	pthread_join(t, NULL);
+	long long c = 0, by = 0;
+	if (world_episode_usage_get(a, "ep-retry", &c, &by, &err) == 0) *calls = c;
+out:
+	unsetenv("WORLD_TEST_PG_RETRIES");
+	wdb_close(watch);
+	world_store_close(a);
+	world_store_close(b);
+}
+
 static void free_history(struct history *h)
 {
 	for (int i = 0; i < N; i++) free(h->json[i]);
@@ -304,7 +375,7 @@ int main(void)
 	if (!uri || !*uri) {
 		const char *why = getenv("WORLD_TEST_PG_SKIP") ? getenv("WORLD_TEST_PG_SKIP") : "WORLD_TEST_PG_URI is not set";
 		/* the PostgreSQL half's assertions: open, name, the history's 17, three comparisons, the reopen */
-		for (int i = 0; i < 2 + 17 + 3 + 4 + 1; i++) skip(why, "the PostgreSQL half");
+		for (int i = 0; i < 2 + 17 + 3 + 4 + 4 + 1; i++) skip(why, "the PostgreSQL half");
 	} else {
 		struct world_store *pg = NULL;
 		ok(world_store_open(uri, WORLD_STORE_WRITER, &pg, &err) == 0, "PostgreSQL store opened (schema created): %s",
@@ -326,6 +397,20 @@ int main(void)
 		ok(same_json, "every entry's canonical JSON byte-identical on both backends");
 		race(pg, uri);
 		world_store_close(pg);
+		long long calls;
+		struct usage_job job;
+#ifdef WORLD_TEST_HOOKS
+		forced_retry(uri, 1, &calls, &job);
+		ok(job.rc < 0 && job.code == WX_LOCKED && strstr(job.msg, "could not serialize"),
+		   "control: with the retry off, B's write behind A's fails with exit 5 (%s)", job.msg);
+		is_int(calls, 2, "control: ... and the usage is A's (2 calls)");
+#else
+		skip("the retry is turned off only in test builds (configure --enable-test-hooks)", "control: retry off");
+		skip("the retry is turned off only in test builds (configure --enable-test-hooks)", "control: A's usage");
+#endif
+		forced_retry(uri, 0, &calls, &job);
+		ok(job.rc == 0, "a serialization failure inside B's write: run again whole, it commits (%s)", job.msg);
+		is_int(calls, 12, "... on top of A's: 12 calls");
 		/* opened again: the schema is found, not made twice, and the history is there */
 		pg = NULL;
 		long long last = 0;
