@@ -1,7 +1,9 @@
 /* store/group.c: see group.h. */
 #include "store/group.h"
 #include "store/store_internal.h"
+#include "store/pause.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct gjob {
@@ -19,6 +21,7 @@ struct world_group {
 	struct gjob *head, **tail;
 	int leading;            /* a batch is being run */
 	long long batches, writes, reruns;
+	atomic_llong races; /* batches run again whole after losing a race (PostgreSQL) */
 };
 
 struct world_group *world_group_new(struct world_store *st, struct world_err *err)
@@ -28,8 +31,9 @@ struct world_group *world_group_new(struct world_store *st, struct world_err *er
 		werr(err, WX_USAGE, "group commit: store %s has a transaction open", st->path);
 		return NULL;
 	}
-	/* a batch's COMMIT no longer copies the WAL back itself */
-	if (world_store_checkpoint_thread(st, err) < 0) return NULL;
+	/* a batch's COMMIT no longer copies the WAL back itself (SQLite's;
+	 * PostgreSQL's server checkpoints on its own) */
+	if (st->kind == WDB_SQLITE && world_store_checkpoint_thread(st, err) < 0) return NULL;
 	struct world_group *g = calloc(1, sizeof *g);
 	if (!g) {
 		werr(err, WX_FAIL, "group commit: out of memory");
@@ -37,6 +41,7 @@ struct world_group *world_group_new(struct world_store *st, struct world_err *er
 	}
 	g->st = st;
 	g->tail = &g->head;
+	atomic_init(&g->races, 0);
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
 	return g;
@@ -114,21 +119,71 @@ static int run_savepoints(struct world_store *st, struct gjob *batch)
 	return 0;
 }
 
-/* One transaction for the whole batch, one COMMIT (one fsync). */
+/* Every write of a batch that lost its race and may not run again that
+ * did not fail on its own is answered WX_LOCKED (its caller may try
+ * again; nothing of the batch was committed). */
+static void lost_race(struct world_store *st, struct gjob *batch, int tries)
+{
+	for (struct gjob *j = batch; j; j = j->next)
+		if (j->rc == 0) {
+			j->rc = -1;
+			werr(&j->err, WX_LOCKED, "store %s: group commit: the batch lost a race with another writer's "
+			                         "transaction %d time(s); nothing of it was committed", st->path, tries + 1);
+		}
+}
+
+/* One transaction for the whole batch, one COMMIT (one fsync). On
+ * PostgreSQL a batch that lost a race with another writer's transaction
+ * (a serialization failure, WDB_RETRY, at any write or at the COMMIT) is
+ * rolled back whole and run again from its first write, after a jittered
+ * nap, up to WS_WRITE_RETRIES times (ws_write_retry): each write's fn runs
+ * again then, which world_group_run's contract allows. SQLite never needs
+ * it: the batch's BEGIN IMMEDIATE holds the write lock from the start. */
 static void run_batch(struct world_group *g, struct gjob *batch, int *rerun)
 {
 	struct world_store *st = g->st;
-	int rc = run_flat(st, batch);
-	*rerun = rc == 1;
-	if (rc == 1) rc = run_savepoints(st, batch);
-	if (rc < 0) return;
-	struct world_err e = { 0 };
-	if (world_store_commit(st, &e) < 0)
-		for (struct gjob *j = batch; j; j = j->next)
-			if (j->rc == 0) {
-				j->rc = -1;
-				j->err = e;
+	for (int tries = 0;; tries++) {
+		if (tries) atomic_fetch_add(&g->races, 1);
+		for (struct gjob *j = batch; j; j = j->next) {
+			j->rc = 0;
+			j->err = (struct world_err){ 0 };
+		}
+		st->retry_seen = 0;
+		int rc = run_flat(st, batch);
+		int pg = st->kind == WDB_PG; /* SQLite's BEGIN IMMEDIATE never loses a race */
+		if (pg && rc == 1 && st->retry_seen) {
+			/* lost a race: run again whole, or answer it (not again
+			 * with savepoints: that would be a retry past the bound) */
+			if (ws_write_retry(st, tries)) continue;
+			lost_race(st, batch, tries);
+			return;
+		}
+		*rerun |= rc == 1;
+		if (rc == 1) {
+			st->retry_seen = 0;
+			rc = run_savepoints(st, batch);
+			if (pg && st->retry_seen) {
+				/* a write of it lost the race: so does the COMMIT */
+				world_store_rollback(st);
+				if (ws_write_retry(st, tries)) continue;
+				lost_race(st, batch, tries);
+				return;
 			}
+		}
+		if (rc < 0) return;
+		world_pause("store.group_commit");
+		struct world_err e = { 0 };
+		st->retry_seen = 0;
+		if (world_store_commit(st, &e) < 0) {
+			if (st->retry_seen && ws_write_retry(st, tries)) continue;
+			for (struct gjob *j = batch; j; j = j->next)
+				if (j->rc == 0) {
+					j->rc = -1;
+					j->err = e;
+				}
+		}
+		return;
+	}
 }
 
 int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, void *ctx, struct world_err *err),
@@ -185,3 +240,5 @@ long long world_group_reruns(struct world_group *g)
 	pthread_mutex_unlock(&g->mu);
 	return n;
 }
+
+long long world_group_races(struct world_group *g) { return atomic_load(&g->races); }

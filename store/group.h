@@ -32,9 +32,11 @@ void world_group_free(struct world_group *g);
  * durable: 0 when fn succeeded and its writes are committed; -1 with err
  * when fn failed (its writes undone) or the batch could not commit (none of
  * its writes are). fn must not begin or commit transactions itself, and
- * may be run twice in one batch (the second run after the first run's
- * writes were all rolled back): what it leaves outside the store must bear
- * that (outputs it sets again, a counter it only moves on). */
+ * may be run more than once in one batch (each run after the one before's
+ * writes were all rolled back: the batch run again with savepoints, or, on
+ * PostgreSQL, again whole after losing a race with another writer): what
+ * it leaves outside the store must bear that (outputs it sets again, a
+ * counter it only moves on). */
 int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, void *ctx, struct world_err *err),
                     void *ctx, struct world_err *err);
 
@@ -44,4 +46,7 @@ int world_group_run(struct world_group *g, int (*fn)(struct world_store *st, voi
 void world_group_stats(struct world_group *g, long long *batches, long long *writes, long long *queued);
 /* Batches run a second time, with savepoints, because a write failed. */
 long long world_group_reruns(struct world_group *g);
+/* Batches run again whole because they lost a race with another writer's
+ * transaction (PostgreSQL's serialization failures; 0 on SQLite). */
+long long world_group_races(struct world_group *g);
 #endif

@@ -142,3 +142,11 @@ TESTS += tests/store/test_walbuf
 tests_store_test_walbuf_SOURCES = tests/store/test_walbuf.c
 tests_store_test_walbuf_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_walbuf_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+
+# Group commit on PostgreSQL (tests/store/pggroup.sh starts the cluster).
+check_PROGRAMS += tests/store/test_pggroup
+tests_store_test_pggroup_SOURCES = tests/store/test_pggroup.c tests/store/sfix.h
+tests_store_test_pggroup_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_pggroup_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/store/pggroup.sh
+EXTRA_DIST += tests/store/pggroup.sh

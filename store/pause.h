@@ -29,7 +29,8 @@
  *   copy.writing       a store copy wrote its objects into DEST, nothing after them yet
  *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints
  *   store.queued       a transaction found the write queue taken, before it waits in it
- *   store.wal_sync     a durable commit's WAL frames are gathered (store/walbuf.c), before they go to the file */
+ *   store.wal_sync     a durable commit's WAL frames are gathered (store/walbuf.c), before they go to the file
+ *   store.group_commit a group commit's batch is written, before its COMMIT (store/group.c) */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 
