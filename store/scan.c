@@ -1,4 +1,9 @@
-/* store/scan.c: see scan.h. */
+/* store/scan.c: see scan.h. Every statement runs through the store's SQL
+ * driver (store/db.h, st->wdb), so the scan runs on SQLite and PostgreSQL
+ * alike; each statement's PostgreSQL text, where it differs, is in
+ * store/sql.c. The cursors are paged by their keys (struct page): the
+ * PostgreSQL driver fetches a result whole, so an unbounded SELECT over
+ * 10^6 rows would hold them all at once. */
 #include "store/scan.h"
 #include "store/store_internal.h"
 #include "store/canon.h"
@@ -28,6 +33,134 @@ static int spent(struct budget *b)
 	if (b->max_rows > 0 && b->rows >= b->max_rows) return 1;
 	if (b->max_seconds > 0 && now_s() - b->t0 >= b->max_seconds) return 1;
 	return 0;
+}
+
+/* ---- a cursor read in pages by its key ----
+ *
+ * Each cursor statement of sql.c (SCAN_*, STREAM_*) takes ?1, the first
+ * key of a page (>=), and ?2, the rows of a page, and orders by that key.
+ * On SQLite a page is unbounded (-1): SQLite steps its result row by row,
+ * so one statement is the whole pass, as before paging. On PostgreSQL the
+ * driver fetches a result whole at the first step: a page is SCAN_PAGE
+ * rows, and the next one starts past the last key read (an integer key:
+ * key + 1; a text key: >= that key, its row skipped -- the keys are
+ * primary keys and the scan reads one snapshot, so it is the first row).
+ * Test builds: WORLD_TEST_SCAN_PAGE=N pages by N rows on both backends. */
+#define SCAN_PAGE 10000
+
+struct page {
+	struct world_store *st;
+	struct wdb_stmt *s;
+	long long limit;  /* rows a page, -1 = one page */
+	long long rows;   /* read from this page (the skipped row included) */
+	int col, text;    /* the key's column, and whether it is text */
+	long long ikey;   /* the last integer key read */
+	char *tkey;       /* the last text key read (paged only) */
+	size_t tcap;
+	int skip;         /* a text page after the first: its first row is tkey's */
+};
+
+static long long page_rows(struct world_store *st)
+{
+#ifdef WORLD_TEST_HOOKS
+	const char *e = getenv("WORLD_TEST_SCAN_PAGE");
+	if (e && *e) {
+		char *end;
+		long long n = strtoll(e, &end, 10);
+		if (!*end && n > 0) return n;
+	}
+#endif
+	return st->kind == WDB_SQLITE ? -1 : SCAN_PAGE;
+}
+
+/* sql = WORLD_SQL(X), whose key is column col (text or not) */
+static int page_open(struct page *p, struct world_store *st, const char *sql, int col, int text, struct world_err *err)
+{
+	memset(p, 0, sizeof *p);
+	p->st = st;
+	p->col = col;
+	p->text = text;
+	p->limit = page_rows(st);
+	return ws_wprep(st, sql, &p->s, err);
+}
+
+static void page_bind(struct page *p)
+{
+	wdb_reset(p->s);
+	/* a failed bind fails the next step (db.h), which page_step checks */
+	(void)wdb_bind_int64(p->s, 2, p->limit, NULL);
+	p->rows = 0;
+}
+
+/* from the integer key k on */
+static void page_from_int(struct page *p, long long k)
+{
+	page_bind(p);
+	(void)wdb_bind_int64(p->s, 1, k, NULL);
+}
+
+/* from the text key k on (copied) */
+static void page_from_text(struct page *p, const char *k)
+{
+	page_bind(p);
+	(void)wdb_bind_text(p->s, 1, k, -1, NULL);
+}
+
+/* WDB_ROW (the row's columns until the next call), WDB_DONE, or a
+ * negative enum wdb_fail (the caller formats the error: ws_sqlerr). */
+static int page_step(struct page *p)
+{
+	for (;;) {
+		int s = wdb_step(p->s, NULL);
+		if (s < 0) return s;
+		if (s == WDB_ROW) {
+			p->rows++;
+			if (p->limit < 0) return WDB_ROW; /* one page: no key kept */
+			if (!p->text) {
+				p->ikey = wdb_column_int64(p->s, p->col, NULL);
+				return WDB_ROW;
+			}
+			const char *k = wdb_column_text(p->s, p->col);
+			if (p->skip) {
+				p->skip = 0;
+				if (k && p->tkey && strcmp(k, p->tkey) == 0) continue;
+			}
+			size_t n = strlen(k ? k : "") + 1;
+			if (n > p->tcap) {
+				char *t = realloc(p->tkey, n);
+				if (!t) return WDB_FAIL;
+				p->tkey = t;
+				p->tcap = n;
+			}
+			memcpy(p->tkey, k ? k : "", n);
+			return WDB_ROW;
+		}
+		/* the end of a page: of the cursor when it was short */
+		if (p->limit < 0 || p->rows < p->limit) return WDB_DONE;
+		if (p->text) {
+			page_from_text(p, p->tkey);
+			p->skip = 1;
+		} else {
+			if (p->ikey == INT64_MAX) return WDB_DONE;
+			page_from_int(p, p->ikey + 1);
+		}
+	}
+}
+
+static void page_close(struct page *p)
+{
+	wdb_finalize(p->s);
+	free(p->tkey);
+	memset(p, 0, sizeof *p);
+}
+
+/* the step of a lookup that failed: the scan stops with this error (a
+ * lookup that failed is not a hole: the database could not answer) */
+static void lookup_failed(struct world_store *st, int *failed, struct world_err *ferr, const char *what)
+{
+	if (*failed) return;
+	*failed = 1;
+	ws_sqlerr(st, 0, what, ferr);
 }
 
 
@@ -130,8 +263,11 @@ struct deps {
 	const struct world_scan_opts *opts;
 	FILE *out;
 	struct world_scan_result *res;
-	sqlite3_stmt *obj;    /* semantic_id, payload by ref */
-	sqlite3_stmt *world;  /* state_root of the world at a revision */
+	struct wdb_stmt *obj;   /* semantic_id, payload by ref */
+	struct wdb_stmt *world; /* state_root of the world at a revision */
+	struct wdb_stmt *arch;  /* PostgreSQL: an interpreter's row and archived bytes */
+	int failed;             /* a lookup failed: the scan fails with ferr */
+	struct world_err ferr;
 	/* sources and interpreters are shared by many entries: checked once */
 	struct { char ref[WORLD_REF_SIZE]; int bad; } src[DEP_CACHE], interp[DEP_CACHE];
 	size_t nsrc, ninterp;
@@ -180,14 +316,17 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 			return w ? 0 : -1;
 		}
 	}
-	sqlite3_reset(d->obj);
-	sqlite3_bind_text(d->obj, 1, ref, -1, SQLITE_TRANSIENT);
+	wdb_reset(d->obj);
+	/* (ref outlives the step: the statement is reset before returning) */
+	(void)wdb_bind_text_nocopy(d->obj, 1, ref, -1, NULL);
 	int ok = 0, found = 0;
-	if (sqlite3_step(d->obj) == SQLITE_ROW) {
+	int s = wdb_step(d->obj, NULL);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: object lookup");
+	if (s == WDB_ROW) {
 		found = 1;
-		const char *sem = (const char *)sqlite3_column_text(d->obj, 0);
-		const char *p = sqlite3_column_blob(d->obj, 1);
-		size_t n = (size_t)sqlite3_column_bytes(d->obj, 1);
+		const char *sem = wdb_column_text(d->obj, 0);
+		size_t n;
+		const char *p = wdb_column_blob(d->obj, 1, &n);
 		char got[WORLD_REF_SIZE];
 		d->res->bytes_hashed += n;
 		int k1 = sem && strcmp(sem, kind) == 0, k2 = sem && kind2 && strcmp(sem, kind2) == 0;
@@ -204,7 +343,7 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 				                         NULL)) != NULL;
 		}
 	}
-	sqlite3_reset(d->obj);
+	wdb_reset(d->obj);
 	/* an entry's record the window did not hold: the window moves on to
 	 * the objects stored from there (the next entries' records, inputs
 	 * and outputs) */
@@ -272,18 +411,79 @@ static void dep_effect(struct deps *d, long long index, size_t i, const char *re
 /* The source at ref is in canonical source form (docs/design.md §6.2): what ran. */
 static int source_canonical(struct deps *d, const char *ref)
 {
-	sqlite3_reset(d->obj);
-	sqlite3_bind_text(d->obj, 1, ref, -1, SQLITE_TRANSIENT);
+	wdb_reset(d->obj);
+	(void)wdb_bind_text_nocopy(d->obj, 1, ref, -1, NULL);
 	int ok = 0;
-	if (sqlite3_step(d->obj) == SQLITE_ROW) {
-		const char *p = sqlite3_column_blob(d->obj, 1);
-		size_t n = (size_t)sqlite3_column_bytes(d->obj, 1), cn = 0;
-		char *c = p ? world_canon_source(p, n, &cn, NULL) : NULL;
+	int s = wdb_step(d->obj, NULL);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: source lookup");
+	if (s == WDB_ROW) {
+		size_t n, cn = 0;
+		const char *p = wdb_column_blob(d->obj, 1, &n);
+		char *c = world_canon_source(p, n, &cn, NULL);
 		ok = c && cn == n && memcmp(c, p, n) == 0;
 		free(c);
 	}
-	sqlite3_reset(d->obj);
+	wdb_reset(d->obj);
 	return ok;
+}
+
+/* The state_root of the world at revision (WORLD_ROOT_AT), "" when none. */
+static void root_at(struct deps *d, long long revision, char root[WORLD_REF_SIZE])
+{
+	root[0] = '\0';
+	wdb_reset(d->world);
+	(void)wdb_bind_int64(d->world, 1, revision, NULL);
+	int s = wdb_step(d->world, NULL);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: world lookup");
+	if (s == WDB_ROW) ws_wcol_ref(d->world, 0, root);
+	wdb_reset(d->world);
+}
+
+/* world_interp_verify where the archive's bytes are in the database
+ * (PostgreSQL's archive table, which store/copy.c fills; archive.c reads
+ * SQLite's DB.artifacts files): the interpreters row, the bytes hashing to
+ * ref and of its recorded size (else WORLD_INTERP_FILE), and the manifest
+ * the canonical {hash,size,version} of them (else WORLD_INTERP_MANIFEST).
+ * 0 when sound. */
+static int interp_verify_db(struct deps *d, const char *ref)
+{
+	struct world_store *st = d->st;
+	if (!d->arch && ws_wprep(st, WORLD_SQL(SCAN_ARCHIVE), &d->arch, &d->ferr) < 0) {
+		d->failed = 1;
+		return WORLD_INTERP_FILE;
+	}
+	wdb_reset(d->arch);
+	(void)wdb_bind_text_nocopy(d->arch, 1, ref, -1, NULL);
+	int s = wdb_step(d->arch, NULL), bad = WORLD_INTERP_FILE;
+	if (s < 0) lookup_failed(st, &d->failed, &d->ferr, "scan: interpreter lookup");
+	if (s == WDB_ROW && !wdb_column_is_null(d->arch, 2)) {
+		const char *version = wdb_column_text(d->arch, 0);
+		long long size = wdb_column_int64(d->arch, 1, NULL);
+		size_t n, mn;
+		const void *p = wdb_column_blob(d->arch, 2, &n);
+		char got[WORLD_REF_SIZE];
+		if (world_hash_ref(p, n, got, NULL) == 0 && strcmp(got, ref) == 0 && size >= 0 && (uint64_t)size == n) {
+			bad = WORLD_INTERP_MANIFEST;
+			const char *m = wdb_column_blob(d->arch, 3, &mn);
+			json_t *j = world_canon_is_canonical(m, mn) ? json_loadb(m, mn, JSON_REJECT_DUPLICATES, NULL) : NULL;
+			json_t *h = json_object_get(j, "hash"), *v = json_object_get(j, "version"), *z = json_object_get(j, "size");
+			if (json_is_string(h) && strcmp(json_string_value(h), ref) == 0 && json_is_string(v) && version &&
+			    strcmp(json_string_value(v), version) == 0 && json_is_integer(z) && json_integer_value(z) == size)
+				bad = 0;
+			json_decref(j);
+		}
+	}
+	wdb_reset(d->arch);
+	return bad;
+}
+
+/* The interpreter's check (what failed, 0 when sound), from the archive's
+ * files on SQLite, from the database elsewhere. */
+static int interp_check(struct deps *d, const char *ref)
+{
+	if (d->st->kind != WDB_SQLITE) return interp_verify_db(d, ref);
+	int what = 0;
+	return world_interp_verify(d->st, ref, &what, NULL) < 0 ? (what ? what : WORLD_INTERP_FILE) : 0;
 }
 
 /* Everything entry r depends on, beyond the row itself. Returns the field
@@ -310,11 +510,8 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 	const char *out = d->rv.v[4];
 	if (dep_obj(d, r->index, "output", out, "world/invocation-output/v1", NULL, DEP_CANONICAL, NULL) == 0) {
 		/* the output is the stateRoot of the world of this revision */
-		char root[WORLD_REF_SIZE] = "";
-		sqlite3_reset(d->world);
-		sqlite3_bind_int64(d->world, 1, r->index);
-		if (sqlite3_step(d->world) == SQLITE_ROW) ws_col_ref(d->world, 0, root);
-		sqlite3_reset(d->world);
+		char root[WORLD_REF_SIZE];
+		root_at(d, r->index, root);
 		if (strcmp(root, out) != 0) hole(d, "objects", r->index, "output", out);
 	}
 	if (v2) {
@@ -346,8 +543,7 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 	}
 	if (bad) hole(d, "objects", r->index, "transitionFn", r->fn);
 	if (!cached(d, 1, r->interp, &bad)) {
-		int what = 0;
-		bad = world_interp_verify(d->st, r->interp, &what, NULL) < 0 ? (what ? what : WORLD_INTERP_FILE) : 0;
+		bad = interp_check(d, r->interp);
 		remember(d, 1, r->interp, bad);
 	}
 	if (bad) hole(d, "artifacts", r->index, bad == WORLD_INTERP_MANIFEST ? "interpreter.manifest" : "interpreter", r->interp);
@@ -607,21 +803,24 @@ static int jslots_grow(struct stream *m)
  * stream's bound, -1 with err. */
 static int stream_journal(struct deps *d, struct stream *m, struct world_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	if (ws_prep(d->st, WORLD_SQL(STREAM_JOURNAL), &q, err) < 0) return -1;
+	struct page pg;
+	if (page_open(&pg, d->st, WORLD_SQL(STREAM_JOURNAL), 0, 0, err) < 0) return -1;
+	struct wdb_stmt *q = pg.s;
+	page_from_int(&pg, INT64_MIN);
 	int rc = -1;
 	for (;;) {
-		int s = sqlite3_step(q);
-		if (s == SQLITE_DONE) break;
-		if (s != SQLITE_ROW) { ws_sqlerr(d->st, 0, "scan journal", err); goto done; }
-		/* JOURNAL_FIND binds the subject as text: no other value equals it */
-		if (sqlite3_column_type(q, 1) != SQLITE_TEXT) continue;
-		const char *subj = (const char *)sqlite3_column_text(q, 1);
-		size_t sn = (size_t)sqlite3_column_bytes(q, 1);
-		if (!subj || strlen(subj) != sn) continue;
-		long long id = sqlite3_column_int64(q, 0);
-		uint8_t cls = sqlite3_column_type(q, 3) == SQLITE_NULL ? 0 : sqlite3_column_int(q, 3) ? 2 : 1;
-		uint32_t h = str_hash(subj, sn);
+		int s = page_step(&pg);
+		if (s == WDB_DONE) break;
+		if (s != WDB_ROW) { ws_sqlerr(d->st, 0, "scan journal", err); goto done; }
+		/* JOURNAL_FIND binds the subject as text: no other value equals it
+		 * (the statement gives a subject that is not text as NULL, and
+		 * its length in bytes: a text holding a NUL is no bound text) */
+		const char *subj = wdb_column_text(q, 1);
+		long long sn = wdb_column_int64(q, 6, NULL);
+		if (!subj || (long long)strlen(subj) != sn) continue;
+		long long id = wdb_column_int64(q, 0, NULL);
+		uint8_t cls = wdb_column_is_null(q, 3) ? 0 : wdb_column_int64(q, 3, NULL) ? 2 : 1;
+		uint32_t h = str_hash(subj, (size_t)sn);
 		struct sjrow *e = NULL;
 		size_t slot = 0;
 		if (m->jslots)
@@ -650,10 +849,10 @@ static int stream_journal(struct deps *d, struct stream *m, struct world_err *er
 		e->cls = cls;
 		/* what world_journal_find copies out: ws_col_ref, status[16] */
 		struct world_journal_row jr;
-		const char *status = (const char *)sqlite3_column_text(q, 4);
+		const char *status = wdb_column_text(q, 4);
 		snprintf(jr.status, sizeof jr.status, "%s", status ? status : "");
-		ws_col_ref(q, 2, jr.intent_ref);
-		ws_col_ref(q, 5, jr.outcome_ref);
+		ws_wcol_ref(q, 2, jr.intent_ref);
+		ws_wcol_ref(q, 5, jr.outcome_ref);
 		e->committed = strcmp(jr.status, "committed") == 0;
 		e->out_valid = world_ref_parse(jr.outcome_ref, "ref", e->out, NULL) == 0;
 		e->in_tag = !jr.intent_ref[0] ? 0 : world_ref_parse(jr.intent_ref, "ref", e->in, NULL) == 0 ? 1 : 2;
@@ -663,7 +862,7 @@ static int stream_journal(struct deps *d, struct stream *m, struct world_err *er
 oom:
 	werr(err, WX_FAIL, "scan: out of memory");
 done:
-	sqlite3_finalize(q);
+	page_close(&pg);
 	return rc;
 }
 
@@ -819,7 +1018,7 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 
 struct window {
 	struct stream m;
-	sqlite3_stmt *fill, *rowid;
+	struct wdb_stmt *fill, *rowid;
 };
 
 static int win_answer(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
@@ -860,27 +1059,29 @@ static void win_fill(struct deps *d, const char *ref)
 	memset(&w->m, 0, sizeof w->m);
 	w->m.last_fn = w->m.last_interp = NOSTR;
 	w->m.window = 1;
-	sqlite3_reset(w->rowid);
-	sqlite3_bind_text(w->rowid, 1, ref, -1, SQLITE_TRANSIENT);
-	long long at = sqlite3_step(w->rowid) == SQLITE_ROW ? sqlite3_column_int64(w->rowid, 0) : -1;
-	sqlite3_reset(w->rowid);
+	wdb_reset(w->rowid);
+	(void)wdb_bind_text_nocopy(w->rowid, 1, ref, -1, NULL);
+	int s = wdb_step(w->rowid, NULL);
+	long long at = s == WDB_ROW ? wdb_column_int64(w->rowid, 0, NULL) : -1;
+	wdb_reset(w->rowid);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: objects window");
 	if (at < 0) return;
-	sqlite3_reset(w->fill);
-	sqlite3_bind_int64(w->fill, 1, at > WIN_BEFORE ? at - WIN_BEFORE : 0);
-	sqlite3_bind_int(w->fill, 2, WIN_OBJECTS);
-	int s, failed = 0;
-	while ((s = sqlite3_step(w->fill)) == SQLITE_ROW) {
-		const char *p = sqlite3_column_blob(w->fill, 2);
-		size_t n = (size_t)sqlite3_column_bytes(w->fill, 2);
-		if (stream_object(d, &w->m, (const char *)sqlite3_column_text(w->fill, 0),
-		                  (const char *)sqlite3_column_text(w->fill, 1), p ? p : "", n) < 0) {
+	wdb_reset(w->fill);
+	(void)wdb_bind_int64(w->fill, 1, at > WIN_BEFORE ? at - WIN_BEFORE : 0, NULL);
+	(void)wdb_bind_int64(w->fill, 2, WIN_OBJECTS, NULL);
+	int failed = 0;
+	while ((s = wdb_step(w->fill, NULL)) == WDB_ROW) {
+		size_t n;
+		const char *p = wdb_column_blob(w->fill, 2, &n);
+		if (stream_object(d, &w->m, wdb_column_text(w->fill, 0), wdb_column_text(w->fill, 1), p, n) < 0) {
 			failed = 1;
 			break;
 		}
 	}
-	sqlite3_reset(w->fill);
+	wdb_reset(w->fill);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: objects window");
 	/* out of memory, or the read failed: an empty window (every lookup by ref) */
-	if (failed || s != SQLITE_DONE || stream_index(&w->m) < 0) {
+	if (failed || s != WDB_DONE || stream_index(&w->m) < 0) {
 		stream_free(&w->m);
 		memset(&w->m, 0, sizeof w->m);
 		w->m.window = 1;
@@ -911,11 +1112,8 @@ static const char *stream_dep_check(struct deps *d, struct stream *m, const stru
 		const struct sworld_root *w = r->index >= 1 && r->index <= m->L ? &m->roots[r->index] : NULL;
 		if (w && w->state == 1) same = memcmp(w->root, rec->out.d, 32) == 0;
 		else if (w && w->state == 3) {
-			char root[WORLD_REF_SIZE] = "";
-			sqlite3_reset(d->world);
-			sqlite3_bind_int64(d->world, 1, r->index);
-			if (sqlite3_step(d->world) == SQLITE_ROW) ws_col_ref(d->world, 0, root);
-			sqlite3_reset(d->world);
+			char root[WORLD_REF_SIZE];
+			root_at(d, r->index, root);
 			same = strcmp(root, out) == 0;
 		}
 		if (!same) hole(d, "objects", r->index, "output", out);
@@ -948,8 +1146,7 @@ static const char *stream_dep_check(struct deps *d, struct stream *m, const stru
 	}
 	if (bad) hole(d, "objects", r->index, "transitionFn", r->fn);
 	if (!cached(d, 1, r->interp, &bad)) {
-		int what = 0;
-		bad = world_interp_verify(d->st, r->interp, &what, NULL) < 0 ? (what ? what : WORLD_INTERP_FILE) : 0;
+		bad = interp_check(d, r->interp);
 		remember(d, 1, r->interp, bad);
 	}
 	if (bad) hole(d, "artifacts", r->index, bad == WORLD_INTERP_MANIFEST ? "interpreter.manifest" : "interpreter", r->interp);
@@ -964,23 +1161,21 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	struct world_store *st = d->st;
 	struct world_scan_result *res = d->res;
 	struct stream m = { .last_fn = NOSTR, .last_interp = NOSTR };
-	sqlite3_stmt *q = NULL;
+	struct page pg = { 0 };
 	int rc = -1;
-	/* objects, in storage order */
-	if (ws_prep(st, WORLD_SQL(STREAM_OBJECTS), &q, err) < 0) goto done;
+	/* objects, in storage order (the key: rowid, PostgreSQL's seq) */
+	if (page_open(&pg, st, WORLD_SQL(STREAM_OBJECTS), 3, 0, err) < 0) goto done;
+	page_from_int(&pg, INT64_MIN);
 	for (;;) {
-		int s = sqlite3_step(q);
-		if (s == SQLITE_DONE) break;
-		if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
+		int s = page_step(&pg);
+		if (s == WDB_DONE) break;
+		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
 		if (m.no >= WORLD_SCAN_STREAM_MAX_OBJECTS) { rc = 1; goto done; }
-		const char *p = sqlite3_column_blob(q, 2);
-		size_t n = (size_t)sqlite3_column_bytes(q, 2);
-		if (stream_object(d, &m, (const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
-		                  p ? p : "", n) < 0)
-			goto oom;
+		size_t n;
+		const char *p = wdb_column_blob(pg.s, 2, &n);
+		if (stream_object(d, &m, wdb_column_text(pg.s, 0), wdb_column_text(pg.s, 1), p, n) < 0) goto oom;
 	}
-	sqlite3_finalize(q);
-	q = NULL;
+	page_close(&pg);
 	if (stream_index(&m) < 0) goto oom;
 	/* the journal's invocation intents, by subject */
 	int jr = stream_journal(d, &m, err);
@@ -996,13 +1191,16 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	if (m.roots) huge_advice(m.roots, ((size_t)m.L + 2) * sizeof *m.roots);
 	if (m.hashes) huge_advice(m.hashes, ((size_t)m.L + 2) * sizeof *m.hashes);
 	if (!m.roots || !m.hashes) goto oom;
-	if (ws_prep(st, WORLD_SQL(STREAM_WORLDS), &q, err) < 0) goto done;
+	/* (the key: SQLite's rowid, storage order; PostgreSQL's ref, sql.c) */
+	if (page_open(&pg, st, WORLD_SQL(STREAM_WORLDS), 5, st->kind != WDB_SQLITE, err) < 0) goto done;
+	if (pg.text) page_from_text(&pg, "");
+	else page_from_int(&pg, INT64_MIN);
 	for (;;) {
-		int s = sqlite3_step(q);
-		if (s == SQLITE_DONE) break;
-		if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
+		int s = page_step(&pg);
+		if (s == WDB_DONE) break;
+		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
 		struct ws_world_row w;
-		ws_world_row_read(q, &w);
+		ws_world_row_wread(pg.s, &w);
 		res->world_rows++;
 		res->bytes_hashed += w.json_len;
 		/* what WORLD_ROOT_AT answers for this revision */
@@ -1025,20 +1223,19 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 		const struct sobj *so = stream_find(&m, w.state_root);
 		pw->root_bad = !so || !(so->flags & F_HASH);
 	}
-	sqlite3_finalize(q);
-	q = NULL;
+	page_close(&pg);
 
 	/* the log, in index order */
-	if (ws_prep(st, WORLD_SQL(SCAN_LOG), &q, err) < 0) goto done;
-	sqlite3_bind_int64(q, 1, 1);
+	if (page_open(&pg, st, WORLD_SQL(SCAN_LOG), 0, 0, err) < 0) goto done;
+	page_from_int(&pg, 1);
 	char prev_hash[WORLD_REF_SIZE] = "";
 	long long expect = 1;
 	for (;;) {
-		int s = sqlite3_step(q);
-		if (s == SQLITE_DONE) break;
-		if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
+		int s = page_step(&pg);
+		if (s == WDB_DONE) break;
+		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
-		ws_log_row_read(q, &r);
+		ws_log_row_wread(pg.s, &r);
 		res->log_rows++;
 		res->bytes_hashed += r.json_len;
 		if (r.index >= 1 && r.index <= m.L)
@@ -1055,9 +1252,12 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 		snprintf(prev_hash, sizeof prev_hash, "%s", r.hash ? r.hash : "");
 		expect = r.index + 1;
 	}
-	sqlite3_finalize(q);
-	q = NULL;
+	page_close(&pg);
 	res->resume_log_index = expect;
+	if (d->failed) {
+		*err = d->ferr;
+		goto done;
+	}
 
 	/* each world's logHead: the entry hash at its revision */
 	for (size_t i = 0; i < m.np; i++) {
@@ -1087,9 +1287,57 @@ oom:
 	werr(err, WX_FAIL, "scan: out of memory");
 	rc = -1;
 done:
-	sqlite3_finalize(q);
+	page_close(&pg);
 	stream_free(&m);
 	return rc;
+}
+
+/* The entry hash at index (LOG_HASH_AT), "" when none. */
+static void hash_at(struct deps *d, struct wdb_stmt *entry, long long index, char h[WORLD_REF_SIZE])
+{
+	h[0] = '\0';
+	wdb_reset(entry);
+	(void)wdb_bind_int64(entry, 1, index, NULL);
+	int s = wdb_step(entry, NULL);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: entry lookup");
+	if (s == WDB_ROW) ws_wcol_ref(entry, 0, h);
+	wdb_reset(entry);
+}
+
+/* ws_object_check on the driver: NULL when the object is there and its
+ * payload hashes to ref, else why. */
+static const char *object_check(struct deps *d, struct wdb_stmt *get, const char *ref, uint64_t *bytes)
+{
+	wdb_reset(get);
+	(void)wdb_bind_text_nocopy(get, 1, ref, -1, NULL);
+	int s = wdb_step(get, NULL);
+	const char *why = NULL;
+	if (s != WDB_ROW) {
+		if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: object lookup");
+		why = s == WDB_DONE ? "object missing" : "object unreadable";
+	} else {
+		size_t n;
+		const void *p = wdb_column_blob(get, 0, &n);
+		char got[WORLD_REF_SIZE];
+		if (world_hash_ref(p, n, got, NULL) < 0) why = "hash failed";
+		else {
+			if (bytes) *bytes += n;
+			if (strcmp(got, ref) != 0) why = "payload hash mismatch";
+		}
+	}
+	wdb_reset(get);
+	return why;
+}
+
+/* PostgreSQL: the connection's backend pid, 0 when it cannot be read */
+static long long backend_pid(struct world_store *st)
+{
+	struct wdb_stmt *s = NULL;
+	long long pid = 0;
+	if (wdb_prepare(st->wdb, "SELECT pg_backend_pid()", &s, NULL) == 0 && wdb_step(s, NULL) == WDB_ROW)
+		pid = wdb_column_int64(s, 0, NULL);
+	wdb_finalize(s);
+	return pid;
 }
 
 int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE *out, struct world_scan_result *res,
@@ -1104,7 +1352,8 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	if (world_ref_parse(wfrom, "resume world ref", NULL, err) < 0) return -1;
 	if (opts->max_rows < 0 || opts->max_seconds < 0) return werr(err, WX_BAD_INPUT, "scan: negative budget");
 
-	sqlite3_stmt *logs = NULL, *worlds = NULL, *obj = NULL, *entry = NULL, *objs = NULL;
+	struct wdb_stmt *obj = NULL, *entry = NULL;
+	struct page logs = { 0 }, worlds = { 0 }, objs = { 0 };
 	const char *ofrom = opts->resume_object_ref && *opts->resume_object_ref ? opts->resume_object_ref : WORLD_SCAN_ZERO_REF;
 	if (world_ref_parse(ofrom, "resume object ref", NULL, err) < 0) return -1;
 	struct deps *d = calloc(1, sizeof *d);
@@ -1115,30 +1364,42 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	d->res = res;
 	int rc = -1;
 	/* One read transaction: the scan sees one consistent snapshot (inside a
-	 * caller's group it sees that group's view). */
+	 * caller's group it sees that group's view). On PostgreSQL a plain
+	 * BEGIN would give each statement -- each page -- a snapshot of its
+	 * own: REPEATABLE READ keeps the first one to the end. */
 	int own_txn = !st->in_txn;
-	if (own_txn && ws_exec(st, "BEGIN", err) < 0) {
+	if (own_txn && ws_exec(st, st->kind == WDB_SQLITE ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	                       err) < 0) {
 		free(d);
 		return -1;
 	}
-	/* a larger page cache for the scan's lookups (interior pages of the
-	 * SHA-256-keyed indexes stay; the default 2 MB held too few of them at
-	 * 10^6 entries), given back at the end */
+	/* PostgreSQL: the driver reconnects by itself outside a transaction
+	 * of its own (wdb_begin), which this BEGIN is not: the backend's pid
+	 * at the start and at the end tells one snapshot from pages read on a
+	 * new connection (as store/copy.c does) */
+	long long pid0 = own_txn && st->kind != WDB_SQLITE ? backend_pid(st) : 0;
+	/* SQLite: a larger page cache for the scan's lookups (interior pages of
+	 * the SHA-256-keyed indexes stay; the default 2 MB held too few of them
+	 * at 10^6 entries), given back at the end. (PostgreSQL's cache is the
+	 * server's shared buffers: nothing of the connection's to set.) */
 	long long cache_was = 0;
-	sqlite3_stmt *cs = NULL;
-	if (sqlite3_prepare_v2(st->db, "PRAGMA cache_size", -1, &cs, NULL) == SQLITE_OK && sqlite3_step(cs) == SQLITE_ROW)
-		cache_was = sqlite3_column_int64(cs, 0);
-	sqlite3_finalize(cs);
-	struct world_err ce;
-	int cache_set = cache_was != 0 && (cache_was > 0 ? cache_was * 4 : -cache_was) < WORLD_SCAN_CACHE_KIB &&
-	                ws_exec(st, "PRAGMA cache_size=-" WS_SCAN_STR(WORLD_SCAN_CACHE_KIB), &ce) == 0;
-	if (ws_prep(st, WORLD_SQL(SCAN_LOG), &logs, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(SCAN_WORLDS), &worlds, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(LOG_HASH_AT), &entry, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &d->obj, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(WORLD_ROOT_AT), &d->world, err) < 0 ||
-	    ws_prep(st, WORLD_SQL(SCAN_OBJECTS), &objs, err) < 0)
+	int cache_set = 0;
+	if (st->kind == WDB_SQLITE) {
+		struct wdb_stmt *cs = NULL;
+		if (wdb_prepare(st->wdb, "PRAGMA cache_size", &cs, NULL) == 0 && wdb_step(cs, NULL) == WDB_ROW)
+			cache_was = wdb_column_int64(cs, 0, NULL);
+		wdb_finalize(cs);
+		struct world_err ce;
+		cache_set = cache_was != 0 && (cache_was > 0 ? cache_was * 4 : -cache_was) < WORLD_SCAN_CACHE_KIB &&
+		            ws_exec(st, "PRAGMA cache_size=-" WS_SCAN_STR(WORLD_SCAN_CACHE_KIB), &ce) == 0;
+	}
+	if (page_open(&logs, st, WORLD_SQL(SCAN_LOG), 0, 0, err) < 0 ||
+	    page_open(&worlds, st, WORLD_SQL(SCAN_WORLDS), 0, 1, err) < 0 ||
+	    ws_wprep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
+	    ws_wprep(st, WORLD_SQL(LOG_HASH_AT), &entry, err) < 0 ||
+	    ws_wprep(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &d->obj, err) < 0 ||
+	    ws_wprep(st, WORLD_SQL(WORLD_ROOT_AT), &d->world, err) < 0 ||
+	    page_open(&objs, st, WORLD_SQL(SCAN_OBJECTS), 0, 1, err) < 0)
 		goto done;
 
 	/* a full scan streams each table once (stream_scan); beyond its bound,
@@ -1159,28 +1420,26 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	/* a budgeted or resumed scan: its objects window (not the tests'
 	 * indexed = 1, which looks every dependency up by ref) */
 	struct window win = { .m = { .last_fn = NOSTR, .last_interp = NOSTR, .window = 1 } };
-	if (!opts->indexed && ws_prep(st, WORLD_SQL(WINDOW_OBJECTS), &win.fill, err) == 0 &&
-	    ws_prep(st, WORLD_SQL(OBJECT_ROWID), &win.rowid, err) == 0)
+	if (!opts->indexed && ws_wprep(st, WORLD_SQL(WINDOW_OBJECTS), &win.fill, err) == 0 &&
+	    ws_wprep(st, WORLD_SQL(OBJECT_ROWID), &win.rowid, err) == 0)
 		d->win = &win;
-	else if (!opts->indexed)
+	else if (!opts->indexed) {
+		wdb_finalize(win.fill);
 		goto done;
+	}
 
 	/* the previous entry's hash, for the chain check at the resume point */
 	char prev_hash[WORLD_REF_SIZE] = "";
-	if (from > 1) {
-		sqlite3_bind_int64(entry, 1, from - 1);
-		if (sqlite3_step(entry) == SQLITE_ROW) ws_col_ref(entry, 0, prev_hash);
-		sqlite3_reset(entry);
-	}
+	if (from > 1) hash_at(d, entry, from - 1, prev_hash);
 	long long expect = from;
 	int log_done = 0;
-	sqlite3_bind_int64(logs, 1, from);
+	page_from_int(&logs, from);
 	for (;;) {
-		int s = sqlite3_step(logs);
-		if (s == SQLITE_DONE) { log_done = 1; break; }
-		if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
+		int s = page_step(&logs);
+		if (s == WDB_DONE) { log_done = 1; break; }
+		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
-		ws_log_row_read(logs, &r);
+		ws_log_row_wread(logs.s, &r);
 		if (spent(&b)) { expect = r.index; break; }
 		b.rows++;
 		res->log_rows++;
@@ -1201,13 +1460,13 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	snprintf(res->resume_world_ref, sizeof res->resume_world_ref, "%s", wfrom);
 	int worlds_done = 0;
 	if (log_done) {
-		sqlite3_bind_text(worlds, 1, wfrom, -1, SQLITE_STATIC);
+		page_from_text(&worlds, wfrom);
 		for (;;) {
-			int s = sqlite3_step(worlds);
-			if (s == SQLITE_DONE) { worlds_done = 1; break; }
-			if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
+			int s = page_step(&worlds);
+			if (s == WDB_DONE) { worlds_done = 1; break; }
+			if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
 			struct ws_world_row r;
-			ws_world_row_read(worlds, &r);
+			ws_world_row_wread(worlds.s, &r);
 			if (spent(&b)) {
 				snprintf(res->resume_world_ref, sizeof res->resume_world_ref, "%s", r.ref ? r.ref : "");
 				break;
@@ -1217,14 +1476,11 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 			res->bytes_hashed += r.json_len;
 			const char *bad = ws_world_row_check(&r);
 			if (!bad) {
-				char h[WORLD_REF_SIZE] = "";
-				sqlite3_reset(entry);
-				sqlite3_bind_int64(entry, 1, r.revision);
-				if (sqlite3_step(entry) == SQLITE_ROW) ws_col_ref(entry, 0, h);
-				sqlite3_reset(entry);
+				char h[WORLD_REF_SIZE];
+				hash_at(d, entry, r.revision, h);
 				if (strcmp(h, r.log_head) != 0) bad = "logHead";
 			}
-			if (!bad && ws_object_check(st, obj, r.state_root, &res->bytes_hashed)) bad = "stateRoot";
+			if (!bad && object_check(d, obj, r.state_root, &res->bytes_hashed)) bad = "stateRoot";
 			if (bad) {
 				res->holes++;
 				if (out) fprintf(out, "integrity_hole table=worlds ref=%s field=%s\n", r.ref ? r.ref : "", bad);
@@ -1235,27 +1491,33 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	int objects_done = !opts->objects;
 	if (opts->objects && log_done && worlds_done) {
 		/* every object, orphans included: its ref from its payload */
-		sqlite3_bind_text(objs, 1, ofrom, -1, SQLITE_STATIC);
+		page_from_text(&objs, ofrom);
 		for (;;) {
-			int s = sqlite3_step(objs);
-			if (s == SQLITE_DONE) { objects_done = 1; break; }
-			if (s != SQLITE_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
-			const char *ref = (const char *)sqlite3_column_text(objs, 0);
+			int s = page_step(&objs);
+			if (s == WDB_DONE) { objects_done = 1; break; }
+			if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
+			const char *ref = wdb_column_text(objs.s, 0);
 			if (spent(&b)) {
 				snprintf(res->resume_object_ref, sizeof res->resume_object_ref, "%s", ref ? ref : "");
 				break;
 			}
 			b.rows++;
 			res->object_rows++;
-			const void *p = sqlite3_column_blob(objs, 1);
-			size_t n = (size_t)sqlite3_column_bytes(objs, 1);
+			size_t n;
+			const void *p = wdb_column_blob(objs.s, 1, &n);
 			res->bytes_hashed += n;
 			char got[WORLD_REF_SIZE];
-			if (!ref || world_hash_ref(p ? p : "", n, got, NULL) < 0 || strcmp(got, ref) != 0) {
+			if (!ref || world_hash_ref(p, n, got, NULL) < 0 || strcmp(got, ref) != 0) {
 				res->holes++;
 				if (out) fprintf(out, "integrity_hole table=objects ref=%s field=payload\n", ref ? ref : "");
 			}
 		}
+	}
+	/* a lookup the database could not answer: no verdict (it would have
+	 * been printed as a hole) */
+	if (d->failed) {
+		*err = d->ferr;
+		goto done;
 	}
 	res->complete = log_done && worlds_done && objects_done;
 	if (!res->complete && out) {
@@ -1266,18 +1528,24 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		fputc('\n', out);
 	}
 	rc = 0;
+	if (pid0 && backend_pid(st) != pid0) {
+		rc = werr(err, wdb_fail_code(WDB_UNAVAILABLE, WX_IO),
+		          "store %s: scan: the connection was lost and made again during the scan (not one snapshot); "
+		          "scan again", st->path);
+	}
 done:
-	sqlite3_finalize(logs);
-	sqlite3_finalize(worlds);
-	sqlite3_finalize(obj);
-	sqlite3_finalize(entry);
-	sqlite3_finalize(objs);
-	sqlite3_finalize(d->obj);
-	sqlite3_finalize(d->world);
+	page_close(&logs);
+	page_close(&worlds);
+	page_close(&objs);
+	wdb_finalize(obj);
+	wdb_finalize(entry);
+	wdb_finalize(d->obj);
+	wdb_finalize(d->world);
+	wdb_finalize(d->arch);
 	if (d->win) {
 		stream_free(&d->win->m);
-		sqlite3_finalize(d->win->fill);
-		sqlite3_finalize(d->win->rowid);
+		wdb_finalize(d->win->fill);
+		wdb_finalize(d->win->rowid);
 	}
 	free(d);
 	struct world_err ig;

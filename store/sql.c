@@ -134,33 +134,50 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	SCAN(BACKUP_INTERPS, "SELECT ref FROM interpreters ORDER BY ref",
 	     "the backup copies every archived interpreter (a handful of rows)"),
 
-	SCAN(SCAN_LOG, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ? ORDER BY entry_index",
+	/* the integrity scan (store/scan.c). The cursors are paged by their
+	 * keys: ?1 the first key of the page, ?2 its rows (SQLite: -1, one
+	 * page, as SQLite steps a result row by row; PostgreSQL fetches a
+	 * result whole, so a page is a bounded number of rows) */
+	SCAN(SCAN_LOG, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index >= ?1 ORDER BY entry_index LIMIT ?2",
 	     "the integrity scan's cursor: every entry once, in index order, from the resume point"),
-	SCAN(SCAN_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref >= ? ORDER BY ref",
+	SCAN(SCAN_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds WHERE ref >= ?1 ORDER BY ref LIMIT ?2",
 	     "the integrity scan's cursor: every world once, in ref order, from the resume point"),
-	SCAN(SCAN_OBJECTS, "SELECT ref, payload FROM objects WHERE ref >= ? ORDER BY ref",
+	SCAN(SCAN_OBJECTS, "SELECT ref, payload FROM objects WHERE ref >= ?1 ORDER BY ref LIMIT ?2",
 	     "the integrity scan's --objects cursor: every object once (orphans included), in ref order"),
-	SCAN(STREAM_OBJECTS, "SELECT ref, semantic_id, payload FROM objects",
+	/* storage order: the rowid (PostgreSQL: objects.seq, unique) */
+	SCANPG(STREAM_OBJECTS, "SELECT ref, semantic_id, payload, rowid FROM objects WHERE rowid >= ?1 ORDER BY rowid LIMIT ?2",
 	     "the full integrity scan's first pass: every object once, in storage order, each payload hashed once "
-	     "(scan.c, stream_scan)"),
-	SCAN(STREAM_WORLDS, "SELECT " WS_WORLD_COLS " FROM worlds",
-	     "the full integrity scan's second pass: every world once, in storage order (scan.c, stream_scan)"),
-	/* the columns JOURNAL_FIND orders and answers by, for every invocation intent */
+	     "(scan.c, stream_scan)",
+	     "SELECT ref, semantic_id, payload, seq FROM objects WHERE seq >= ?1 ORDER BY seq LIMIT ?2"),
+	/* storage order on SQLite; PostgreSQL's worlds have no insertion order of their own: by ref (the
+	 * pass keeps sets, not an order) */
+	SCANPG(STREAM_WORLDS, "SELECT " WS_WORLD_COLS ", rowid FROM worlds WHERE rowid >= ?1 ORDER BY rowid LIMIT ?2",
+	     "the full integrity scan's second pass: every world once, in storage order (scan.c, stream_scan)",
+	     "SELECT " WS_WORLD_COLS ", ref FROM worlds WHERE ref >= ?1 ORDER BY ref LIMIT ?2"),
+	/* the columns JOURNAL_FIND orders and answers by, for every invocation intent; the subject only when it
+	 * is text (JOURNAL_FIND binds text: no other value equals it; PostgreSQL's column is text) and its
+	 * length in bytes (a text holding a NUL equals no bound subject) */
 	SCANPG(STREAM_JOURNAL,
-	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref FROM journal AS i NOT INDEXED "
+	     "SELECT i.id, CASE WHEN typeof(i.subject) = 'text' THEN i.subject END, i.ref, (o.status = 'committed'), "
+	     "o.status, o.ref, length(CAST(i.subject AS BLOB)) FROM journal AS i NOT INDEXED "
 	     "LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
-	     "WHERE i.phase = 'intent' AND i.kind = 'invocation'",
+	     "WHERE i.phase = 'intent' AND i.kind = 'invocation' AND i.id >= ?1 ORDER BY i.id LIMIT ?2",
 	     "the full integrity scan's journal pass: every intent once, in storage order, its outcome by "
 	     "journal_one_outcome (ascending with the intents) instead of one journal_by_subject lookup an entry "
 	     "(scan.c, stream_journal)",
-	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref FROM journal AS i "
-	     "LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
-	     "WHERE i.phase = 'intent' AND i.kind = 'invocation'"),
+	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref, octet_length(i.subject) "
+	     "FROM journal AS i LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
+	     "WHERE i.phase = 'intent' AND i.kind = 'invocation' AND i.id >= ?1 ORDER BY i.id LIMIT ?2"),
 	SCANPG(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
 	     "a budgeted scan's window: a few thousand objects in storage order from an entry's record on (the next "
 	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, win_fill)",
 	     "SELECT ref, semantic_id, payload FROM objects WHERE seq >= ? ORDER BY seq LIMIT ?"),
 	QPG(OBJECT_ROWID, "SELECT rowid FROM objects WHERE ref = ?", "SELECT seq FROM objects WHERE ref = ?"),
+	/* the scan's check of an archived interpreter where its bytes are in the database (PostgreSQL's
+	 * archive table; SQLite keeps them in DB.artifacts, world_interp_verify) */
+	QPG(SCAN_ARCHIVE, "SELECT i.version, i.size, NULL, NULL FROM interpreters i WHERE i.ref = ?1",
+	    "SELECT i.version, i.size, a.bytes, a.manifest FROM interpreters i LEFT JOIN archive a ON a.ref = i.ref "
+	    "WHERE i.ref = ?1"),
 
 	QPG(SCHEMA_TABLES, "SELECT count(*) FROM sqlite_master", SQLITE_ONLY),
 	SCANPG(MIG_OUTCOME_SUBJECTS,
