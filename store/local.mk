@@ -118,6 +118,14 @@ TESTS += tests/store/test_scan
 tests_store_test_scan_SOURCES = tests/store/test_scan.c tests/store/sbulk.h tests/store/sfix.h
 tests_store_test_scan_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_scan_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+# The scan on PostgreSQL beside SQLite: the same history, the same damage,
+# the same lines (tests/store/scanpg.sh starts the cluster).
+check_PROGRAMS += tests/store/test_scan_pg
+tests_store_test_scan_pg_SOURCES = tests/store/test_scan_pg.c tests/store/sbulk.h tests/store/sfix.h
+tests_store_test_scan_pg_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_scan_pg_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+TESTS += tests/store/scanpg.sh
+EXTRA_DIST += tests/store/scanpg.sh
 # Checkpoints off the commit path (store/checkpoint.c).
 check_PROGRAMS += tests/store/test_ckpt
 TESTS += tests/store/test_ckpt
