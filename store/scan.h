@@ -25,7 +25,12 @@
  *     [object_rows=N resume_object_ref=R]                   (objects pass only)
  * A later scan resumes from the printed cursors (resume_log_index is the next
  * entry to check; resume_world_ref / resume_object_ref the next ref, all
- * zeros = from the first). It never repairs anything. */
+ * zeros = from the first). It never repairs anything.
+ *
+ * Runs on the store's SQL driver (store/db.h): a store on SQLite or on
+ * PostgreSQL, the same lines (docs/store.md, "Integrity scan", On
+ * PostgreSQL: its cursors paged by their keys, one REPEATABLE READ
+ * snapshot, the interpreter checked from the archive table). */
 #ifndef WORLD_STORE_SCAN_H
 #define WORLD_STORE_SCAN_H
 #include <stdint.h>
