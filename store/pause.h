@@ -30,7 +30,8 @@
  *   store.checkpoint   a handle's checkpoint thread was woken, before it checkpoints
  *   store.queued       a transaction found the write queue taken, before it waits in it
  *   store.wal_sync     a durable commit's WAL frames are gathered (store/walbuf.c), before they go to the file
- *   store.group_commit a group commit's batch is written, before its COMMIT (store/group.c) */
+ *   store.group_commit a group commit's batch is written, before its COMMIT (store/group.c)
+ *   scan.page          a paged scan cursor read a whole page, before it asks for the next (store/scan.c) */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
 

@@ -7,6 +7,7 @@
 #include "store/scan.h"
 #include "store/store_internal.h"
 #include "store/canon.h"
+#include "store/pause.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,6 +59,7 @@ struct page {
 	char *tkey;       /* the last text key read (paged only) */
 	size_t tcap;
 	int skip;         /* a text page after the first: its first row is tkey's */
+	int oom;          /* page_step failed keeping the key */
 };
 
 static long long page_rows(struct world_store *st)
@@ -107,7 +109,7 @@ static void page_from_text(struct page *p, const char *k)
 }
 
 /* WDB_ROW (the row's columns until the next call), WDB_DONE, or a
- * negative enum wdb_fail (the caller formats the error: ws_sqlerr). */
+ * negative enum wdb_fail (the caller formats the error: page_err). */
 static int page_step(struct page *p)
 {
 	for (;;) {
@@ -128,7 +130,10 @@ static int page_step(struct page *p)
 			size_t n = strlen(k ? k : "") + 1;
 			if (n > p->tcap) {
 				char *t = realloc(p->tkey, n);
-				if (!t) return WDB_FAIL;
+				if (!t) {
+					p->oom = 1;
+					return WDB_FAIL;
+				}
 				p->tkey = t;
 				p->tcap = n;
 			}
@@ -137,6 +142,7 @@ static int page_step(struct page *p)
 		}
 		/* the end of a page: of the cursor when it was short */
 		if (p->limit < 0 || p->rows < p->limit) return WDB_DONE;
+		world_pause("scan.page");
 		if (p->text) {
 			page_from_text(p, p->tkey);
 			p->skip = 1;
@@ -145,6 +151,13 @@ static int page_step(struct page *p)
 			page_from_int(p, p->ikey + 1);
 		}
 	}
+}
+
+/* page_step's failure as the scan's error: what failed on the store */
+static int page_err(struct page *p, const char *what, struct world_err *err)
+{
+	if (p->oom) return werr(err, WX_FAIL, "scan: out of memory");
+	return ws_sqlerr(p->st, 0, what, err);
 }
 
 static void page_close(struct page *p)
@@ -284,7 +297,9 @@ static void win_fill(struct deps *d, const char *ref);
 
 static void hole(struct deps *d, const char *table, long long index, const char *field, const char *ref)
 {
-	if (d->quiet) return;
+	/* (after a failed lookup the scan fails: what the database could not
+	 * answer is no hole) */
+	if (d->quiet || d->failed) return;
 	d->res->holes++;
 	if (d->out)
 		fprintf(d->out, "integrity_hole table=%s index=%lld field=%s ref=%s\n", table, index, field,
@@ -811,7 +826,7 @@ static int stream_journal(struct deps *d, struct stream *m, struct world_err *er
 	for (;;) {
 		int s = page_step(&pg);
 		if (s == WDB_DONE) break;
-		if (s != WDB_ROW) { ws_sqlerr(d->st, 0, "scan journal", err); goto done; }
+		if (s != WDB_ROW) { page_err(&pg, "scan journal", err); goto done; }
 		/* JOURNAL_FIND binds the subject as text: no other value equals it
 		 * (the statement gives a subject that is not text as NULL, and
 		 * its length in bytes: a text holding a NUL is no bound text) */
@@ -1169,7 +1184,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	for (;;) {
 		int s = page_step(&pg);
 		if (s == WDB_DONE) break;
-		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
+		if (s != WDB_ROW) { page_err(&pg, "scan objects", err); goto done; }
 		if (m.no >= WORLD_SCAN_STREAM_MAX_OBJECTS) { rc = 1; goto done; }
 		size_t n;
 		const char *p = wdb_column_blob(pg.s, 2, &n);
@@ -1198,7 +1213,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	for (;;) {
 		int s = page_step(&pg);
 		if (s == WDB_DONE) break;
-		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
+		if (s != WDB_ROW) { page_err(&pg, "scan worlds", err); goto done; }
 		struct ws_world_row w;
 		ws_world_row_wread(pg.s, &w);
 		res->world_rows++;
@@ -1233,7 +1248,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	for (;;) {
 		int s = page_step(&pg);
 		if (s == WDB_DONE) break;
-		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
+		if (s != WDB_ROW) { page_err(&pg, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
 		ws_log_row_wread(pg.s, &r);
 		res->log_rows++;
@@ -1245,7 +1260,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 		if (!bad && r.index == 1 && r.prev) bad = "prevEntryHash";
 		if (!bad && r.index > 1 && (!r.prev || strcmp(r.prev, prev_hash) != 0)) bad = "prevEntryHash";
 		if (!bad) bad = stream_dep_check(d, &m, &r);
-		if (bad) {
+		if (bad && !d->failed) {
 			res->holes++;
 			if (out) fprintf(out, "integrity_hole table=log_entries index=%lld field=%s\n", r.index, bad);
 		}
@@ -1437,7 +1452,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	for (;;) {
 		int s = page_step(&logs);
 		if (s == WDB_DONE) { log_done = 1; break; }
-		if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan log_entries", err); goto done; }
+		if (s != WDB_ROW) { page_err(&logs, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
 		ws_log_row_wread(logs.s, &r);
 		if (spent(&b)) { expect = r.index; break; }
@@ -1449,7 +1464,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		if (!bad && r.index == 1 && r.prev) bad = "prevEntryHash";
 		if (!bad && r.index > 1 && (!r.prev || strcmp(r.prev, prev_hash) != 0)) bad = "prevEntryHash";
 		if (!bad) bad = dep_check(d, &r);
-		if (bad) {
+		if (bad && !d->failed) {
 			res->holes++;
 			if (out) fprintf(out, "integrity_hole table=log_entries index=%lld field=%s\n", r.index, bad);
 		}
@@ -1464,7 +1479,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		for (;;) {
 			int s = page_step(&worlds);
 			if (s == WDB_DONE) { worlds_done = 1; break; }
-			if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan worlds", err); goto done; }
+			if (s != WDB_ROW) { page_err(&worlds, "scan worlds", err); goto done; }
 			struct ws_world_row r;
 			ws_world_row_wread(worlds.s, &r);
 			if (spent(&b)) {
@@ -1481,7 +1496,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 				if (strcmp(h, r.log_head) != 0) bad = "logHead";
 			}
 			if (!bad && object_check(d, obj, r.state_root, &res->bytes_hashed)) bad = "stateRoot";
-			if (bad) {
+			if (bad && !d->failed) {
 				res->holes++;
 				if (out) fprintf(out, "integrity_hole table=worlds ref=%s field=%s\n", r.ref ? r.ref : "", bad);
 			}
@@ -1495,7 +1510,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		for (;;) {
 			int s = page_step(&objs);
 			if (s == WDB_DONE) { objects_done = 1; break; }
-			if (s != WDB_ROW) { ws_sqlerr(st, 0, "scan objects", err); goto done; }
+			if (s != WDB_ROW) { page_err(&objs, "scan objects", err); goto done; }
 			const char *ref = wdb_column_text(objs.s, 0);
 			if (spent(&b)) {
 				snprintf(res->resume_object_ref, sizeof res->resume_object_ref, "%s", ref ? ref : "");
