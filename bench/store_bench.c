@@ -10,7 +10,10 @@
  *      same with SQLite's own WAL writes (WORLD_STORE_PLAIN_WAL: what
  *      store/walbuf.c's gathering gives); beside them SQLite's own
  *      bulk insert (rows of the bytes one append adds, one durable
- *      transaction) as the floor, and the ratio;
+ *      transaction) as the floor, and the ratio; with STORE_BENCH_PG_URI
+ *      (store_bench.sh starts a throwaway cluster) the same group rows on
+ *      PostgreSQL, W threads on one and on two connections, with the
+ *      batches that lost a race and the appends refused after 9 runs;
  *   3. scale: for each size of a list (default 10,000 and 100,000 entries)
  *      the scan store is grown to that many coordinator-shaped calls
  *      (tests/store/sbulk.h: journal, membership, usage; synchronous=OFF)
@@ -23,7 +26,9 @@
  * time (default $WORLDD; none: those rows are skipped). */
 #include "bench/bench.h"
 #include "coordinator/coordinator.h"
+#include "store/db.h"
 #include "store/group.h"
+#include "store/ref.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "tests/coordinator/ctest.h"
@@ -118,6 +123,8 @@ struct writer {
 	struct appender *a;
 	long long n;
 	int failed;
+	int keep_going;   /* count a failed append and go on (the PostgreSQL rows) */
+	long long nfailed;
 };
 
 static void *writer_main(void *p)
@@ -126,6 +133,10 @@ static void *writer_main(void *p)
 	struct world_err err = { 0 };
 	for (long long i = 0; i < w->n; i++)
 		if (world_group_run(w->g, append_next, w->a, &err) < 0) {
+			if (w->keep_going && err.code == WX_LOCKED) {
+				w->nfailed++;
+				continue;
+			}
 			fprintf(stderr, "store_bench: group append: %s\n", err.msg);
 			w->failed = 1;
 			break;
@@ -169,7 +180,7 @@ static double grouped(const char *dir, int writers, long long n, int mode, struc
 	double c0 = cpu_now_us();
 	double t0 = now_s();
 	for (int i = 0; i < writers; i++) {
-		w[i] = (struct writer){ g, &a, n / writers, 0 };
+		w[i] = (struct writer){ g, &a, n / writers, 0, 0, 0 };
 		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
 	}
 	for (int i = 0; i < writers; i++) pthread_join(th[i], NULL);
@@ -195,6 +206,84 @@ static double grouped(const char *dir, int writers, long long n, int mode, struc
 	free(th);
 	free(w);
 	return (double)done / s;
+}
+
+#define WS_GROUP_TRIES_PRINTED 9 /* a batch's runs before it is refused: 1 + the store's 8 retries */
+
+/* The same group rows on PostgreSQL (STORE_BENCH_PG_URI; bench/store_bench.sh
+ * starts a throwaway cluster): W threads on each of `conns` groups (one
+ * connection each), n appends in all, synchronous_commit=on (the driver's).
+ * The interpreter is not archived there yet (docs/store.md): the entries
+ * name a fixed ref. Every append is checked by the log's count afterwards
+ * (the scan does not run on PostgreSQL yet). */
+static double pg_grouped(const char *uri, int writers, int conns, long long n, struct gstat *gs, long long *races,
+                         long long *lost)
+{
+	struct world_store *st[2] = { NULL, NULL };
+	struct world_group *g[2] = { NULL, NULL };
+	/* one appender per connection: its group's leader alone moves its counter */
+	static struct appender a[2];
+	memset(a, 0, sizeof a);
+	struct world_err err = { 0 };
+	for (int c = 0; c < conns; c++) {
+		if (world_store_open(uri, WORLD_STORE_WRITER, &st[c], &err) < 0) die("PostgreSQL open", &err);
+		if (!(g[c] = world_group_new(st[c], &err))) die("PostgreSQL group", &err);
+	}
+	static const char ibytes[] = "an interpreter's bytes";
+	static const char src[] = "module sfix\nexport func main(input: string) -> string {\n  input\n}\n";
+	/* distinct inputs in every row of every run on the same database */
+	static long long next_n;
+	if (!next_n) next_n = (long long)time(NULL) * 1000000;
+	for (int c = 0; c < conns; c++) {
+		if (world_hash_ref(ibytes, strlen(ibytes), a[c].f.interp, &err) < 0 ||
+		    world_object_put(st[0], "world/transition-source/v1", "sfix", src, strlen(src), a[c].f.src, NULL, &err) < 0)
+			die("PostgreSQL fixture", &err);
+		a[c].f.n = next_n;
+		next_n += n + 1;
+	}
+	long long n0;
+	char h0[WORLD_REF_SIZE];
+	if (world_log_last(st[0], &n0, h0, &err) < 0) die("PostgreSQL head", &err);
+	int total = writers * conns;
+	pthread_t *th = calloc((size_t)total, sizeof *th);
+	struct writer *w = calloc((size_t)total, sizeof *w);
+	if (!th || !w) die("out of memory", NULL);
+	double c0 = cpu_now_us();
+	double t0 = now_s();
+	for (int i = 0; i < total; i++) {
+		w[i] = (struct writer){ g[i % conns], &a[i % conns], n / total, 0, 1, 0 };
+		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
+	}
+	for (int i = 0; i < total; i++) pthread_join(th[i], NULL);
+	double secs = now_s() - t0;
+	double cpu = cpu_now_us() - c0;
+	*lost = 0;
+	for (int i = 0; i < total; i++) {
+		if (w[i].failed) die("PostgreSQL group append", NULL);
+		*lost += w[i].nfailed;
+	}
+	long long done = 0, batches = 0;
+	*races = 0;
+	for (int c = 0; c < conns; c++) {
+		long long b, d;
+		world_group_stats(g[c], &b, &d, NULL);
+		batches += b;
+		done += d;
+		*races += world_group_races(g[c]);
+	}
+	long long n1;
+	if (world_log_last(st[0], &n1, h0, &err) < 0 || n1 - n0 != (n / total) * total - *lost)
+		die("PostgreSQL: the log did not grow by every acknowledged append", &err);
+	done -= *lost;
+	gs->mean_batch = batches ? (double)done / (double)batches : 0;
+	gs->cpu_us = done ? cpu / (double)done : 0;
+	for (int c = 0; c < conns; c++) {
+		world_group_free(g[c]);
+		world_store_close(st[c]);
+	}
+	free(th);
+	free(w);
+	return (double)done / secs;
 }
 
 /* SQLite alone: n rows of `bytes` bytes in one durable transaction. */
@@ -399,12 +488,14 @@ int main(int argc, char **argv)
 
 	int row = per > 64 ? (int)per : 64;
 	double floor = sqlite_bulk(dir, n, row);
+	double sqlite_rows[16] = { 0 };
 	printf("group commit (store/group.h): %lld verified appends (the same rows, index, chain and head checked in the "
 	       "transaction), durable\n", n);
 	for (int i = 0; i < nwriters; i++) {
 		if (writers[i] > 4096) writers[i] = 4096;
 		struct gstat gs = { 0 }, gp = { 0 };
 		double r = grouped(dir, (int)writers[i], n, WORLD_STORE_WRITER, &gs);
+		sqlite_rows[i] = r;
 		double rp = grouped(dir, (int)writers[i], n, WORLD_STORE_WRITER | WORLD_STORE_PLAIN_WAL, &gp);
 		printf("  %3lld writer thread(s):              %10.0f appends/s   (mean batch %.1f; %.2fx the single-commit rate; "
 		       "%.3f of the floor)\n", writers[i], r, gs.mean_batch, r / durable, r / floor);
@@ -416,6 +507,30 @@ int main(int argc, char **argv)
 	}
 	printf("  floor: SQLite's own bulk insert of %lld rows of %d bytes (one durable transaction): %.0f rows/s\n", n, row,
 	       floor);
+	const char *pg_uri = getenv("STORE_BENCH_PG_URI");
+	if (pg_uri && *pg_uri) {
+#ifdef WORLD_HAVE_PG
+		wdb_pg_enable();
+		printf("group commit on PostgreSQL (a throwaway cluster on this machine, synchronous_commit=on; the same appends, "
+		       "the fixed interpreter ref aside)\n");
+		for (int i = 0; i < nwriters; i++)
+			for (int conns = 1; conns <= 2; conns++) {
+				struct gstat gs = { 0 };
+				long long races = 0, lost = 0;
+				double r = pg_grouped(pg_uri, (int)writers[i], conns, n, &gs, &races, &lost);
+				printf("  %3lld writer thread(s) x %d connection(s): %7.0f appends/s   (mean batch %.1f; %.0f us CPU of "
+				       "this process per append; %lld batches run again after a lost race, %lld appends refused after "
+				       "%d; %.2fx SQLite's %lld-thread row)\n",
+				       writers[i], conns, r, gs.mean_batch, gs.cpu_us, races, lost, WS_GROUP_TRIES_PRINTED, r / sqlite_rows[i],
+				       writers[i]);
+			}
+#else
+		printf("group commit on PostgreSQL: skipped (built --without-postgresql)\n");
+#endif
+	} else {
+		printf("group commit on PostgreSQL: skipped (%s)\n",
+		       getenv("STORE_BENCH_PG_SKIP") ? getenv("STORE_BENCH_PG_SKIP") : "STORE_BENCH_PG_URI is not set");
+	}
 
 	/* the scan store (scan.db): grown through each size in turn; the
 	 * largest size's store is kept as scan-N.db beside it and, when an

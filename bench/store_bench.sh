@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # bench/store_bench.sh: durable commits/s, group commit with concurrent
 # writers beside SQLite's own bulk insert, the full scan at each size, the
 # start-up scan, and worldd why / replay at the largest size (figures only;
@@ -10,6 +10,9 @@
 #                        and grows in some 10 minutes here, once with STORE_BENCH_DIR)
 #   STORE_BENCH_WRITERS  writer threads of the group commit rows (1,4,16,64,256; at most 4096)
 #   STORE_BENCH_ENTRIES  (older name) one scan size
+#   STORE_BENCH_PG       0: no PostgreSQL rows; otherwise, with postgresql-15
+#                        installed, the group rows run again on a throwaway
+#                        cluster (tests/pg_cluster.sh), synchronous_commit=on
 #   STORE_BENCH_DIR      keep the stores there: the store of the largest size is
 #                        kept as scan-N.db (with scan-N.db.artifacts) and a later
 #                        run with the same largest size scans it instead of growing
@@ -31,4 +34,19 @@ else
 	trap 'rm -rf "$dir"' EXIT
 fi
 echo "store benchmark in $dir ($(df -hP "$dir" | awk 'NR==2 {print $1}'))"
+# PostgreSQL beside SQLite: a throwaway cluster (stopped and removed on exit)
+if [ "${STORE_BENCH_PG:-1}" != 0 ] && [ -n "${top_srcdir:-}" ]; then
+	. "$top_srcdir/tests/pg_cluster.sh"
+	if pg_cluster_find; then
+		if pg_cluster_start; then
+			STORE_BENCH_PG_URI=$PG_URI; export STORE_BENCH_PG_URI
+			# the cluster's trap replaced ours: remove the stores too
+			[ -n "${STORE_BENCH_DIR:-}" ] || trap 'pg_cluster_cleanup; rm -rf "$dir"' EXIT
+		else
+			STORE_BENCH_PG_SKIP="the throwaway cluster did not start"; export STORE_BENCH_PG_SKIP
+		fi
+	else
+		STORE_BENCH_PG_SKIP="postgresql-15 is not installed"; export STORE_BENCH_PG_SKIP
+	fi
+fi
 "$b/bench/store_bench" "$dir" "${STORE_BENCH_COMMITS:-4000}" "$sizes" "${STORE_BENCH_WRITERS:-1,4,16,64,256}" "$WORLDD"

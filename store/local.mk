@@ -108,7 +108,7 @@ EXTRA_DIST += tests/store/cli_store.sh
 noinst_PROGRAMS += bench/store_bench
 bench_store_bench_SOURCES = bench/store_bench.c
 bench_store_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-bench_store_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+bench_store_bench_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/store_bench.sh
 
 # the store fixtures shared by the store tests and the store benchmark
