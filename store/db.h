@@ -83,7 +83,8 @@ enum wdb_open_flags {
 struct wdb_opts {
 	int flags;                 /* enum wdb_open_flags */
 	const char *password_file; /* PostgreSQL: file holding the password (first line); NULL = none */
-	int busy_timeout_ms;       /* SQLite: how long a writer waits for another's lock (0 = 5000) */
+	int busy_timeout_ms;       /* how long a writer waits for another's lock (0 = 5000): SQLite's busy timeout,
+	                            * PostgreSQL's lock_timeout (every lock wait of the session) */
 	int connect_timeout_s;     /* PostgreSQL: connect timeout unless the URI sets one (0 = 5) */
 };
 

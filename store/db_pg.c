@@ -41,6 +41,7 @@ struct pdb {
 	struct wdb h;
 	PGconn *conn;
 	int readonly;
+	int lock_timeout_ms; /* the busy timeout: how long any lock wait of this session may last */
 	int in_tx;        /* between wdb_begin and commit/rollback */
 	int tx_fail;      /* the class of the first failure inside the transaction */
 	unsigned gen;     /* counts connections: statements prepared on an older one are prepared again */
@@ -227,8 +228,12 @@ static void set_name(struct pdb *d)
 static int session_setup(struct pdb *d, struct world_err *err)
 {
 	PQsetNoticeProcessor(d->conn, drop_notices, NULL);
-	const char *sql = d->readonly ? "SET synchronous_commit = on; SET default_transaction_read_only = on"
-	                              : "SET synchronous_commit = on";
+	/* lock_timeout: a lock wait (a row another transaction holds, the
+	 * store's write queue) ends after the busy timeout with 55P03, as a
+	 * SQLite writer's wait in its busy handler does */
+	char sql[160];
+	snprintf(sql, sizeof sql, "SET synchronous_commit = on; SET lock_timeout = %d%s", d->lock_timeout_ms,
+	         d->readonly ? "; SET default_transaction_read_only = on" : "");
 	PGresult *res = PQexec(d->conn, sql);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "connect: session set-up", err);
 	PQclear(res);
@@ -319,6 +324,7 @@ static int p_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 	if (!d) return werr(err, WX_IO, "store postgresql://...: open: out of memory"), WDB_FAIL;
 	d->h.drv = wdb_pg_driver_enabled;
 	d->readonly = !!(opts->flags & WDB_READONLY);
+	d->lock_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
 	secrets_of_uri(d, name);
 	snprintf(d->h.name, sizeof d->h.name, "postgresql://...");
 

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -170,4 +171,79 @@ void ws_queue_unlock(struct world_store *st)
 		close(st->qfd);
 		st->qfd = -1;
 	}
+}
+
+/* ---- PostgreSQL's write queue ----
+ *
+ * Every write transaction on PostgreSQL is SERIALIZABLE, and every append
+ * moves the log's one head: two writers' transactions in flight at once
+ * always collide, the later one fails with a serialization failure, and
+ * under load a writer can lose its race many times running (bench/
+ * store_bench's two-connection rows refused appends after nine runs). So
+ * writers queue first, as SQLite's do on their flock: a session advisory
+ * lock of the database (pg_advisory_lock), taken before BEGIN -- before
+ * the transaction's snapshot, so the writer that got the lock reads what
+ * the one before it committed -- and released after the COMMIT or
+ * ROLLBACK. The server releases it when the session ends (a writer killed
+ * or its connection lost). The wait is bounded by the session's
+ * lock_timeout (the busy timeout, store/db_pg.c): past it, WX_LOCKED, not
+ * retried. Readers take nothing. Test builds: WORLD_TEST_PG_NO_QUEUE=1
+ * leaves the queue out, so that tests can make two transactions collide
+ * and watch the retries (tests/store/test_pgstore, test_pggroup). */
+#define WS_PG_QUEUE_KEY "8022907960573952" /* 0x1c8f... : "world" queue, any fixed bigint */
+
+static int pg_queue_off(void)
+{
+#ifdef WORLD_TEST_HOOKS
+	const char *e = getenv("WORLD_TEST_PG_NO_QUEUE");
+	return e && strcmp(e, "1") == 0;
+#else
+	return 0;
+#endif
+}
+
+static int pg_queue_step(struct world_store *st, struct wdb_stmt **s, const char *sql, struct world_err *err)
+{
+	if (!*s && wdb_prepare_kept(st->wdb, sql, s, err) < 0) {
+		*s = NULL;
+		return -1;
+	}
+	int rc = wdb_step(*s, err);
+	wdb_reset(*s);
+	return rc == WDB_ROW ? 0 : -1;
+}
+
+int ws_pg_queue_lock(struct world_store *st, struct world_err *err)
+{
+	if (st->pgq_held || pg_queue_off()) return 0;
+	world_pause("store.queued");
+	struct world_err e = { 0 };
+	if (pg_queue_step(st, &st->pgq_lock, "SELECT pg_advisory_lock(" WS_PG_QUEUE_KEY ")", &e) < 0) {
+		/* the busy timeout passed (55P03) or the server is gone: final,
+		 * not a lost race to run again */
+		st->retry_seen = 0;
+		if (e.code == WX_LOCKED)
+			return werr(err, WX_LOCKED, "store %s: write queue: another writer's transaction held it past the busy "
+			                            "timeout (%.0f ms)", st->path, st->busy_ms);
+		if (err) *err = e;
+		return -1;
+	}
+	st->pgq_held = 1;
+	return 0;
+}
+
+void ws_pg_queue_unlock(struct world_store *st)
+{
+	if (!st->pgq_held) return;
+	st->pgq_held = 0;
+	/* a failure here (the connection lost) released it with the session */
+	struct world_err ig;
+	pg_queue_step(st, &st->pgq_unlock, "SELECT pg_advisory_unlock(" WS_PG_QUEUE_KEY ")", &ig);
+}
+
+void ws_pg_queue_fini(struct world_store *st)
+{
+	if (st->pgq_lock) wdb_finalize(st->pgq_lock);
+	if (st->pgq_unlock) wdb_finalize(st->pgq_unlock);
+	st->pgq_lock = st->pgq_unlock = NULL;
 }

@@ -141,7 +141,13 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 int ws_txn_begin(struct world_store *st, struct world_err *err)
 {
 	if (st->kind != WDB_SQLITE) {
-		if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
+		/* PostgreSQL: the write queue first (queue.c), then SERIALIZABLE */
+		if (ws_pg_queue_lock(st, err) < 0) return -1;
+		if (wdb_begin(st->wdb, NULL) < 0) {
+			ws_sqlerr(st, 0, "begin", err);
+			ws_pg_queue_unlock(st);
+			return -1;
+		}
 		return 0;
 	}
 	/* SQLite: the write queue first (queue.c), then the write lock at once */
@@ -161,6 +167,7 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 			struct world_err ig;
 			wdb_rollback(st->wdb, &ig);
 		}
+		ws_pg_queue_unlock(st);
 		return rc;
 	}
 	int rc = ws_exec(st, "COMMIT", err);
@@ -177,6 +184,7 @@ void ws_txn_rollback(struct world_store *st)
 	struct world_err ig;
 	if (st->kind != WDB_SQLITE) {
 		wdb_rollback(st->wdb, &ig);
+		ws_pg_queue_unlock(st);
 		return;
 	}
 	ws_exec(st, "ROLLBACK", &ig);
@@ -666,7 +674,7 @@ static int pg_schema(struct world_store *st, struct world_err *err)
  * file, no queue, no hooks), the schema of store/schema_pg.c. */
 static int pg_open(struct world_store *st, const char *uri, struct world_err *err)
 {
-	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY };
+	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY, .busy_timeout_ms = (int)st->busy_ms };
 	if (wdb_open(uri, &o, &st->wdb, err) < 0) return -1;
 	st->kind = WDB_PG;
 	/* what every message names: never the URI, which may hold a password */
@@ -936,6 +944,7 @@ void world_store_close(struct world_store *st)
 {
 	if (!st) return;
 	if (st->db) ws_ckpt_stop(st);
+	ws_pg_queue_fini(st);
 	ws_stmt_fini(st);
 	wdb_close(st->wdb); /* SQLite: the wrap alone; the connection is closed below */
 	if (st->db) {

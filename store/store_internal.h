@@ -61,6 +61,10 @@ struct world_store {
 	/* PostgreSQL: a statement of this write failed with WDB_RETRY
 	 * (serialization failure, deadlock): ws_write_retry runs it again */
 	int retry_seen;
+	/* PostgreSQL's write queue (queue.c): its two statements, and whether
+	 * this handle holds it now */
+	struct wdb_stmt *pgq_lock, *pgq_unlock;
+	int pgq_held;
 };
 
 /* One line for a failed statement: "store PATH: WHAT: the database's
@@ -125,6 +129,13 @@ int ws_spent_setup(struct world_store *st, struct world_err *err);
  * after its COMMIT or ROLLBACK. */
 int ws_queue_lock(struct world_store *st, struct world_err *err);
 void ws_queue_unlock(struct world_store *st);
+/* PostgreSQL's write queue (queue.c): a session advisory lock taken before
+ * a write transaction's BEGIN (waits up to the busy timeout, then
+ * WX_LOCKED), released after its COMMIT or ROLLBACK; _fini finalizes its
+ * statements (before the connection closes). */
+int ws_pg_queue_lock(struct world_store *st, struct world_err *err);
+void ws_pg_queue_unlock(struct world_store *st);
+void ws_pg_queue_fini(struct world_store *st);
 /* One nap of the busy handler (count = naps so far): 1, or 0 once the busy
  * timeout has passed. */
 int ws_busy_nap(struct world_store *st, int count);

@@ -395,6 +395,9 @@ int main(void)
 		ok(same_refs, "the same objects' refs and worlds on both backends");
 		ok(same_hash, "the same %d entry hashes on both backends (the last: %s)", N, hp.hash[N - 1]);
 		ok(same_json, "every entry's canonical JSON byte-identical on both backends");
+		/* these two make transactions collide on purpose: without the
+		 * store's write queue (queue.c), which would make B wait for A */
+		setenv("WORLD_TEST_PG_NO_QUEUE", "1", 1);
 		race(pg, uri);
 		world_store_close(pg);
 		long long calls;
@@ -411,6 +414,7 @@ int main(void)
 		forced_retry(uri, 0, &calls, &job);
 		ok(job.rc == 0, "a serialization failure inside B's write: run again whole, it commits (%s)", job.msg);
 		is_int(calls, 12, "... on top of A's: 12 calls");
+		unsetenv("WORLD_TEST_PG_NO_QUEUE");
 		/* opened again: the schema is found, not made twice, and the history is there */
 		pg = NULL;
 		long long last = 0;
