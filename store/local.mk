@@ -158,3 +158,12 @@ tests_store_test_pggroup_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_pggroup_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/store/pggroup.sh
 EXTRA_DIST += tests/store/pggroup.sh
+
+# The interpreter archive on PostgreSQL: the archive table, the per-host
+# cache (tests/store/archive_pg.sh starts the cluster).
+check_PROGRAMS += tests/store/test_archive_pg
+tests_store_test_archive_pg_SOURCES = tests/store/test_archive_pg.c
+tests_store_test_archive_pg_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_archive_pg_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/store/archive_pg.sh
+EXTRA_DIST += tests/store/archive_pg.sh

@@ -404,4 +404,27 @@ int world_interp_get(struct world_store *st, const char *ref, struct world_inter
 #define WORLD_INTERP_FILE 1
 #define WORLD_INTERP_MANIFEST 2
 int world_interp_verify(struct world_store *st, const char *ref, int *what, struct world_err *err);
+
+/* The archive of a PostgreSQL store (docs/store.md, "Interpreter
+ * archive"): world_archive_interpreter writes the bytes and manifest.json
+ * into the table archive(ref, bytes, manifest) in the transaction of the
+ * interpreters row (the server re-hashes the bytes against the ref), and
+ * world_archive_interpreter and world_interp_get give as out->path a file
+ * of this host's cache, laid out like <db>.artifacts:
+ * CACHE/interpreters/sha256/<hex>/{ailang (0500), manifest.json (0400)},
+ * directories 0700; each call re-hashes the cached file, and one that is
+ * missing or of other bytes (refused with one line on stderr, never given
+ * out) is written again from the row (temp name, fsync, rename: two
+ * processes materialising one ref at once each leave it whole).
+ * world_interp_verify checks the row (reads only). CACHE is
+ * world_archive_configure's cache_dir, else $XDG_CACHE_HOME/world, else
+ * $HOME/.cache/world. One setting per process (the cache is content
+ * addressed: one serves every store); NULL opts or cache_dir = the
+ * default again. A cache_dir must be absolute (WX_USAGE). */
+struct world_archive_opts {
+	const char *cache_dir;
+};
+int world_archive_configure(const struct world_archive_opts *opts, struct world_err *err);
+/* The cache directory in effect (n >= 4096). */
+int world_archive_cache_dir(char *out, size_t n, struct world_err *err);
 #endif
