@@ -469,6 +469,13 @@ static int cache_put(const char *dir, const char *ref, const void *b, size_t n, 
 	return 0;
 }
 
+/* The one line of a cached file that is not its ref (never given out). */
+static void cache_refused(struct world_store *st, const char *ref, const char *path, const char *got)
+{
+	fprintf(stderr, "world: interpreter %s: cached file %s %s%s, not to its ref; refused, written again from %s\n", ref,
+	        path, got[0] ? "hashes to " : "is not a regular file", got, st->path);
+}
+
 /* The archive row of REF, as the server holds it: the sha256 of its bytes
  * (hashed by the server: nothing is transferred), their length and the
  * manifest. 0 a row, 1 none. */
@@ -581,8 +588,10 @@ static int pg_archive(struct world_store *st, const char *bin, unsigned char *by
 	}
 	/* the bytes in hand (hashed: they are ref) into this host's cache,
 	 * unless the cache already holds them */
-	if (rc == 0 && (rc = cache_check(out->path, out->ref, out->size, got, err)) > 0)
+	if (rc == 0 && (rc = cache_check(out->path, out->ref, out->size, got, err)) > 0) {
+		if (rc == 2) cache_refused(st, out->ref, out->path, got);
 		rc = cache_put(dir, out->ref, bytes, n, mc, mn, err);
+	}
 	free(mc);
 	if (rc < 0) {
 		out->path[0] = 0;
@@ -603,9 +612,7 @@ static int pg_interp_get(struct world_store *st, struct world_interp *out, struc
 	int c = cache_check(out->path, ref, out->size, got, err);
 	if (c < 0) return -1;
 	if (c == 0) return 0;
-	if (c == 2)
-		fprintf(stderr, "world: interpreter %s: cached file %s %s%s, not to its ref; refused, written again from %s\n",
-		        ref, out->path, got[0] ? "hashes to " : "is not a regular file", got, st->path);
+	if (c == 2) cache_refused(st, ref, out->path, got);
 	struct wdb_stmt *s;
 	if (ws_wprep(st, "SELECT bytes, manifest FROM archive WHERE ref = ?1", &s, err) < 0) return -1;
 	ws_bind_text(s, 1, ref);
