@@ -27,7 +27,6 @@
 #include <jansson.h>
 #include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -327,14 +326,11 @@ int world_archive_cache_dir(char *out, size_t n, struct world_err *err)
 	const char *x = getenv("XDG_CACHE_HOME");
 	if (x && *x == '/') w = snprintf(out, n, "%s/world", x);
 	else {
+		/* (no getpwuid: NSS in the static programs that link the store) */
 		const char *h = getenv("HOME");
-		if (!h || *h != '/') {
-			struct passwd *pw = getpwuid(getuid());
-			h = pw && pw->pw_dir && *pw->pw_dir == '/' ? pw->pw_dir : NULL;
-		}
-		if (!h)
-			return werr(err, WX_USAGE, "archive: no per-host cache directory: XDG_CACHE_HOME and HOME are unset "
-			            "and user %ld has no home directory", (long)getuid());
+		if (!h || *h != '/')
+			return werr(err, WX_USAGE, "archive: no per-host cache directory: neither XDG_CACHE_HOME nor HOME is an "
+			            "absolute path (give one, or world_archive_configure's cache_dir)");
 		w = snprintf(out, n, "%s/.cache/world", h);
 	}
 	if (w < 0 || (size_t)w >= n - 200) return werr(err, WX_USAGE, "archive: cache directory path too long");

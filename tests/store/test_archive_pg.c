@@ -270,6 +270,9 @@ int main(void)
 		unsetenv("XDG_CACHE_HOME");
 		ok(world_archive_cache_dir(got, sizeof got, &err) == 0 && strcmp(got, "/h/.cache/world") == 0,
 		   "no XDG_CACHE_HOME: $HOME/.cache/world (%s)", got);
+		setenv("HOME", "relative", 1);
+		ok(world_archive_cache_dir(got, sizeof got, &err) < 0 && err.code == WX_USAGE && !strchr(err.msg, '\n'),
+		   "neither absolute: one line, exit 2: %s", err.msg);
 		struct world_archive_opts given = { .cache_dir = "/given/dir" };
 		ok(world_archive_configure(&given, &err) == 0 && world_archive_cache_dir(got, sizeof got, &err) == 0 &&
 		       strcmp(got, "/given/dir") == 0,
