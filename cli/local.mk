@@ -4,7 +4,7 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 	cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
 	cli/attended.c cli/attended.h cli/output.c cli/output.h cli/verbs_prov.c cli/verbs_daemon.c \
 	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h cli/verbs_audit.c \
-	cli/verbs_copy.c cli/copy_exec.h
+	cli/verbs_copy.c cli/copy_exec.h cli/store_uri.c cli/store_uri.h
 # The installed worldd runs the installed ailang-lite when --ailang-bin is
 # omitted, and worldd audit the installed world-probe (audit/local.mk).
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"' \
@@ -15,12 +15,14 @@ cli_worldd_SOURCES += cli/serve_exec.c cli/serve_exec.h
 cli_worldd_LDADD = libworld.a $(WORLDD_DEP_LIBS) -lpthread
 cli_worldd_LDFLAGS = $(AM_LDFLAGS) $(WORLDD_LDFLAGS)
 # worldd-serve: the same verbs with the daemon linked in (libmicrohttpd and
-# GnuTLS under it); `worldd serve` execs it, so no other verb loads them.
+# GnuTLS under it); `worldd serve` execs it, so no other verb loads them,
+# and so does every verb given a postgresql:// --store (cli/store_uri.h):
+# it links the store's PostgreSQL driver, which the static worldd cannot.
 pkglibexec_PROGRAMS += cli/worldd-serve
 cli_worldd_serve_SOURCES = $(cli_worldd_SOURCES)
 cli_worldd_serve_CPPFLAGS = $(cli_worldd_CPPFLAGS)
-cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-cli_worldd_serve_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+cli_worldd_serve_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+cli_worldd_serve_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
 EXTRA_DIST += tests/cli_help.sh tests/cli_docs.sh tests/cli_ops.sh tests/cli_run.sh tests/cli_install.sh tests/cli_effect_failed.sh tests/cli_store_absent.sh tests/cli_full_disk.sh tests/cli_man.sh
 # the layering of docs/architecture.md, "Which folder may use which" (grep on the sources, with controls)
@@ -30,11 +32,14 @@ EXTRA_DIST += tests/cli_layout.sh
 # world-publish: the publisher's program (docs/design.md §7, docs/publishing.md).
 bin_PROGRAMS += cli/world-publish
 cli_world_publish_SOURCES = cli/world-publish.c cli/attended.c cli/attended.h cli/output.c cli/output.h \
-	cli/default_interp.c cli/default_interp.h
+	cli/default_interp.c cli/default_interp.h cli/store_uri.c cli/store_uri.h cli/flags.c cli/flags.h \
+	cli/serve_exec.c cli/serve_exec.h
 # like worldd, it runs the installed ailang-lite when --ailang-bin is omitted
 cli_world_publish_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"'
-cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-cli_world_publish_LDADD = libworld.a $(WORLD_DEP_LIBS)
+cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
+# dynamically linked (as ever), so it takes a postgresql:// --store itself:
+# the store's PostgreSQL driver linked in (docs/HACKING.md)
+cli_world_publish_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/publish/publish.sh
 EXTRA_DIST += tests/publish/publish.sh tests/publish/pty.py
 check_PROGRAMS += tests/publish/attended_probe

@@ -2,6 +2,7 @@
  * cli/verbs.h): `call` (one invocation, committed), `session mint` /
  * `session list` / `session revoke`, and `journal` (intents without an
  * outcome; denied calls). Argument parsing only: the work is in coordinator/ and broker/. */
+#include "cli/store_uri.h"
 #include "broker/grants.h"
 #include "broker/session.h"
 #include "cli/attended.h"
@@ -123,7 +124,7 @@ static int verb_call(int argc, char **argv)
 	 * exit 130/143/129 with one line (the open transaction is never
 	 * committed: SQLite rolls it back). */
 	sup_exit_on_interrupt("worldd call");
-	if (world_store_open_wait(store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) goto fail;
+	if (worldd_store_open(store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) goto fail;
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
 	sup_limits_default(&cfg.limits);
@@ -206,7 +207,7 @@ static int verb_session_mint(int argc, char **argv)
 	 * cannot act on wastes the operator's attention. Daemons may be serving
 	 * it: the mint is one short write they see on their next request. */
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[256];
 	snprintf(question, sizeof question,
 	         "Confirm mint for episode %s (%d grant(s), expiry +%llds) with a session credential? [y/N] ", f[1].value,
@@ -299,7 +300,7 @@ static int verb_session_list(int argc, char **argv)
 	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
 	struct world_err e;
 	struct world_store *st;
-	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(f[0].value, WORLD_STORE_READER, 0, &st, &e) < 0) return worldd_fail(verb, &e);
 	struct list_ctx l = { .json = f[1].value != NULL, .arr = json_array(), .now = (long long)time(NULL), .st = st,
 		              .e = &e };
 	if (world_session_list(st, list_one, &l, &e) < 0 || l.failed) {
@@ -350,7 +351,7 @@ static int verb_session_revoke(int argc, char **argv)
 	if ((rc = worldd_wait_lock(verb, f[2].value, &wait))) return rc;
 	struct world_err e;
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	int n = 0;
 	rc = world_session_revoke(st, npos ? hash : NULL, npos ? NULL : f[1].value, &n, &e);
 	world_store_close(st);
@@ -519,7 +520,7 @@ static int verb_journal(int argc, char **argv)
 		return worldd_usage(verb, "episode '%s' must match ^[a-z0-9][a-z0-9-]{0,63}$", f[5].value);
 	struct world_err e;
 	struct world_store *st;
-	if (world_store_open(f[0].value, WORLD_STORE_READER, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(f[0].value, WORLD_STORE_READER, 0, &st, &e) < 0) return worldd_fail(verb, &e);
 	struct jctx j = { .json = f[2].value != NULL, .arr = json_array(), .st = st, .episode = f[5].value };
 	if (denials) {
 		rc = world_objects_of_kind(st, "world/invocation-denial/v1", since, denial_one, &j, &e);

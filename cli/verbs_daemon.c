@@ -3,6 +3,7 @@
 #include "cli/verbs.h"
 #include "daemon/server.h"
 #include "cli/serve_exec.h"
+#include "cli/store_uri.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@ static int serve_run(int argc, char **argv)
 #endif
 	const char *verb = "serve";
 	struct daemon_config cfg = { 0 };
+	/* taken out of argv by worldd's dispatch (cli/store_uri.h) */
+	cfg.store_password_file = worldd_store_password_file();
 	const char *origins[16];
 	cfg.allow_origins = origins;
 	for (int i = 0; i < argc; i++) {

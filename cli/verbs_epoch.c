@@ -5,11 +5,13 @@
  * interpreter release as the next epoch of a bootstrapped store), `epoch
  * admit` (attended: new bytes under a release an epoch nominates) and
  * `epoch show`. */
+#include "cli/store_uri.h"
 #include "cli/attended.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
+#include "store/db.h"
 #include "store/store.h"
 #include <errno.h>
 #include <jansson.h>
@@ -105,10 +107,12 @@ static int bootstrap_run(int argc, char **argv)
 		werr(&err, WX_USAGE, "store %s: path too long", o.store);
 		return worldd_fail(verb, &err);
 	}
-	int had_db = path_exists(o.store, &err), had_arts = had_db < 0 ? -1 : path_exists(arts, &err);
+	/* a postgresql:// store has no file here: nothing of it to undo */
+	int pg = wdb_kind_of(o.store) == WDB_PG;
+	int had_db = pg ? 1 : path_exists(o.store, &err), had_arts = pg ? 1 : had_db < 0 ? -1 : path_exists(arts, &err);
 	if (had_db < 0 || had_arts < 0) return worldd_fail(verb, &err);
 	struct world_store *st;
-	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (worldd_store_open(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	struct world_interp wi;
 	memset(&wi, 0, sizeof wi);
 	long long epoch = 0;
@@ -139,7 +143,7 @@ static int admit_run(int argc, char **argv)
 	if (u) return u;
 	struct world_err err = { 0, "" };
 	struct world_store *st;
-	if (world_store_open_wait(o.store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (worldd_store_open(o.store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	struct world_interp wi;
 	long long epoch = 0;
 	int admitted = 0, added = 0, code = WX_OK;
@@ -198,7 +202,7 @@ static int nominate_run(int argc, char **argv)
 		return worldd_fail(verb, &err);
 	}
 	struct world_store *st;
-	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (worldd_store_open(o.store, WORLD_STORE_WRITER, o.wait_lock, &st, &err) < 0) return worldd_fail(verb, &err);
 	int code = WX_OK;
 	/* BIN read, not archived: nothing is written before the confirmation */
 	struct world_interp pw, wi;
@@ -263,7 +267,7 @@ static int show_run(int argc, char **argv)
 	if (u) return u;
 	struct world_err err = { 0, "" };
 	struct world_store *st;
-	if (world_store_open(o.store, WORLD_STORE_READER, &st, &err) < 0) return worldd_fail(verb, &err);
+	if (worldd_store_open(o.store, WORLD_STORE_READER, 0, &st, &err) < 0) return worldd_fail(verb, &err);
 	char head[WORLD_REF_SIZE];
 	long long rev = 0;
 	struct world_object obj = { 0 };

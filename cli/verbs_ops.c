@@ -2,6 +2,7 @@
  * cli/verbs.h): `token rotate` and `token path` (the operator token the
  * store keeps as a hash: store/optoken.c) and `backup` (an online copy:
  * store/backup.c). Argument parsing and the attended fence live here. */
+#include "cli/store_uri.h"
 #include "cli/attended.h"
 #include "cli/copy_exec.h"
 #include "cli/flags.h"
@@ -9,6 +10,7 @@
 #include "broker/effect.h"
 #include "store/backup.h"
 #include "store/db.h"
+#include "store/open_opts.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
@@ -48,7 +50,7 @@ static int verb_token_rotate(int argc, char **argv)
 	if ((rc = worldd_wait_lock(verb, f[1].value, &wait))) return rc;
 	struct world_err e = { 0, "" };
 	struct world_store *st;
-	if (world_store_open_wait(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
 	char question[4400];
 	snprintf(question, sizeof question,
 	         "Confirm rotate of the operator token of %s (the old one stops working on every daemon)? [y/N] ",
@@ -89,6 +91,13 @@ static int verb_token_path(int argc, char **argv)
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
 	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (wdb_kind_of(f[0].value) == WDB_PG) {
+		char shown[600];
+		world_store_name_redact(f[0].value, shown, sizeof shown);
+		fprintf(stderr, "worldd %s: store %s: a postgresql:// store has no token file beside it (not yet: "
+		                "docs/store.md)\n", verb, shown);
+		return WX_USAGE;
+	}
 	printf("%s.operator-token\n", f[0].value);
 	return WX_OK;
 }

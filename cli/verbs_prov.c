@@ -3,6 +3,7 @@
  * `replay` (re-run committed invocations and compare every stage). Argument
  * parsing and printing only: the work is in coordinator/provenance.c and
  * coordinator/replay.c. Both open the store read-only. */
+#include "cli/store_uri.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/provclient.h"
@@ -33,7 +34,7 @@ static int flush_out(const char *verb)
 static int open_reader(const char *verb, const char *path, struct world_store **st)
 {
 	struct world_err e = { 0 };
-	if (world_store_open(path, WORLD_STORE_READER, st, &e) < 0) return worldd_fail(verb, &e);
+	if (worldd_store_open(path, WORLD_STORE_READER, 0, st, &e) < 0) return worldd_fail(verb, &e);
 	return 0;
 }
 

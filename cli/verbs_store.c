@@ -2,6 +2,7 @@
  * json canon, hash, object put/get, log get/append, world head, scan,
  * archive. Read verbs open the store read-only; write verbs as a writer
  * (both work while daemons serve it: no process owns the store). */
+#include "cli/store_uri.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "store/canon.h"
@@ -91,7 +92,7 @@ static int open_store(const char *verb, const char *path, int mode, const char *
 	double wait = 0;
 	int rc = worldd_wait_lock(verb, wait_lock, &wait);
 	if (rc) return rc;
-	if (world_store_open_wait(path, mode, wait, st, &err) < 0) return worldd_fail(verb, &err);
+	if (worldd_store_open(path, mode, wait, st, &err) < 0) return worldd_fail(verb, &err);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
  * and every source are checked with reads only; then the attended step;
  * then the comparison with the current head, so an identical republish
  * writes nothing at all, not even the interpreter archive. */
+#include "cli/store_uri.h"
 #include "cli/attended.h"
 #include "cli/default_interp.h"
 #include "cli/output.h"
@@ -29,6 +30,7 @@
 #include "store/file.h"
 #include "store/jschema.h"
 #include "store/ref.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "supervisor/supervisor.h"
 #include <errno.h>
@@ -1117,7 +1119,8 @@ static int transitions_run(int argc, char **argv)
 
 	struct world_err err = { 0, "" };
 	struct stat sb;
-	if (stat(o.store, &sb) < 0) {
+	/* a file's store must be there (a postgresql:// one is the server's) */
+	if (wdb_kind_of(o.store) != WDB_PG && stat(o.store, &sb) < 0) {
 		werr(&err, errno == ENOENT ? WX_NOT_FOUND : WX_IO,
 		     "store %s: %s (create and bootstrap it with worldd epoch bootstrap --store %s --ailang-bin BIN)",
 		     o.store, strerror(errno), o.store);
@@ -1127,7 +1130,7 @@ static int transitions_run(int argc, char **argv)
 	/* Daemons may be serving this store: the registry is written in one
 	 * short transaction, its head moved by compare-and-swap, and every
 	 * daemon reads the new head on its next request. */
-	if (world_store_open_wait(o.store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
+	if (worldd_store_open(o.store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
 	int code = WX_OK;
 	struct manifest mf;
 	struct supervisor *sup = NULL;
@@ -1161,7 +1164,7 @@ static int transitions_run(int argc, char **argv)
 	long long epoch = 0;
 	struct world_interp probed; /* BIN read, not archived: ref and release */
 	if (archived) {
-		if (derive_epoch(st, &wi, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+		if (derive_epoch(st, &wi, world_store_path(st), &epoch, &err) < 0) { code = fail(&err); goto out; }
 	} else {
 		int have = registry_epochs_exist(st, &err);
 		if (have <= 0) {
@@ -1169,7 +1172,7 @@ static int transitions_run(int argc, char **argv)
 				werr(&err, WX_NOT_FOUND,
 				     "this store has no world/epoch-registry/v1 (never defaulted); bootstrap it first: worldd "
 				     "epoch bootstrap --store %s --ailang-bin BIN",
-				     o.store);
+				     world_store_path(st));
 			code = fail(&err);
 			goto out;
 		}
@@ -1183,7 +1186,7 @@ static int transitions_run(int argc, char **argv)
 			code = fail(&err);
 			goto out;
 		}
-		if (derive_epoch(st, &probed, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+		if (derive_epoch(st, &probed, world_store_path(st), &epoch, &err) < 0) { code = fail(&err); goto out; }
 	}
 	if ((code = check_epochs(&mf, epoch, archived ? wi.version : probed.version))) goto out;
 	if (!(sup = make_supervisor(archived ? wi.path : o.bin, iref, &err))) { code = fail(&err); goto out; }
@@ -1243,7 +1246,8 @@ static int transitions_run(int argc, char **argv)
 		snprintf(intro, sizeof intro,
 		         "Type exactly, to write a LOCAL transition-registry revision (%zu descriptor(s) from %s):", mf.n,
 		         o.manifest);
-		snprintf(phrase, sizeof phrase, "publish %zu transitions to %s", mf.n, o.store);
+		/* the store as every message names it: never a URI's password */
+		snprintf(phrase, sizeof phrase, "publish %zu transitions to %s", mf.n, world_store_path(st));
 		struct attended_stop stop;
 		if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
 			code = attended_report(stderr, &stop);
@@ -1259,7 +1263,7 @@ static int transitions_run(int argc, char **argv)
 			code = fail(&err);
 			goto out;
 		}
-		if (derive_epoch(st, &wi, o.store, &epoch, &err) < 0) { code = fail(&err); goto out; }
+		if (derive_epoch(st, &wi, world_store_path(st), &epoch, &err) < 0) { code = fail(&err); goto out; }
 	}
 	if ((code = check_epochs(&mf, epoch, wi.version))) goto out;
 	int derived = 0;
@@ -1305,7 +1309,7 @@ static int check_run(int argc, char **argv)
 	if (!o.bin) o.bin = cli_default_ailang_bin();
 	struct world_err err = { 0, "" };
 	struct world_store *st = NULL;
-	if (o.store && world_store_open(o.store, WORLD_STORE_READER, &st, &err) < 0) return fail(&err);
+	if (o.store && worldd_store_open(o.store, WORLD_STORE_READER, 0, &st, &err) < 0) return fail(&err);
 	struct manifest mf;
 	int code = WX_OK;
 	struct supervisor *sup = NULL;
@@ -1396,19 +1400,20 @@ static int retire_run(int argc, char **argv)
 
 	struct world_err err = { 0, "" };
 	struct stat sb;
-	if (stat(store, &sb) < 0) {
+	if (wdb_kind_of(store) != WDB_PG && stat(store, &sb) < 0) {
 		werr(&err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "store %s: %s", store, strerror(errno));
 		return fail(&err);
 	}
 	struct world_store *st = NULL;
-	if (world_store_open_wait(store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
+	if (worldd_store_open(store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
 	json_t *cur = NULL, *payload = NULL;
 	long long rev = 0;
 	char head[WORLD_REF_SIZE];
 	int code = WX_OK, live = 0, began = 0;
 	if (registry_load(st, &cur, &rev, head, &err) < 0) { code = fail(&err); goto out; }
 	if (!cur) {
-		werr(&err, WX_NOT_FOUND, "nothing is published in %s (no world/transition-registry/v1)", store);
+		werr(&err, WX_NOT_FOUND, "nothing is published in %s (no world/transition-registry/v1)",
+		     world_store_path(st));
 		code = fail(&err);
 		goto out;
 	}
@@ -1417,7 +1422,7 @@ static int retire_run(int argc, char **argv)
 		if (registry_find(cur, ids[j])) live++;
 		else if (!registry_retired_find(cur, ids[j])) {
 			werr(&err, WX_NOT_FOUND, "\"%s\" is not published in %s (revision %lld); nothing was retired", ids[j],
-			     store, rev);
+			     world_store_path(st), rev);
 			code = fail(&err);
 			goto out;
 		}
@@ -1427,7 +1432,7 @@ static int retire_run(int argc, char **argv)
 		snprintf(intro, sizeof intro,
 		         "Type exactly, to retire %d transition(s) from the LOCAL transition registry (sessions stop seeing "
 		         "them; their history stays):", live);
-		snprintf(phrase, sizeof phrase, "retire %d transitions from %s", live, store);
+		snprintf(phrase, sizeof phrase, "retire %d transitions from %s", live, world_store_path(st));
 		struct attended_stop stop;
 		if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
 			code = attended_report(stderr, &stop);
@@ -1518,6 +1523,10 @@ static const char help[] =
 	"in the registry's earlier revisions and the ids in its \"retired\" list, so worldd why and\n"
 	"replay of their calls still work; publishing an id again makes it live. One line per id:\n"
 	"retired, or UNCHANGED when it was retired already (then nothing is asked or written).\n\n"
+	"DB is a path (SQLite) or a postgresql:// (postgres://) URI (this program is linked with\n"
+	"libpq); a URI's password comes from the URI, PGPASSFILE / ~/.pgpass, or\n"
+	"--store-password-file FILE (its first line; a regular file readable by its owner only;\n"
+	"only with a URI), and is never printed: the store is named postgresql://USER@HOST:PORT/DB.\n\n"
 	"exit codes:\n"
 	"  0  published, retired, unchanged, or (check) every descriptor would publish\n"
 	"  2  usage\n"
@@ -1545,6 +1554,15 @@ static int dispatch(int argc, char **argv)
 			fputs(help, stdout);
 			return WX_OK;
 		}
+	/* a postgresql:// --store and --store-password-file, as in worldd
+	 * (cli/store_uri.h): this program links the PostgreSQL driver */
+	if (strcmp(argv[1], "transitions") == 0 || strcmp(argv[1], "check") == 0 || strcmp(argv[1], "retire") == 0) {
+		char who[64];
+		snprintf(who, sizeof who, "world-publish %s", argv[1]);
+		int vargc = argc - 2, rc = worldd_store_take(who, &vargc, argv + 2);
+		if (rc) return rc;
+		argc = vargc + 2;
+	}
 	if (strcmp(argv[1], "transitions") == 0) return transitions_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "check") == 0) return check_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "retire") == 0) return retire_run(argc - 2, argv + 2);
@@ -1555,5 +1573,8 @@ static int dispatch(int argc, char **argv)
 /* As in worldd: output lost to a full disk or a closed pipe is exit 9. */
 int main(int argc, char **argv)
 {
+#ifdef WORLD_HAVE_PG
+	wdb_pg_enable();
+#endif
 	return cli_close_stdout("world-publish", dispatch(argc, argv));
 }

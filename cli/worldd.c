@@ -3,7 +3,9 @@
  * the one check that standard output really reached its file (every verb
  * returns through it, so output lost to a full disk is exit 9 everywhere). */
 #include "cli/output.h"
+#include "cli/store_uri.h"
 #include "cli/verbs.h"
+#include "store/db.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -95,15 +97,37 @@ static int dispatch(int argc, char **argv, const char **verb)
 	*verb = best->name;
 	int vargc = argc - 1 - best_words;
 	char **vargv = argv + 1 + best_words;
+	/* backup and store copy name their own password files and run a URI
+	 * in world-store-copy (cli/copy_exec.h); every other verb's store is
+	 * handled here, once (cli/store_uri.h) */
+	int own_uri = strcmp(best->name, "backup") == 0 || strcmp(best->name, "store copy") == 0;
 	if (worldd_wants_help(vargc, vargv)) {
 		fputs(best->help, stdout);
+		if (!own_uri && strstr(best->help, "--store ")) fputs(WORLDD_STORE_URI_HELP, stdout);
 		return WX_OK;
+	}
+	if (!own_uri) {
+#ifdef WORLDD_SERVE_EXEC
+		/* the static worldd: a postgresql:// store runs in worldd-serve */
+		int handled, rc = worldd_store_route(best->name, (const char *const *)(argv + 1), best_words, vargc, vargv,
+		                                     &handled);
+		if (handled) return rc;
+#else
+		char who[96];
+		snprintf(who, sizeof who, "worldd %s", best->name);
+		int rc = worldd_store_take(who, &vargc, vargv);
+		if (rc) return rc;
+#endif
 	}
 	return best->run(vargc, vargv);
 }
 
 int main(int argc, char **argv)
 {
+#if defined(WORLD_HAVE_PG) && !defined(WORLDD_SERVE_EXEC)
+	/* worldd-serve: dynamically linked, with the store's PostgreSQL driver */
+	wdb_pg_enable();
+#endif
 	const char *verb;
 	int rc = dispatch(argc, argv, &verb);
 	return finish(verb, rc);

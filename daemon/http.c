@@ -1,6 +1,7 @@
 /* daemon/http.c: see http.h. */
 #include "daemon/http.h"
 #include "supervisor/supervisor.h"
+#include "store/open_opts.h"
 #include "store/store.h"
 #include <microhttpd.h>
 #include <poll.h>
@@ -300,7 +301,8 @@ struct world_store *dreader_get(struct dctx *d, struct world_err *err)
 	if (r) return r->st;
 	r = calloc(1, sizeof *r);
 	if (!r) { werr(err, WX_IO, "reader handle: out of memory"); return NULL; }
-	if (world_store_open(d->db_path, WORLD_STORE_READER, &r->st, err) < 0) { free(r); return NULL; }
+	struct world_store_open_opts oo = { .password_file = d->password_file };
+	if (world_store_open_opts(d->db_path, WORLD_STORE_READER, &oo, &r->st, err) < 0) { free(r); return NULL; }
 	pthread_mutex_lock(&d->pool_mu);
 	r->next_all = d->all;
 	d->all = r;

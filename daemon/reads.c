@@ -291,7 +291,7 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		coord_session_free(s);
 		if (op)
 			dresp_json(r, 200, json_pack("{s:s,s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION,
-			                             "db_path", rq->d->db_path, "interpreter_ref", rq->d->interp_ref,
+			                             "db_path", world_store_path(rq->d->writer), "interpreter_ref", rq->d->interp_ref,
 			                             "interpreter_version", rq->d->interp_version));
 		else
 			dresp_json(r, 200, json_pack("{s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION));

@@ -41,7 +41,8 @@ struct dreader; /* one pooled reader handle */
 struct dctx {
 	struct coordinator *coord;
 	struct world_store *writer;      /* owned by the server; only the coordinator writes */
-	char db_path[4096];
+	char db_path[4096];              /* what --store named (a URI may hold a password: never printed) */
+	const char *password_file;       /* --store-password-file, for every reader's open */
 	char interp_ref[WORLD_REF_SIZE];
 	char interp_version[256];
 	char base_url[300];              /* "http://HOST:PORT", for the A2A card */

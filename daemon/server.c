@@ -8,6 +8,7 @@
 #include "daemon/route.h"
 #include "broker/effect.h"
 #include "coordinator/registry.h"
+#include "store/open_opts.h"
 #include "store/pause.h"
 #include "store/scan.h"
 #include "store/store.h"
@@ -1048,6 +1049,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	pthread_mutex_init(&d.pool_mu, NULL);
 	d.open_reads = cfg->open_reads;
 	snprintf(d.db_path, sizeof d.db_path, "%s", cfg->store_path);
+	d.password_file = cfg->store_password_file;
 	char token_path[4200] = "";
 	struct MHD_Daemon *mhd = NULL;
 	int rc = -1;
@@ -1064,7 +1066,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 		}
 		dlog("start: %s", cgline);
 	}
-	if (world_store_open(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &d.writer, err) < 0) goto out;
+	struct world_store_open_opts oo = { .password_file = cfg->store_password_file };
+	if (world_store_open_opts(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &oo, &d.writer, err) < 0)
+		goto out;
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;
@@ -1073,7 +1077,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	long long epoch = 0;
 	int created = 0;
 	if (registry_epoch_bootstrap(d.writer, &interp, &epoch, &created, err) < 0) goto out;
-	dlog("start store=%s interpreter=%s release=\"%s\" epoch=%lld%s", d.db_path, d.interp_ref, d.interp_version, epoch,
+	dlog("start store=%s interpreter=%s release=\"%s\" epoch=%lld%s", world_store_path(d.writer), d.interp_ref, d.interp_version, epoch,
 	     created ? " (epoch registry bootstrapped)" : "");
 	long long indeterminate = 0;
 	if (world_journal_indeterminate(d.writer, report_indeterminate, &indeterminate, err) < 0) goto out;

@@ -34,7 +34,9 @@
                                            `capacity` call workers (server.c) */
 
 struct daemon_config {
-	const char *store_path;          /* --store */
+	const char *store_path;          /* --store: a path or a postgresql:// URI (never printed: the
+	                                    store's own name, world_store_path, is) */
+	const char *store_password_file; /* --store-password-file (a URI's password; NULL = none) */
 	const char *ailang_bin;          /* --ailang-bin */
 	const char *listen;              /* --listen HOST:PORT (NULL = default) */
 	const char *workspace_root;      /* --workspace-root (NULL = none) */
