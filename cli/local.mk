@@ -84,3 +84,7 @@ cli_world_store_copy_SOURCES = cli/world-store-copy.c cli/verbs_copy.c cli/copy_
 cli_world_store_copy_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_STORE_COPY_PROGRAM
 cli_world_store_copy_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) $(PQ_CFLAGS) -DWORLD_PKGLIBEXECDIR='"$(pkglibexecdir)"'
 cli_world_store_copy_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
+
+# the verbs on a postgresql:// store (cli/store_uri.h): a throwaway cluster
+TESTS += tests/store/verbs_pg.sh
+EXTRA_DIST += tests/store/verbs_pg.sh

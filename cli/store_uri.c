@@ -152,3 +152,11 @@ int worldd_store_open(const char *name, int mode, double wait_lock_s, struct wor
 	struct world_store_open_opts o = { .password_file = password_file, .wait_lock_s = wait_lock_s };
 	return world_store_open_opts(name, mode, &o, out, err);
 }
+
+int worldd_store_sqlite_only(const char *verb, struct world_store *st, const char *what)
+{
+	if (world_store_db(st)) return 0;
+	fprintf(stderr, "worldd %s: store %s: %s runs on SQLite stores only (not yet on PostgreSQL)\n", verb,
+	        world_store_path(st), what);
+	return WX_USAGE;
+}

@@ -125,6 +125,12 @@ static int verb_call(int argc, char **argv)
 	 * committed: SQLite rolls it back). */
 	sup_exit_on_interrupt("worldd call");
 	if (worldd_store_open(store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) goto fail;
+	/* the coordinator's group commit and checkpoints are SQLite's (coordinator/coordinator.c) */
+	if ((rc = worldd_store_sqlite_only(verb, st, "a call"))) {
+		world_store_close(st);
+		free(args);
+		return rc;
+	}
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
 	sup_limits_default(&cfg.limits);

@@ -12,6 +12,7 @@
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/db.h"
+#include "store/open_opts.h"
 #include "store/store.h"
 #include <errno.h>
 #include <jansson.h>
@@ -104,7 +105,9 @@ static int bootstrap_run(int argc, char **argv)
 	struct world_err err = { 0, "" };
 	char arts[4200];
 	if (snprintf(arts, sizeof arts, "%s.artifacts", o.store) >= (int)sizeof arts) {
-		werr(&err, WX_USAGE, "store %s: path too long", o.store);
+		char shown[600];
+		world_store_name_redact(o.store, shown, sizeof shown);
+		werr(&err, WX_USAGE, "store %s: name too long", shown);
 		return worldd_fail(verb, &err);
 	}
 	/* a postgresql:// store has no file here: nothing of it to undo */
@@ -162,7 +165,7 @@ static int admit_run(int argc, char **argv)
 	snprintf(intro, sizeof intro,
 	         "Interpreter %s (%s) prints release \"%s\" of epoch %lld, which admits %s.\n"
 	         "Type exactly, to admit these new bytes to epoch %lld of %s:",
-	         o.bin, wi.ref, wi.version, epoch, refs, epoch, o.store);
+	         o.bin, wi.ref, wi.version, epoch, refs, epoch, world_store_path(st));
 	snprintf(phrase, sizeof phrase, "admit %s to epoch %lld", wi.ref, epoch);
 	struct attended_stop stop;
 	if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
@@ -192,7 +195,7 @@ static int nominate_run(int argc, char **argv)
 	if (u) return u;
 	struct world_err err = { 0, "" };
 	/* a store that is not there is never created here */
-	int have = path_exists(o.store, &err);
+	int have = wdb_kind_of(o.store) == WDB_PG ? 1 : path_exists(o.store, &err);
 	if (have < 0) return worldd_fail(verb, &err);
 	if (!have) {
 		werr(&err, WX_NOT_FOUND,
@@ -223,7 +226,7 @@ static int nominate_run(int argc, char **argv)
 	snprintf(intro, sizeof intro,
 	         "Interpreter %s (%s) prints release \"%s\", which no epoch of %s nominates.\n"
 	         "Type exactly, to nominate it as semantics epoch %lld (its bytes admitted) of %s:",
-	         o.bin, pw.ref, pw.version, o.store, epoch, o.store);
+	         o.bin, pw.ref, pw.version, world_store_path(st), epoch, world_store_path(st));
 	snprintf(phrase, sizeof phrase, "nominate %s as epoch %lld", pw.version, epoch);
 	struct attended_stop stop;
 	if (attended_confirm_phrase(intro, phrase, &stop) < 0) {
@@ -276,7 +279,7 @@ static int show_run(int argc, char **argv)
 	if (world_registry_head_get(st, REGISTRY_EPOCHS, head, &rev, &err) < 0) {
 		if (err.code == WX_NOT_FOUND)
 			werr(&err, WX_NOT_FOUND, "%s: no epoch registry in this store (worldd epoch bootstrap --store %s "
-			     "--ailang-bin BIN writes it)", o.store, o.store);
+			     "--ailang-bin BIN writes it)", world_store_path(st), world_store_path(st));
 		code = worldd_fail(verb, &err);
 		goto out;
 	}

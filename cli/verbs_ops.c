@@ -51,10 +51,17 @@ static int verb_token_rotate(int argc, char **argv)
 	struct world_err e = { 0, "" };
 	struct world_store *st;
 	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
+	if (!world_store_db(st)) {
+		/* the token file is written beside the store's file (store/optoken.c) */
+		fprintf(stderr, "worldd %s: store %s: a postgresql:// store has no token file beside it (not yet: "
+		                "docs/store.md); nothing changed\n", verb, world_store_path(st));
+		world_store_close(st);
+		return WX_USAGE;
+	}
 	char question[4400];
 	snprintf(question, sizeof question,
 	         "Confirm rotate of the operator token of %s (the old one stops working on every daemon)? [y/N] ",
-	         f[0].value);
+	         world_store_path(st));
 	struct attended_stop stop;
 	if (attended_confirm_yes(question, &stop) < 0) {
 		world_store_close(st);

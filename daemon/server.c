@@ -1069,6 +1069,12 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	struct world_store_open_opts oo = { .password_file = cfg->store_password_file };
 	if (world_store_open_opts(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &oo, &d.writer, err) < 0)
 		goto out;
+	/* the coordinator and the read routes still use the raw SQLite connection */
+	if (!world_store_db(d.writer)) {
+		werr(err, WX_USAGE, "store %s: the daemon runs on SQLite stores only (not yet on PostgreSQL)",
+		     world_store_path(d.writer));
+		goto out;
+	}
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;

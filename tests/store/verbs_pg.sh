@@ -1,0 +1,210 @@
+#!/bin/bash
+# tests/store/verbs_pg.sh: the verbs on a store named by a postgresql:// URI
+# (cli/store_uri.h; docs/store.md "PostgreSQL", naming a store), on a
+# throwaway cluster (tests/pg_cluster.sh). A SQLite store with history (a
+# published transition, a session, two calls) is copied into PostgreSQL
+# (worldd store copy), then the static worldd -- which execs worldd-serve,
+# linked with libpq -- reads it: log get, world head, epoch show, session
+# list print what they print on the SQLite original; session mint and
+# revoke (the mint attended, through a pseudo-terminal with CI removed from
+# the child's environment) write it. What does not run on PostgreSQL yet
+# refuses in one line and writes nothing: scan, epoch bootstrap (the
+# archive), call, why and replay (the coordinator's and provenance's raw
+# connection), serve, world-publish transitions (the archive), token path.
+# The credentials: a password in the URI (percent-encoded) or in
+# --store-password-file (owner-only regular file, first line), never in any
+# output, and masked in /proc/PID/cmdline of the running verb; a wrong one
+# is one line naming postgresql://USER@HOST:PORT/DB, exit 9; the server
+# down is one line, exit 9; --store-password-file on a SQLite path, twice,
+# group-readable or absent is refused. Controls: the same verbs on the
+# SQLite original succeed, the password really is in the argv given and in
+# the URI, and the right password opens the store both ways.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/pg_cluster.sh"
+PTY="$top_srcdir/tests/publish/pty.py"
+WP="$top_builddir/cli/world-publish"
+T=$(mktemp -d /tmp/world-verbs-pg.XXXXXX)
+chmod 755 "$T"
+trap 'pg_cluster_cleanup; rm -rf "$T"' EXIT
+
+if ! pg_cluster_find; then
+  skip "postgresql-15 (initdb, pg_ctl) is not installed" "the verbs on a postgresql:// store"
+  done_testing
+  exit 0
+fi
+# a build without the driver (configure --without-postgresql): the URI is refused in one line
+if ! grep -q -- '-DWORLD_HAVE_PG=1' "$top_builddir/Makefile"; then
+  run_capture out err rc "$WORLDD" log get --store "postgresql://u:pw@127.0.0.1:1/db" 1
+  is "$rc:$(printf '%s\n' "$err" | wc -l)" "2:1" "built without PostgreSQL: a URI refused, one line, exit 2"
+  unlike "$err" "pw@" "... the password not printed"
+  done_testing
+  exit 0
+fi
+pg_cluster_start || bail "could not start a throwaway PostgreSQL cluster"
+psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$@"; }
+
+# ---- a SQLite store with history
+DB="$T/world.db"
+cred=$("$top_builddir/tests/coordinator/ctest-fixture" "$T" seed 'Test.Echo=s:1') || bail "ctest-fixture"
+for i in 1 2; do
+  "$WORLDD" call --store "$DB" --session "$cred" t.seen --json "{\"n\":$i}" >/dev/null 2>"$T/call.err" || bail "call $i: $(cat "$T/call.err")"
+done
+
+# ---- a role with a password over TCP (scram-sha-256), its own database
+PW='Vq7:s@/x%Z?pw&9'
+PWENC=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$PW")
+WRONG='Wr0ngPassw0rdXYZ'
+psqlc -d world -c "CREATE ROLE wu LOGIN PASSWORD '$PW'" || bail "create role"
+for d in w1 w2; do
+  psqlc -d world -c "CREATE DATABASE $d OWNER wu" && psqlc -d "$d" -c "ALTER SCHEMA public OWNER TO wu" || bail "create $d"
+done
+printf '%s\n' "$PW" > "$T/pw"
+chmod 600 "$T/pw"
+printf '%s\n' "$WRONG" > "$T/wrong.pw"
+chmod 600 "$T/wrong.pw"
+U="postgresql://wu@$PG_TCP/w1"
+UPW="postgresql://wu:$PWENC@$PG_TCP/w1"
+NAME="postgresql://wu@$PG_TCP/w1"
+"$WORLDD" store copy --dest-password-file "$T/pw" "$DB" "$U" >"$T/copy.out" 2>"$T/copy.err" || bail "store copy: $(cat "$T/copy.err")"
+ok "$(grep -q "^copy $DB $NAME rows=" "$T/copy.out"; echo $?)" "the history copied into PostgreSQL (worldd store copy)"
+
+ALL="$T/all-output" # every byte any verb printed below, grepped for the password at the end
+: > "$ALL"
+pgrun() { # pgrun OUT ERR RC CMD...: run_capture, everything kept for the leak check
+  run_capture "$@"
+  printf '%s\n%s\n' "${!1}" "${!2}" >> "$ALL"
+}
+rows() { psqlc -d w1 -c "SELECT (SELECT count(*) FROM objects) || ' ' || (SELECT count(*) FROM log_entries) || ' ' || (SELECT count(*) FROM journal) || ' ' || (SELECT count(*) FROM sessions) || ' ' || (SELECT count(*) FROM heads)"; }
+
+# ---- reads: the same answers as the SQLite original, the password from the file and from the URI
+for args in "log get 1" "log get 2" "world head" "epoch show" "session list"; do
+  # shellcheck disable=SC2086
+  run_capture sout serr src "$WORLDD" $args --store "$DB"
+  # shellcheck disable=SC2086
+  pgrun out err rc "$WORLDD" $args --store "$U" --store-password-file "$T/pw"
+  is "$rc:$out" "$src:$sout" "worldd $args on PostgreSQL (password file) prints what it prints on SQLite (exit $src)"
+  # shellcheck disable=SC2086
+  pgrun out err rc "$WORLDD" $args --store "$UPW"
+  is "$rc:$out" "$src:$sout" "... and with the password in the URI"
+done
+ok "$([ "$src" = 0 ] && [ -n "$sout" ]; echo $?)" "control: the SQLite original has sessions to list"
+pgrun out err rc "$WORLDD" log get "--store=$U" --store-password-file="$T/pw" 1
+run_capture sout serr src "$WORLDD" log get --store "$DB" 1
+is "$rc:$out" "0:$sout" "--store=URI and --store-password-file=FILE alike"
+pgrun out err rc env -u CI -u GITHUB_ACTIONS "$WP" check --help
+like "$out" "store-password-file" "world-publish --help names --store-password-file"
+pgrun out err rc "$WORLDD" session list --help
+like "$out" "--store-password-file FILE" "worldd session list --help names --store-password-file"
+
+# ---- session mint (attended) and revoke, written into PostgreSQL
+before=$(rows)
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/o" --err "$T/e" --tty "$T/t" -- \
+  "$WORLDD" session mint --store "$U" --store-password-file "$T/pw" --episode ep2 --grant Workspace.Read=worktree:5 --ttl 600
+rc=$?; out=$(cat "$T/o"); err=$(cat "$T/e"); cat "$T/o" "$T/e" "$T/t" >> "$ALL"
+is "$rc" 0 "session mint on PostgreSQL, confirmed on the terminal: exit 0 ($err)"
+like "$out" '^[0-9a-f]{64}$' "... the credential printed once"
+id=$(printf '%s' "$out" | sha256sum | cut -d' ' -f1)
+is "$(psqlc -d w1 -c "SELECT count(*) FROM sessions WHERE episode = 'ep2'")" 1 "... its session row is in PostgreSQL"
+pgrun out err rc "$WORLDD" session list --store "$UPW"
+like "$out" "^$id episode=ep2 " "... listed by session list on the URI"
+env CI=true python3 "$PTY" --after '[y/N] ' --answer y --out "$T/o" --err "$T/e" --tty "$T/t" -- \
+  "$WORLDD" session mint --store "$U" --store-password-file "$T/pw" --episode ep3 --grant Workspace.Read=worktree:5
+is "$?:$(psqlc -d w1 -c "SELECT count(*) FROM sessions WHERE episode = 'ep3'")" "20:0" "session mint with CI set: refused (exit 20), nothing written"
+cat "$T/o" "$T/e" >> "$ALL"
+pgrun out err rc "$WORLDD" session revoke --store "$U" --store-password-file "$T/pw" --episode ep2
+is "$rc:$(psqlc -d w1 -c "SELECT count(*) FROM sessions WHERE episode = 'ep2'")" "0:0" "session revoke on PostgreSQL: exit 0, the row gone"
+
+# ---- what does not run on PostgreSQL yet: one line, its exit code, nothing written
+before=$(rows)
+refused() { # EXPECTED-RC WHAT CMD...
+  local want=$1 what=$2; shift 2
+  pgrun out err rc "$@"
+  is "$rc:$(printf '%s\n' "$err" | grep -c .):$(rows)" "$want:1:$before" "$what: one line, exit $want, nothing written ($err)"
+}
+refused 2 "scan" "$WORLDD" scan --store "$U" --store-password-file "$T/pw"
+like "$err" "^worldd scan: store $NAME: this operation runs on SQLite stores only" "... naming the store without its password"
+refused 2 "call" "$WORLDD" call --store "$U" --store-password-file "$T/pw" --session "$cred" t.seen --json '{}'
+refused 2 "why" "$WORLDD" why --store "$UPW" 1
+refused 2 "replay" "$WORLDD" replay --store "$U" --store-password-file "$T/pw" --all
+refused 2 "serve" "$WORLDD" serve --store "$U" --store-password-file "$T/pw" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0
+refused 2 "token path" "$WORLDD" token path --store "$UPW"
+refused 2 "epoch bootstrap on a store with an epoch" "$WORLDD" epoch bootstrap --store "$U" --store-password-file "$T/pw" --ailang-bin "$AILANG_LITE"
+tok_before=$(psqlc -d w1 -c "SELECT count(*) || ' ' || coalesce(max(token_hash), '') FROM operator_token")
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/o" --err "$T/e" --tty "$T/t" -- \
+  "$WORLDD" token rotate --store "$UPW"
+rc=$?; err=$(cat "$T/e"); cat "$T/o" "$T/e" "$T/t" >> "$ALL"
+is "$rc:$(grep -c . "$T/e"):$(rows):$(psqlc -d w1 -c "SELECT count(*) || ' ' || coalesce(max(token_hash), '') FROM operator_token")" \
+  "2:1:$before:$tok_before" "token rotate on a terminal: refused before asking, one line, exit 2, the token unchanged ($err)"
+is "$(cat "$T/t")" "" "... nothing asked"
+run_capture sout serr src "$WORLDD" why --store "$DB" 1
+is "$src" 0 "control: why 1 on the SQLite original works"
+mkdir -p "$T/src"
+printf 'module echo\nexport func main(input: string) -> string { "{\\"echo\\":${input}}" }\n' > "$T/src/echo.ail"
+printf '[{"id":"tools.echo","title":"Echo","description":"echoes","transitionFnFile":"src/echo.ail","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"access":null,"declaredEffects":[]}]\n' > "$T/m.json"
+(cd "$T" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --answer "publish 1 transitions to $NAME" --out "$T/o" --err "$T/e" --tty "$T/t" -- \
+  "$WP" transitions --store "$U" --store-password-file "$T/pw" --manifest m.json --ailang-bin "$AILANG_LITE")
+rc=$?; err=$(cat "$T/e"); cat "$T/o" "$T/e" "$T/t" >> "$ALL"
+is "$rc:$(grep -c . "$T/e"):$(rows)" "2:1:$before" "world-publish transitions: one line, exit 2, nothing written ($err)"
+like "$err" "^world-publish transitions: store $NAME: " "... naming the store without its password"
+# a new database: the writer's open makes the schema, the bootstrap's archive refuses, no row is written
+pgrun out err rc "$WORLDD" epoch bootstrap --store "postgresql://wu:$PWENC@$PG_TCP/w2" --ailang-bin "$AILANG_LITE"
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "2:1" "epoch bootstrap of an empty database: one line, exit 2 ($err)"
+is "$(psqlc -d w2 -c "SELECT (SELECT count(*) FROM objects) + (SELECT count(*) FROM heads) + (SELECT count(*) FROM log_entries) + (SELECT count(*) FROM archive)")" 0 "... no row written (the schema is made by the open)"
+
+# ---- the password while a verb runs: masked in /proc/PID/cmdline
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --no-answer --out "$T/o" --err "$T/e" --tty "$T/t" -- \
+  "$WORLDD" session mint --store "$UPW" --episode ep4 --grant Workspace.Read=worktree:5 &
+ptypid=$!
+child=
+for _ in $(seq 1 600); do
+  child=$(pgrep -P "$ptypid" | head -n 1)
+  [ -n "$child" ] && grep -q 'y/N' "$T/t" 2>/dev/null && break
+  sleep 0.1
+done
+cmdline=$(tr '\0' ' ' < "/proc/$child/cmdline" 2>/dev/null)
+ptycmd=$(tr '\0' ' ' < "/proc/$ptypid/cmdline" 2>/dev/null)
+like "$ptycmd" "wu:$PWENC@" "control: the URI given (the harness's own argv) holds the password"
+like "$cmdline" "session mint --store postgresql://wu:\*+@$PG_TCP/w1 " "the running verb's /proc/PID/cmdline: the URI with its password masked"
+unlike "$cmdline" "$PWENC" "... not the password"
+kill "$child" 2>/dev/null
+wait "$ptypid" 2>/dev/null
+cat "$T/o" "$T/e" "$T/t" >> "$ALL"
+is "$(psqlc -d w1 -c "SELECT count(*) FROM sessions WHERE episode = 'ep4'")" 0 "... (the unanswered mint wrote nothing)"
+
+# ---- credentials refused
+pgrun out err rc "$WORLDD" log get --store "postgresql://wu:$WRONG@$PG_TCP/w1" 1
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "9:1" "a wrong password in the URI: one line, exit 9"
+like "$err" "^worldd log get: store $NAME: connect: .*password authentication failed" "... naming $NAME"
+pgrun out err rc "$WORLDD" log get --store "$UPW" --store-password-file "$T/wrong.pw" 1
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "9:1" "a wrong password in the file wins over the right one in the URI: one line, exit 9"
+pgrun out err rc "$WORLDD" log get --store "postgresql://wu:$WRONG@$PG_TCP/w1" --store-password-file "$T/pw" 1
+is "$rc" 0 "the right one in the file wins over a wrong one in the URI: exit 0"
+pgrun out err rc "$WORLDD" log get --store "$U" 1
+is "$rc" 9 "no password at all: exit 9 ($err)"
+pgrun out err rc "$WORLDD" log get --store "$DB" --store-password-file "$T/pw" 1
+is "$rc:$err" "2:worldd log get: usage: --store-password-file is for a postgresql:// --store only (see worldd log get --help)" \
+  "--store-password-file with a SQLite path: usage, exit 2"
+pgrun out err rc "$WORLDD" log get --store "$U" --store-password-file "$T/pw" --store-password-file "$T/pw" 1
+is "$rc" 2 "--store-password-file given twice: usage, exit 2"
+chmod 640 "$T/pw"
+pgrun out err rc "$WORLDD" log get --store "$U" --store-password-file "$T/pw" 1
+is "$rc:$err" "2:worldd log get: store $NAME: password file $T/pw: must be a regular file readable by its owner only (chmod 600)" \
+  "a group-readable password file: refused in one line, exit 2"
+chmod 600 "$T/pw"
+pgrun out err rc "$WORLDD" log get --store "$U" --store-password-file "$T/absent" 1
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "4:1" "an absent password file: one line, exit 4"
+pgrun out err rc "$WP" transitions --store "$DB" --store-password-file "$T/pw" --manifest "$T/m.json"
+is "$rc" 2 "world-publish: --store-password-file with a SQLite path: usage, exit 2"
+
+# ---- the server down
+bash -c "$PG_STOP" || bail "pg_ctl stop"
+pgrun out err rc "$WORLDD" log get --store "$U" --store-password-file "$T/pw" 1
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "9:1" "the server down: one line, exit 9"
+like "$err" "^worldd log get: store $NAME: connect: " "... naming the store ($err)"
+
+# ---- never the password: in every output above
+ok "$(grep -q "wu:$PWENC@" <<< "$UPW"; echo $?)" "control: the URI given holds the password"
+ok "$(! grep -qF -- "$PW" "$ALL" && ! grep -qF -- "$PWENC" "$ALL" && ! grep -qF -- "$WRONG" "$ALL"; echo $?)" \
+  "no output of any verb above holds the password (as typed, percent-encoded, or the wrong one)"
+ok "$(grep -qF -- "$NAME" "$ALL"; echo $?)" "control: the outputs grepped name the store"
+done_testing
