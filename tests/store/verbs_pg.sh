@@ -96,6 +96,16 @@ like "$out" "store-password-file" "world-publish --help names --store-password-f
 pgrun out err rc "$WORLDD" session list --help
 like "$out" "--store-password-file FILE" "worldd session list --help names --store-password-file"
 
+# ---- object put / get
+printf 'some bytes \001\377' > "$T/obj"
+pgrun out err rc "$WORLDD" object put --store "$U" --store-password-file "$T/pw" --semantic-id test/blob --as raw < "$T/obj"
+ref=$out
+run_capture sout serr src "$WORLDD" object put --store "$DB" --semantic-id test/blob --as raw < "$T/obj"
+is "$rc:$ref" "0:$sout" "object put on PostgreSQL: the ref SQLite gives"
+is "$(psqlc -d w1 -c "SELECT count(*) FROM objects WHERE ref = '$ref'")" 1 "... a row in PostgreSQL"
+"$WORLDD" object get --store "$UPW" --payload "$ref" > "$T/obj.back" 2>>"$ALL"
+ok "$(cmp -s "$T/obj" "$T/obj.back"; echo $?)" "object get --payload on the URI gives the bytes back"
+
 # ---- session mint (attended) and revoke, written into PostgreSQL
 before=$(rows)
 env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/o" --err "$T/e" --tty "$T/t" -- \
