@@ -9,6 +9,9 @@
 #include <string.h>
 
 static const char *password_file;
+/* the private copy of a URI whose password is masked in argv's memory
+ * (kept for the process's life; reachable from here) */
+static char *store_copy;
 
 const char *worldd_store_password_file(void) { return password_file; }
 
@@ -107,13 +110,12 @@ int worldd_store_take(const char *who, int *argc, char **argv)
 		/* the verb reads a private copy; the argument area -- what
 		 * /proc/PID/cmdline shows, here and in every forked child --
 		 * keeps the URI with its password masked */
-		char *copy = strdup(argv[store_at]);
-		if (!copy) {
+		if (!(store_copy = strdup(argv[store_at]))) {
 			fprintf(stderr, "%s: out of memory\n", who);
 			return WX_FAIL;
 		}
 		mask_uri(argv[store_at]);
-		argv[store_at] = copy;
+		argv[store_at] = store_copy;
 	}
 	return 0;
 }

@@ -153,15 +153,43 @@ static char *uri_with_password(const char *name, const char *pw)
 	return u;
 }
 
+/* A message naming the URI as given (the open's own checks before the
+ * driver has parsed it name it so) names it redacted instead: every
+ * occurrence of raw in err's line becomes shown. */
+static void scrub_name(struct world_err *err, const char *raw, const char *shown)
+{
+	size_t rl = strlen(raw);
+	if (!err || !rl || !strstr(err->msg, raw)) return;
+	char out[sizeof err->msg];
+	size_t k = 0;
+	for (const char *p = err->msg; *p && k + 1 < sizeof out;) {
+		if (strncmp(p, raw, rl) == 0) {
+			k += (size_t)snprintf(out + k, sizeof out - k, "%s", shown);
+			if (k >= sizeof out) k = sizeof out - 1;
+			p += rl;
+		} else {
+			out[k++] = *p++;
+		}
+	}
+	out[k] = 0;
+	explicit_bzero(err->msg, sizeof err->msg);
+	memcpy(err->msg, out, k + 1);
+	explicit_bzero(out, sizeof out);
+}
+
 int world_store_open_opts(const char *name, int mode, const struct world_store_open_opts *o,
                           struct world_store **out, struct world_err *err)
 {
 	static const struct world_store_open_opts none;
 	if (!o) o = &none;
 	*out = NULL;
-	if (!o->password_file) return world_store_open_wait(name, mode, o->wait_lock_s, out, err);
 	char shown[600];
 	world_store_name_redact(name, shown, sizeof shown);
+	if (!o->password_file) {
+		int rc = world_store_open_wait(name, mode, o->wait_lock_s, out, err);
+		if (rc < 0 && name && wdb_kind_of(name) == WDB_PG) scrub_name(err, name, shown);
+		return rc;
+	}
 	if (!name || wdb_kind_of(name) != WDB_PG)
 		return werr(err, WX_USAGE, "store %s: a password file is for a postgresql:// store only", shown);
 	if (strchr(name, '#'))
@@ -173,6 +201,7 @@ int world_store_open_opts(const char *name, int mode, const struct world_store_o
 	free(pw);
 	if (!uri) return werr(err, WX_FAIL, "store %s: out of memory", shown);
 	int rc = world_store_open_wait(uri, mode, o->wait_lock_s, out, err);
+	if (rc < 0) scrub_name(err, uri, shown);
 	explicit_bzero(uri, strlen(uri));
 	free(uri);
 	return rc;
