@@ -11,7 +11,6 @@
 #include "supervisor/launcher.h"
 #include <errno.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +113,7 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 	}
 	/* the WAL is checkpointed by a thread of the store's, not inside this
 	 * coordinator's group commits (docs/store.md, The write path) */
-	if (sqlite3_db_readonly(world_store_db(cfg->store), "main") == 0 &&
+	if (world_store_is_writer(cfg->store) &&
 	    world_store_checkpoint_thread(cfg->store, err) < 0) {
 		coord_free(c);
 		return NULL;
@@ -842,12 +841,9 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 	return world_episode_usage_add(st, episode, 1, bytes, err);
 }
 
-static int sp_exec(struct coordinator *c, const char *sql, struct world_err *err)
+static int sp_exec(struct coordinator *c, enum world_savepoint_op op, struct world_err *err)
 {
-	if (sqlite3_exec(world_store_db(c->cfg.store), sql, NULL, NULL, NULL) != SQLITE_OK)
-		return werr(err, WX_IO, "store %s: %s: %s", world_store_path(c->cfg.store), sql,
-		            sqlite3_errmsg(world_store_db(c->cfg.store)));
-	return 0;
+	return world_store_savepoint(c->cfg.store, op, err);
 }
 
 /* The calls queued so far, taken off the queue (the leader's own among
@@ -880,16 +876,16 @@ static struct commit_job *write_batch(struct coordinator *c)
 	struct commit_job *batch = take_queue(c);
 	int any = 0;
 	for (struct commit_job *j = ok ? batch : NULL; j; j = j->next) {
-		if (sp_exec(c, "SAVEPOINT coord_job", &j->err) < 0) { j->rc = -1; continue; }
+		if (sp_exec(c, WORLD_SP_BEGIN, &j->err) < 0) { j->rc = -1; continue; }
 		j->rc = write_rows(c, j, &j->err);
 		if (j->rc < 0) {
 			struct world_err ig;
-			sp_exec(c, "ROLLBACK TO coord_job", &ig);
+			sp_exec(c, WORLD_SP_ROLLBACK, &ig);
 		} else {
 			any = 1;
 		}
 		struct world_err ig;
-		sp_exec(c, "RELEASE coord_job", &ig);
+		sp_exec(c, WORLD_SP_RELEASE, &ig);
 	}
 	if (ok && any && world_store_commit(c->cfg.store, &e) < 0) ok = 0;
 	else if (ok && !any) world_store_rollback(c->cfg.store);

@@ -5,7 +5,6 @@
 #include "store/canon.h"
 #include "store/sql.h"
 #include "store/store.h"
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,37 +20,7 @@ long long prov_first_diff(const char *a, size_t alen, const char *b, size_t blen
 int prov_object_raw(struct world_store *st, const char *ref, char **semantic_id, char **payload, size_t *len,
                     struct world_err *err)
 {
-	*semantic_id = NULL;
-	*payload = NULL;
-	*len = 0;
-	sqlite3_stmt *s;
-	sqlite3 *db = world_store_db(st);
-	if (sqlite3_prepare_v2(db, WORLD_SQL(OBJECT_KIND_PAYLOAD), -1, &s, NULL) != SQLITE_OK)
-		return werr(err, WX_IO, "store %s: object read: %s", world_store_path(st), sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
-		if (rc == SQLITE_DONE) return werr(err, WX_NOT_FOUND, "object %s: not stored", ref);
-		return werr(err, WX_IO, "store %s: object read: %s", world_store_path(st), sqlite3_errmsg(db));
-	}
-	const char *sem = (const char *)sqlite3_column_text(s, 0);
-	size_t n = (size_t)sqlite3_column_bytes(s, 1);
-	const void *p = sqlite3_column_blob(s, 1);
-	*semantic_id = strdup(sem ? sem : "");
-	*payload = malloc(n + 1);
-	if (!*semantic_id || !*payload) {
-		sqlite3_finalize(s);
-		free(*semantic_id);
-		free(*payload);
-		*semantic_id = *payload = NULL;
-		return werr(err, WX_FAIL, "out of memory");
-	}
-	if (n) memcpy(*payload, p, n);
-	(*payload)[n] = 0;
-	*len = n;
-	sqlite3_finalize(s);
-	return 0;
+	return world_object_get_raw(st, ref, semantic_id, payload, len, err);
 }
 
 /* ---- resolving a target ---- */

@@ -15,7 +15,6 @@
 #include "store/store.h"
 #include <errno.h>
 #include <openssl/evp.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,18 +53,7 @@ struct world_store *dreader_scoped(struct dreq *rq, struct dresp *r, int need_cr
  * either way), -1 with err. */
 static int object_visible(struct world_store *st, const char *episode, const char *ref, struct world_err *err)
 {
-	sqlite3 *db = world_store_db(st);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, WORLD_SQL(EPISODE_OBJECT_VISIBLE), -1, &s, NULL) != SQLITE_OK)
-		return werr(err, WX_IO, "object visibility: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, episode, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, ref, -1, SQLITE_STATIC);
-	for (int i = 0; i < 3; i++) sqlite3_bind_text(s, 3 + i, public_sids[i], -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	int v = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) != 0 : -1;
-	if (v < 0) werr(err, WX_IO, "object visibility: %s", sqlite3_errmsg(db));
-	sqlite3_finalize(s);
-	return v;
+	return world_episode_object_visible(st, episode, ref, public_sids, err);
 }
 
 /* *mine = 1 when world ref was made by one of the episode's entries (its
@@ -73,16 +61,9 @@ static int object_visible(struct world_store *st, const char *episode, const cha
 static int world_mine(struct world_store *st, const char *episode, const char *ref, int *mine, struct world_err *err)
 {
 	*mine = 0;
-	sqlite3 *db = world_store_db(st);
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(db, WORLD_SQL(WORLD_FIND_REF), -1, &s, NULL) != SQLITE_OK)
-		return werr(err, WX_IO, "world lookup: %s", sqlite3_errmsg(db));
-	sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
-	int rc = sqlite3_step(s);
-	long long rev = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-	sqlite3_finalize(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) return werr(err, WX_IO, "world lookup: %s", sqlite3_errmsg(db));
-	if (rc == SQLITE_DONE) return 0;
+	long long rev = 0;
+	int found = world_world_revision(st, ref, &rev, err);
+	if (found <= 0) return found;
 	return world_episode_has_entry(st, episode, rev, mine, err);
 }
 
@@ -156,9 +137,29 @@ static void get_object(struct dreq *rq, struct dresp *r, struct world_store *st,
 	dresp_json(r, 200, v);
 }
 
-/* Objects with one semanticId, ordered by ref, after a cursor. The store
- * has no listing call for this, so it reads the objects table directly
- * through the reader handle (read-only). */
+struct sid_page {
+	json_t *items;
+	const char *name;
+	long long limit, n;
+	int more;
+	char last[WORLD_REF_SIZE];
+};
+
+static int sid_row(void *ctx, const char *ref, const char *prov)
+{
+	struct sid_page *pg = ctx;
+	if (pg->n == pg->limit) {
+		pg->more = 1;
+		return 1;
+	}
+	json_array_append_new(pg->items, json_pack("{s:s,s:s,s:s}", "hash", ref, "semanticId", pg->name, "provenance", prov));
+	snprintf(pg->last, sizeof pg->last, "%s", ref);
+	pg->n++;
+	return 0;
+}
+
+/* Objects with one semanticId, ordered by ref, after a cursor
+ * (world_objects_by_semantic, through the reader handle). */
 static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store *st, const char *name,
                            const char *episode)
 {
@@ -168,43 +169,19 @@ static void by_semantic_id(struct dreq *rq, struct dresp *r, struct world_store 
 	struct world_err err = { 0, "" };
 	if (after && world_ref_parse(after, "after", NULL, &err) < 0) { dresp_error(r, "BadRequest", "%s", err.msg); return; }
 	if (!*name || strlen(name) > 256) { dresp_error(r, "BadRequest", "semanticId must be 1-256 bytes"); return; }
-	sqlite3_stmt *s = NULL;
-	sqlite3 *db = world_store_db(st);
 	/* A session's listing of a private kind walks its own members in ref
 	 * order (the episode_objects key), each looked up in objects by ref:
 	 * other episodes' objects are never read. */
 	int scoped = episode && !sid_public(name);
-	const char *sql = scoped ? WORLD_SQL(EPISODE_OBJECTS_BY_SEMANTIC) : WORLD_SQL(OBJECTS_BY_SEMANTIC);
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-		werr(&err, WX_IO, "objects by semanticId: %s", sqlite3_errmsg(db));
+	struct sid_page pg = { json_array(), name, limit, 0, 0, "" };
+	if (world_objects_by_semantic(st, name, after, limit + 1, scoped ? episode : NULL, sid_row, &pg, &err) < 0) {
+		json_decref(pg.items);
 		dresp_internal(rq, r, "objects by semanticId", &err);
 		return;
 	}
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, after ? after : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, limit + 1);
-	if (scoped) sqlite3_bind_text(s, 4, episode, -1, SQLITE_STATIC);
-	json_t *items = json_array();
-	int n = 0, src;
-	char last[WORLD_REF_SIZE] = "";
-	int more = 0;
-	while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == limit) { more = 1; break; }
-		const char *ref = (const char *)sqlite3_column_text(s, 0);
-		const char *prov = (const char *)sqlite3_column_text(s, 1);
-		json_array_append_new(items, json_pack("{s:s,s:s,s:s}", "hash", ref ? ref : "", "semanticId", name,
-		                                       "provenance", prov ? prov : ""));
-		snprintf(last, sizeof last, "%s", ref ? ref : "");
-		n++;
-	}
-	if (src != SQLITE_ROW && src != SQLITE_DONE) {
-		werr(&err, WX_IO, "objects by semanticId: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(s);
-		json_decref(items);
-		dresp_internal(rq, r, "objects by semanticId", &err);
-		return;
-	}
-	sqlite3_finalize(s);
+	json_t *items = pg.items;
+	int more = pg.more;
+	const char *last = pg.last;
 	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", more ? json_string(last) : json_null()));
 }
 

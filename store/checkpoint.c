@@ -84,7 +84,8 @@ static void *ckpt_main(void *p)
 int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
 {
 	if (ws_need_writer(st, "checkpoint thread", err) < 0) return -1;
-	if (st->ckpt) return 0;
+	/* PostgreSQL's server checkpoints on its own: nothing to start */
+	if (st->ckpt || st->kind != WDB_SQLITE) return 0;
 	struct ws_ckpt *ck = calloc(1, sizeof *ck);
 	if (!ck) return werr(err, WX_FAIL, "store %s: checkpoint thread: out of memory", st->path);
 	if (sqlite3_open_v2(st->path, &ck->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||

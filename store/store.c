@@ -2213,3 +2213,103 @@ int world_world_at(struct world_store *st, long long revision, struct world_worl
 	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "world by revision", err);
 	return world_world_get(st, ref, out, err);
 }
+
+/* ---- what other components read and do through the store, not its raw handle ---- */
+
+int world_store_is_writer(const struct world_store *st) { return st->writer; }
+
+/* One caller's savepoint inside its world_store_begin() transaction (the
+ * coordinator's per-call savepoint in its group commit): SAVEPOINT,
+ * RELEASE and ROLLBACK TO take the same text on both backends. */
+int world_store_savepoint(struct world_store *st, enum world_savepoint_op op, struct world_err *err)
+{
+	if (!st->in_txn) return werr(err, WX_USAGE, "store %s: a savepoint needs a transaction", st->path);
+	static const char *const sql[] = { [WORLD_SP_BEGIN] = "SAVEPOINT wc", [WORLD_SP_RELEASE] = "RELEASE wc",
+		                           [WORLD_SP_ROLLBACK] = "ROLLBACK TO wc" };
+	if ((int)op < 0 || (int)op > WORLD_SP_ROLLBACK) return werr(err, WX_USAGE, "store %s: savepoint: bad operation", st->path);
+	return ws_exec(st, sql[op], err);
+}
+
+int world_object_get_raw(struct world_store *st, const char *ref, char **semantic_id, char **payload, size_t *len,
+                         struct world_err *err)
+{
+	*semantic_id = NULL;
+	*payload = NULL;
+	*len = 0;
+	struct wdb_stmt *s;
+	if (ws_stmt(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, ref);
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
+		ws_done(st, s);
+		if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "object %s: not stored", ref);
+		return ws_sqlerr(st, 0, "object read", err);
+	}
+	const char *sem = wdb_column_text(s, 0);
+	size_t n = 0;
+	const void *p = wdb_column_blob(s, 1, &n);
+	*semantic_id = strdup(sem ? sem : "");
+	*payload = malloc(n + 1);
+	if (!*semantic_id || !*payload) {
+		ws_done(st, s);
+		free(*semantic_id);
+		free(*payload);
+		*semantic_id = *payload = NULL;
+		return werr(err, WX_FAIL, "out of memory");
+	}
+	if (n) memcpy(*payload, p, n);
+	(*payload)[n] = 0;
+	*len = n;
+	ws_done(st, s);
+	return 0;
+}
+
+int world_episode_object_visible(struct world_store *st, const char *episode, const char *ref,
+                                 const char *const public_kinds[3], struct world_err *err)
+{
+	struct wdb_stmt *s;
+	if (ws_stmt(st, WORLD_SQL(EPISODE_OBJECT_VISIBLE), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, episode);
+	ws_bind_text(s, 2, ref);
+	for (int i = 0; i < 3; i++) ws_bind_text(s, 3 + i, public_kinds[i]);
+	int rc = wdb_step(s, NULL);
+	int v = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) != 0 : -1;
+	ws_done(st, s);
+	if (v < 0) return ws_sqlerr(st, 0, "object visibility", err);
+	return v;
+}
+
+int world_world_revision(struct world_store *st, const char *ref, long long *revision, struct world_err *err)
+{
+	*revision = 0;
+	struct wdb_stmt *s;
+	if (ws_stmt(st, WORLD_SQL(WORLD_FIND_REF), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, ref);
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) *revision = wdb_column_int64(s, 0, NULL);
+	ws_done(st, s);
+	if (rc != WDB_ROW && rc != WDB_DONE) return ws_sqlerr(st, 0, "world lookup", err);
+	return rc == WDB_ROW;
+}
+
+int world_objects_by_semantic(struct world_store *st, const char *semantic_id, const char *after, long long limit,
+                              const char *episode, int (*fn)(void *ctx, const char *ref, const char *provenance),
+                              void *ctx, struct world_err *err)
+{
+	struct wdb_stmt *s;
+	const char *sql = episode ? WORLD_SQL(EPISODE_OBJECTS_BY_SEMANTIC) : WORLD_SQL(OBJECTS_BY_SEMANTIC);
+	/* its own statement: fn may use the handle's cached ones meanwhile */
+	if (ws_wprep(st, sql, &s, err) < 0) return -1;
+	ws_bind_text(s, 1, semantic_id);
+	ws_bind_text(s, 2, after ? after : "");
+	ws_bind_int(s, 3, limit);
+	if (episode) ws_bind_text(s, 4, episode);
+	int rc, stop = 0;
+	while (!stop && (rc = wdb_step(s, NULL)) == WDB_ROW) {
+		const char *ref = wdb_column_text(s, 0), *prov = wdb_column_text(s, 1);
+		stop = fn(ctx, ref ? ref : "", prov ? prov : "") != 0;
+	}
+	wdb_finalize(s);
+	if (!stop && rc != WDB_DONE) return ws_sqlerr(st, 0, "objects by semanticId", err);
+	return 0;
+}

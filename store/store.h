@@ -101,7 +101,8 @@ struct sqlite3 *world_store_db(struct world_store *st);
  * cannot keep up), so the WAL stays under some 128 MiB. Fewer, larger
  * checkpoints copy a page changed by many batches once, not once per
  * batch. world_group_new starts it; world_store_close stops it. Once per
- * handle (again: nothing). The counts (any may be NULL): checkpoints the
+ * handle (again: nothing; on PostgreSQL: nothing, its server checkpoints).
+ * The counts (any may be NULL): checkpoints the
  * thread made, ones the committer made, ones that failed (neither). */
 #define WORLD_STORE_CKPT_FRAMES 1000         /* SQLite's own autocheckpoint: a handle without the thread */
 #define WORLD_STORE_CKPT_THREAD_FRAMES 8000  /* the thread is woken once per this many new frames */
@@ -427,4 +428,30 @@ struct world_archive_opts {
 int world_archive_configure(const struct world_archive_opts *opts, struct world_err *err);
 /* The cache directory in effect (n >= 4096). */
 int world_archive_cache_dir(char *out, size_t n, struct world_err *err);
+/* For the components above the store, so that none needs its raw handle
+ * (the same on SQLite and PostgreSQL): */
+/* 1 for a WRITER handle. */
+int world_store_is_writer(const struct world_store *st);
+/* One savepoint of the caller's inside its world_store_begin() transaction:
+ * BEGIN it, RELEASE it (keep its writes) or ROLLBACK to it (undo them;
+ * then RELEASE). One level. */
+enum world_savepoint_op { WORLD_SP_BEGIN, WORLD_SP_RELEASE, WORLD_SP_ROLLBACK };
+int world_store_savepoint(struct world_store *st, enum world_savepoint_op op, struct world_err *err);
+/* An object's kind and payload as stored, not re-hashed (the provenance
+ * walk shows what is there, damage included; world_object_get checks). */
+int world_object_get_raw(struct world_store *st, const char *ref, char **semantic_id, char **payload, size_t *len,
+                         struct world_err *err);
+/* 1 when the episode may read object ref: a member of it, or of one of the
+ * three public kinds (daemon/reads.c's); 0 when not or absent; -1 with err. */
+int world_episode_object_visible(struct world_store *st, const char *episode, const char *ref,
+                                 const char *const public_kinds[3], struct world_err *err);
+/* 1 and *revision when a world of that ref is stored, 0 when not, -1 with err. */
+int world_world_revision(struct world_store *st, const char *ref, long long *revision, struct world_err *err);
+/* Objects of one semanticId in ref order after `after` ("" = from the
+ * start), at most limit: fn(ctx, ref, provenance) for each, 0 to go on.
+ * With episode, only the episode's members (its episode_objects range;
+ * other episodes' objects are never read). */
+int world_objects_by_semantic(struct world_store *st, const char *semantic_id, const char *after, long long limit,
+                              const char *episode, int (*fn)(void *ctx, const char *ref, const char *provenance),
+                              void *ctx, struct world_err *err);
 #endif
