@@ -73,3 +73,27 @@ pg_cluster_start() {
   fi
   return 0
 }
+
+# pg_cluster_run_test PROGRAM SECONDS: the whole of a C test that runs on a
+# throwaway cluster (tests/store/pgstore.sh, pggroup.sh, archive_pg.sh):
+# without postgresql-15 PROGRAM runs with WORLD_TEST_PG_SKIP (its PostgreSQL
+# half skipped with that reason), else with WORLD_TEST_PG_URI on a cluster
+# started for it and removed after; PROGRAM's exit code (a bail out when
+# it is not built or the cluster does not start).
+pg_cluster_run_test() {
+  local t=$1 secs=$2 rc
+  [ -x "$t" ] || { echo "Bail out! $t not built"; return 1; }
+  if ! pg_cluster_find; then
+    WORLD_TEST_PG_SKIP="postgresql-15 is not installed (no initdb/pg_ctl in /usr/lib/postgresql/15/bin or \$PG_BINDIR)" \
+      timeout 60 "$t"
+    return $?
+  fi
+  if ! pg_cluster_start; then
+    echo "Bail out! could not start a throwaway PostgreSQL cluster (see the line above)"
+    return 1
+  fi
+  WORLD_TEST_PG_URI=$PG_URI timeout "$secs" "$t"
+  rc=$?
+  pg_cluster_cleanup
+  return $rc
+}
