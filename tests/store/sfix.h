@@ -8,6 +8,7 @@
  * here (the scan accepts their absence, not their disagreement). */
 #ifndef WORLD_TESTS_SFIX_H
 #define WORLD_TESTS_SFIX_H
+#include "store/ref.h"
 #include "store/store.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,5 +49,30 @@ static inline int sfix_record(struct world_store *st, struct sfix *f, const char
 	                  "\"output\":\"%s\",\"semanticsEpoch\":%lld,\"skillId\":\"sfix\",\"transitionFn\":\"%s\"}",
 	                  in, f->interp, tag, n, root, epoch, f->src);
 	return world_object_put(st, "world/invocation-record/v1", "sfix", body, (size_t)bl, rec, NULL, err);
+}
+/* One append of a new call on top of whatever the head is, with no
+ * archived interpreter (a fixed ref, as one archived would be named: the
+ * PostgreSQL tests' stores, where the archive is not the point): the
+ * source, an output {"KEY":"TAG"}, its input and record, then the entry
+ * written by WRITTEN_BY. Every check the store makes on an append is made. */
+static inline int sfix_append_unarchived(struct world_store *st, const char *key, const char *tag,
+                                         const char *written_by, struct world_log_result *r, struct world_err *err)
+{
+	static const char ibytes[] = "an interpreter's bytes";
+	static const char src[] = "module sfix\nexport func main(input: string) -> string {\n  input\n}\n";
+	struct sfix f = { .n = 0 };
+	char out[WORLD_REF_SIZE], rec[WORLD_REF_SIZE], prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE], body[128];
+	int bl = snprintf(body, sizeof body, "{\"%s\":\"%s\"}", key, tag);
+	long long idx;
+	if (world_hash_ref(ibytes, strlen(ibytes), f.interp, err) < 0 ||
+	    world_object_put(st, "world/transition-source/v1", "sfix", src, strlen(src), f.src, NULL, err) < 0 ||
+	    world_object_put(st, "world/invocation-output/v1", "sfix", body, (size_t)bl, out, NULL, err) < 0 ||
+	    sfix_record(st, &f, out, 1, tag, rec, err) < 0 || world_log_next(st, &idx, prev, world, err) < 0)
+		return -1;
+	struct world_log_append a = { .entry_index = idx, .semantics_epoch = 1, .transition_fn = f.src,
+		                      .interpreter = f.interp, .prev_entry_hash = *prev ? prev : NULL,
+		                      .written_by = written_by, .transition_ref = rec, .state_root = out,
+		                      .expected_world = world };
+	return world_log_append(st, &a, r, err);
 }
 #endif

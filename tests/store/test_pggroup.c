@@ -33,24 +33,8 @@
  * checks all made inside the batch's transaction). */
 static int append_one(struct world_store *st, void *ctx, struct world_err *err)
 {
-	const char *tag = ctx;
-	static const char ibytes[] = "an interpreter's bytes";
-	static const char src[] = "module sfix\nexport func main(input: string) -> string {\n  input\n}\n";
-	struct sfix f = { .n = 0 };
-	char out[WORLD_REF_SIZE], rec[WORLD_REF_SIZE], prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE], body[96];
-	int bl = snprintf(body, sizeof body, "{\"group\":\"%s\"}", tag);
-	long long idx;
-	if (world_hash_ref(ibytes, strlen(ibytes), f.interp, err) < 0 ||
-	    world_object_put(st, "world/transition-source/v1", "sfix", src, strlen(src), f.src, NULL, err) < 0 ||
-	    world_object_put(st, "world/invocation-output/v1", "sfix", body, (size_t)bl, out, NULL, err) < 0 ||
-	    sfix_record(st, &f, out, 1, tag, rec, err) < 0 || world_log_next(st, &idx, prev, world, err) < 0)
-		return -1;
-	struct world_log_append a = { .entry_index = idx, .semantics_epoch = 1, .transition_fn = f.src,
-		                      .interpreter = f.interp, .prev_entry_hash = *prev ? prev : NULL,
-		                      .written_by = "test_pggroup", .transition_ref = rec, .state_root = out,
-		                      .expected_world = world };
 	struct world_log_result r;
-	return world_log_append(st, &a, &r, err);
+	return sfix_append_unarchived(st, "group", ctx, "test_pggroup", &r, err);
 }
 
 /* the hold: a thread that set hold_me stops at store.group_commit until released */

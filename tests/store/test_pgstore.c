@@ -187,23 +187,8 @@ static void history(struct world_store *st, struct history *h, const char *what)
 static int append_next(struct world_store *st, const char *tag, long long *idx_out, char hash[WORLD_REF_SIZE],
                        struct world_err *err)
 {
-	static const char ibytes[] = "an interpreter's bytes";
-	static const char src[] = "module sfix\nexport func main(input: string) -> string {\n  input\n}\n";
-	struct sfix f = { .n = 0 };
-	char out[WORLD_REF_SIZE], rec[WORLD_REF_SIZE], prev[WORLD_REF_SIZE], world[WORLD_REF_SIZE], body[64];
-	int bl = snprintf(body, sizeof body, "{\"race\":\"%s\"}", tag);
-	long long idx;
-	if (world_hash_ref(ibytes, strlen(ibytes), f.interp, err) < 0 ||
-	    world_object_put(st, "world/transition-source/v1", "sfix", src, strlen(src), f.src, NULL, err) < 0 ||
-	    world_object_put(st, "world/invocation-output/v1", "sfix", body, (size_t)bl, out, NULL, err) < 0 ||
-	    sfix_record(st, &f, out, 1, tag, rec, err) < 0 || world_log_next(st, &idx, prev, world, err) < 0)
-		return -1;
-	struct world_log_append a = { .entry_index = idx, .semantics_epoch = 1, .transition_fn = f.src,
-	                              .interpreter = f.interp, .prev_entry_hash = *prev ? prev : NULL,
-	                              .written_by = "test_pgstore", .transition_ref = rec, .state_root = out,
-	                              .expected_world = world };
 	struct world_log_result r;
-	if (world_log_append(st, &a, &r, err) < 0) return -1;
+	if (sfix_append_unarchived(st, "race", tag, "test_pgstore", &r, err) < 0) return -1;
 	*idx_out = r.entry_index;
 	memcpy(hash, r.entry_hash, WORLD_REF_SIZE);
 	return 0;
