@@ -4,7 +4,8 @@
 # one line "N passed, N failed, N skipped" over both runs; exits non-zero on
 # any failure. After the plain build's tests, `make bench-smoke` runs every
 # benchmark once with tiny sizes: a benchmark that no longer runs fails the
-# run (its figures are printed, never judged).
+# run (its figures are printed, never judged). Before the closing line,
+# tests/failures names each failed test, its diagnostics and its log.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -24,5 +25,6 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; export UBSAN_OPTIONS
 WORLD_CFLAGS="-O1 -g" "$top/scripts/build.sh" "$top/build/asan" --enable-sanitizers --enable-test-hooks
 ( cd "$top/build/asan" && make -s -j"$(nproc)" check ) || status=1
 echo "== sanitizer build: $("$top/tests/summarize" "$top/build/asan" || true)"
+"$top/tests/failures" "$top/build/check" "$top/build/asan"
 "$top/tests/summarize" "$top/build/check" "$top/build/asan" || status=1
 exit $status
