@@ -33,6 +33,7 @@
 #include "store/store.h"
 #include "tests/coordinator/ctest.h"
 #include "tests/store/sbulk.h"
+#include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -148,6 +149,7 @@ static void *writer_main(void *p)
 struct gstat {
 	double mean_batch;  /* appends per batch = per COMMIT (one WAL fsync each) */
 	double cpu_us;      /* user + system CPU of the process, all threads */
+	double server_us;   /* PostgreSQL rows: CPU of the server's processes (-1: not known) */
 	double pages;       /* pages written to the WAL (SQLITE_DBSTATUS_CACHE_WRITE) */
 	long long ckpt_bg, ckpt_inline, reruns;
 };
@@ -208,6 +210,43 @@ static double grouped(const char *dir, int writers, long long n, int mode, struc
 	return (double)done / s;
 }
 
+/* User + system CPU in us of process ROOT and its children (PostgreSQL's
+ * postmaster and its backends, walwriter, checkpointer...), from
+ * /proc/PID/stat; -1 when ROOT is not readable. A child that exits during
+ * a row takes its CPU with it: the rows measure before closing their
+ * connections. */
+static double proc_tree_cpu_us(long root)
+{
+	DIR *d = opendir("/proc");
+	if (!d) return -1;
+	double ticks = 0;
+	int seen = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0) continue;
+		char path[64], buf[1024];
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		FILE *f = fopen(path, "r");
+		if (!f) continue; /* gone since readdir */
+		size_t got = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+		buf[got] = 0;
+		/* after the command's closing parenthesis: state ppid ... utime(14) stime(15) */
+		char *p = strrchr(buf, ')');
+		long ppid;
+		unsigned long long ut, stt;
+		if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ppid, &ut, &stt) != 3)
+			continue;
+		if (pid != root && ppid != root) continue;
+		seen |= pid == root;
+		ticks += (double)(ut + stt);
+	}
+	closedir(d);
+	return seen ? ticks * 1e6 / (double)sysconf(_SC_CLK_TCK) : -1;
+}
+
 #define WS_GROUP_TRIES_PRINTED 9 /* a batch's runs before it is refused: 1 + the store's 8 retries */
 
 /* The same group rows on PostgreSQL (STORE_BENCH_PG_URI; bench/store_bench.sh
@@ -248,6 +287,9 @@ static double pg_grouped(const char *uri, int writers, int conns, long long n, s
 	pthread_t *th = calloc((size_t)total, sizeof *th);
 	struct writer *w = calloc((size_t)total, sizeof *w);
 	if (!th || !w) die("out of memory", NULL);
+	const char *pm = getenv("STORE_BENCH_PG_PID");
+	long server = pm && *pm ? strtol(pm, NULL, 10) : 0;
+	double s0 = server > 0 ? proc_tree_cpu_us(server) : -1;
 	double c0 = cpu_now_us();
 	double t0 = now_s();
 	for (int i = 0; i < total; i++) {
@@ -257,6 +299,7 @@ static double pg_grouped(const char *uri, int writers, int conns, long long n, s
 	for (int i = 0; i < total; i++) pthread_join(th[i], NULL);
 	double secs = now_s() - t0;
 	double cpu = cpu_now_us() - c0;
+	double s1 = s0 >= 0 ? proc_tree_cpu_us(server) : -1;
 	*lost = 0;
 	for (int i = 0; i < total; i++) {
 		if (w[i].failed) die("PostgreSQL group append", NULL);
@@ -277,6 +320,7 @@ static double pg_grouped(const char *uri, int writers, int conns, long long n, s
 	done -= *lost;
 	gs->mean_batch = batches ? (double)done / (double)batches : 0;
 	gs->cpu_us = done ? cpu / (double)done : 0;
+	gs->server_us = s0 >= 0 && s1 >= s0 && done ? (s1 - s0) / (double)done : -1;
 	for (int c = 0; c < conns; c++) {
 		world_group_free(g[c]);
 		world_store_close(st[c]);
@@ -518,11 +562,13 @@ int main(int argc, char **argv)
 				struct gstat gs = { 0 };
 				long long races = 0, lost = 0;
 				double r = pg_grouped(pg_uri, (int)writers[i], conns, n, &gs, &races, &lost);
-				printf("  %3lld writer thread(s) x %d connection(s): %7.0f appends/s   (mean batch %.1f; %.0f us CPU of "
-				       "this process per append; %lld batches run again after a lost race, %lld appends refused after "
-				       "%d; %.2fx SQLite's %lld-thread row)\n",
-				       writers[i], conns, r, gs.mean_batch, gs.cpu_us, races, lost, WS_GROUP_TRIES_PRINTED, r / sqlite_rows[i],
-				       writers[i]);
+				char server[64] = "the server's CPU not read: STORE_BENCH_PG_PID unset";
+				if (gs.server_us >= 0) snprintf(server, sizeof server, "%.0f us of the server's", gs.server_us);
+				printf("  %3lld writer thread(s) x %d connection(s): %7.0f appends/s   (mean batch %.1f; CPU per append: "
+				       "%.0f us of this process, %s; %lld batches run again after a lost race, %lld appends refused "
+				       "after %d; %.2fx SQLite's %lld-thread row)\n",
+				       writers[i], conns, r, gs.mean_batch, gs.cpu_us, server, races, lost, WS_GROUP_TRIES_PRINTED,
+				       r / sqlite_rows[i], writers[i]);
 			}
 #else
 		printf("group commit on PostgreSQL: skipped (built --without-postgresql)\n");

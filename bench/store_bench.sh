@@ -12,7 +12,8 @@
 #   STORE_BENCH_ENTRIES  (older name) one scan size
 #   STORE_BENCH_PG       0: no PostgreSQL rows; otherwise, with postgresql-15
 #                        installed, the group rows run again on a throwaway
-#                        cluster (tests/pg_cluster.sh), synchronous_commit=on
+#                        cluster (tests/pg_cluster.sh), durable: fsync=on and
+#                        synchronous_commit=on (printed)
 #   STORE_BENCH_DIR      keep the stores there: the store of the largest size is
 #                        kept as scan-N.db (with scan-N.db.artifacts) and a later
 #                        run with the same largest size scans it instead of growing
@@ -38,8 +39,13 @@ echo "store benchmark in $dir ($(df -hP "$dir" | awk 'NR==2 {print $1}'))"
 if [ "${STORE_BENCH_PG:-1}" != 0 ] && [ -n "${top_srcdir:-}" ]; then
 	. "$top_srcdir/tests/pg_cluster.sh"
 	if pg_cluster_find; then
-		if pg_cluster_start; then
+		# durable commits: the tests' clusters run with fsync=off, this one not
+		if PG_CLUSTER_DURABLE=1 pg_cluster_start; then
 			STORE_BENCH_PG_URI=$PG_URI; export STORE_BENCH_PG_URI
+			# the postmaster: the rows add up the CPU of its processes
+			STORE_BENCH_PG_PID=$(head -n 1 "$PG_DIR/data/postmaster.pid"); export STORE_BENCH_PG_PID
+			echo "PostgreSQL: $("$PG_BIN/psql" -X -At -h "$PG_SOCK" -p "$PG_PORT" -U worldsu -d world \
+				-c "SELECT 'fsync=' || current_setting('fsync') || ' synchronous_commit=' || current_setting('synchronous_commit') || ' wal_sync_method=' || current_setting('wal_sync_method')" 2>&1)"
 			# the cluster's trap replaced ours: remove the stores too
 			[ -n "${STORE_BENCH_DIR:-}" ] || trap 'pg_cluster_cleanup; rm -rf "$dir"' EXIT
 		else

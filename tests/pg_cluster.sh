@@ -12,7 +12,11 @@
 #                          over the socket), PG_TCP (127.0.0.1:PORT),
 #                          PG_STOP and PG_START (commands that stop and
 #                          start it again). Installs an EXIT trap that stops
-#                          it and removes PG_DIR.
+#                          it and removes PG_DIR. The server runs with
+#                          fsync=off (a test's cluster need not survive a
+#                          crash of the machine) unless PG_CLUSTER_DURABLE=1:
+#                          benchmarks of durable commits set it (fsync=on,
+#                          synchronous_commit=on, the server's defaults).
 #   pg_cluster_cleanup     what the trap does (stop -m immediate, kill -9
 #                          of its postmaster if still there, rm -rf)
 # Every step is bounded (pg_ctl -t, timeout); a failure prints one line to
@@ -55,10 +59,12 @@ pg_cluster_start() {
     echo "pg_cluster: initdb as ${PG_OWNER:-$(id -un)} failed: $(tail -n 3 "$PG_DIR/initdb.log" | tr '\n' ' ')" >&2; return 1
   fi
   PG_SOCK=$PG_DIR/sock
-  local try
+  local try nosync="-c fsync=off"
+  [ "${PG_CLUSTER_DURABLE:-0}" = 1 ] && nosync=
+
   for try in 1 2 3 4 5; do
     PG_PORT=$((20000 + RANDOM % 40000))
-    PG_START="cd / && timeout 40 ${PG_AS[*]} '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -l '$PG_DIR/server.log' -w -t 30 -o \"-p $PG_PORT -k $PG_SOCK -c listen_addresses=127.0.0.1 -c fsync=off\" start >/dev/null"
+    PG_START="cd / && timeout 40 ${PG_AS[*]} '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -l '$PG_DIR/server.log' -w -t 30 -o \"-p $PG_PORT -k $PG_SOCK -c listen_addresses=127.0.0.1 $nosync\" start >/dev/null"
     PG_STOP="cd / && timeout 40 ${PG_AS[*]} '$PG_BIN/pg_ctl' -D '$PG_DIR/data' -w -t 30 -m fast stop >/dev/null"
     if bash -c "$PG_START" 2>>"$PG_DIR/start.err"; then break; fi
     PG_PORT=
