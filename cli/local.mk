@@ -88,3 +88,6 @@ cli_world_store_copy_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpth
 # the verbs on a postgresql:// store (cli/store_uri.h): a throwaway cluster
 TESTS += tests/store/verbs_pg.sh
 EXTRA_DIST += tests/store/verbs_pg.sh
+# the backend comparison: one history made through the verbs on SQLite and on PostgreSQL
+TESTS += tests/store/prov_pg.sh
+EXTRA_DIST += tests/store/prov_pg.sh

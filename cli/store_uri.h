@@ -45,9 +45,8 @@ int worldd_store_open(const char *name, int mode, double wait_lock_s, struct wor
 
 /* 0, or for a store with no SQLite connection (PostgreSQL) one line
  * "worldd VERB: store NAME: WHAT runs on SQLite stores only (not yet on
- * PostgreSQL)" and WX_USAGE: for the verbs whose work still reads the raw
- * connection (the coordinator's calls, provenance), as the store's own
- * scan and archive refuse. */
+ * PostgreSQL)" and WX_USAGE: for a verb whose work still needs the raw
+ * SQLite connection (call, why and replay no longer do). */
 int worldd_store_sqlite_only(const char *verb, struct world_store *st, const char *what);
 
 /* What every verb that takes --store appends to its --help. */

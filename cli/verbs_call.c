@@ -122,15 +122,10 @@ static int verb_call(int argc, char **argv)
 	struct coord_result res = { 0 };
 	/* ^C, SIGTERM, SIGHUP: the capsules are killed, the groups removed,
 	 * exit 130/143/129 with one line (the open transaction is never
-	 * committed: SQLite rolls it back). */
+	 * committed: SQLite rolls it back, PostgreSQL's server when the
+	 * connection closes). */
 	sup_exit_on_interrupt("worldd call");
 	if (worldd_store_open(store, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) goto fail;
-	/* the coordinator's group commit and checkpoints are SQLite's (coordinator/coordinator.c) */
-	if ((rc = worldd_store_sqlite_only(verb, st, "a call"))) {
-		world_store_close(st);
-		free(args);
-		return rc;
-	}
 	struct coord_config cfg = { .store = st, .workspace_root = ws, .tool_ailang_bin = tool, .examples_dir = ex,
 		                    .written_by = "worldd call/" PACKAGE_VERSION };
 	sup_limits_default(&cfg.limits);

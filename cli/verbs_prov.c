@@ -35,13 +35,7 @@ static int open_reader(const char *verb, const char *path, struct world_store **
 {
 	struct world_err e = { 0 };
 	if (worldd_store_open(path, WORLD_STORE_READER, 0, st, &e) < 0) return worldd_fail(verb, &e);
-	/* provenance reads objects on the raw connection (coordinator/provenance.c) */
-	int rc = worldd_store_sqlite_only(verb, *st, "provenance (why, replay)");
-	if (rc) {
-		world_store_close(*st);
-		*st = NULL;
-	}
-	return rc;
+	return 0;
 }
 
 /* ---- why ---- */
