@@ -95,10 +95,15 @@ wait $(jobs -p | grep -v "^$DPID$") 2>/dev/null
 is "$(acks | wc -l | tr -d ' ')" $((CLIENTS * 2)) "a second burst: every call acknowledged"
 # the last connections of the burst may still be closing: a leak never
 # settles, a closing socket does (within 5 s)
+# A leak grows with the calls: one fd kept per call is $((CLIENTS * 2)) more
+# after this burst. What may legitimately differ is a few: a pooled reader
+# connection (its database and WAL fds) opened when this burst ran more
+# calls at once than the first, a socket still in its close. So the bound
+# is under one per client, and what differs is printed either way.
 F2=$(settled_fds)
-[ "$F2" -le "$F1" ]; st=$?
-ok $st "the daemon holds no more fds after the second burst than after the first (no leak: $F2 vs $F1)"
-if [ $st -ne 0 ]; then
+[ "$F2" -lt $((F1 + CLIENTS / 2)) ]; st=$?
+ok $st "the daemon's fds after a second burst of $((CLIENTS * 2)) calls: $F2 against $F1 after the first (a leak of one per call would be $((F1 + CLIENTS * 2)))"
+if [ "$F2" -ne "$F1" ]; then
   ls -l "/proc/$DPID/fd" > "$T/fds2" 2>/dev/null
   diff <(awk '{print $NF}' "$T/fds1" | sort) <(awk '{print $NF}' "$T/fds2" | sort) | head -20 | sed 's/^/# /'
 fi

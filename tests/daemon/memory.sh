@@ -96,10 +96,13 @@ for attempt in 1 2 3 4 5; do
     --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$attempt,\"method\":\"tools/call\",\"params\":{\"name\":\"tests_dslower\",\"arguments\":{}}}" \
     "$URL/mcp/" &
   CURL=$!
+  # look until the call is answered (its capsule has ended by then), not
+  # for a fixed count: a loaded machine can take seconds to start it
   CAP=""
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 3000); do
     CAP=$(ps -o pid= --ppid "$SP" | head -1 | tr -d ' ')
     [ -n "$CAP" ] && break
+    kill -0 "$CURL" 2>/dev/null || break
     sleep 0.01
   done
   if [ -n "$CAP" ]; then

@@ -11,9 +11,17 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { writeFileSync, existsSync } from 'node:fs';
+import { writeFileSync, renameSync, existsSync } from 'node:fs';
 
 const [base, credA, credB, dir] = process.argv.slice(2);
+
+// Every file appears whole: written under a dot name (which `ls` and the
+// shell's globs leave out) and renamed. The shell waits for a file to exist
+// and then reads it; a plain write makes it exist empty first.
+function put(name, text) {
+  writeFileSync(`${dir}/.tmp-${name}`, text);
+  renameSync(`${dir}/.tmp-${name}`, `${dir}/${name}`);
+}
 
 async function connect(name, cred) {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`),
@@ -26,20 +34,20 @@ async function connect(name, cred) {
     chain = chain.then(async () => {
       const k = ++n;
       const t = await client.listTools();
-      writeFileSync(`${dir}/${name}.${k}`, t.tools.map(x => x.name).sort().join('\n') + '\n');
-    }).catch(e => writeFileSync(`${dir}/${name}.error`, String(e)));
+      put(`${name}.${k}`, t.tools.map(x => x.name).sort().join('\n') + '\n');
+    }).catch(e => put(`${name}.error`, String(e)));
   });
-  transport.onerror = e => writeFileSync(`${dir}/${name}.transport-error`, String(e));
+  transport.onerror = e => put(`${name}.transport-error`, String(e));
   await client.connect(transport);
-  writeFileSync(`${dir}/${name}.caps`, JSON.stringify(client.getServerCapabilities()));
+  put(`${name}.caps`, JSON.stringify(client.getServerCapabilities()));
   const t = await client.listTools();
-  writeFileSync(`${dir}/${name}.tools`, t.tools.map(x => x.name).sort().join('\n') + '\n');
+  put(`${name}.tools`, t.tools.map(x => x.name).sort().join('\n') + '\n');
   return client;
 }
 
 const a = await connect('A', credA);
 const b = await connect('B', credB);
-writeFileSync(`${dir}/ready`, 'ready\n');
+put('ready', 'ready\n');
 while (!existsSync(`${dir}/done`)) await new Promise(r => setTimeout(r, 50));
 await a.close();
 await b.close();
