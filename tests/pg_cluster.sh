@@ -17,6 +17,8 @@
 #                          crash of the machine) unless PG_CLUSTER_DURABLE=1:
 #                          benchmarks of durable commits set it (fsync=on,
 #                          synchronous_commit=on, the server's defaults).
+#   pg_cluster_or_skip W   a TAP shell test's start: skip W and end the test
+#                          without postgresql-15 or the driver, else start
 #   pg_cluster_cleanup     what the trap does (stop -m immediate, kill -9
 #                          of its postmaster if still there, rm -rf)
 # Every step is bounded (pg_ctl -t, timeout); a failure prints one line to
@@ -78,6 +80,25 @@ pg_cluster_start() {
     echo "pg_cluster: createdb world failed: $(head -n 1 "$PG_DIR/createdb.err")" >&2; return 1
   fi
   return 0
+}
+
+# pg_cluster_or_skip WHAT: the start of a TAP shell test on a throwaway
+# cluster (tests/tap.sh sourced first): without postgresql-15, or in a
+# build without the PostgreSQL driver, one skip naming WHAT and the whole
+# test ends there (exit 0); otherwise the cluster is started (a bail out
+# when it does not start) and PG_* are set as by pg_cluster_start.
+pg_cluster_or_skip() {
+  if ! pg_cluster_find; then
+    skip "postgresql-15 (initdb, pg_ctl) is not installed" "$1"
+    done_testing
+    exit 0
+  fi
+  if ! grep -q -- '-DWORLD_HAVE_PG=1' "$top_builddir/Makefile"; then
+    skip "built without PostgreSQL" "$1"
+    done_testing
+    exit 0
+  fi
+  pg_cluster_start || bail "could not start a throwaway PostgreSQL cluster"
 }
 
 # pg_cluster_run_test PROGRAM SECONDS: the whole of a C test that runs on a

@@ -42,17 +42,7 @@ T=$(mktemp -d /tmp/world-prov-pg.XXXXXX)
 chmod 755 "$T"
 trap 'pg_cluster_cleanup; rm -rf "$T"' EXIT
 
-if ! pg_cluster_find; then
-  skip "postgresql-15 (initdb, pg_ctl) is not installed" "the backend comparison"
-  done_testing
-  exit 0
-fi
-if ! grep -q -- '-DWORLD_HAVE_PG=1' "$top_builddir/Makefile"; then
-  skip "built without PostgreSQL" "the backend comparison"
-  done_testing
-  exit 0
-fi
-pg_cluster_start || bail "could not start a throwaway PostgreSQL cluster"
+pg_cluster_or_skip "the backend comparison"
 psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$@"; }
 
 PW='pr0v:Pw@x%9'
