@@ -24,7 +24,8 @@ static const char rotate_help[] =
     "\n"
     "Replaces the operator token of store DB: a new random token (64 lowercase hex)\n"
     "whose sha256 the store keeps, written to <DB>.operator-token (mode 0600; temp\n"
-    "file, fsync, rename) and printed once on stdout. Daemons serving DB may keep\n"
+    "file, fsync, rename; for a postgresql:// store this host's file, `worldd token\n"
+    "path --help`) and printed once on stdout. Daemons serving DB may keep\n"
     "running: every one of them refuses the old token from its next request and\n"
     "accepts the new one. Attended: refused with CI or GITHUB_ACTIONS set, without a\n"
     "controlling terminal, or when standard input is not that terminal; asks\n"
@@ -51,13 +52,6 @@ static int verb_token_rotate(int argc, char **argv)
 	struct world_err e = { 0, "" };
 	struct world_store *st;
 	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0) return worldd_fail(verb, &e);
-	if (!world_store_db(st)) {
-		/* the token file is written beside the store's file (store/optoken.c) */
-		fprintf(stderr, "worldd %s: store %s: a postgresql:// store has no token file beside it (not yet: "
-		                "docs/store.md); nothing changed\n", verb, world_store_path(st));
-		world_store_close(st);
-		return WX_USAGE;
-	}
 	char question[4400];
 	snprintf(question, sizeof question,
 	         "Confirm rotate of the operator token of %s (the old one stops working on every daemon)? [y/N] ",
@@ -86,9 +80,14 @@ static const char path_help[] =
     "\n"
     "Prints the path of the operator token file of store DB, <DB>.operator-token\n"
     "(what a service reads its token from: written by the first daemon of a store\n"
-    "and by `worldd token rotate`, mode 0600). Reads nothing.\n"
+    "and by `worldd token rotate`, mode 0600). Reads nothing. For a postgresql://\n"
+    "store the file is this host's, CACHE/operator-tokens/NAME.operator-token\n"
+    "(CACHE: $XDG_CACHE_HOME/world, else ~/.cache/world; NAME the store's name,\n"
+    "USER@HOST:PORT/DB, with bytes other than letters, digits and .@- as _); the verb\n"
+    "connects to learn that name. A daemon on another host has no file until it\n"
+    "is copied there or the token is rotated (the store keeps only its hash).\n"
     "\n"
-    "exit codes: 0 printed, 2 usage\n";
+    "exit codes: 0 printed, 2 usage, 9 the server not reachable (a URI)\n";
 
 static int verb_token_path(int argc, char **argv)
 {
@@ -98,14 +97,19 @@ static int verb_token_path(int argc, char **argv)
 	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
 	if (rc) return rc;
 	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
-	if (wdb_kind_of(f[0].value) == WDB_PG) {
-		char shown[600];
-		world_store_name_redact(f[0].value, shown, sizeof shown);
-		fprintf(stderr, "worldd %s: store %s: a postgresql:// store has no token file beside it (not yet: "
-		                "docs/store.md)\n", verb, shown);
-		return WX_USAGE;
+	if (wdb_kind_of(f[0].value) != WDB_PG) {
+		printf("%s.operator-token\n", f[0].value);
+		return WX_OK;
 	}
-	printf("%s.operator-token\n", f[0].value);
+	/* the file's name is the store's as the server gives it: connect */
+	struct world_err e = { 0, "" };
+	struct world_store *st;
+	if (worldd_store_open(f[0].value, WORLD_STORE_READER, 0, &st, &e) < 0) return worldd_fail(verb, &e);
+	char path[4400];
+	rc = world_operator_token_path(st, path, sizeof path, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	printf("%s\n", path);
 	return WX_OK;
 }
 

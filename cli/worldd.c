@@ -43,7 +43,9 @@ static void print_help(void)
 	       " 25 the episode's call or byte quota is spent (refused before running)\n"
 	       " 26 cancelled by its caller (capsule killed; nothing committed as succeeded)\n"
 	       " 27 committed, but an effect failed (the reason is in the record and the output)\n"
-	       " 28 worldd audit: an attempt escaped, a control failed, or the posture differs\n");
+	       " 28 worldd audit: an attempt escaped, a control failed, or the posture differs\n"
+	       " 29 the store's PostgreSQL server unreachable or the connection lost (retry:\n"
+	       "    a call with its task id runs at most once)\n");
 }
 
 /* Match "a b" against argv[1], argv[2]; returns words consumed or 0. */

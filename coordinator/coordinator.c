@@ -1241,6 +1241,7 @@ const char *coord_error_class(int code)
 	case WX_CONFLICT: return "HeadConflict";
 	case WX_DEADLINE: return "Timeout";
 	case WX_CAPACITY: return "Capacity";
+	case WX_UNAVAILABLE: return "StoreUnavailable";
 	case WX_QUOTA: return "QuotaExceeded";
 	case WX_CANCELLED: return "Cancelled";
 	case WX_OUTPUT_CAP: return "PayloadTooLarge";

@@ -90,6 +90,7 @@ int dclass_status(const char *k)
 		{ "BadRequest", 400 }, { "SessionAbsent", 401 }, { "SessionUnknown", 401 }, { "SessionExpired", 401 },
 		{ "NotFound", 404 }, { "HeadConflict", 409 }, { "PayloadTooLarge", 413 }, { "Internal", 500 },
 		{ "Timeout", 504 }, { "Capacity", 503 }, { "QuotaExceeded", 429 }, { "Forbidden", 403 },
+		{ "StoreUnavailable", 503 },
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (strcmp(t[i].k, k) == 0) return t[i].st;
@@ -137,7 +138,17 @@ void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const st
 	char p[256];
 	dlog_safe(p, sizeof p, rq->path);
 	dlog("error route=%s: %s: %s", p, what, err && err->msg[0] ? err->msg : "failed");
+	if (err && err->code == WX_UNAVAILABLE) {
+		dresp_store_unavailable(r);
+		return;
+	}
 	dresp_error(r, "Internal", "internal store failure");
+}
+
+void dresp_store_unavailable(struct dresp *r)
+{
+	dresp_error(r, "StoreUnavailable", "the store's database server cannot be reached; retry (with the same task id a call runs at most once)");
+	r->retry_after_s = DAEMON_RETRY_AFTER_S;
 }
 
 const char *dclass_of_store(int code)

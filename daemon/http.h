@@ -56,8 +56,16 @@ void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...) __att
  * (id NULL = null), shared by the MCP and A2A projections. */
 json_t *drpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failure of this host (store I/O, integrity, out of memory): 500
- * Internal "internal store failure"; the cause goes to the log. */
+ * Internal "internal store failure"; the cause goes to the log. An err of
+ * WX_UNAVAILABLE answers 503 StoreUnavailable instead (below). */
 void dresp_internal(struct dreq *rq, struct dresp *r, const char *what, const struct world_err *err);
+/* The store's server cannot be reached (WX_UNAVAILABLE: a PostgreSQL store
+ * whose server is down or whose connection was lost): 503
+ * StoreUnavailable with Retry-After DAEMON_RETRY_AFTER_S. dresp_internal
+ * answers this for such an err; the driver reconnects by itself on the
+ * next request once the server is back. */
+#define DAEMON_RETRY_AFTER_S 1
+void dresp_store_unavailable(struct dresp *r);
 /* HTTP status of an envelope class (docs/design.md §8.1). */
 int dclass_status(const char *klass);
 /* Class of a store error code on a read route (bad ref, not found, ...);

@@ -62,6 +62,7 @@ struct mcp {
 	int sse;         /* the answer goes out as text/event-stream */
 	int batched;     /* this request is a batch (no progress: one answer for them all) */
 	int cancelled;   /* a tools/call of it was cancelled: no answer for it */
+	int unavailable; /* a tools/call of it failed: the store's server unreachable (HTTP 503) */
 };
 
 /* Progress of one tools/call (coord_call's on_progress): each stage one
@@ -430,6 +431,12 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
 		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
+		if (err.code == WX_UNAVAILABLE) {
+			dlog("error route=/mcp/ tool=%.128s: %s", skill, err.msg);
+			m->unavailable = 1;
+			return rpc_result(id, tool_error(k, "the store's database server cannot be reached; retry (with the "
+			                                     "same task id a call runs at most once)", err.code));
+		}
 		if (strcmp(k, "Internal") == 0) {
 			dlog("error route=/mcp/ tool=%.128s: %s", skill, err.msg);
 			return rpc_result(id, tool_error(k, "internal store failure", err.code));
@@ -866,6 +873,13 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 			int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
 			if (code == -32600 || code == HEADER_MISMATCH) dresp_json(r, 400, a);
 			else answer(r, a, sse);
+			/* the call's answer says StoreUnavailable; the status says so
+			 * to the client's HTTP layer too (a batch keeps 200: its other
+			 * answers are whole) */
+			if (m.unavailable) {
+				r->status = 503;
+				r->retry_after_s = DAEMON_RETRY_AFTER_S;
+			}
 		}
 	}
 	json_decref(msg);

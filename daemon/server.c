@@ -155,6 +155,11 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 		if (r->ctype) MHD_add_response_header(resp, "Content-Type", r->ctype);
 		if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
 		if (r->www_auth) MHD_add_response_header(resp, "WWW-Authenticate", r->www_auth_hdr[0] ? r->www_auth_hdr : "Bearer");
+		if (r->retry_after_s > 0) {
+			char ra[16];
+			snprintf(ra, sizeof ra, "%d", r->retry_after_s);
+			MHD_add_response_header(resp, "Retry-After", ra);
+		}
 		if (r->ctype && strncmp(r->ctype, "text/event-stream", 17) == 0)
 			MHD_add_response_header(resp, "Cache-Control", "no-cache");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -943,7 +948,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 /* ---- operator token ---- */
 
 /* The first daemon of a store without a token installs one and writes
- * <db>.operator-token; the others use the store's (its file untouched);
+ * its file (<db>.operator-token; a PostgreSQL store's in this host's cache
+ * directory: world_operator_token_path); the others use the store's (its
+ * file untouched: a daemon on another host of a PostgreSQL store has none
+ * until the operator copies it there or rotates the token);
  * nobody removes the file at exit; `worldd token rotate` replaces both. */
 static int token_setup(struct dctx *d, char path[4200], int *created, struct world_err *err)
 {
@@ -1069,12 +1077,6 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	struct world_store_open_opts oo = { .password_file = cfg->store_password_file };
 	if (world_store_open_opts(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &oo, &d.writer, err) < 0)
 		goto out;
-	/* the coordinator and the read routes still use the raw SQLite connection */
-	if (!world_store_db(d.writer)) {
-		werr(err, WX_USAGE, "store %s: the daemon runs on SQLite stores only (not yet on PostgreSQL)",
-		     world_store_path(d.writer));
-		goto out;
-	}
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;

@@ -20,7 +20,7 @@ int wdb_fail_code(int fail, int code_other)
 	switch (fail) {
 	case WDB_RETRY: return WX_LOCKED;
 	case WDB_CONFLICT: return WX_CONFLICT;
-	case WDB_UNAVAILABLE: return WX_IO;
+	case WDB_UNAVAILABLE: return WX_UNAVAILABLE;
 	default: return code_other;
 	}
 }

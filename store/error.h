@@ -42,6 +42,8 @@ enum world_exit {
 	WX_CANCELLED = 26,     /* the caller cancelled the call; capsule killed, nothing committed as succeeded */
 	WX_EFFECT_FAILED = 27, /* committed, but an effect failed (its reason in the record and the output) */
 	WX_ESCAPE = 28,        /* worldd audit: an attempt escaped, a control failed, or the posture differs */
+	WX_UNAVAILABLE = 29,   /* the store's database server cannot be reached, or the connection was lost:
+	                        * nothing of the failed write is committed; retry (the daemon: HTTP 503) */
 };
 
 struct world_err {

@@ -2,8 +2,9 @@
  * token"). The store keeps sha256(token) in its one-row operator_token
  * table, so every daemon of a store accepts the same token and a rotation
  * is seen by all of them on their next request; the token itself is only
- * ever in <db>.operator-token (0600), written by the daemon that installed
- * it and by `worldd token rotate`, and removed by nobody. */
+ * ever in <db>.operator-token (0600) -- for a PostgreSQL store in the
+ * host's cache directory (pg_token_path) -- written by the daemon that
+ * installed it and by `worldd token rotate`, and removed by nobody. */
 #include "store/store_internal.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -59,9 +60,51 @@ int world_operator_token_install(struct world_store *st, const char *token, int 
 	return 0;
 }
 
-int world_operator_token_path(const struct world_store *st, char *path, size_t n)
+/* A PostgreSQL store has no file of its own to put the token beside: it
+ * goes to the host's cache directory (the one the interpreter archive
+ * materialises into, 0700), CACHE/operator-tokens/NAME.operator-token,
+ * NAME the store's name as the driver gives it (postgresql://USER@HOST:
+ * PORT/DB, never a password) without its scheme, every byte but
+ * [A-Za-z0-9.@-] written '_'. One file per host and store; every host's
+ * daemons write their own and accept the same token (its hash is the
+ * store's). */
+static int pg_token_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err)
 {
-	return snprintf(path, n, "%s.operator-token", st->path) >= (int)n ? -1 : 0;
+	char root[4096];
+	if (world_archive_cache_dir(root, sizeof root, err) < 0) return werr_prefix(err, "operator token");
+	const char *name = st->path;
+	const char *scheme = strstr(name, "://");
+	if (scheme) name = scheme + 3;
+	char safe[600];
+	size_t k = 0;
+	for (const char *c = name; *c && k < sizeof safe - 1; c++)
+		safe[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+		             *c == '@' || *c == '-') ? *c : '_';
+	safe[k] = 0;
+	char dir[4300];
+	if (snprintf(dir, sizeof dir, "%s/operator-tokens", root) >= (int)sizeof dir ||
+	    snprintf(path, n, "%s/%s.operator-token", dir, safe) >= (int)n)
+		return werr(err, WX_IO, "operator token: path too long under %s", root);
+	if (!make_dirs) return 0;
+	/* the cache and its token directory, owner only (made once, kept) */
+	const char *levels[2] = { root, dir };
+	for (int i = 0; i < 2; i++) {
+		if (mkdir(levels[i], 0700) < 0 && errno != EEXIST)
+			return werr(err, WX_IO, "operator token: mkdir %s: %s", levels[i], strerror(errno));
+		struct stat sb;
+		if (lstat(levels[i], &sb) < 0) return werr(err, WX_IO, "operator token: stat %s: %s", levels[i], strerror(errno));
+		if (!S_ISDIR(sb.st_mode)) return werr(err, WX_IO, "operator token: %s: not a directory", levels[i]);
+	}
+	if (chmod(dir, 0700) < 0) return werr(err, WX_IO, "operator token: chmod %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+int world_operator_token_path(const struct world_store *st, char *path, size_t n, struct world_err *err)
+{
+	if (st->kind == WDB_PG) return pg_token_path(st, path, n, 0, err);
+	if (snprintf(path, n, "%s.operator-token", st->path) >= (int)n)
+		return werr(err, WX_IO, "operator token: store path too long: %s", st->path);
+	return 0;
 }
 
 int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
@@ -70,8 +113,9 @@ int world_operator_token_new(struct world_store *st, int replace, char token[65]
 	token[0] = 0;
 	*installed = 0;
 	if (ws_need_writer(st, "operator token", err) < 0) return -1;
-	if (world_operator_token_path(st, path, pathn) < 0)
-		return werr(err, WX_IO, "operator token: store path too long: %s", st->path);
+	if (st->kind == WDB_PG ? pg_token_path(st, path, pathn, 1, err) < 0
+	                       : world_operator_token_path(st, path, pathn, err) < 0)
+		return -1;
 	unsigned char raw[32];
 	if (RAND_bytes(raw, sizeof raw) != 1) return werr(err, WX_IO, "operator token: no random bytes from libcrypto");
 	for (int i = 0; i < 32; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);

@@ -306,8 +306,12 @@ int world_operator_token_match(struct world_store *st, const char *token, int *m
  * daemons starting at once install one). */
 int world_operator_token_install(struct world_store *st, const char *token, int replace, int *installed,
                                  struct world_err *err);
-/* <db>.operator-token into path (-1 when it does not fit). */
-int world_operator_token_path(const struct world_store *st, char *path, size_t n);
+/* The operator token file's path into path: <db>.operator-token, or for a
+ * PostgreSQL store CACHE/operator-tokens/NAME.operator-token in the host's
+ * cache directory (world_archive_cache_dir; NAME the store's name without
+ * scheme, bytes other than [A-Za-z0-9.@-] as '_'). -1 with err when it does
+ * not fit or there is no cache directory. */
+int world_operator_token_path(const struct world_store *st, char *path, size_t n, struct world_err *err);
 /* A new random token (64 lowercase hex) installed as by
  * world_operator_token_install and, when installed, written to
  * <db>.operator-token (0600; temp file, fsync, rename): token gets it then,

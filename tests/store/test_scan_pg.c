@@ -238,8 +238,8 @@ static void lost_connection(struct backend *pg, int paged)
 		fclose(f);
 		world_pause_set_hook(NULL, NULL);
 		ok(!kill_armed, "lost connection (way %d): the connection was terminated between two pages", how);
-		ok(rc < 0 && e.code == WX_IO && !strstr(buf, "integrity_hole"),
-		   "lost connection (way %d): the scan fails, exit 9, no hole printed: %s", how, e.msg);
+		ok(rc < 0 && e.code == WX_UNAVAILABLE && !strstr(buf, "integrity_hole"),
+		   "lost connection (way %d): the scan fails, exit 29 (the server unavailable), no hole printed: %s", how, e.msg);
 		free(buf);
 		struct world_scan_result r2;
 		char *s2 = scan_out(pg->st, how, &r2);

@@ -222,7 +222,7 @@ is "$rc" 2 "world-publish: --store-password-file with a SQLite path: usage, exit
 # ---- the server down
 bash -c "$PG_STOP" || bail "pg_ctl stop"
 pgrun out err rc "$WORLDD" log get --store "$U" --store-password-file "$T/pw" 1
-is "$rc:$(printf '%s\n' "$err" | grep -c .)" "9:1" "the server down: one line, exit 9"
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "29:1" "the server down: one line, exit 29 (unavailable)"
 like "$err" "^worldd log get: store $NAME: connect: " "... naming the store ($err)"
 
 # ---- never the password: in every output above

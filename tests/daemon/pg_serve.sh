@@ -1,0 +1,140 @@
+#!/bin/bash
+# tests/daemon/pg_serve.sh: worldd serve on a postgresql:// store (issue 26;
+# docs/daemon.md "On PostgreSQL"), on a throwaway cluster. The store: the
+# daemon tests' fixture (tools.echo, tests.secret, sessions $CRED and
+# $CRED_GRANT) copied into a database of a role with a password, given to
+# serve in a file (--store-password-file) and to the verbs the same way.
+#   - serve starts on the URI and names it without the password (log,
+#     stdout, /proc/PID/cmdline of the daemon and of its spawner);
+#   - a pure call and an effectful one over MCP commit entries 1 and 2 in
+#     PostgreSQL (`log get` on the URI; the effect charged in
+#     episode_usage); a task id retried runs once (replayed, no entry 3);
+#   - world://why/2 answers with every link verified;
+#   - the operator token: the daemon writes this host's token file
+#     (`worldd token path` names it, mode 0600) and the token reads
+#     /v1/head (a wrong one: 401); `token rotate` (attended, through a pseudo-terminal) makes
+#     the running daemon refuse the old one and take the new;
+#   - `session revoke` on the URI: the next call with that credential is
+#     refused 401 (the control: the same credential's call just before);
+#   - PostgreSQL stopped mid-service (pg_ctl stop -m fast, 5 s down):
+#     calls are answered at once with HTTP 503 StoreUnavailable and
+#     Retry-After (not a hang, not 500), nothing of them is committed;
+#     once the server runs again the same daemon commits the next call
+#     with no restart; `worldd scan` of the URI is clean and no journal
+#     intent is left open.
+. "$top_srcdir/tests/tap.sh"
+. "$top_srcdir/tests/pg_cluster.sh"
+. "$top_srcdir/tests/daemon/lib.sh"
+PTY="$top_srcdir/tests/publish/pty.py"
+daemon_setup
+trap 'daemon_kill; pg_cluster_cleanup; rm -rf "$T"' EXIT
+chmod 755 "$T"
+pg_cluster_or_skip "worldd serve on PostgreSQL"
+psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu "$@"; }
+
+PW='s3rve:Pw@x%1'
+psqlc -d world -c "CREATE ROLE wu LOGIN PASSWORD '$PW'" || bail "create role"
+psqlc -d world -c "CREATE DATABASE sv OWNER wu" && psqlc -d sv -c "ALTER SCHEMA public OWNER TO wu" || bail "create sv"
+printf '%s\n' "$PW" > "$T/pw"
+chmod 600 "$T/pw"
+U="postgresql://wu@$PG_TCP/sv"
+PG=(--store "$U" --store-password-file "$T/pw")
+"$WORLDD" store copy --dest-password-file "$T/pw" "$DB" "$U" > "$T/copy.out" 2> "$T/copy.err" ||
+  bail "store copy into PostgreSQL: $(cat "$T/copy.err")"
+# every host keeps its interpreter cache and its token file here
+XDG_CACHE_HOME=$T/cache; export XDG_CACHE_HOME
+SQLITE_DB=$DB
+DB=$U # daemon_start's --store
+daemon_start --store-password-file "$T/pw" || bail "worldd serve on the URI did not start"
+ok 0 "worldd serve runs on the postgresql:// store"
+like "$(cat "$T/err")" "worldd start store=postgresql://wu@127.0.0.1:$PG_PORT/sv " "its start line names the store postgresql://USER@HOST:PORT/DB"
+SP=$(ps -o pid= --ppid "$DPID" | head -1 | tr -d ' ')
+leaks=$(cat "$T/out" "$T/err" "/proc/$DPID/cmdline" ${SP:+"/proc/$SP/cmdline"} 2>/dev/null | grep -c -F "$PW")
+is "$leaks" 0 "the password is in no line the daemon printed nor in its or its spawner's command line"
+ok "$(grep -q -F "$PW" "$T/pw"; echo $?)" "... (control: the file given holds it)"
+
+call() { # CRED ID NAME ARGS [TASK]: one tools/call over MCP
+  local meta=""
+  [ -n "${5:-}" ] && meta=",\"_meta\":{\"world/task_id\":\"$5\"}"
+  mcp "$1" "{\"jsonrpc\":\"2.0\",\"id\":$2,\"method\":\"tools/call\",\"params\":{\"name\":\"$3\",\"arguments\":$4$meta}}"
+}
+entries() { psqlc -d sv -c "SELECT count(*) FROM log_entries"; }
+
+# ---- calls commit in PostgreSQL
+call "$CRED" 1 tools_decho '{"n":1}' t1
+is "$STATUS:$(sse_json | jget result.structuredContent.echo.n)" "200:1" "a pure call over MCP: answered"
+is "$(sse_json | jget 'result._meta.world/invocation.entry_index')" 1 "... committed as entry 1"
+run_capture out err rc "$WORLDD" log get "${PG[@]}" 1
+is "$rc" 0 "worldd log get on the URI reads entry 1 ($err)"
+call "$CRED_GRANT" 2 tests_dsecret '{"n":2}' s1
+is "$STATUS:$(sse_json | jget 'result._meta.world/invocation.entry_index')" "200:2" "an effectful call (Secret.Read): committed as entry 2"
+is "$(psqlc -d sv -c "SELECT count(*) FROM episode_usage WHERE episode = 'ep-b'")" 1 "... its effect charged to episode ep-b in PostgreSQL"
+call "$CRED" 3 tools_decho '{"n":1}' t1
+is "$STATUS:$(sse_json | jget 'result._meta.world/invocation.replayed'):$(sse_json | jget 'result._meta.world/invocation.entry_index')" \
+  "200:true:1" "the task id t1 sent again: replayed as entry 1"
+is "$(entries)" 2 "... and nothing more committed (2 entries)"
+
+# ---- provenance over MCP
+mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"world://why/2"}}'
+WHY=$(sse_json | jget result.contents.0.text)
+is "$(jget verified <<<"$WHY"):$(jget broken <<<"$WHY"):$(jget unreachable <<<"$WHY")" "10:0:0" \
+  "world://why/2 (ep-b's entry): all 10 links verified, none broken or unreachable"
+like "$WHY" '"name":"interpreter","ref":"sha256:[0-9a-f]{64}","ok":true' "... the interpreter among them (from this host's cache of the archive row)"
+
+# ---- the operator token
+run_capture out err rc "$WORLDD" token path "${PG[@]}"
+TF=$out
+is "$rc:$TF" "0:$T/cache/world/operator-tokens/wu@127.0.0.1_${PG_PORT}_sv.operator-token" \
+  "worldd token path names this host's token file for the URI"
+like "$(cat "$T/err")" "operator token: $TF " "... the file the daemon wrote"
+is "$(stat -c %a "$TF" 2>/dev/null):$(stat -c %a "$T/cache/world/operator-tokens" 2>/dev/null)" "600:700" "... mode 0600, in a directory of mode 0700"
+TOKEN=$(cat "$TF")
+code() { curl -sS -m 30 -o /dev/null -w '%{http_code}' -H "$(auth "$1")" "$URL/v1/head" 2>/dev/null; }
+is "$(code "$TOKEN")" 200 "the token reads /v1/head"
+is "$(code "$(printf '9%.0s' $(seq 64))")" 401 "... a token that is not it: 401"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/rot.out" --err "$T/rot.err" --tty "$T/rot.tty" -- \
+  "$WORLDD" token rotate "${PG[@]}"
+is "$?" 0 "worldd token rotate on the URI, confirmed at a terminal: exit 0 ($(cat "$T/rot.err"))"
+NEW=$(cat "$T/rot.out")
+is "$(cat "$TF")" "$NEW" "... the new token printed once and written to the file"
+is "$(code "$TOKEN"):$(code "$NEW")" "401:200" "the running daemon refuses the old token and takes the new one"
+CI=true run_capture out err rc "$WORLDD" token rotate "${PG[@]}"
+is "$rc:$(cat "$TF")" "20:$NEW" "token rotate with CI set: refused (exit 20), the file unchanged"
+
+# ---- revoke from another process
+call "$CRED" 5 tools_decho '{"n":5}'
+is "$STATUS:$(sse_json | jget 'result._meta.world/invocation.entry_index')" "200:3" "control: \$CRED's call commits (entry 3) just before the revoke"
+run_capture out err rc "$WORLDD" session revoke "${PG[@]}" --episode ep-a
+is "$rc" 0 "worldd session revoke on the URI: exit 0 ($err)"
+call "$CRED" 6 tools_decho '{"n":6}'
+is "$STATUS:$(jget error.class <<<"$BODY")" "401:SessionUnknown" "the next call with the revoked credential: 401 (the session is gone: SessionUnknown)"
+is "$(entries)" 3 "... nothing committed for it"
+
+# ---- PostgreSQL stopped for 5 s
+call "$CRED_GRANT" 7 tools_decho '{"n":7}'
+is "$STATUS" 200 "control: a call commits just before the server stops"
+bash -c "$PG_STOP" || bail "pg_ctl stop"
+s0=$(date +%s%N)
+call "$CRED_GRANT" 8 tools_decho '{"n":8}' down-1
+ms=$(( ($(date +%s%N) - s0) / 1000000 ))
+is "$STATUS:$(jget error.class <<<"$BODY")" "503:StoreUnavailable" "the server down: a call answered HTTP 503 StoreUnavailable (in $ms ms)"
+ok "$([ "$ms" -lt 15000 ]; echo $?)" "... at once, not after a hang (a guard of 15 s, not a timing bound)"
+ra=$(curl -sS -m 30 -D - -o /dev/null -H "$(auth "$CRED_GRANT")" "${MCP_HDRS[@]}" \
+  --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"tools_decho","arguments":{}}}' "$URL/mcp/" |
+  tr -d '\r' | sed -n 's/^[Rr]etry-[Aa]fter: //p')
+is "$ra" 1 "... with Retry-After: 1"
+http GET /v1/log/1 -H "$(auth "$NEW")"
+is "$STATUS" 503 "a read route while the server is down: 503 too"
+sleep 5
+bash -c "$PG_START" || bail "pg_ctl start"
+call "$CRED_GRANT" 10 tools_decho '{"n":10}' down-1
+is "$STATUS:$(sse_json | jget result.structuredContent.echo.n)" "200:10" "the server back: the same daemon answers the next call, no restart"
+is "$(sse_json | jget 'result._meta.world/invocation.entry_index')" 5 "... committed as entry 5: the task id down-1 had committed nothing while the server was down"
+is "$(entries)" 5 "five entries in all: every acknowledged call once, none of the refused ones"
+is "$(psqlc -d sv -c "SELECT count(*) FROM journal i WHERE phase = 'intent' AND NOT EXISTS (SELECT 1 FROM journal o WHERE o.phase = 'outcome' AND o.intent_id = i.id)")" 0 \
+  "no journal intent is left without its outcome"
+run_capture out err rc "$WORLDD" scan "${PG[@]}"
+is "$rc:$out" "0:" "worldd scan of the URI: clean"
+daemon_stop
+is "$DRC" 0 "the daemon stops cleanly"
+done_testing
