@@ -410,7 +410,7 @@ static void unavailable(const char *uri, const char *tcp_uri_pw)
 	   "pg: a transaction is open when the server stops (%s)", err.msg);
 	pg_sh("WORLD_TEST_PG_STOP");
 	int rc = wdb_exec(c, "SELECT 1", &err);
-	ok(rc == WDB_UNAVAILABLE && err.code == WX_IO && wdb_last_fail(c) == WDB_UNAVAILABLE,
+	ok(rc == WDB_UNAVAILABLE && err.code == WX_UNAVAILABLE && wdb_last_fail(c) == WDB_UNAVAILABLE,
 	   "pg: server stopped: a statement is WDB_UNAVAILABLE (%s)", err.msg);
 	ok(strstr(err.msg, "/world") != NULL, "pg: the error names the database (%s)", err.msg);
 	rc = wdb_exec(c, "SELECT 1", &err);
@@ -421,7 +421,7 @@ static void unavailable(const char *uri, const char *tcp_uri_pw)
 	ok(wdb_rollback(t, &err) == 0, "pg: its rollback leaves the handle outside a transaction");
 	struct wdb *n = NULL;
 	rc = wdb_open(uri, &o, &n, &err);
-	ok(rc == WDB_UNAVAILABLE && n == NULL && err.code == WX_IO, "pg: a new open is WDB_UNAVAILABLE (%s)", err.msg);
+	ok(rc == WDB_UNAVAILABLE && n == NULL && err.code == WX_UNAVAILABLE, "pg: a new open is WDB_UNAVAILABLE (%s)", err.msg);
 	rc = wdb_open(tcp_uri_pw, &o, &n, &err);
 	const char *pws[] = { SECRET, NULL };
 	ok(rc == WDB_UNAVAILABLE && strstr(tcp_uri_pw, SECRET) && clean_of(err.msg, pws) && strstr(err.msg, "127.0.0.1"),
