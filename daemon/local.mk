@@ -8,8 +8,8 @@ check_PROGRAMS += tests/daemon/fixture
 tests_daemon_fixture_SOURCES = tests/daemon/fixture.c
 tests_daemon_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_daemon_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS)
-TESTS += tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/pg_serve.sh
-EXTRA_DIST += tests/daemon/pg_serve.sh tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/sdk-v2.mjs tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/sdk-clients.mjs tests/daemon/lib.sh tests/daemon/notobject.ail tests/daemon/slow.ail tests/daemon/identity.ail
+TESTS += tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh
+EXTRA_DIST += tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/sdk-v2.mjs tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/sdk-clients.mjs tests/daemon/lib.sh tests/daemon/notobject.ail tests/daemon/slow.ail tests/daemon/identity.ail
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
