@@ -32,3 +32,5 @@ bench_live_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/live_bench.sh
 bench_programs += bench/live_bench
 bench_scripts += bench/live_bench.sh
+EXTRA_DIST += bench/pg_live_bench.sh
+bench_scripts += bench/pg_live_bench.sh
