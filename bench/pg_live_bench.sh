@@ -68,8 +68,11 @@ for d in 0 1 2 3; do # warm-up: capsule pools, caches, connections, the interpre
   "$B/bench/live_bench" calls "${PORT[$d]}" "$CRED" 2 8 ailang-read '{"path":"hello.txt"}' >/dev/null
 done
 # the CPU ticks of the PostgreSQL server: the postmaster and its children
+# (a backend may end between the listing and the read: its line is missing)
 server_ticks() {
-  awk -v pm="$PM" '{ sub(/^.*\) /, ""); split($0, f, " "); if (FILENAME ~ "/" pm "/stat$" || f[2] == pm) s += f[12] + f[13] } END { print s + 0 }' /proc/[0-9]*/stat 2>/dev/null
+  local p
+  for p in "$PM" $(pgrep -P "$PM"); do cat "/proc/$p/stat" 2>/dev/null || true; done |
+    awk '{ sub(/^.*\) /, ""); split($0, f, " "); s += f[12] + f[13] } END { print s + 0 }'
 }
 HZ=$(getconf CLK_TCK)
 # the store's share from the daemons' request lines after line L of each log

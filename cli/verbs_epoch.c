@@ -110,7 +110,10 @@ static int bootstrap_run(int argc, char **argv)
 		werr(&err, WX_USAGE, "store %s: name too long", shown);
 		return worldd_fail(verb, &err);
 	}
-	/* a postgresql:// store has no file here: nothing of it to undo */
+	/* A postgresql:// store has no file here, and nothing named after its
+	 * URI is ever touched: the archive row and the registry are written in
+	 * one transaction, which a failure rolls back (the schema the open
+	 * made for an empty database stays: an empty store). */
 	int pg = wdb_kind_of(o.store) == WDB_PG;
 	int had_db = pg ? 1 : path_exists(o.store, &err), had_arts = pg ? 1 : had_db < 0 ? -1 : path_exists(arts, &err);
 	if (had_db < 0 || had_arts < 0) return worldd_fail(verb, &err);
@@ -120,11 +123,14 @@ static int bootstrap_run(int argc, char **argv)
 	memset(&wi, 0, sizeof wi);
 	long long epoch = 0;
 	int created = 0;
-	int rc = world_archive_interpreter(st, o.bin, &wi, &err);
+	int rc = pg ? world_store_begin(st, &err) : 0;
+	if (rc == 0) rc = world_archive_interpreter(st, o.bin, &wi, &err);
 	if (rc == 0) rc = registry_epoch_bootstrap(st, &wi, &epoch, &created, &err);
-	/* created the store, and nothing (not even a racing bootstrap) wrote
-	 * an epoch registry into it: remove what this invocation made */
-	int undo = rc < 0 && !had_db && registry_epochs_exist(st, NULL) == 0;
+	if (pg && rc == 0) rc = world_store_commit(st, &err);
+	else if (pg) world_store_rollback(st);
+	/* created the store file, and nothing (not even a racing bootstrap)
+	 * wrote an epoch registry into it: remove what this invocation made */
+	int undo = !pg && rc < 0 && !had_db && registry_epochs_exist(st, NULL) == 0;
 	world_store_close(st);
 	if (undo) bootstrap_undo(o.store, !had_arts, &wi, &err);
 	if (rc < 0) return worldd_fail(verb, &err);

@@ -125,17 +125,23 @@ int registry_epoch_for(struct world_store *st, const char *release, long long *e
 	return rc;
 }
 
-/* Writes v as the next epoch registry revision (CAS from old, NULL = none). */
+/* Writes v as the next epoch registry revision (CAS from old, NULL = none):
+ * in a transaction of its own, or inside the caller's when one is open
+ * (the caller commits or rolls back: a bootstrap on PostgreSQL, whose
+ * archive row and registry land together or not at all). */
 static int epochs_write(struct world_store *st, json_t *v, const char *old, const char *who, char head[WORLD_REF_SIZE],
                         struct world_err *err)
 {
 	char ref[WORLD_REF_SIZE];
 	long long rev;
-	int rc = world_store_begin(st, err);
+	int own = !world_store_in_txn(st);
+	int rc = own ? world_store_begin(st, err) : 0;
 	if (rc == 0) rc = world_object_put_json(st, REGISTRY_EPOCHS, who, v, ref, err);
 	if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_EPOCHS, old, ref, &rev, err);
-	if (rc == 0) rc = world_store_commit(st, err);
-	else world_store_rollback(st);
+	if (own) {
+		if (rc == 0) rc = world_store_commit(st, err);
+		else world_store_rollback(st);
+	}
 	if (rc < 0) return werr_prefix(err, "%s: %s", who, REGISTRY_EPOCHS);
 	if (head) memcpy(head, ref, WORLD_REF_SIZE);
 	return 0;

@@ -2218,6 +2218,8 @@ int world_world_at(struct world_store *st, long long revision, struct world_worl
 
 int world_store_is_writer(const struct world_store *st) { return st->writer; }
 
+int world_store_in_txn(const struct world_store *st) { return st->in_txn; }
+
 /* One caller's savepoint inside its world_store_begin() transaction (the
  * coordinator's per-call savepoint in its group commit): SAVEPOINT,
  * RELEASE and ROLLBACK TO take the same text on both backends. */

@@ -436,6 +436,9 @@ int world_archive_cache_dir(char *out, size_t n, struct world_err *err);
  * (the same on SQLite and PostgreSQL): */
 /* 1 for a WRITER handle. */
 int world_store_is_writer(const struct world_store *st);
+/* 1 inside a world_store_begin() transaction of the caller's (its writes
+ * are the caller's to commit), 0 outside. */
+int world_store_in_txn(const struct world_store *st);
 /* One savepoint of the caller's inside its world_store_begin() transaction:
  * BEGIN it, RELEASE it (keep its writes) or ROLLBACK to it (undo them;
  * then RELEASE). One level. */

@@ -158,6 +158,21 @@ before=$(rows)
 pgrun out err rc "$WORLDD" epoch bootstrap --store "$U" --store-password-file "$T/pw" --ailang-bin "$AILANG_LITE"
 is "$rc:$(rows)" "0:$before" "epoch bootstrap on a store with that epoch: exit 0, nothing written"
 like "$out" "already nominates" "... it says so"
+# a bootstrap refused after its archive (other bytes under the same release, not admitted): on
+# PostgreSQL its one transaction rolled back -- no archive or interpreters row -- and no file named
+# after the URI anywhere (the undo of a failed bootstrap removes files only for a SQLite path)
+FAKE="$top_builddir/tests/publish/fake-interp"
+arch() { psqlc -d w1 -c "SELECT (SELECT count(*) FROM archive) || ' ' || (SELECT count(*) FROM interpreters)"; }
+arch_before=$(arch)
+mkdir "$T/cwd"
+pgrun out err rc sh -c "cd '$T/cwd' && exec '$WORLDD' epoch bootstrap --store '$U' --store-password-file '$T/pw' --ailang-bin '$FAKE'"
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "8:1" "epoch bootstrap with bytes the epoch does not admit: refused in one line, exit 8 ($err)"
+is "$(arch):$(rows)" "$arch_before:$before" "... its transaction rolled back: no archive row, no interpreters row, nothing else written"
+is "$(ls -A "$T/cwd")" "" "... and no file named after the URI in its directory"
+sqi() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM interpreters").fetchone()[0])' "$DB"; }
+sq_before=$(sqi)
+run_capture sout serr src "$WORLDD" epoch bootstrap --store "$DB" --ailang-bin "$FAKE"
+is "$src:$(sqi)" "8:$((sq_before + 1))" "control: on the SQLite original the same refusal comes after the archive (its interpreters row kept)"
 mkdir -p "$T/src"
 printf 'module echo\nexport func main(input: string) -> string { "{\\"echo\\":${input}}" }\n' > "$T/src/echo.ail"
 printf '[{"id":"tools.echo","title":"Echo","description":"echoes","transitionFnFile":"src/echo.ail","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"access":null,"declaredEffects":[]}]\n' > "$T/m.json"
