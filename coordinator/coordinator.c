@@ -56,6 +56,12 @@ struct coordinator {
 	 * read for the session or the registry. */
 	struct world_changes chg;
 	unsigned long long sess_gen, reg_gen;
+	/* One look a call, not one per question (changes_since): a caller
+	 * takes a mark (mark_seq) when it needs the store's changes seen;
+	 * polled_mark is the last mark taken before the latest look began,
+	 * and any mark up to it is answered by that look. txn_mark: the mark
+	 * of the commit transaction write_batch holds open. */
+	unsigned long long mark_seq, polled_mark, txn_mark;
 	int reg_stale;
 	/* sessions as last read from the store, by credential id: valid while
 	 * gen == sess_gen; expiry is judged on every use from expires_at */
@@ -164,10 +170,27 @@ static void changes_poll(struct coordinator *c)
 	}
 }
 
+/* A mark: "what changed in the store up to now" (store_lock held). */
+static unsigned long long changes_mark(struct coordinator *c) { return ++c->mark_seq; }
+
+/* Look for changes unless a look began after mark was taken (store_lock
+ * held): a look then, under the same lock, saw everything committed
+ * before the mark. So a call that looks at its start answers its later
+ * questions (registry, session) from that look, as it would have a
+ * moment earlier; a revoke or a publish that returned before the call's
+ * mark is always seen. */
+static void changes_since(struct coordinator *c, unsigned long long mark)
+{
+	if (c->polled_mark >= mark) return;
+	unsigned long long m = c->mark_seq;
+	changes_poll(c);
+	c->polled_mark = m;
+}
+
 void coord_generations(struct coordinator *c, unsigned long long *registries, unsigned long long *sessions)
 {
 	pthread_mutex_lock(&c->store_lock);
-	changes_poll(c);
+	changes_since(c, changes_mark(c));
 	*registries = c->reg_gen;
 	*sessions = c->sess_gen;
 	pthread_mutex_unlock(&c->store_lock);
@@ -228,7 +251,7 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 		goto done;
 	}
 	pthread_mutex_lock(&c->store_lock);
-	changes_poll(c);
+	changes_since(c, changes_mark(c));
 	long long now = (long long)time(NULL);
 	struct sess_cached *e = sess_find(c, ref + 7);
 	if (e && e->gen == c->sess_gen) {
@@ -263,10 +286,10 @@ void coord_session_free(struct coord_session *s)
 /* The current registry (new reference), read again (its head, and the
  * registry object it names) only when a registry head moved since it was
  * last read (change detection). Call with store_lock held. */
-static int registry_current(struct coordinator *c, json_t **out, struct world_err *err)
+static int registry_current(struct coordinator *c, unsigned long long mark, json_t **out, struct world_err *err)
 {
 	*out = NULL;
-	changes_poll(c);
+	changes_since(c, mark);
 	if (c->reg_stale) {
 		json_t *reg;
 		long long rev;
@@ -333,7 +356,7 @@ int coord_visible(struct coordinator *c, const struct coord_session *s, json_t *
 	if (!*out) return werr(err, WX_FAIL, "visible: out of memory");
 	json_t *reg;
 	pthread_mutex_lock(&c->store_lock);
-	int rc = registry_current(c, &reg, err);
+	int rc = registry_current(c, changes_mark(c), &reg, err);
 	long long now = (long long)time(NULL);
 	size_t i;
 	json_t *d;
@@ -463,7 +486,7 @@ static int task_id_valid(const char *s)
 }
 
 static int session_check(struct coordinator *c, const struct coord_session *s, unsigned long long *gen, int expiry,
-                         struct world_err *err);
+                         unsigned long long mark, struct world_err *err);
 
 struct call_state {
 	struct coordinator *c;
@@ -529,8 +552,9 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 	/* the session is still there before its effect runs (re-read only
 	 * when the sessions changed since the call's check) */
 	pthread_mutex_lock(&c->store_lock);
-	changes_poll(c);
-	int live = cs->sess_gen == c->sess_gen ? 0 : session_check(c, s, &cs->sess_gen, 0, err);
+	unsigned long long mark = changes_mark(c);
+	changes_since(c, mark);
+	int live = cs->sess_gen == c->sess_gen ? 0 : session_check(c, s, &cs->sess_gen, 0, mark, err);
 	pthread_mutex_unlock(&c->store_lock);
 	if (live < 0) {
 		broker_plan_free(&p);
@@ -798,8 +822,9 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 	 * between this look and the COMMIT) the session is read again
 	 * whenever the sessions changed since, and a revoked one is refused
 	 * here (nothing of the call is committed). Nothing changed: no read. */
-	changes_poll(c);
-	if (cs->sess_gen != c->sess_gen && session_check(c, cs->call->session, &cs->sess_gen, 0, err) < 0) return -1;
+	changes_since(c, c->txn_mark); /* one look a transaction (write_batch) */
+	if (cs->sess_gen != c->sess_gen && session_check(c, cs->call->session, &cs->sess_gen, 0, c->txn_mark, err) < 0)
+		return -1;
 	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
 	                     err) < 0)
 		return -1;
@@ -846,6 +871,32 @@ static int sp_exec(struct coordinator *c, enum world_savepoint_op op, struct wor
 	return world_store_savepoint(c->cfg.store, op, err);
 }
 
+/* The batch's calls in the open transaction. flat: no savepoints; the
+ * first failure stops the run and returns -1 (the caller rolls back).
+ * Otherwise each call in a savepoint of its own, a failed one undone
+ * alone; returns 1 when any call stood, else 0. Each call's rc and err
+ * are its answer. */
+static int run_batch(struct coordinator *c, struct commit_job *batch, int flat)
+{
+	int any = 0;
+	for (struct commit_job *j = batch; j; j = j->next) {
+		j->err = (struct world_err){ 0 };
+		if (flat) {
+			j->rc = write_rows(c, j, &j->err);
+			if (j->rc < 0) return -1;
+			any = 1;
+			continue;
+		}
+		if (sp_exec(c, WORLD_SP_BEGIN, &j->err) < 0) { j->rc = -1; continue; }
+		j->rc = write_rows(c, j, &j->err);
+		struct world_err ig;
+		if (j->rc < 0) sp_exec(c, WORLD_SP_ROLLBACK, &ig);
+		else any = 1;
+		sp_exec(c, WORLD_SP_RELEASE, &ig);
+	}
+	return any;
+}
+
 /* The calls queued so far, taken off the queue (the leader's own among
  * them); commit_leader keeps anyone else from taking them meanwhile. */
 static struct commit_job *take_queue(struct coordinator *c)
@@ -871,24 +922,30 @@ static struct commit_job *take_queue(struct coordinator *c)
 static struct commit_job *write_batch(struct coordinator *c)
 {
 	struct world_err e = { 0 };
+	struct world_store *st = c->cfg.store;
 	pthread_mutex_lock(&c->store_lock);
-	int ok = world_store_begin(c->cfg.store, &e) == 0;
+	int ok = world_store_begin(st, &e) == 0;
+	c->txn_mark = changes_mark(c);
 	struct commit_job *batch = take_queue(c);
 	int any = 0;
-	for (struct commit_job *j = ok ? batch : NULL; j; j = j->next) {
-		if (sp_exec(c, WORLD_SP_BEGIN, &j->err) < 0) { j->rc = -1; continue; }
-		j->rc = write_rows(c, j, &j->err);
-		if (j->rc < 0) {
-			struct world_err ig;
-			sp_exec(c, WORLD_SP_ROLLBACK, &ig);
-		} else {
-			any = 1;
+	if (ok) {
+		/* First every call straight into the transaction, no savepoint
+		 * (each is a statement, a round trip on PostgreSQL: ten of a
+		 * call's 47 there). A call that fails spoils the run: it is
+		 * rolled back whole and run again, each call in a savepoint of
+		 * its own, so the failed one is undone alone. */
+		world_store_flat_begin(st);
+		any = run_batch(c, batch, 1);
+		if (world_store_flat_end(st)) any = -1;
+		if (any < 0) {
+			world_store_rollback(st);
+			ok = world_store_begin(st, &e) == 0;
+			c->txn_mark = changes_mark(c);
+			any = ok ? run_batch(c, batch, 0) : 0;
 		}
-		struct world_err ig;
-		sp_exec(c, WORLD_SP_RELEASE, &ig);
 	}
-	if (ok && any && world_store_commit(c->cfg.store, &e) < 0) ok = 0;
-	else if (ok && !any) world_store_rollback(c->cfg.store);
+	if (ok && any && world_store_commit(st, &e) < 0) ok = 0;
+	else if (ok && !any) world_store_rollback(st);
 	pthread_mutex_unlock(&c->store_lock);
 	for (struct commit_job *j = batch; j; j = j->next)
 		if (!ok) {
@@ -1000,9 +1057,9 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
  * the commit re-checks the session inside its transaction when the
  * sessions changed after it (write_rows). Call with store_lock held. */
 static int session_check(struct coordinator *c, const struct coord_session *s, unsigned long long *gen, int expiry,
-                         struct world_err *err)
+                         unsigned long long mark, struct world_err *err)
 {
-	changes_poll(c);
+	changes_since(c, mark);
 	struct sess_cached *e = sess_find(c, s->credential_id);
 	long long exp;
 	if (e && e->gen == c->sess_gen) {
@@ -1036,10 +1093,11 @@ static int session_check(struct coordinator *c, const struct coord_session *s, u
 }
 
 static int session_live(struct coordinator *c, const struct coord_session *s, unsigned long long *gen,
-                        struct world_err *err)
+                        unsigned long long *mark, struct world_err *err)
 {
 	pthread_mutex_lock(&c->store_lock);
-	int rc = session_check(c, s, gen, 1, err);
+	*mark = changes_mark(c);
+	int rc = session_check(c, s, gen, 1, *mark, err);
 	pthread_mutex_unlock(&c->store_lock);
 	return rc;
 }
@@ -1064,8 +1122,8 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	snprintf(res->invocation_id, sizeof res->invocation_id, "%s:%s:%s", call->channel ? call->channel : "cli",
 	         s->episode, task);
 	world_pause("coord.session");
-	unsigned long long sess_gen = 0;
-	if (session_live(c, s, &sess_gen, err) < 0) return -1;
+	unsigned long long sess_gen = 0, mark = 0;
+	if (session_live(c, s, &sess_gen, &mark, err) < 0) return -1;
 	if (call->args_len > ARGS_MAX)
 		return werr(err, WX_BAD_INPUT, "arguments are %zu bytes, over the 1 MiB cap", call->args_len);
 	json_t *args = world_json_parse(call->args, call->args_len, err);
@@ -1087,7 +1145,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	if (world_hash_ref(input, in_len, cs.input_ref, err) < 0) goto out;
 
 	pthread_mutex_lock(&c->store_lock);
-	int lrc = registry_current(c, &reg, err);
+	int lrc = registry_current(c, mark, &reg, err); /* as the call's start saw the store */
 	const json_t *d = lrc == 0 && reg ? registry_find(reg, call->skill_id) : NULL;
 	int vis = 0;
 	if (d && visible(c, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;

@@ -38,6 +38,14 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	/* log entries: by index (the rowid), entryHash (unique), transitionRef (log_by_record) */
 	Q(LOG_LAST, "SELECT entry_index, entry_hash FROM log_entries WHERE entry_index = (SELECT max(entry_index) FROM "
 	            "log_entries)"),
+	/* the log's tip for an append, in one statement (one round trip on
+	 * PostgreSQL, not four): the last entry (index, hash; NULLs when the log
+	 * is empty), head ?1 (ref, revision; NULLs when absent), and whether
+	 * object ?2 is stored */
+	Q(LOG_TIP, "SELECT l.entry_index, l.entry_hash, h.ref, h.revision, "
+	           "CASE WHEN EXISTS (SELECT 1 FROM objects WHERE ref = ?2) THEN 1 ELSE 0 END FROM (SELECT 1 AS one) AS t "
+	           "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
+	           "LEFT JOIN heads h ON h.name = ?1"),
 	Q(LOG_INSERT, "INSERT INTO log_entries(entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn,"
 	              " interpreter, written_by, transition_ref, entry_json, committed_at) VALUES (?,?,?,?,?,?,?,?,?,?)"),
 	Q(LOG_GET, "SELECT " WS_LOG_COLS " FROM log_entries WHERE entry_index = ?"),
@@ -110,10 +118,20 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	/* episodes: (episode, ref) and (episode) are the primary keys */
 	QPG(EPISODE_OBJECT_ADD, "INSERT OR IGNORE INTO episode_objects(episode, ref) VALUES (?,?)",
 	    "INSERT INTO episode_objects(episode, ref) VALUES (?,?) ON CONFLICT DO NOTHING"),
+	/* up to WS_MEMBERS_AT_ONCE (8) refs of one episode in one statement
+	 * (a call's six objects: one round trip on PostgreSQL, not six); the
+	 * slots not used are bound NULL and left out */
+	QPG(EPISODE_OBJECTS_ADD8, "INSERT OR IGNORE INTO episode_objects(episode, ref) SELECT ?1, column1 FROM "
+	                          "(VALUES (?2),(?3),(?4),(?5),(?6),(?7),(?8),(?9)) WHERE column1 IS NOT NULL",
+	    "INSERT INTO episode_objects(episode, ref) SELECT ?1, r FROM (VALUES (?2::text),(?3),(?4),(?5),(?6),(?7),"
+	    "(?8),(?9)) AS v(r) WHERE r IS NOT NULL ON CONFLICT DO NOTHING"),
 	Q(EPISODE_HAS_OBJECT, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?"),
 	Q(EPISODE_USAGE_GET, "SELECT calls, bytes FROM episode_usage WHERE episode = ?"),
-	Q(EPISODE_USAGE_PUT, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?,?,?) ON CONFLICT(episode) DO UPDATE "
-	                     "SET calls = excluded.calls, bytes = excluded.bytes"),
+	/* add to an episode's counts in one statement: no row comes back when
+	 * the sums would pass ?4 / ?5 (LLONG_MAX less what is added) */
+	Q(EPISODE_USAGE_ADD, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?1,?2,?3) ON CONFLICT(episode) DO UPDATE "
+	                     "SET calls = episode_usage.calls + excluded.calls, bytes = episode_usage.bytes + excluded.bytes "
+	                     "WHERE episode_usage.calls <= ?4 AND episode_usage.bytes <= ?5 RETURNING calls"),
 	/* a session's scoped reads (daemon/reads.c, replay_route.c): episode_entries' key (episode, entry_index) */
 	Q(EPISODE_HAS_ENTRY, "SELECT 1 FROM episode_entries WHERE episode = ? AND entry_index = ?"),
 	Q(EPISODE_ENTRIES, "SELECT entry_index FROM episode_entries WHERE episode = ? AND entry_index >= ? "

@@ -1320,12 +1320,35 @@ static int head_write(struct world_store *st, const char *name, const char *ref,
 	return 0;
 }
 
+/* The log's last entry, the selected world head and whether object ref
+ * (NULL: none asked) is stored, read in one statement (LOG_TIP). */
+static int log_tip(struct world_store *st, long long *last, char last_hash[WORLD_REF_SIZE], char head[WORLD_REF_SIZE],
+                   long long *head_rev, const char *ref, int *have, struct world_err *err)
+{
+	struct wdb_stmt *s;
+	if (ws_stmt(st, WORLD_SQL(LOG_TIP), &s, err) < 0) return -1;
+	ws_bind_text(s, 1, WORLD_HEAD_NAME);
+	if (ref) ws_bind_text(s, 2, ref);
+	else ws_bind_null(s, 2);
+	int rc = wdb_step(s, NULL);
+	if (rc != WDB_ROW) {
+		ws_done(st, s);
+		return ws_sqlerr(st, 0, "log head", err);
+	}
+	*last = wdb_column_int64(s, 0, NULL);
+	ws_wcol_ref(s, 1, last_hash);
+	ws_wcol_ref(s, 2, head);
+	if (head_rev) *head_rev = wdb_column_int64(s, 3, NULL);
+	if (have) *have = wdb_column_int64(s, 4, NULL) == 1;
+	ws_done(st, s);
+	return 0;
+}
+
 int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF_SIZE], char world[WORLD_REF_SIZE],
                    struct world_err *err)
 {
 	long long last;
-	if (world_log_last(st, &last, prev, err) < 0) return -1;
-	if (head_read(st, WORLD_HEAD_NAME, world, NULL, err) < 0) return -1;
+	if (log_tip(st, &last, prev, world, NULL, NULL, NULL, err) < 0) return -1;
 	*index = last + 1;
 	return 0;
 }
@@ -1341,10 +1364,18 @@ static int world_json(long long revision, const char *state_root, const char *lo
  * whose transitionFn, interpreter and semanticsEpoch are the header's and
  * whose output is the stateRoot: the store refuses a log entry that does not
  * say what it ran. */
-static int record_matches(struct world_store *st, const struct world_log_append *a, struct world_err *err)
+static int record_matches(struct world_store *st, const struct world_log_append *a, int have_root, struct world_err *err)
 {
 	struct world_object o;
-	if (world_object_get(st, a->transition_ref, &o, err) < 0) return werr_prefix(err, "log append: transitionRef");
+	if (world_object_get(st, a->transition_ref, &o, err) < 0) {
+		if (err && err->code == WX_NOT_FOUND)
+			return werr(err, WX_NOT_FOUND, "log append: transitionRef %s: object not stored", a->transition_ref);
+		return werr_prefix(err, "log append: transitionRef");
+	}
+	if (!have_root) {
+		world_object_free(&o);
+		return werr(err, WX_NOT_FOUND, "log append: stateRoot %s: object not stored", a->state_root);
+	}
 	int rc = -1;
 	json_t *r = NULL;
 	if (strcmp(o.semantic_id, "world/invocation-record/v1") != 0 && strcmp(o.semantic_id, "world/invocation-record/v2") != 0) {
@@ -1381,9 +1412,10 @@ out:
 static int log_append_body(struct world_store *st, const struct world_log_append *a, struct world_log_result *out,
                            struct world_err *err)
 {
-	long long last;
-	char last_hash[WORLD_REF_SIZE];
-	if (world_log_last(st, &last, last_hash, err) < 0) return -1;
+	long long last, cur_rev;
+	char last_hash[WORLD_REF_SIZE], cur[WORLD_REF_SIZE];
+	int have_root;
+	if (log_tip(st, &last, last_hash, cur, &cur_rev, a->state_root, &have_root, err) < 0) return -1;
 	if (a->entry_index != last + 1)
 		return werr(err, WX_CONFLICT, "log append: entryIndex %lld does not follow the log head %lld (want %lld)",
 		            a->entry_index, last, last + 1);
@@ -1393,20 +1425,12 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	if (last > 0 && (!prev || strcmp(prev, last_hash) != 0))
 		return werr(err, WX_CONFLICT, "log append: prevEntryHash %s is not the entryHash %s of entry %lld",
 		            prev ? prev : "null", last_hash, last);
-	char cur[WORLD_REF_SIZE];
-	long long cur_rev;
-	if (head_read(st, WORLD_HEAD_NAME, cur, &cur_rev, err) < 0) return -1;
 	const char *expect = a->expected_world ? a->expected_world : "";
 	if (strcmp(cur, expect) != 0)
 		return werr(err, WX_CONFLICT, "log append: selected world head is %s, not the expected %s",
 		            *cur ? cur : "(none)", *expect ? expect : "(none)");
-	int have = world_object_exists(st, a->transition_ref, err);
-	if (have < 0) return -1;
-	if (!have) return werr(err, WX_NOT_FOUND, "log append: transitionRef %s: object not stored", a->transition_ref);
-	have = world_object_exists(st, a->state_root, err);
-	if (have < 0) return -1;
-	if (!have) return werr(err, WX_NOT_FOUND, "log append: stateRoot %s: object not stored", a->state_root);
-	if (record_matches(st, a, err) < 0) return -1;
+	/* the transitionRef's presence is record_matches' read of it */
+	if (record_matches(st, a, have_root, err) < 0) return -1;
 
 	size_t n;
 	char *c = entry_json(a->entry_index, a->semantics_epoch, a->transition_fn, a->interpreter, prev, a->written_by,
@@ -2040,16 +2064,21 @@ static int need_v2(struct world_store *st, const char *what, struct world_err *e
 	            "writing verb) to migrate it to %d", what, st->path, st->version, WORLD_STORE_SCHEMA_VERSION);
 }
 
+#define WS_MEMBERS_AT_ONCE 8 /* the slots of EPISODE_OBJECTS_ADD8 */
 static int members_add_body(struct world_store *st, const char *episode, const char *const *refs, size_t n,
                             struct world_err *err)
 {
 	struct wdb_stmt *s = NULL;
-	int ok = ws_stmt(st, WORLD_SQL(EPISODE_OBJECT_ADD), &s, err) == 0;
-	for (size_t i = 0; ok && i < n; i++) {
-		if (!refs[i] || !*refs[i]) continue;
+	int ok = ws_stmt(st, WORLD_SQL(EPISODE_OBJECTS_ADD8), &s, err) == 0;
+	size_t i = 0;
+	while (ok && i < n) {
+		int slot = 0;
 		wdb_reset(s);
 		ws_bind_text(s, 1, episode);
-		ws_bind_text(s, 2, refs[i]);
+		for (; i < n && slot < WS_MEMBERS_AT_ONCE; i++)
+			if (refs[i] && *refs[i]) ws_bind_text(s, 2 + slot++, refs[i]);
+		if (!slot) break;
+		for (int k = slot; k < WS_MEMBERS_AT_ONCE; k++) ws_bind_null(s, 2 + k);
 		if (wdb_step(s, NULL) != WDB_DONE) ok = ws_sqlerr(st, 0, "episode objects insert", err) == 0;
 	}
 	ws_done(st, s);
@@ -2107,20 +2136,21 @@ static int usage_read(struct world_store *st, const char *episode, long long *ca
 static int usage_add_body(struct world_store *st, const char *episode, long long calls, long long bytes,
                           struct world_err *err)
 {
-	long long c0, b0;
-	if (usage_read(st, episode, &c0, &b0, err) < 0) return -1;
-	if (c0 > LLONG_MAX - calls || b0 > LLONG_MAX - bytes)
-		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
-		            episode, calls, bytes);
+	/* one statement, not a read and a write (a round trip less on
+	 * PostgreSQL): the overflow check is its WHERE */
 	struct wdb_stmt *s;
-	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_PUT), &s, err) < 0)
-		return -1;
+	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_ADD), &s, err) < 0) return -1;
 	ws_bind_text(s, 1, episode);
-	ws_bind_int(s, 2, c0 + calls);
-	ws_bind_int(s, 3, b0 + bytes);
+	ws_bind_int(s, 2, calls);
+	ws_bind_int(s, 3, bytes);
+	ws_bind_int(s, 4, LLONG_MAX - calls);
+	ws_bind_int(s, 5, LLONG_MAX - bytes);
 	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
+	if (rc == WDB_DONE)
+		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
+		            episode, calls, bytes);
+	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "episode usage write", err);
 	return 0;
 }
 
@@ -2230,6 +2260,18 @@ int world_store_savepoint(struct world_store *st, enum world_savepoint_op op, st
 		                           [WORLD_SP_ROLLBACK] = "ROLLBACK TO wc" };
 	if ((int)op < 0 || (int)op > WORLD_SP_ROLLBACK) return werr(err, WX_USAGE, "store %s: savepoint: bad operation", st->path);
 	return ws_exec(st, sql[op], err);
+}
+
+void world_store_flat_begin(struct world_store *st)
+{
+	st->sp_flat = 1;
+	st->flat_mark = st->sp_undone;
+}
+
+int world_store_flat_end(struct world_store *st)
+{
+	st->sp_flat = 0;
+	return st->sp_undone != st->flat_mark;
 }
 
 int world_object_get_raw(struct world_store *st, const char *ref, char **semantic_id, char **payload, size_t *len,

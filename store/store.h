@@ -444,6 +444,15 @@ int world_store_in_txn(const struct world_store *st);
  * then RELEASE). One level. */
 enum world_savepoint_op { WORLD_SP_BEGIN, WORLD_SP_RELEASE, WORLD_SP_ROLLBACK };
 int world_store_savepoint(struct world_store *st, enum world_savepoint_op op, struct world_err *err);
+/* A flat run inside the caller's world_store_begin() transaction: while it
+ * lasts the store's own writes of several statements open no savepoint of
+ * their own (each costs a statement, a round trip on PostgreSQL), so a
+ * write that fails midway leaves its earlier statements in the
+ * transaction. world_store_flat_end returns 1 when any write failed (or
+ * was undone) during the run: the caller must then roll the whole
+ * transaction back (and may run it again with savepoints), else 0. */
+void world_store_flat_begin(struct world_store *st);
+int world_store_flat_end(struct world_store *st);
 /* An object's kind and payload as stored, not re-hashed (the provenance
  * walk shows what is there, damage included; world_object_get checks). */
 int world_object_get_raw(struct world_store *st, const char *ref, char **semantic_id, char **payload, size_t *len,

@@ -38,6 +38,7 @@ struct world_store {
 	 * counts the ws_sp_end(ok = 0) calls made meanwhile */
 	int sp_flat;
 	unsigned long sp_undone;
+	unsigned long flat_mark; /* sp_undone at world_store_flat_begin */
 	/* busy_wait: how long a statement waits for another writer, since when, and its jitter */
 	double busy_ms;
 	struct timespec busy_t0;
