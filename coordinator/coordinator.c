@@ -458,11 +458,12 @@ static void inflight_del(struct coordinator *c, const char *id)
 static int quota_check(struct coordinator *c, const char *episode, size_t in_len, struct world_err *err)
 {
 	long long calls = 0, bytes = 0;
+	long long cmax = c->cfg.episode_calls_max, bmax = c->cfg.episode_bytes_max;
+	if (cmax <= 0 && bmax <= 0) return 0; /* no quota: nothing to read */
 	pthread_mutex_lock(&c->store_lock);
 	int rc = world_episode_usage_get(c->cfg.store, episode, &calls, &bytes, err);
 	pthread_mutex_unlock(&c->store_lock);
 	if (rc < 0) return -1;
-	long long cmax = c->cfg.episode_calls_max, bmax = c->cfg.episode_bytes_max;
 	if (cmax > 0 && calls >= cmax)
 		return werr(err, WX_QUOTA, "episode %s has spent its call quota (%lld of %lld calls committed)", episode,
 		            calls, cmax);
@@ -872,18 +873,25 @@ static int sp_exec(struct coordinator *c, enum world_savepoint_op op, struct wor
 }
 
 /* The batch's calls in the open transaction. flat: no savepoints; the
- * first failure stops the run and returns -1 (the caller rolls back).
- * Otherwise each call in a savepoint of its own, a failed one undone
- * alone; returns 1 when any call stood, else 0. Each call's rc and err
- * are its answer. */
-static int run_batch(struct coordinator *c, struct commit_job *batch, int flat)
+ * first failure stops the run, is kept in *failed and -1 is returned (the
+ * caller rolls back). Otherwise each call in a savepoint of its own, a
+ * failed one undone alone, and *failed (the call the flat run stopped at,
+ * or NULL) is not run again: it keeps the answer it got in a transaction
+ * of its own, a refusal nothing of which stays (a revoked session is not
+ * read twice). Returns 1 when any call stood, else 0. Each call's rc and
+ * err are its answer. */
+static int run_batch(struct coordinator *c, struct commit_job *batch, int flat, struct commit_job **failed)
 {
 	int any = 0;
 	for (struct commit_job *j = batch; j; j = j->next) {
+		if (!flat && j == *failed) continue;
 		j->err = (struct world_err){ 0 };
 		if (flat) {
 			j->rc = write_rows(c, j, &j->err);
-			if (j->rc < 0) return -1;
+			if (j->rc < 0) {
+				*failed = j;
+				return -1;
+			}
 			any = 1;
 			continue;
 		}
@@ -923,32 +931,42 @@ static struct commit_job *write_batch(struct coordinator *c)
 {
 	struct world_err e = { 0 };
 	struct world_store *st = c->cfg.store;
+	world_pause("coord.batch");
 	pthread_mutex_lock(&c->store_lock);
-	int ok = world_store_begin(st, &e) == 0;
+	int ok = world_store_begin(st, &e) == 0, open = ok;
 	c->txn_mark = changes_mark(c);
 	struct commit_job *batch = take_queue(c);
+	struct commit_job *failed = NULL; /* the call the flat run stopped at: its answer is its own */
 	int any = 0;
 	if (ok) {
 		/* First every call straight into the transaction, no savepoint
 		 * (each is a statement, a round trip on PostgreSQL: ten of a
 		 * call's 47 there). A call that fails spoils the run: it is
-		 * rolled back whole and run again, each call in a savepoint of
-		 * its own, so the failed one is undone alone. */
+		 * rolled back whole and the others run again, each in a
+		 * savepoint of its own, so a later failure is undone alone. */
 		world_store_flat_begin(st);
-		any = run_batch(c, batch, 1);
-		if (world_store_flat_end(st)) any = -1;
+		any = run_batch(c, batch, 1, &failed);
+		/* a store write undone inside a call that went on: the run
+		 * cannot stand, but no call is to blame (all run again) */
+		if (world_store_flat_end(st) && any >= 0) any = -1;
 		if (any < 0) {
 			world_store_rollback(st);
-			ok = world_store_begin(st, &e) == 0;
-			c->txn_mark = changes_mark(c);
-			any = ok ? run_batch(c, batch, 0) : 0;
+			open = 0;
+			int others = 0;
+			for (struct commit_job *j = batch; j; j = j->next) others |= j != failed;
+			any = 0;
+			if (others) {
+				ok = open = world_store_begin(st, &e) == 0;
+				c->txn_mark = changes_mark(c);
+				if (ok) any = run_batch(c, batch, 0, &failed);
+			}
 		}
 	}
-	if (ok && any && world_store_commit(st, &e) < 0) ok = 0;
-	else if (ok && !any) world_store_rollback(st);
+	if (open && any && world_store_commit(st, &e) < 0) ok = 0;
+	else if (open && !any) world_store_rollback(st);
 	pthread_mutex_unlock(&c->store_lock);
 	for (struct commit_job *j = batch; j; j = j->next)
-		if (!ok) {
+		if (!ok && j != failed) {
 			j->rc = -1;
 			j->err = e;
 		}
@@ -961,6 +979,11 @@ static void group_commit(struct coordinator *c, struct commit_job *j)
 	j->next = NULL;
 	*c->commit_tail = j;
 	c->commit_tail = &j->next;
+	if (c->commit_leader) {
+		pthread_mutex_unlock(&c->commit_mu);
+		world_pause("coord.queued"); /* queued: the leader's batch may take it */
+		pthread_mutex_lock(&c->commit_mu);
+	}
 	while (!j->done) {
 		if (c->commit_leader) {
 			pthread_cond_wait(&c->commit_cv, &c->commit_mu);
@@ -1163,7 +1186,11 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	struct world_journal_row jr;
 	struct world_err fe = { 0 };
 	pthread_mutex_lock(&c->store_lock);
-	int found = world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe);
+	/* A task id this call drew itself (64 random bits) names no earlier
+	 * call: nothing to look up (the journal's unique committed outcome
+	 * still refuses a second commit of one id, see below). */
+	int found = call->task_id ? world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe)
+	                          : (werr(&fe, WX_NOT_FOUND, "task id %s: drawn for this call", task), -1);
 	if (found == 0 && strcmp(jr.status, "committed") == 0) {
 		rc = replay_committed(c, &jr, cs.input_ref, res, err);
 		pthread_mutex_unlock(&c->store_lock);

@@ -19,6 +19,8 @@
  *   coord.claimed      the call's task id is claimed, nothing has run yet
  *   coord.claim_wait   a call found its task id claimed by another and waits
  *   coord.before_commit the call's output exists, its commit not yet written
+ *   coord.batch        a call leads a group commit, before it begins the batch's transaction
+ *   coord.queued       a call queued for a group commit another call leads
  *   sup.running        a transition's capsule has its start frame; its event loop has not looked yet
  *   effect.waiting_turn an effect waits for its episode's turn (broker/turn.c)
  *   workspace.edit.read an edit has read the file it is about to replace

@@ -17,7 +17,14 @@
  *   - the race: a revoke landing after a call's session check, while the
  *     call is held just before its commit (pause point
  *     coord.before_commit), is refused inside the commit transaction;
- *     control: held the same way without a revoke, the call commits. */
+ *     control: held the same way without a revoke, the call commits;
+ *   - a group commit's batch runs flat (no savepoint) first: three calls
+ *     in one batch commit in one transaction with no savepoint; when one
+ *     of them is refused inside it (revoked while the batch waited), the
+ *     other two still commit, each in a savepoint of a second
+ *     transaction, the refused one not run again (its session read once).
+ *     The batch is made deterministic by holding its leader at
+ *     coord.batch until the others are queued (coord.queued). */
 #include "tests/coordinator/ctest.h"
 #include "store/pause.h"
 #include "store/sql.h"
@@ -29,7 +36,7 @@
 static struct ctest T;
 static struct world_store *other; /* a second connection: "another process" */
 
-static struct { long long session, head, changes; } W;
+static struct { long long session, head, changes, begins, savepoints; } W;
 
 static int profile(unsigned mask, void *ctx, void *p, void *x)
 {
@@ -45,6 +52,8 @@ static int profile(unsigned mask, void *ctx, void *p, void *x)
 		sqlite3_free(x);
 	}
 	else if (strcmp(sql, WORLD_SQL(CHANGES_GET)) == 0) W.changes++;
+	else if (strcmp(sql, "BEGIN IMMEDIATE") == 0) W.begins++;
+	else if (strcmp(sql, "SAVEPOINT wc") == 0) W.savepoints++;
 	return 0;
 }
 
@@ -106,10 +115,23 @@ static struct {
 	int arm, arrived, released;
 } H = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
 
+/* the batch: hold its leader at coord.batch (B.arm), count the calls queued behind it */
+static struct { int arm, held, released, queued; } B;
+
 static void hook(void *ctx, const char *name)
 {
 	(void)ctx;
 	pthread_mutex_lock(&H.mu);
+	if (strcmp(name, "coord.queued") == 0) {
+		B.queued++;
+		pthread_cond_broadcast(&H.cv);
+	}
+	if (B.arm && strcmp(name, "coord.batch") == 0) {
+		B.arm = 0;
+		B.held = 1;
+		pthread_cond_broadcast(&H.cv);
+		while (!B.released) pthread_cond_wait(&H.cv, &H.mu);
+	}
 	if (H.arm && strcmp(name, "coord.before_commit") == 0) {
 		H.arm = 0;
 		H.arrived = 1;
@@ -133,6 +155,39 @@ static void *job_main(void *arg)
 	struct job *j = arg;
 	j->rc = call(j->c, j->s, j->task, &j->err);
 	return NULL;
+}
+
+/* Three calls in one group-commit batch: the first (s1, task t1) is held
+ * as the batch's leader until the other two (s2 t2, s3 t3) are queued
+ * behind it; then revoke (if any) is revoked and the batch released.
+ * The counters W are those of the batch alone. */
+static void batch_of_three(struct coordinator *c, struct job j[3], const struct coord_session *s1, const char *t1,
+                           const struct coord_session *s2, const char *t2, const struct coord_session *s3,
+                           const char *t3, const char *revoke)
+{
+	pthread_mutex_lock(&H.mu);
+	B.arm = 1;
+	B.held = B.released = B.queued = 0;
+	pthread_mutex_unlock(&H.mu);
+	j[0] = (struct job){ .c = c, .s = s1, .task = t1 };
+	j[1] = (struct job){ .c = c, .s = s2, .task = t2 };
+	j[2] = (struct job){ .c = c, .s = s3, .task = t3 };
+	if (pthread_create(&j[0].th, NULL, job_main, &j[0]) != 0) bail("pthread_create");
+	pthread_mutex_lock(&H.mu);
+	while (!B.held) pthread_cond_wait(&H.cv, &H.mu);
+	pthread_mutex_unlock(&H.mu);
+	for (int i = 1; i < 3; i++)
+		if (pthread_create(&j[i].th, NULL, job_main, &j[i]) != 0) bail("pthread_create");
+	pthread_mutex_lock(&H.mu);
+	while (B.queued < 2) pthread_cond_wait(&H.cv, &H.mu);
+	pthread_mutex_unlock(&H.mu);
+	if (revoke) revoke_other(revoke);
+	count_reset();
+	pthread_mutex_lock(&H.mu);
+	B.released = 1;
+	pthread_cond_broadcast(&H.cv);
+	pthread_mutex_unlock(&H.mu);
+	for (int i = 0; i < 3; i++) pthread_join(j[i].th, NULL);
 }
 
 /* Runs a call held at coord.before_commit; while held, revokes cred when
@@ -291,6 +346,34 @@ int main(void)
 		ok(world_journal_find(other, "invocation", "cli:ep-r:r2", &jr, &fe) < 0 || strcmp(jr.status, "committed") != 0,
 		   "... no committed outcome in the journal for its task id");
 		coord_session_free(sr);
+
+		/* ---- a batch runs flat first; a refusal in it undoes only itself ---- */
+		char cq[65];
+		mint_other("ep-q", cq);
+		struct coord_session *sq;
+		if (coord_session_open(c, cq, &sq, &e) < 0) ctest_die("open q", &e);
+		struct job b[3];
+		before = log_len();
+		batch_of_three(c, b, sa, "g1", sq, "g2", sa, "g3", NULL);
+		ok(b[0].rc == 0 && b[1].rc == 0 && b[2].rc == 0 && log_len() == before + 3,
+		   "control: three calls in one group-commit batch all commit (%s)",
+		   b[0].rc ? b[0].err.msg : b[1].rc ? b[1].err.msg : b[2].rc ? b[2].err.msg : "ok");
+		is_int(W.begins, 1, "... in one transaction");
+		is_int(W.savepoints, 0, "... run flat: no savepoint");
+		before = log_len();
+		batch_of_three(c, b, sa, "h1", sq, "h2", sa, "h3", cq);
+		ok(b[1].rc < 0 && b[1].err.code == WX_SESSION && strstr(b[1].err.msg, "revoked"),
+		   "the batch's middle call, revoked while the batch waited, is refused inside it (%s)",
+		   b[1].rc < 0 ? b[1].err.msg : "committed");
+		ok(b[0].rc == 0 && b[2].rc == 0 && log_len() == before + 2, "... and the calls beside it still commit (%s)",
+		   b[0].rc ? b[0].err.msg : b[2].rc ? b[2].err.msg : "ok");
+		is_int(W.begins, 2, "... the flat run rolled back, the other two run again in a second transaction");
+		is_int(W.savepoints, 2, "... each of them in a savepoint of its own, the refused call not run again");
+		is_int(W.session, 2, "... the batch's two sessions read once each (the sessions changed), inside the first "
+		                     "transaction, not again in the second");
+		ok(world_journal_find(other, "invocation", "cli:ep-q:h2", &jr, &fe) < 0 || strcmp(jr.status, "committed") != 0,
+		   "... and no committed outcome for the refused call's task id");
+		coord_session_free(sq);
 		world_pause_set_hook(NULL, NULL);
 	}
 
