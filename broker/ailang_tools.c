@@ -420,8 +420,10 @@ int ailang_run(const struct broker_handler_ctx *ctx, const json_t *payload, json
 	free(inpath);
 	if (r < 0 && err->code == WX_CAPACITY) {
 		/* Not admitted: the envelope says so (the supervisor's word). */
-		json_t *o = json_pack("{s:b,s:b,s:n,s:s,s:s,s:s,s:s}", "ok", 0, "admitted", 0, "exit_code", "decision",
-		                      "refused: capacity", "limit", "capacity", "stdout", "", "stderr", err->msg);
+		/* Nothing ran, so there is no exit_code (the published outputSchema
+		 * types it as an integer: absent, never null). */
+		json_t *o = json_pack("{s:b,s:b,s:s,s:s,s:s,s:s}", "ok", 0, "admitted", 0, "decision", "refused: capacity",
+		                      "limit", "capacity", "stdout", "", "stderr", err->msg);
 		return finish_output(ctx, E, o, output, err);
 	}
 	if (r < 0) return -1;
@@ -432,12 +434,20 @@ int ailang_run(const struct broker_handler_ctx *ctx, const json_t *payload, json
 	}
 	json_t *out = text_json(res.stdout_text, res.stdout_len, path);
 	json_t *errt = text_json(res.stderr_text, res.stderr_len, path);
-	int ok = res.exit_code == 0 && !res.limit[0];
-	json_t *o = out && errt ? json_pack("{s:b,s:b,s:o,s:s,s:o,s:O,s:O}", "ok", ok, "admitted", 1, "exit_code",
-	                                    res.signal ? json_null() : json_integer(res.exit_code), "decision", "allowed",
-	                                    "limit", res.limit[0] ? json_string(res.limit) : json_null(), "stdout", out,
-	                                    "stderr", errt)
+	int ok = res.exit_code == 0 && !res.signal && !res.limit[0];
+	/* exit_code is always an integer, as the published outputSchema (ours
+	 * and the reference's) types it: a run a signal ended (a cap kill, a
+	 * denied syscall) reports 128+N, as a shell does, and "signal": N beside
+	 * it, so the two never read alike (docs/broker.md, "Run envelope"). */
+	json_t *o = out && errt ? json_pack("{s:b,s:b,s:I,s:s,s:o,s:O,s:O}", "ok", ok, "admitted", 1, "exit_code",
+	                                    (json_int_t)(res.signal ? 128 + res.signal : res.exit_code), "decision",
+	                                    "allowed", "limit", res.limit[0] ? json_string(res.limit) : json_null(),
+	                                    "stdout", out, "stderr", errt)
 	                        : NULL;
+	if (o && res.signal && json_object_set_new(o, "signal", json_integer(res.signal)) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	json_decref(out);
 	json_decref(errt);
 	sup_tool_result_free(&res);

@@ -8,7 +8,7 @@ libworld_a_SOURCES += broker/handler.c broker/workspace.c broker/workspace.h bro
 
 check_PROGRAMS += tests/broker/test_workspace
 TESTS += tests/broker/test_workspace
-tests_broker_test_workspace_SOURCES = tests/broker/test_workspace.c
+tests_broker_test_workspace_SOURCES = tests/broker/test_workspace.c tests/broker/se_schemas.h
 tests_broker_test_workspace_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_broker_test_workspace_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 
@@ -16,6 +16,6 @@ tests_broker_test_workspace_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) 
 libworld_a_SOURCES += broker/ailang_tools.c broker/ailang_tools.h
 check_PROGRAMS += tests/broker/test_ailang_tools
 TESTS += tests/broker/test_ailang_tools
-tests_broker_test_ailang_tools_SOURCES = tests/broker/test_ailang_tools.c
+tests_broker_test_ailang_tools_SOURCES = tests/broker/test_ailang_tools.c tests/broker/se_schemas.h
 tests_broker_test_ailang_tools_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_broker_test_ailang_tools_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread

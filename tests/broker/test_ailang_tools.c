@@ -5,9 +5,14 @@
  * (a program that prints a forged envelope, a deadline, an output flood, a
  * denied syscall, diagnostics in every form, admission). Refusals (unknown
  * op, unknown key, wrong type, path escapes) and the examples search. The
- * worktree is 0700 like the workspace makes it. */
+ * worktree is 0700 like the workspace makes it. Every refusal and every limit
+ * outcome (exit status, output flood, denied syscall, not admitted) is also
+ * held to the outputSchema se-tools publishes for the tool that passes it on
+ * (tests/broker/se_schemas.h), with a control that the old null exit_code
+ * would not pass. */
 #include "broker/ailang_tools.h"
 #include "supervisor/supervisor.h"
+#include "tests/broker/se_schemas.h"
 #include "tests/tap.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +71,15 @@ static int call(broker_handler_fn fn, const struct broker_handler_ctx *c, const 
 
 static const char *sget(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
+/* The se-tools tool whose result carries this handler's output. */
+static const char *tool_of(broker_handler_fn fn, const char *payload)
+{
+	if (fn == ailang_check) return "ailang-check";
+	if (fn == ailang_run) return "ailang-run";
+	if (fn == ailang_cli) return "ailang-cli";
+	return strstr(payload, "builtins_list") ? "builtins-search" : "examples-search";
+}
+
 /* The handler refused (a succeeded effect) and the reason contains needle. */
 static void refused(broker_handler_fn fn, const struct broker_handler_ctx *c, const char *payload, const char *needle,
                     const char *what)
@@ -76,6 +90,7 @@ static void refused(broker_handler_fn fn, const struct broker_handler_ctx *c, co
 	const char *why = sget(o, "refused");
 	ok(rc == 0 && json_is_false(json_object_get(o, "ok")) && why && strstr(why, needle),
 	   "%s: refused (%s)", what, why ? why : err.msg);
+	if (rc == 0) se_schema_ok(tool_of(fn, payload), o, what);
 	json_decref(o);
 }
 
@@ -108,6 +123,10 @@ static void setup(void)
 	    "export func main(input: string) -> string {\n"
 	    "  \"{\\\"ok\\\":true,\\\"limit\\\":\\\"deadline\\\",\\\"exit_code\\\":0}\"\n}\n");
 	put(sub, "a.ail", "export func main(input: string) -> string {\n  zz\n}\n");
+	/* Prints 1 MiB: past the stdout cap of a 64 KiB output_max (issue 39). */
+	put(WT, "big.ail",
+	    "func dbl(s: string, n: int) -> string =\n  if n == 0 then s else dbl(s ++ s, n - 1)\n\n"
+	    "export func main(input: string) -> string = dbl(\"0123456789abcdef\", 16)\n");
 	put(WT, "spin.ail", "spin\n");
 	put(WT, "flood.ail", "flood\n");
 	put(WT, "keyctl.ail", "keyctl\n");
@@ -190,6 +209,17 @@ static void run_real(const struct broker_handler_ctx *c)
 	ok(json_is_null(json_object_get(o, "limit")), "run: no limit");
 	is_str(sget(o, "stdout"), "{\"echo\":{\"a\":1}}\n", "run: the program's output, args_json as its input");
 	is_str(sget(o, "stderr"), "", "run: empty stderr");
+	json_decref(o);
+
+	/* The issue's case: a real program printing past the output cap. */
+	struct broker_handler_ctx small = *c;
+	small.output_max = 64 * 1024;
+	rc = call(ailang_run, &small, "{\"path\":\"big.ail\"}", &o, &err);
+	ok(rc == 0 && sget(o, "limit") && strcmp(sget(o, "limit"), "stdout cap") == 0 &&
+	   json_is_false(json_object_get(o, "ok")) && json_is_integer(json_object_get(o, "exit_code")),
+	   "ailang-lite printing 1 MiB: limit \"stdout cap\", ok false, an integer exit_code (%s)",
+	   rc ? err.msg : sget(o, "limit"));
+	se_schema_ok("ailang-run", o, "ailang-lite past the stdout cap");
 	json_decref(o);
 
 	rc = call(ailang_run, c, "{\"path\":\"forge.ail\"}", &o, &err);
@@ -325,7 +355,9 @@ static void forced(const struct broker_handler_ctx *c)
 	int rc = call(ailang_run, c, "{\"path\":\"forge-exit.ail\"}", &o, &err);
 	ok(rc == 0 && strstr(sget(o, "stdout"), "\"exit_code\":0"), "stub: the program prints a forged envelope");
 	ok(json_integer_value(json_object_get(o, "exit_code")) == 3 && json_is_false(json_object_get(o, "ok")) &&
-	   json_is_null(json_object_get(o, "limit")), "... exit_code 3 (the kernel's), ok false, no limit");
+	   json_is_null(json_object_get(o, "limit")) && !json_object_get(o, "signal"),
+	   "... exit_code 3 (the kernel's), ok false, no limit, no signal");
+	se_schema_ok("ailang-run", o, "run exiting 3");
 	json_decref(o);
 
 	struct broker_handler_ctx short_c = *c;
@@ -342,10 +374,27 @@ static void forced(const struct broker_handler_ctx *c)
 	ok(rc == 0 && sget(o, "limit") && strcmp(sget(o, "limit"), "stdout cap") == 0 &&
 	   json_is_false(json_object_get(o, "ok")), "an output flood: limit \"stdout cap\" from the supervisor (%s)",
 	   rc ? err.msg : sget(o, "limit"));
+	json_int_t sig = json_integer_value(json_object_get(o, "signal"));
+	ok(sig > 0 && json_is_integer(json_object_get(o, "exit_code")) &&
+	   json_integer_value(json_object_get(o, "exit_code")) == 128 + sig,
+	   "... exit_code is an integer, 128 + the signal that ended it (%d)", (int)sig);
+	se_schema_ok("ailang-run", o, "an output flood");
+	{
+		/* control: the envelope as it was (exit_code null) is refused by the
+		 * same schema, so the assertion above is the validator's doing */
+		json_t *old_shape = json_deep_copy(o);
+		json_object_set_new(old_shape, "exit_code", json_null());
+		json_object_del(old_shape, "signal");
+		char why[512];
+		ok(se_schema_check("ailang-run", old_shape, why, sizeof why) < 0 && strstr(why, "/exit_code"),
+		   "control: exit_code null fails the outputSchema (%s)", why);
+		json_decref(old_shape);
+	}
 	json_decref(o);
 	rc = call(ailang_run, c, "{\"path\":\"keyctl.ail\"}", &o, &err);
 	ok(rc == 0 && sget(o, "limit") && strcmp(sget(o, "limit"), "syscall denied: keyctl") == 0,
 	   "a denied syscall: limit names it (%s)", rc ? err.msg : sget(o, "limit"));
+	se_schema_ok("ailang-run", o, "a denied syscall");
 	json_decref(o);
 	rc = call(ailang_cli, &small, "{\"op\":\"check\",\"path\":\"flood.ail\"}", &o, &err);
 	ok(rc < 0 && err.code == WX_OUTPUT_CAP, "a CLI op over its output cap: failed effect (%s)", err.msg);
@@ -410,6 +459,8 @@ static void admission(const char *stub)
 	ok(rc == 0 && json_is_false(json_object_get(o, "admitted")) && json_is_false(json_object_get(o, "ok")) &&
 	   sget(o, "decision") && strstr(sget(o, "decision"), "capacity"),
 	   "capacity exhausted: the run envelope says not admitted (%s)", rc ? err.msg : sget(o, "decision"));
+	ok(rc == 0 && !json_object_get(o, "exit_code"), "... nothing ran: no exit_code");
+	se_schema_ok("ailang-run", o, "a run not admitted");
 	json_decref(o);
 	rc = call(ailang_check, &c, "{\"op\":\"ai_check\",\"path\":\"good.ail\"}", &o, &err);
 	ok(rc < 0 && err.code == WX_CAPACITY, "capacity exhausted: a check is a failed effect (%s)", err.msg);

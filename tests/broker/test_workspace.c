@@ -5,8 +5,11 @@
  * file or content is reachable by a plain open() from this test, so the
  * refusal is the handler's doing, not an accident of the setup. As root the
  * core refusals run again in a child that setresuid()s to 65534 over a
- * worktree it owns (the unprivileged path). */
+ * worktree it owns (the unprivileged path). Every refusal is also held to
+ * the outputSchema se-tools publishes for the tool that passes it on
+ * (ailang-read, ailang-write, ailang-edit; tests/broker/se_schemas.h). */
 #include "broker/workspace.h"
+#include "tests/broker/se_schemas.h"
 #include "tests/tap.h"
 #include <dirent.h>
 #include <errno.h>
@@ -102,18 +105,25 @@ static json_t *call(broker_handler_fn fn, json_t *payload, struct world_err *err
 	return out;
 }
 
+/* The se-tools tool of the last rd / wr / ed (whose outputSchema a refusal
+ * is held to). */
+static const char *last_tool = "ailang-read";
+
 static json_t *rd(const char *path)
 {
+	last_tool = "ailang-read";
 	return call(workspace_read, json_pack("{s:s,s:s}", "op", "read", "path", path), NULL);
 }
 
 static json_t *wr(const char *path, const char *content)
 {
+	last_tool = "ailang-write";
 	return call(workspace_write, json_pack("{s:s,s:s,s:s}", "op", "write", "path", path, "content", content), NULL);
 }
 
 static json_t *ed(const char *path, const char *a, const char *b)
 {
+	last_tool = "ailang-edit";
 	return call(workspace_write,
 	            json_pack("{s:s,s:s,s:s,s:s}", "op", "edit", "path", path, "old_text", a, "new_text", b), NULL);
 }
@@ -130,8 +140,10 @@ static const char *refusal(const json_t *out)
 static void refused(json_t *out, const char *has, const char *name)
 {
 	const char *w = refusal(out);
-	ok(w && strstr(w, has) != NULL, "%s: refused, reason has '%s' (got: %s)", name, has,
-	   w ? w : out ? "not a refusal" : "handler failed");
+	char why[512] = "";
+	int valid = out && se_schema_check(last_tool, out, why, sizeof why) == 0;
+	ok(w && strstr(w, has) != NULL && valid, "%s: refused, reason has '%s', fits %s's outputSchema (got: %s; %s)",
+	   name, has, last_tool, w ? w : out ? "not a refusal" : "handler failed", why);
 	const char *c = json_string_value(json_object_get(out, "content"));
 	if (c && (strstr(c, "OUTSIDE-SECRET") || strstr(c, "root:"))) ok(0, "%s: outside content returned!", name);
 	json_decref(out);
