@@ -257,21 +257,29 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	if (route == HEALTH) {
-		/* open to anyone: status and version only; the operator token is
-		 * also shown where the store is and which interpreter runs. A
-		 * credential that is not the operator's is not judged here. */
+		/* open to anyone: status, version and the interpreter pin
+		 * (interpreter_ref is the replay pin, in every record a caller
+		 * already holds; issue 39 item 2). Only the operator token is
+		 * also shown where the store is (db_path). A credential that is
+		 * not the operator's is not judged here. */
 		struct coord_session *s = NULL;
 		struct dresp scratch = { 0 };
 		int present = 0;
 		int op = dreq_header(rq, "Authorization") && dauth(rq, &scratch, 1, 1, &s, &present) == 0 && present && !s;
 		free(scratch.body);
 		coord_session_free(s);
-		if (op)
-			dresp_json(r, 200, json_pack("{s:s,s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION,
-			                             "db_path", world_store_path(rq->d->writer), "interpreter_ref", rq->d->interp_ref,
-			                             "interpreter_version", rq->d->interp_version));
-		else
-			dresp_json(r, 200, json_pack("{s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION));
+		json_t *h = json_pack("{s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION,
+		                      "interpreter_ref", rq->d->interp_ref, "interpreter_version", rq->d->interp_version);
+		if (h && op && json_object_set_new(h, "db_path", json_string(world_store_path(rq->d->writer))) < 0) {
+			json_decref(h);
+			h = NULL;
+		}
+		if (!h) {
+			struct world_err oom = { WX_FAIL, "out of memory" };
+			dresp_internal(rq, r, "health", &oom);
+			return;
+		}
+		dresp_json(r, 200, h);
 		return;
 	}
 	struct coord_session *sess = NULL;

@@ -80,16 +80,25 @@ skip "libmicrohttpd 0.9.75 (Debian 12) joins an obs-fold continuation line into 
   "obs-fold answered 400"
 
 # ---- health ----
+# The interpreter pin is told to anyone (issue 39 item 2: the reference's
+# contract; the hash is in every record a caller holds); where the store is
+# (db_path) only to the operator token.
+PIN=$("$WORLDD" hash < "$AILANG_LITE")
+PINVER=$("$AILANG_LITE" --version | head -n1)
+keys() { python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))' <<<"$BODY"; }
 http GET /v1/health
 is "$STATUS" 200 "health answers without a credential"
-is "$(python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))' <<<"$BODY")" "daemon_version,status" \
-  "... saying only status and daemon_version (no db_path)"
+is "$(jget interpreter_ref <<<"$BODY")" "$PIN" "... and tells anyone the interpreter pin: interpreter_ref is the running interpreter's hash"
+is "$(jget interpreter_version <<<"$BODY")" "$PINVER" "... and interpreter_version its release"
+is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,status" \
+  "... and nothing else: no db_path without the operator token"
 http GET /v1/health -H "$(auth "$CRED")"
-is "$(python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))' <<<"$BODY")" "daemon_version,status" \
-  "a session credential is shown no more"
+is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,status" \
+  "a session credential is shown no more (no db_path)"
 http GET /v1/health -H "$(auth "$TOKEN")"
 is "$(jget db_path <<<"$BODY")" "$DB" "control: the operator token is shown db_path"
-like "$(jget interpreter_ref <<<"$BODY")" '^sha256:[0-9a-f]{64}$' "... and interpreter_ref"
+is "$(keys)" "daemon_version,db_path,interpreter_ref,interpreter_version,status" "... beside the same pin"
+is "$(jget interpreter_ref <<<"$BODY")" "$PIN" "... the same interpreter_ref"
 daemon_stop
 is "$DRC" 0 "daemon stopped cleanly"
 
