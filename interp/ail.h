@@ -176,7 +176,8 @@ struct module *ail_parse(const char *file, const char *src, size_t n); /* fails 
 /* ---- values ---- */
 typedef struct value value;
 enum vkind { V_UNIT, V_BOOL, V_INT, V_FLOAT, V_STR, V_NIL, V_CONS, V_TUPLE,
-	V_RECORD, V_CTOR, V_CLOSURE, V_FUNC, V_BUILTIN, V_CTORFN };
+	V_RECORD, V_CTOR, V_CLOSURE, V_FUNC, V_BUILTIN, V_CTORFN,
+	V_BYTES /* std/bytes `bytes`: u.str holds the raw bytes (any, NUL included) */ };
 
 typedef struct env env;
 /* An appendable buffer behind strings built by `++`: a string whose bytes
@@ -191,7 +192,7 @@ struct value {
 		int b;
 		int64_t i;
 		double f;
-		struct { const char *s; size_t len; struct strbuf *sb; } str; /* sb: see concat in eval.c */
+		struct { const char *s; size_t len; struct strbuf *sb; } str; /* sb: see concat in eval.c; V_BYTES: sb unused */
 		struct { value *head, *tail; } cons;
 		struct {
 			int n;
@@ -212,6 +213,7 @@ value *v_int(int64_t i);
 value *v_float(double f);
 value *v_str(const char *s, size_t len);   /* copies */
 value *v_str_own(const char *s, size_t len); /* takes arena memory */
+value *v_bytes(const char *s, size_t len); /* std/bytes value over these bytes (shared, never changed) */
 value *v_bool(int b);
 value *v_cons(value *h, value *t);
 value *v_ctor(const char *name, int n, value **args);

@@ -1,7 +1,7 @@
 /* interp/std.c: the built-in std modules of ailang-lite.
  *
  * Owns: the table of std functions (std/json, std/string, std/list,
- * std/option, std/result and the prelude's `show`), their argument checks
+ * std/option, std/result, std/bytes and the prelude's `show`), their argument checks
  * and behaviour, and the constructors that exist without a declaration
  * (Option, Result, Json). Strings are UTF-8 byte strings; length and
  * substring count Unicode code points like upstream. List builtins loop
@@ -467,6 +467,33 @@ BI(b_stringToInt)
 	return v_some(v_int(neg ? (int64_t)(0 - v) : (int64_t)v));
 }
 
+/* ---------------- std/bytes ----------------
+ * A `bytes` value (V_BYTES) is an immutable run of raw bytes. fromString
+ * shares the string's bytes: a string's first len bytes never change (an
+ * in-place `++` only appends past them), so no copy is needed. */
+
+static value *Y(const char *fn, value **a, int i, int line, int col)
+{
+	if (a[i]->k != V_BYTES)
+		want(fn, i, "bytes", a[i], line, col);
+	return a[i];
+}
+BI(b_bytes_fromString)
+{
+	value *s = S("fromString", a, 0, line, col);
+	return v_bytes(s->u.str.s, s->u.str.len);
+}
+BI(b_bytes_toInts)
+{
+	value *y = Y("toInts", a, 0, line, col);
+	struct lb l;
+	lb_init(&l);
+	for (size_t i = 0; i < y->u.str.len; i++)
+		lb_push(&l, v_int((unsigned char)y->u.str.s[i]));
+	return l.head;
+}
+BI(b_bytes_length) { return v_int((int64_t)Y("length", a, 0, line, col)->u.str.len); }
+
 /* ---------------- std/list ---------------- */
 
 BI(b_map)
@@ -717,6 +744,9 @@ static const struct builtin table[] = {
 	{"std/option", "isNone", 1, b_isNone, "(Option[a]) -> bool", ""},
 	{"std/result", "isOk", 1, b_isOk, "(Result[a, e]) -> bool", ""},
 	{"std/result", "isErr", 1, b_isErr, "(Result[a, e]) -> bool", ""},
+	{"std/bytes", "fromString", 1, b_bytes_fromString, "(string) -> bytes", ""},
+	{"std/bytes", "toInts", 1, b_bytes_toInts, "(bytes) -> [int]", ""},
+	{"std/bytes", "length", 1, b_bytes_length, "(bytes) -> int", ""},
 	{NULL, NULL, 0, NULL, NULL, NULL},
 };
 
@@ -741,7 +771,7 @@ int ail_std_module_known(const char *path)
 {
 	return strcmp(path, "std/json") == 0 || strcmp(path, "std/string") == 0 ||
 	       strcmp(path, "std/list") == 0 || strcmp(path, "std/option") == 0 ||
-	       strcmp(path, "std/result") == 0;
+	       strcmp(path, "std/result") == 0 || strcmp(path, "std/bytes") == 0;
 }
 
 int ail_builtin_ctor_arity(const char *name)

@@ -298,6 +298,13 @@ value *v_str_own(const char *s, size_t len)
 	v->u.str.len = len;
 	return v;
 }
+value *v_bytes(const char *s, size_t len)
+{
+	value *v = newv(V_BYTES);
+	v->u.str.s = s ? s : "";
+	v->u.str.len = len;
+	return v;
+}
 value *v_cons(value *h, value *t)
 {
 	value *v = newv(V_CONS);
@@ -360,6 +367,7 @@ const char *v_kind_name(value *v)
 	case V_TUPLE: return "tuple";
 	case V_RECORD: return "record";
 	case V_CTOR: return v->u.agg.cname;
+	case V_BYTES: return "bytes";
 	default: return "function";
 	}
 }
@@ -422,7 +430,9 @@ int v_equal(value *a, value *b, int line, int col)
 		case V_INT: return a->u.i == b->u.i;
 		case V_FLOAT: return a->u.f == b->u.f;
 		case V_STR:
-			return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
+		case V_BYTES:
+			return a->u.str.len == b->u.str.len &&
+			       (a->u.str.len == 0 || memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0);
 		case V_TUPLE:
 			if (a->u.agg.n != b->u.agg.n)
 				type_mismatch("compare", a, b, line, col);
@@ -540,6 +550,11 @@ void v_show(struct buf *b, value *v, int top)
 			}
 			buf_putc(b, ')');
 		}
+		break;
+	case V_BYTES:
+		/* the byte count, never the bytes: they need not be text */
+		snprintf(tmp, sizeof tmp, "<bytes %zu>", v->u.str.len);
+		buf_puts(b, tmp);
 		break;
 	default:
 		buf_puts(b, "<function>");
