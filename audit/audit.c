@@ -1409,6 +1409,56 @@ static int rl_index(const char *k)
 	return -1;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* The supplementary groups a capsule this process makes shows inside,
+ * sorted, as a JSON array: none when root makes it (its child drops them);
+ * unprivileged, this process's own, which nothing in an unprivileged user
+ * namespace can drop (setgroups is denied there, docs/security.md §6): the
+ * effective gid -- the one gid mapped in -- shows as the inside gid, every
+ * other one as the kernel's overflow gid (/proc/sys/kernel/overflowgid,
+ * 65534). NULL with why on failure. */
+static json_t *expected_groups(int is_root, long long in_gid, char *why, size_t n)
+{
+	json_t *a = json_array();
+	if (!a || is_root) return a;
+	int ng = getgroups(0, NULL);
+	gid_t *g = ng > 0 ? calloc((size_t)ng, sizeof *g) : NULL;
+	long long *v = ng > 0 ? calloc((size_t)ng, sizeof *v) : NULL;
+	if (ng < 0 || (ng > 0 && (!g || !v || (ng = getgroups(ng, g)) < 0))) {
+		snprintf(why, n, "getgroups: %s", strerror(errno));
+		goto fail;
+	}
+	long long over = 65534;
+	FILE *f = fopen("/proc/sys/kernel/overflowgid", "re");
+	if (!f || fscanf(f, "%lld", &over) != 1) {
+		snprintf(why, n, "read /proc/sys/kernel/overflowgid: %s", f ? "not a number" : strerror(errno));
+		if (f) fclose(f);
+		goto fail;
+	}
+	fclose(f);
+	gid_t eg = getegid();
+	for (int i = 0; i < ng; i++) v[i] = g[i] == eg ? in_gid : over;
+	qsort(v, (size_t)ng, sizeof *v, cmp_ll);
+	for (int i = 0; i < ng; i++)
+		if (json_array_append_new(a, json_integer(v[i])) < 0) {
+			snprintf(why, n, "out of memory");
+			goto fail;
+		}
+	free(g);
+	free(v);
+	return a;
+fail:
+	free(g);
+	free(v);
+	json_decref(a);
+	return NULL;
+}
+
 static void judge_inside(struct audit *A, json_t *o)
 {
 	const char *sec = "posture";
@@ -1427,13 +1477,32 @@ static void judge_inside(struct audit *A, json_t *o)
 	snprintf(exp, sizeof exp, "uid %lld, gid %lld (the profile's inside ids)", in_uid, in_gid);
 	CHECK(A, sec, "inside: uid/gid", ok, exp, t, NULL);
 	free(t);
-	json_t *g = json_object_get(o, "groups");
-	ok = json_is_array(g);
 	size_t i;
 	json_t *x;
-	json_array_foreach(g, i, x) if (json_integer_value(x) != 65534) ok = 0;
+	/* Exactly the groups the identity rule gives (expected_groups), in any
+	 * order: as root none; unprivileged the caller's, each one unmapped
+	 * (65534) but its own gid (the inside gid). */
+	json_t *g = json_object_get(o, "groups");
+	char gwhy[200] = "";
+	json_t *want = expected_groups(A->h.is_root, in_gid, gwhy, sizeof gwhy);
+	size_t ngot = json_array_size(g);
+	long long *got = ngot ? calloc(ngot, sizeof *got) : NULL;
+	ok = want && json_is_array(g) && (ngot == 0 || got) && ngot == json_array_size(want);
+	for (i = 0; ok && i < ngot; i++) {
+		if (!json_is_integer(json_array_get(g, i))) ok = 0;
+		got[i] = json_integer_value(json_array_get(g, i));
+	}
+	if (ok && ngot) qsort(got, ngot, sizeof *got, cmp_ll);
+	for (i = 0; ok && i < ngot; i++) ok = got[i] == json_integer_value(json_array_get(want, i));
+	free(got);
+	char *w = want ? json_dumps(want, JSON_COMPACT) : NULL;
+	snprintf(exp, sizeof exp, "%s%s", A->h.is_root ? "none (the child drops them): " :
+	         "the caller's own, unmapped ones as 65534, its own gid as the inside gid: ",
+	         w ? w : gwhy[0] ? gwhy : "out of memory");
+	free(w);
+	json_decref(want);
 	t = json_dumps(g ? g : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
-	CHECK(A, sec, "inside: supplementary groups", ok, "none mapped in (65534 at most)", t, NULL);
+	CHECK(A, sec, "inside: supplementary groups", ok, exp, t, NULL);
 	free(t);
 	json_t *caps = json_object_get(o, "caps");
 	if (caps) {

@@ -659,7 +659,8 @@ json_t *capsule_profile_json(const struct capsule_profile *p, const struct capsu
 		"rule", "base + host pid of the capsule init"));
 	json_object_set_new(ids, "unprivileged_host_id", json_string("the caller's own uid/gid"));
 	json_object_set_new(ids, "supplementary_groups",
-		json_string("none as root; unprivileged callers keep theirs (unmapped, shown as 65534)"));
+		json_string("none as root; an unprivileged caller keeps its own (setgroups is denied in its user namespace): "
+		            "each shows as 65534 (unmapped) but its own gid, mapped in, which shows as the inside gid"));
 	json_object_set_new(o, "identity", ids);
 
 	json_t *mounts = json_array();
