@@ -1496,7 +1496,7 @@ static void judge_inside(struct audit *A, json_t *o)
 	for (i = 0; ok && i < ngot; i++) ok = got[i] == json_integer_value(json_array_get(want, i));
 	free(got);
 	char *w = want ? json_dumps(want, JSON_COMPACT) : NULL;
-	snprintf(exp, sizeof exp, "%s%s", A->h.is_root ? "none (the child drops them): " :
+	snprintf(exp, sizeof exp, "%s%s", A->h.is_root ? "none (a root capsule drops them; the uid 65534 pass has none): " :
 	         "the caller's own, unmapped ones as 65534, its own gid as the inside gid: ",
 	         w ? w : gwhy[0] ? gwhy : "out of memory");
 	free(w);
