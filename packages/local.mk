@@ -8,6 +8,7 @@ EXTRA_DIST += packages/README.md \
 	packages/se-tools/ailang-edit.ail packages/se-tools/ailang-check.ail \
 	packages/se-tools/ailang-run.ail packages/se-tools/builtins-search.ail \
 	packages/se-tools/examples-search.ail packages/se-tools/ailang-cli.ail \
+	packages/se-tools/workspace-exec.ail \
 	packages/se-tools/examples \
 	packages/conformance/transitions.json packages/conformance/simple_text.ail \
 	packages/conformance/error_handling.ail packages/conformance/progress.ail \
@@ -17,6 +18,9 @@ EXTRA_DIST += packages/README.md \
 # docs/design.md §5.2/§5.4, refusals, manifests, examples.
 TESTS += tests/packages/packages.sh
 EXTRA_DIST += tests/packages/packages.sh tests/packages/packages.py
+# workspace-exec's plan phase against the reference's pinned plan bytes.
+TESTS += tests/packages/workspace_exec.sh
+EXTRA_DIST += tests/packages/workspace_exec.sh
 
 # The tools called through `worldd call` on a real worktree: a fixture
 # registers a manifest's descriptors through the store API and mints a

@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$top_srcdir" || bail "cd $top_srcdir"
 
 sources=(packages/quickstart/echo.ail packages/se-tools/*.ail packages/conformance/*.ail)
-is "${#sources[@]}" 13 "thirteen transition sources (echo, the eight tools, the four conformance fixtures)"
+is "${#sources[@]}" 14 "fourteen transition sources (echo, the nine tools, the four conformance fixtures)"
 for src in "${sources[@]}"; do
   run_capture out err rc "$A" check "$src"
   is "$rc" 0 "$src passes ailang-lite check"
