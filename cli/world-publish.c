@@ -3,7 +3,9 @@
  *
  *   world-publish transitions --store DB --manifest FILE
  *                 (--ailang-bin BIN | --interpreter-ref sha256:...) [--live]
+ *                 [--sources-relative-to cwd|manifest]
  *   world-publish check --manifest FILE --ailang-bin BIN [--store DB]
+ *                 [--sources-relative-to cwd|manifest]
  *
  * Owns: reading a manifest of transition descriptors, every check a
  * descriptor passes before it is published (keys, id, MCP tool name,
@@ -76,7 +78,9 @@ struct entry {
 	const json_t *m;        /* the manifest object (borrowed from the root) */
 	const char *id;         /* set once the id is valid */
 	const char *file;       /* transitionFnFile as given, or NULL */
-	char path[4200];        /* the file opened: transitionFnFile joined to the manifest's directory */
+	char path[4200];        /* the file read, as diagnostics name it: transitionFnFile as given (relative
+	                         * to the current directory), or joined to the manifest's directory under
+	                         * --sources-relative-to manifest */
 	char *source;           /* canonical source (file or stored object) */
 	size_t source_len;
 	char fn[WORLD_REF_SIZE];
@@ -89,6 +93,11 @@ struct entry {
 	struct world_err err;   /* code 0 while the entry is fine */
 	int checked;            /* the capsule checks ran on this entry's source */
 };
+
+/* Where a relative transitionFnFile is read from (--sources-relative-to):
+ * the current directory, as the reference defines it (the default), or the
+ * manifest's directory when the publisher asks for it; never a guess. */
+enum sources_rel { SOURCES_CWD, SOURCES_MANIFEST };
 
 struct manifest {
 	json_t *root;
@@ -298,11 +307,28 @@ static json_t *schema_field(struct entry *e, const char *key)
 	return json_deep_copy(v);
 }
 
+/* dir/rel as an absolute path into out (the path a message says was
+ * tried); dir NULL = the current directory. Falls back to the joined
+ * relative path when the current directory cannot be named. */
+static void path_tried(const char *dir, const char *rel, char *out, size_t n)
+{
+	char cwd[PATH_MAX];
+	int w;
+	if (rel[0] == '/') w = snprintf(out, n, "%s", rel);
+	else if (dir && dir[0] == '/') w = snprintf(out, n, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", rel);
+	else if (getcwd(cwd, sizeof cwd))
+		w = dir && dir[0] ? snprintf(out, n, "%s%s%s/%s", cwd, strcmp(cwd, "/") ? "/" : "", dir, rel)
+		                  : snprintf(out, n, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
+	else w = dir && dir[0] ? snprintf(out, n, "%s/%s", dir, rel) : snprintf(out, n, "%s", rel);
+	if (w < 0 || (size_t)w >= n) snprintf(out, n, "%s", rel);
+}
+
 /* Everything about one entry that needs neither a store nor a capsule.
- * base is the manifest's directory ("" for a manifest in the current
- * directory or on stdin): a relative transitionFnFile is read from there,
- * so a package publishes the same from any working directory. */
-static int validate_entry(struct entry *e, const char *base)
+ * A relative transitionFnFile is read from the current directory (rel
+ * SOURCES_CWD, the reference's definition), or from base, the manifest's
+ * directory ("" = the current one), under --sources-relative-to manifest.
+ * mname is the manifest as messages name it. */
+static int validate_entry(struct entry *e, const char *mname, const char *base, enum sources_rel rel)
 {
 	char q[400], why[200];
 	if (!json_is_object(e->m)) return entry_fail(e, WX_BAD_INPUT, "is not a JSON object");
@@ -344,16 +370,40 @@ static int validate_entry(struct entry *e, const char *base)
 		if (!json_is_string(ff) || !json_string_length(ff))
 			return entry_fail(e, WX_BAD_INPUT, "transitionFnFile is not a non-empty string");
 		e->file = json_string_value(ff);
-		char what[600];
-		snprintf(what, sizeof what, "transitionFnFile %s", quote(e->file, q, sizeof q));
-		int pn = (e->file[0] == '/' || !base[0])
-		             ? snprintf(e->path, sizeof e->path, "%s", e->file)
-		             : snprintf(e->path, sizeof e->path, "%s/%s", strcmp(base, "/") ? base : "", e->file);
+		if (strlen(e->file) != json_string_length(ff))
+			return entry_fail(e, WX_BAD_INPUT, "transitionFnFile contains a NUL character");
+		char what[1000], mq[400];
+		snprintf(what, sizeof what, "transitionFnFile %s of manifest %s", quote(e->file, q, sizeof q),
+		         quote(mname, mq, sizeof mq));
+		int by_manifest = rel == SOURCES_MANIFEST && e->file[0] != '/' && base[0];
+		int pn = by_manifest ? snprintf(e->path, sizeof e->path, "%s/%s", strcmp(base, "/") ? base : "", e->file)
+		                     : snprintf(e->path, sizeof e->path, "%s", e->file);
 		if (pn < 0 || (size_t)pn >= sizeof e->path) return entry_fail(e, WX_BAD_INPUT, "%s: path too long", what);
+		/* the file is opened by the absolute path it resolves to, so the
+		 * one line of a refusal names exactly the path tried */
+		char tried[PATH_MAX + 64];
+		path_tried(NULL, e->path, tried, sizeof tried);
 		struct world_err err = { 0, "" };
 		char *raw;
 		size_t len;
-		if (world_read_file(e->path, SOURCE_MAX, &raw, &len, &err) < 0) return entry_fail_err(e, &err, what);
+		if (world_read_file(tried, SOURCE_MAX, &raw, &len, &err) < 0) {
+			/* a relative path that is there under the other rule: say
+			 * so, and still refuse (the rule is the flag's, never a guess) */
+			char other[PATH_MAX + 64];
+			struct stat sb;
+			if (err.code == WX_NOT_FOUND && e->file[0] != '/' && base[0] && strcmp(base, ".") != 0) {
+				if (by_manifest) path_tried(NULL, e->file, other, sizeof other);
+				else path_tried(base, e->file, other, sizeof other);
+				if (stat(other, &sb) == 0 && S_ISREG(sb.st_mode) && strlen(err.msg) + strlen(other) + 80 < sizeof err.msg) {
+					size_t ml = strlen(err.msg);
+					snprintf(err.msg + ml, sizeof err.msg - ml,
+					         by_manifest ? " (relative to the current directory it is %s: drop --sources-relative-to manifest)"
+					                     : " (relative to the manifest's directory it is %s: give --sources-relative-to manifest)",
+					         other);
+				}
+			}
+			return entry_fail_err(e, &err, what);
+		}
 		e->source = world_canon_source(raw, len, &e->source_len, &err);
 		free(raw);
 		if (!e->source) return entry_fail_err(e, &err, what);
@@ -411,7 +461,8 @@ static void manifest_free(struct manifest *mf)
 /* Validates the manifest text read from path (tests/fuzz/fuzz_manifest.c
  * calls it on bytes); per-entry refusals are left in each entry's err (the
  * manifest as a whole failing returns -1). */
-static int manifest_parse(const char *text, size_t len, const char *path, struct manifest *mf, struct world_err *err)
+static int manifest_parse(const char *text, size_t len, const char *path, enum sources_rel rel,
+                          struct manifest *mf, struct world_err *err)
 {
 	memset(mf, 0, sizeof *mf);
 	char q[400];
@@ -441,7 +492,8 @@ static int manifest_parse(const char *text, size_t len, const char *path, struct
 	mf->e = calloc(mf->n, sizeof *mf->e);
 	if (!mf->e) return werr(err, WX_FAIL, "manifest: out of memory");
 	/* the manifest's directory, without a trailing slash ("/" for one in
-	 * the root); "" when it has none (the current directory, or stdin) */
+	 * the root); "" when it has none (the current directory, or stdin);
+	 * read only under --sources-relative-to manifest */
 	char base[PATH_MAX] = "";
 	const char *slash = strcmp(path, "-") ? strrchr(path, '/') : NULL;
 	if (slash) {
@@ -453,7 +505,7 @@ static int manifest_parse(const char *text, size_t len, const char *path, struct
 	for (size_t i = 0; i < mf->n; i++) {
 		mf->e[i].index = (int)i + 1;
 		mf->e[i].m = json_array_get(mf->root, i);
-		validate_entry(&mf->e[i], base);
+		validate_entry(&mf->e[i], strcmp(path, "-") ? path : "(stdin)", base, rel);
 	}
 	for (size_t i = 0; i < mf->n; i++) {
 		if (!mf->e[i].id) continue;
@@ -501,7 +553,7 @@ static int read_stdin(size_t max, char **out, size_t *len, struct world_err *err
 }
 
 /* Reads ("-" = standard input) and validates the manifest (manifest_parse). */
-static int manifest_load(const char *path, struct manifest *mf, struct world_err *err)
+static int manifest_load(const char *path, enum sources_rel rel, struct manifest *mf, struct world_err *err)
 {
 	memset(mf, 0, sizeof *mf);
 	char *text;
@@ -509,7 +561,7 @@ static int manifest_load(const char *path, struct manifest *mf, struct world_err
 	int rc0 = strcmp(path, "-") == 0 ? read_stdin(MANIFEST_MAX, &text, &len, err)
 	                                 : world_read_file(path, MANIFEST_MAX, &text, &len, err);
 	if (rc0 < 0) return werr_prefix(err, "manifest");
-	int rc = manifest_parse(text, len, path, mf, err);
+	int rc = manifest_parse(text, len, path, rel, mf, err);
 	free(text);
 	return rc;
 }
@@ -968,8 +1020,9 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 /* ---------------------------------------------------------------- verbs */
 
 struct opts {
-	const char *store, *manifest, *bin, *iref, *wait_lock;
+	const char *store, *manifest, *bin, *iref, *wait_lock, *sources;
 	int live;
+	enum sources_rel rel;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o, int transitions)
@@ -995,10 +1048,19 @@ static int parse_opts(int argc, char **argv, struct opts *o, int transitions)
 		else if (nl == 12 && strncmp(a, "--ailang-bin", nl) == 0) slot = &o->bin;
 		else if (transitions && nl == 17 && strncmp(a, "--interpreter-ref", nl) == 0) slot = &o->iref;
 		else if (transitions && nl == 11 && strncmp(a, "--wait-lock", nl) == 0) slot = &o->wait_lock;
+		else if (nl == 21 && strncmp(a, "--sources-relative-to", nl) == 0) slot = &o->sources;
 		else return usage("unknown flag %.*s", (int)nl, a);
 		if (*slot) return usage("flag %.*s given twice", (int)nl, a);
 		*slot = v;
 	}
+	o->rel = SOURCES_CWD;
+	if (o->sources) {
+		if (strcmp(o->sources, "manifest") == 0) o->rel = SOURCES_MANIFEST;
+		else if (strcmp(o->sources, "cwd") != 0)
+			return usage("--sources-relative-to takes cwd or manifest, not '%s'", o->sources);
+	}
+	if (o->rel == SOURCES_MANIFEST && o->manifest && strcmp(o->manifest, "-") == 0)
+		return usage("--sources-relative-to manifest needs a manifest file: a manifest on stdin has no directory");
 	return 0;
 }
 
@@ -1135,7 +1197,7 @@ static int transitions_run(int argc, char **argv)
 	struct manifest mf;
 	struct supervisor *sup = NULL;
 	json_t *descs = NULL, *cur = NULL;
-	if (manifest_load(o.manifest, &mf, &err) < 0) { code = fail(&err); goto out; }
+	if (manifest_load(o.manifest, o.rel, &mf, &err) < 0) { code = fail(&err); goto out; }
 	for (size_t i = 0; i < mf.n; i++)
 		if (!mf.e[i].err.code && !mf.e[i].file) resolve_stored(st, &mf.e[i]);
 	if ((code = report_entries(&mf, 0))) goto out;
@@ -1313,7 +1375,7 @@ static int check_run(int argc, char **argv)
 	struct manifest mf;
 	int code = WX_OK;
 	struct supervisor *sup = NULL;
-	if (manifest_load(o.manifest, &mf, &err) < 0) { code = fail(&err); goto out; }
+	if (manifest_load(o.manifest, o.rel, &mf, &err) < 0) { code = fail(&err); goto out; }
 	for (size_t i = 0; i < mf.n; i++) {
 		struct entry *e = &mf.e[i];
 		if (e->err.code || e->file) continue;
@@ -1494,13 +1556,20 @@ out:
 static const char help[] =
 	"usage: world-publish transitions --store DB --manifest FILE\n"
 	"                     [--ailang-bin BIN | --interpreter-ref sha256:HEX] [--live]\n"
-	"                     [--wait-lock SECONDS]\n"
+	"                     [--wait-lock SECONDS] [--sources-relative-to cwd|manifest]\n"
 	"       world-publish check --manifest FILE [--ailang-bin BIN] [--store DB]\n"
+	"                     [--sources-relative-to cwd|manifest]\n"
 	"       world-publish retire --store DB [--wait-lock SECONDS] ID...\n"
 	"       world-publish --version\n"
 	"Flags take --flag VALUE or --flag=VALUE; a flag given twice is refused. Without\n"
 	"--ailang-bin (or --interpreter-ref), the installed interpreter " WORLD_AILANG_LITE_DEFAULT "\n"
-	"is used, as by worldd. A relative transitionFnFile is read from the manifest's directory.\n\n"
+	"is used, as by worldd.\n"
+	"A relative transitionFnFile is read from the current directory, as the reference defines\n"
+	"it: publish a package from its repository's root (world-publish check --manifest\n"
+	"packages/se-tools/transitions.json from the root of World's checkout, or of the installed\n"
+	"share directory). --sources-relative-to manifest reads them from the manifest's directory\n"
+	"instead (never with --manifest -); cwd is the default. An absolute path is read as given.\n"
+	"A source that cannot be read is one line naming the manifest, the entry and the path tried.\n\n"
 	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
 	"checks each source under the pinned interpreter in a source-check capsule (empty scratch\n"
 	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"

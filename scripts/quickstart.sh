@@ -54,7 +54,7 @@ echo "== World quick start: store $STORE"
 step "1. bind the store to the bundled interpreter's release"
 "$WORLDD" epoch bootstrap --store "$STORE" --ailang-bin "$AILANG_LITE" | sed 's/^/  /'
 
-cd "$top" # the manifest paths below are relative to the repository root (each manifest names its sources relative to itself)
+cd "$top" # publish from the repository root: the manifest paths below and the sources each manifest names are relative to it (docs/publishing.md)
 for pkg in quickstart se-tools; do
   m="packages/$pkg/transitions.json"
   n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$m")

@@ -46,13 +46,14 @@ for f in packages/quickstart/transitions.json packages/quickstart/echo.ail packa
   cmp -s "$top_srcdir/$f" "$R$DATADIR/$f"
   ok $? "package file installed unchanged: $DATADIR/$f"
 done
-# every source a manifest names is installed beside it (relative to the manifest's directory)
+# every source a manifest names is installed where it names it (relative to
+# the share directory, the root world-publish is run from)
 missing=$(cd "$R$DATADIR" && python3 -c 'import json,os,sys
 for m in sys.argv[1:]:
     for d in json.load(open(m)):
-        if not os.path.isfile(os.path.join(os.path.dirname(m), d["transitionFnFile"])): print(d["transitionFnFile"])' \
+        if not os.path.isfile(d["transitionFnFile"]): print(d["transitionFnFile"])' \
   packages/quickstart/transitions.json packages/se-tools/transitions.json 2>&1)
-is "$missing" "" "every transitionFnFile of the installed manifests is installed beside them"
+is "$missing" "" "every transitionFnFile of the installed manifests is installed, relative to $DATADIR"
 U=$R$UNITDIR/worldd.service
 ok "$([ -s "$U" ]; echo $?)" "systemd unit installed: $UNITDIR/worldd.service"
 is "$(grep -c '@[a-z]*@' "$U")" 0 "the unit's placeholders are all substituted"
@@ -90,10 +91,11 @@ if [ "$(id -u)" = 0 ] && [ -d "$PREFIX" ] && command -v unshare >/dev/null; then
       i=0; while [ \$i -lt 300 ] && ! grep -q '^worldd listening' '$T/serve.out'; do i=\$((i+1)); sleep 0.1; done;
       kill -TERM \$p; wait \$p; }"
   is "$rc:$(grep -c '^worldd listening on ' "$T/serve.out")" "0:1" "installed worldd serve without --ailang-bin starts ($err $(tail -n2 "$T/serve.err"))"
-  # world-publish too: its check runs the installed interpreter by itself
+  # world-publish too: its check runs the installed interpreter by itself,
+  # from the share directory (the root the manifests' sources are relative to)
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
-    '$BINDIR/world-publish' check --manifest '$DATADIR/packages/quickstart/transitions.json'"
-  is "$rc:$(printf '%s' "$out" | grep -c '^ok entry')" "0:1" "installed world-publish check without --ailang-bin runs the installed ailang-lite, from any directory ($err)"
+    cd '$DATADIR' && '$BINDIR/world-publish' check --manifest packages/quickstart/transitions.json"
+  is "$rc:$(printf '%s' "$out" | grep -c '^ok entry')" "0:1" "installed world-publish check without --ailang-bin runs the installed ailang-lite, from $DATADIR ($err)"
   # worldd audit finds the installed probe by itself ($LIBEXEC/world-probe)
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
     cd / && '$BINDIR/worldd' audit transition --parts attempts --attempts keyctl,host_etc_passwd --json --quiet"

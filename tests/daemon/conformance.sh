@@ -93,10 +93,10 @@ is "$(verdict "$T/before" tools-call-simple-text)" FAILURE \
 
 # ---- publish packages/conformance as a publisher would ----
 n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$top_srcdir/packages/conformance/transitions.json")
-env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish $n transitions to $DB" \
+(cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish $n transitions to $DB" \
   --out "$T/pub.out" --err "$T/pub.err" --tty "$T/pub.tty" -- \
   "$top_builddir/cli/world-publish" transitions --store "$DB" \
-  --manifest "$top_srcdir/packages/conformance/transitions.json" --ailang-bin "$AILANG_LITE"
+  --manifest packages/conformance/transitions.json --ailang-bin "$AILANG_LITE")
 is "$?" 0 "world-publish publishes packages/conformance ($n transitions) while the daemon serves ($(tail -1 "$T/pub.out"))"
 
 # ---- every server scenario (active and pending), with the baseline ----

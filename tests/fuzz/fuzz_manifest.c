@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct manifest mf;
 	struct world_err err = { 0, "" };
-	if (manifest_parse((const char *)data, size, "fuzz.json", &mf, &err) < 0) {
+	if (manifest_parse((const char *)data, size, "fuzz.json", SOURCES_CWD, &mf, &err) < 0) {
 		if (!err.code || !err.msg[0]) __builtin_trap();
 	} else {
 		for (size_t i = 0; i < mf.n; i++) {

@@ -2,8 +2,8 @@
  * [GRANT...]` makes a store DIR/world.db for the package call tests:
  * ailang-lite archived, epoch 1, every descriptor of MANIFEST registered
  * through the store API (tests/coordinator/ctest.h; publishing has its own
- * tests) with its source read from transitionFnFile (relative to MANIFEST's
- * directory), its access,
+ * tests) with its source read from transitionFnFile (relative to TOP, the
+ * repository root, as world-publish reads it from there), its access,
  * declaredEffects and inputSchema, and a session of EPISODE with the grants.
  * Prints the credential. Run it again on the same DIR to register another
  * manifest (the session is minted each time). */
@@ -57,12 +57,12 @@ int main(int argc, char **argv)
 		const char *id = json_string_value(json_object_get(d, "id"));
 		const char *file = json_string_value(json_object_get(d, "transitionFnFile"));
 		if (!id || !file) ctest_die("descriptor without id or transitionFnFile", NULL);
-		/* transitionFnFile is relative to the manifest's directory, as
-		 * world-publish reads it */
+		/* transitionFnFile is relative to the repository root TOP, as
+		 * world-publish run from the root reads it (the current
+		 * directory: docs/publishing.md) */
 		char path[4096];
-		const char *slash = strrchr(argv[4], '/');
-		if (slash) snprintf(path, sizeof path, "%.*s/%s", (int)(slash - argv[4]), argv[4], file);
-		else snprintf(path, sizeof path, "%s", file);
+		if (file[0] == '/') snprintf(path, sizeof path, "%s", file);
+		else snprintf(path, sizeof path, "%s/%s", argv[2], file);
 		char *src = slurp(path);
 		const json_t *acc = json_object_get(d, "access");
 		char *decl = canon_text(json_object_get(d, "declaredEffects"));

@@ -185,13 +185,11 @@ def schema_keywords(s, where, out):
             schema_keywords(v, "%s/%s" % (where, k), out)
 
 
-# transitionFnFile is relative to the manifest's directory (world-publish
-# reads it from there); descriptor id -> that manifest's directory
-MANIFEST_DIR = {}
-
-
+# transitionFnFile is relative to the repository root (world-publish reads
+# a relative path from the current directory, and the packages are
+# published from the root: docs/publishing.md)
 def src_path(d):
-    return os.path.join(MANIFEST_DIR.get(d.get("id"), TOP), d["transitionFnFile"])
+    return os.path.join(TOP, d["transitionFnFile"])
 
 
 def load_manifest(name):
@@ -199,9 +197,6 @@ def load_manifest(name):
     try:
         with open(path, encoding="utf-8") as f:
             m = json.load(f)
-        for d in m if isinstance(m, list) else []:
-            if isinstance(d, dict) and isinstance(d.get("id"), str):
-                MANIFEST_DIR[d["id"]] = os.path.dirname(path)
         report(isinstance(m, list) and len(m) > 0, "%s/transitions.json parses as a JSON array of descriptors" % name)
         return m
     except (OSError, ValueError) as e:
@@ -225,7 +220,7 @@ def check_descriptor(d, effectful):
             errs.append("no %s" % k)
     f = d.get("transitionFnFile")
     if not isinstance(f, str) or f.startswith("/") or ".." in f.split("/") or not os.path.isfile(src_path(d)):
-        errs.append("transitionFnFile %r is not an existing file relative to the manifest's directory" % f)
+        errs.append("transitionFnFile %r is not an existing file relative to the repository root" % f)
     for sk in ("inputSchema", "outputSchema"):
         s = d.get(sk)
         if not isinstance(s, dict) or s.get("type") != "object":

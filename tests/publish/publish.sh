@@ -288,14 +288,15 @@ chk "an unknown key" 'refused entry "tools.echo": unknown key "titel"' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace.Read","scope":"worktree","cost":0,"budget":1}' | sed 's/"access":null,//')"
 chk "an unknown key in access" 'refused entry "tools.echo": access: unknown key "budget" (known: effect, scope, cost)' bad.json
 manifest bad.json "$(desc tools.echo src/nope.ail)"
-chk "a missing source file" 'refused entry "tools.echo": transitionFnFile "src/nope.ail": open src/nope.ail: No such file or directory' bad.json
+P=$(pwd -P) # a refusal names the absolute path tried (tests/publish/sources.sh)
+chk "a missing source file" "refused entry \"tools.echo\": transitionFnFile \"src/nope.ail\" of manifest \"bad.json\": open $P/src/nope.ail: No such file or directory" bad.json
 manifest bad.json "$(desc tools.echo src/dir.ail)"
-chk "a directory as source" 'refused entry "tools.echo": transitionFnFile "src/dir.ail": src/dir.ail is not a regular file (a directory)' bad.json
+chk "a directory as source" "refused entry \"tools.echo\": transitionFnFile \"src/dir.ail\" of manifest \"bad.json\": $P/src/dir.ail is not a regular file (a directory)" bad.json
 mkfifo src/fifo.ail
 manifest bad.json "$(desc tools.echo src/fifo.ail)"
-chk "a FIFO as source (never waited on)" 'refused entry "tools.echo": transitionFnFile "src/fifo.ail": src/fifo.ail is not a regular file (a FIFO)' bad.json
+chk "a FIFO as source (never waited on)" "refused entry \"tools.echo\": transitionFnFile \"src/fifo.ail\" of manifest \"bad.json\": $P/src/fifo.ail is not a regular file (a FIFO)" bad.json
 manifest bad.json "$(desc tools.echo /dev/zero)"
-chk "a device as source" 'refused entry "tools.echo": transitionFnFile "/dev/zero": /dev/zero is not a regular file (a character device)' bad.json
+chk "a device as source" 'refused entry "tools.echo": transitionFnFile "/dev/zero" of manifest "bad.json": /dev/zero is not a regular file (a character device)' bad.json
 mkfifo fifo.json
 run_capture out err rc "$WP" check --manifest fifo.json --ailang-bin "$AILANG_LITE"
 is "$rc:$err" "3:world-publish check: manifest: fifo.json is not a regular file (a FIFO)" "a FIFO as the manifest: refused, never waited on"
@@ -309,26 +310,13 @@ like "$rc:$err" '^3:world-publish check: manifest "syntax.json": line 3, column 
 run_capture out err rc "$WP" check --manifest m1.json
 is "$rc:$err" "0:" "check without --ailang-bin uses the default interpreter"
 like "$("$WP" --help)" "the installed interpreter /[^ ]*/ailang-lite" "world-publish --help says what runs without --ailang-bin"
-# transitionFnFile is relative to the manifest's directory: a package
-# publishes the same from any working directory
-mkdir -p pkg/sub && cp src/echo.ail pkg/sub/echo.ail
-manifest pkg/m.json "$(desc tools.echo sub/echo.ail)"
-run_capture out err rc "$WP" check --manifest pkg/m.json --ailang-bin "$AILANG_LITE"
-is "$rc:$err" "0:" "a manifest in another directory finds its source beside it (pkg/sub/echo.ail)"
-run_capture out err rc "$WP" check --manifest "$T/pkg/m.json" --ailang-bin "$AILANG_LITE"
-is "$rc:$err" "0:" "the same by an absolute manifest path"
-run_capture out err rc bash -c "cd / && '$WP' check --manifest '$T/pkg/m.json' --ailang-bin '$AILANG_LITE'"
-is "$rc:$err" "0:" "the same from another working directory (/)"
-manifest pkg/root.json "$(desc tools.echo pkg/sub/echo.ail)"
-run_capture out err rc "$WP" check --manifest pkg/root.json --ailang-bin "$AILANG_LITE"
-is "$rc:$(printf '%s' "$out" | grep '^refused')" '4:refused entry "tools.echo": transitionFnFile "pkg/sub/echo.ail": open pkg/pkg/sub/echo.ail: No such file or directory' \
-  "control: a path relative to the current directory is not where the manifest looks (the error names the file it opened)"
-run_capture out err rc "$WP" check --manifest - --ailang-bin "$AILANG_LITE" < pkg/root.json
-is "$rc:$err" "0:" "a manifest on stdin has no directory: its paths are relative to the current directory"
+# transitionFnFile is relative to the current directory (the reference's
+# definition; --sources-relative-to manifest is the explicit other rule):
+# tests/publish/sources.sh
 manifest bad.json "$(desc tools.echo src/big.ail)"
-chk "a source over the 1 MiB cap" 'refused entry "tools.echo": transitionFnFile "src/big.ail": src/big.ail is 1048577 bytes, over the 1048576-byte cap' bad.json
+chk "a source over the 1 MiB cap" "refused entry \"tools.echo\": transitionFnFile \"src/big.ail\" of manifest \"bad.json\": $P/src/big.ail is 1048577 bytes, over the 1048576-byte cap" bad.json
 manifest bad.json "$(desc tools.echo src/badutf8.ail)"
-chk "invalid UTF-8 in a source" 'refused entry "tools.echo": transitionFnFile "src/badutf8.ail": transition source: byte 15: invalid UTF-8' bad.json
+chk "invalid UTF-8 in a source" 'refused entry "tools.echo": transitionFnFile "src/badutf8.ail" of manifest "bad.json": transition source: byte 15: invalid UTF-8' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail | sed 's/,"transitionFnFile":"src\/echo.ail"//')"
 chk "no source at all" 'refused entry "tools.echo": a source is required: transitionFnFile (a source file) or transitionFn (a stored source'"'"'s ref)' bad.json
 python3 - <<'PY'

@@ -69,9 +69,9 @@ history() {
     { echo "bootstrap: $(cat "$dir/boot.err")"; return 1; }
   for pkg in quickstart se-tools; do
     n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$top_srcdir/packages/$pkg/transitions.json")
-    (cd "$top_srcdir/packages/$pkg" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --answer "publish $n transitions to $name" \
+    (cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --answer "publish $n transitions to $name" \
       --out "$dir/pub.out" --err "$dir/pub.err" --tty "$dir/pub.tty" -- \
-      "$WP" transitions "$@" --manifest transitions.json --ailang-bin "$AILANG_LITE") ||
+      "$WP" transitions "$@" --manifest "packages/$pkg/transitions.json" --ailang-bin "$AILANG_LITE") ||
       { echo "publish $pkg: $(cat "$dir/pub.err")"; return 1; }
   done
   env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$dir/cred" --err "$dir/mint.err" --tty "$dir/mint.tty" -- \
