@@ -123,6 +123,9 @@ def payload_violation(effect, p):
     elif effect == "Ailang.CLI":
         ok = (op in ("version", "builtins") and keys("op")) or \
              (op in ("check", "iface") and keys("op", "path") and strs("path"))
+    elif effect == "Workspace.Exec":
+        ok = (keys("command") or (keys("command", "args") and isinstance(p["args"], list) and
+                                  all(isinstance(a, str) for a in p["args"]))) and strs("command")
     else:
         return "unknown effect %s" % effect
     return None if ok else "payload %s does not have the docs/design.md §5.4 shape of %s" % (json.dumps(p), effect)
@@ -160,6 +163,10 @@ for what, p in bad_plans:
     report(plan_violation(p, decl) is not None, "control: the law checker refuses a plan with %s" % what)
 report(payload_violation("Workspace.Read", {"op": "read", "path": "a", "x": 1}) is not None,
        "control: the payload checker refuses an unknown payload key")
+report(payload_violation("Workspace.Exec", {"command": "t", "cwd": "/"}) is not None and
+       payload_violation("Workspace.Exec", {"command": "t", "args": [1]}) is not None and
+       payload_violation("Workspace.Exec", {"command": "t", "args": []}) is None,
+       "control: the Workspace.Exec payload checker refuses a cwd key and a non-string arg, admits args []")
 
 # ---- the manifests ----
 SUBSET = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "minLength",
@@ -256,8 +263,8 @@ for d in qs:
     check_descriptor(d, False)
 se = load_manifest("se-tools")
 TOOLS = ["ailang-read", "ailang-write", "ailang-edit", "ailang-check", "ailang-run", "builtins-search",
-         "examples-search", "ailang-cli"]
-report(sorted(d.get("id") for d in se) == sorted(TOOLS), "se-tools holds exactly the eight tools",
+         "examples-search", "ailang-cli", "workspace-exec"]
+report(sorted(d.get("id") for d in se) == sorted(TOOLS), "se-tools holds exactly the nine tools",
        str([d.get("id") for d in se]))
 ids = [d.get("id") for d in qs + se]
 report(len(ids) == len(set(ids)), "descriptor ids are unique across the packages")
@@ -285,6 +292,8 @@ GOOD = {
     "examples-search": [{"query": "pattern"}],
     "ailang-cli": [{"op": "version"}, {"op": "builtins"}, {"op": "check", "path": "src/a.ail"},
                    {"op": "iface", "path": "src/a.ail"}],
+    "workspace-exec": [{"command": "test"}, {"command": "test", "args": []},
+                       {"command": "test", "args": ["-run=X", "./a/...", "\u00e9"]}],
 }
 EXPECT = {  # the payload each good call must plan (docs/design.md §5.4)
     "ailang-read": lambda a: {"op": "read", "path": a["path"]},
@@ -295,6 +304,7 @@ EXPECT = {  # the payload each good call must plan (docs/design.md §5.4)
     "builtins-search": lambda a: {"op": "builtins_list", "flags": {}},
     "examples-search": lambda a: {"op": "examples_search", "query": a["query"]},
     "ailang-cli": lambda a: dict(a),
+    "workspace-exec": lambda a: dict(a),
 }
 FINISH = {"ailang-check": True, "builtins-search": True}
 PATHED = ["ailang-read", "ailang-write", "ailang-edit", "ailang-check", "ailang-run", "ailang-cli"]
