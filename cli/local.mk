@@ -57,6 +57,9 @@ TESTS += tests/publish/admit.sh
 EXTRA_DIST += tests/publish/admit.sh
 TESTS += tests/cli_epoch_nominate.sh
 EXTRA_DIST += tests/cli_epoch_nominate.sh
+# worldd run --effectful --test-broker applies the broker's plan laws (issue 39)
+TESTS += tests/cli_test_broker.sh
+EXTRA_DIST += tests/cli_test_broker.sh
 
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += cli/worldd.1

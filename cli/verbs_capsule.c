@@ -11,6 +11,7 @@
  * user gave, and one --summary format. */
 #include "cli/flags.h"
 #include "cli/verbs.h"
+#include "broker/plan.h"
 #include "capsule/profile.h"
 #include "capsule/profile_diff.h"
 #include "supervisor/agent.h"
@@ -72,7 +73,7 @@ _Static_assert(SOURCE_CAP_BYTES == SUP_SOURCE_MAX, "the help text states the sup
 	"exceeded\" (exit 14) however long the wall deadline is.\n"
 
 struct run_opts {
-	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree;
+	const char *bin, *ref, *source, *input, *input_file, *profile, *worktree, *declared;
 	long long timeout_ms;
 	int summary, show_stderr, effectful, test_broker, spawner, require_cgroups;
 };
@@ -176,6 +177,8 @@ static void print_summary(const char *verb, struct supervisor *s, enum sup_profi
 	        ref ? ref : "?", elapsed_ms, stderr_len);
 }
 
+static int parse_declared(const char *verb, const char *text, json_t **out);
+
 static int parse_run_opts(const char *verb, int argc, char **argv, struct run_opts *o, int is_run)
 {
 	memset(o, 0, sizeof *o);
@@ -188,6 +191,7 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 		{ .name = "--profile", .has_value = 1 },    { .name = "--worktree", .has_value = 1 },
 		{ .name = "--effectful" },                  { .name = "--test-broker" },
 		{ .name = "--spawner" },                    { .name = "--require-cgroups" },
+		{ .name = "--declared-effects", .has_value = 1 },
 		{ .name = NULL },
 	};
 	if (!is_run) f[6].name = NULL;
@@ -210,12 +214,67 @@ static int parse_run_opts(const char *verb, int argc, char **argv, struct run_op
 	o->test_broker = f[11].value != NULL;
 	o->spawner = f[12].value != NULL;
 	o->require_cgroups = f[13].value != NULL;
+	o->declared = f[14].value;
 	if (o->input && o->input_file) return worldd_usage(verb, "give only one of --input JSON and --input-file FILE");
 	if (o->input_file && strcmp(o->input_file, "-") == 0 && strcmp(o->source, "-") == 0)
 		return worldd_usage(verb, "--source and --input-file cannot both be - (standard input)");
 	if (o->effectful && !o->test_broker)
 		return worldd_usage(verb, "--effectful needs --test-broker (the real broker runs only through worldd call)");
 	if (o->test_broker && !o->effectful) return worldd_usage(verb, "--test-broker goes with --effectful");
+	if (o->declared && !o->test_broker) return worldd_usage(verb, "--declared-effects goes with --effectful --test-broker");
+	if (o->declared && (rc = parse_declared(verb, o->declared, NULL))) return rc;
+	return 0;
+}
+
+/* ---- the test broker's plan laws ---- */
+
+/* The real broker's law check (broker/plan.c, the one every worldd call
+ * runs) for the test broker: a plan that breaks a law is refused here with
+ * the same line and exit code (23) as a real call. ctx is the declared
+ * effects (--declared-effects) or NULL: a run has no descriptor, so the
+ * plan's own (effect, scope, cost) stands in for it and every other law
+ * applies unchanged. */
+static int run_plan_laws(void *ctx, const char *plan, size_t plan_len, struct world_err *err)
+{
+	json_t *given = ctx, *declared = given ? json_incref(given) : json_array();
+	if (!declared) return werr(err, WX_FAIL, "plan laws: out of memory");
+	if (!given) {
+		json_t *p = json_loadb(plan, plan_len, JSON_REJECT_DUPLICATES, NULL);
+		json_t *ef = json_object_get(p, "effects");
+		json_t *e = json_is_array(ef) && json_array_size(ef) == 1 ? json_array_get(ef, 0) : NULL;
+		if (json_is_object(e))
+			json_array_append_new(declared, json_pack("{s:O?,s:O?,s:O?}", "effect", json_object_get(e, "effect"),
+			                                          "scope", json_object_get(e, "scope"), "cost",
+			                                          json_object_get(e, "cost")));
+		json_decref(p);
+	}
+	struct broker_plan bp;
+	int rc = broker_plan_parse(plan, plan_len, declared, &bp, err);
+	if (rc == 0) broker_plan_free(&bp);
+	json_decref(declared);
+	return rc;
+}
+
+/* --declared-effects JSON: an array of {effect, scope, cost}, as a
+ * descriptor's declaredEffects (out NULL: only checked). */
+static int parse_declared(const char *verb, const char *text, json_t **out)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	size_t i;
+	json_t *d;
+	int bad = !json_is_array(v);
+	json_array_foreach(v, i, d) {
+		if (!json_is_object(d) || json_object_size(d) != 3 || !json_is_string(json_object_get(d, "effect")) ||
+		    !json_is_string(json_object_get(d, "scope")) || !json_is_integer(json_object_get(d, "cost")))
+			bad = 1;
+	}
+	if (bad) {
+		json_decref(v);
+		return worldd_usage(verb, "--declared-effects must be a JSON array of {\"effect\",\"scope\",\"cost\"}");
+	}
+	if (out) *out = v;
+	else json_decref(v);
 	return 0;
 }
 
@@ -366,10 +425,19 @@ static int cmd_run_as(const char *verb, int argc, char **argv)
 		free(input);
 		return rc;
 	}
+	json_t *declared = NULL;
+	if (o.declared && parse_declared(verb, o.declared, &declared)) {
+		sup_free(s);
+		free(src);
+		free(input);
+		return worldd_fail(verb, (werr(&err, WX_FAIL, "--declared-effects: out of memory"), &err));
+	}
 	struct sup_result res;
 	struct sup_test_broker tb = { 0, 0 };
-	rc = o.effectful ? sup_run_effectful(s, src, src_len, input, in_len, sup_test_broker, &tb, &res, &err)
+	struct sup_test_broker_laws tl = { run_plan_laws, declared, &tb };
+	rc = o.effectful ? sup_run_effectful(s, src, src_len, input, in_len, sup_test_broker_with_laws, &tl, &res, &err)
 	                 : sup_run_pure(s, src, src_len, input, in_len, &res, &err);
+	json_decref(declared);
 	free(src);
 	free(input);
 	if (o.summary) print_summary(verb, s, SUP_PROFILE_TRANSITION, res.layers, res.elapsed_ms, res.stderr_len);
@@ -618,6 +686,11 @@ static int cmd_profile_diff(int argc, char **argv)
 	"a JSON object). --effectful runs the plan phase, hands the plan to the TEST broker\n" \
 	"(grants everything, echoes the payload; not the real broker: that is worldd call)\n" \
 	"and runs the finish phase; prints {\"plan\":...,\"finished\":bool,\"output\":...|null}.\n" \
+	"The test broker applies the real broker's plan laws first (broker/plan.c, docs/design.md\n" \
+	"§5.2): a plan that breaks one is refused with the line and exit code (23) a\n" \
+	"worldd call of it gives. A run has no descriptor: the declared law checks the plan's\n" \
+	"effect against --declared-effects JSON (a descriptor's declaredEffects array) when\n" \
+	"given, else the plan's own (effect, scope, cost) stands in for it.\n" \
 	"--profile tool-run runs the same argv as a supervisor tool run: the interpreter is\n" \
 	"the capsule's first process, with the same exit codes; --worktree DIR (tool-run only)\n" \
 	"mounts DIR read-only at /work (a symlink is refused). --profile source-check is\n" \
@@ -626,7 +699,9 @@ static int cmd_profile_diff(int argc, char **argv)
 	COMMON_FLAGS_HELP \
 	"  --input JSON            the arguments, a JSON object (at most 1 MiB; \\u0000 accepted)\n" \
 	"  --input-file FILE|-     the arguments from a file or standard input\n" \
-	"  --effectful --test-broker  plan -> test broker -> finish\n" \
+	"  --effectful --test-broker  plan -> test broker (the plan laws, then an echo) -> finish\n" \
+	"  --declared-effects JSON    with --test-broker: the declaredEffects the declared law\n" \
+	"                          checks, e.g. '[{\"effect\":\"Workspace.Read\",\"scope\":\"worktree\",\"cost\":1}]'\n" \
 	"  --profile NAME          transition (default) or tool-run\n" \
 	"  --worktree DIR          tool-run only: DIR mounted read-only at /work\n" \
 	"  --spawner               make the capsule as worldd serve does: in a capsule spawner\n" \
@@ -640,7 +715,8 @@ static int cmd_profile_diff(int argc, char **argv)
 	"2000, tool run 20000); the whole-call deadline (20000 ms) is raised to hold them.\n" \
 	CPU_HELP \
 	"worldd invoke is an alias of worldd run (same flags, output and exit codes).\n\n" \
-	EXIT_CODES_HELP
+	EXIT_CODES_HELP \
+	" 23  --effectful --test-broker: the plan broke a plan law (named; as worldd call)\n"
 
 #define CHECK_HELP \
 	"usage: worldd check [--ailang-bin BIN] --source FILE|- [--timeout-ms N]\n" \

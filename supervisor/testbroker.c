@@ -53,3 +53,17 @@ int sup_test_broker(void *ctx, const char *plan, size_t plan_len, struct sup_bro
 	reply->results_len = strlen(text);
 	return 0;
 }
+
+int sup_test_broker_with_laws(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply,
+                              struct world_err *err)
+{
+	struct sup_test_broker_laws *tl = ctx;
+	reply->finish = 0;
+	reply->results = NULL;
+	reply->results_len = 0;
+	if (tl && tl->laws && tl->laws(tl->laws_ctx, plan, plan_len, err) < 0) {
+		if (tl->tb) tl->tb->calls++;
+		return -1;
+	}
+	return sup_test_broker(tl ? tl->tb : NULL, plan, plan_len, reply, err);
+}
