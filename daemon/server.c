@@ -1147,10 +1147,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (world_journal_indeterminate(d.writer, report_indeterminate, &indeterminate, err) < 0) goto out;
 	if (indeterminate)
 		dlog("journal: %lld intent(s) without an outcome are indeterminate; none is re-run", indeterminate);
-	struct world_scan_opts so = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS,
-		                      .effect_record_check = broker_record_check /* the record law is the broker's */ };
 	struct world_scan_result sr;
-	if (world_scan(d.writer, &so, stdout, &sr, err) < 0) goto out;
+	/* the record law is the broker's */
+	if (world_scan_start(d.writer, broker_record_check, stdout, &sr, err) < 0) goto out;
 	dlog("scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", sr.log_rows, sr.world_rows, sr.holes, sr.complete);
 
 	int keepwarm;

@@ -128,6 +128,13 @@ tests_store_test_scan_pg_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_scan_pg_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 TESTS += tests/store/scanpg.sh
 EXTRA_DIST += tests/store/scanpg.sh
+# The start-up scan covers its budget on the store of issue 39 (item 3):
+# each object verified once, counted, with its control.
+check_PROGRAMS += tests/store/test_scan_start
+TESTS += tests/store/test_scan_start
+tests_store_test_scan_start_SOURCES = tests/store/test_scan_start.c tests/store/seff.h tests/store/sbulk.h tests/store/sfix.h
+tests_store_test_scan_start_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_scan_start_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 # Checkpoints off the commit path (store/checkpoint.c).
 check_PROGRAMS += tests/store/test_ckpt
 TESTS += tests/store/test_ckpt

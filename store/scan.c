@@ -286,14 +286,17 @@ struct deps {
 	size_t nsrc, ninterp;
 	int quiet;            /* probing: hole() neither prints nor counts */
 	struct recv rv;       /* the entry's record (dep_obj's DEP_RECORD) */
-	struct window *win;   /* a budgeted scan's objects window, NULL = none */
+	struct memo *memo;    /* a budgeted scan's verdicts, NULL = none (indexed = 1) */
+	struct stream *stream;/* the full scan's, during its log pass */
 };
 
-/* the window (below): 1 the object is sound, 0 it is not (a hole), -1 not
- * known there (the lookup by ref answers) */
-static int win_answer(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
-                      int *is_kind2);
-static void win_fill(struct deps *d, const char *ref);
+/* the verdicts (below: a budgeted scan's, or the full scan's sets):
+ * dep_obj's answer, 1 the object is sound, 0 it is not (a hole) */
+static int memo_dep(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
+                    int *is_kind2);
+struct sobj;
+static const struct sobj *verdict(struct deps *d, const char *ref, int fill);
+static int memo_source_sound(const struct sobj *o);
 
 static void hole(struct deps *d, const char *table, long long index, const char *field, const char *ref)
 {
@@ -324,26 +327,24 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 		hole(d, "objects", index, field, ref);
 		return -1;
 	}
-	if (d->win && (json == DEP_RECORD || json == DEP_CANONICAL)) {
-		int w = win_answer(d, ref, kind, kind2, json, is_kind2);
-		if (w >= 0) {
-			if (!w) hole(d, "objects", index, field, ref);
-			return w ? 0 : -1;
-		}
+	if (d->memo || d->stream) {
+		int w = memo_dep(d, ref, kind, kind2, json, is_kind2);
+		if (!w) hole(d, "objects", index, field, ref);
+		return w ? 0 : -1;
 	}
 	wdb_reset(d->obj);
 	/* (ref outlives the step: the statement is reset before returning) */
 	(void)wdb_bind_text_nocopy(d->obj, 1, ref, -1, NULL);
-	int ok = 0, found = 0;
+	int ok = 0;
 	int s = wdb_step(d->obj, NULL);
 	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: object lookup");
 	if (s == WDB_ROW) {
-		found = 1;
 		const char *sem = wdb_column_text(d->obj, 0);
 		size_t n;
 		const char *p = wdb_column_blob(d->obj, 1, &n);
 		char got[WORLD_REF_SIZE];
 		d->res->bytes_hashed += n;
+		d->res->objects_verified++;
 		int k1 = sem && strcmp(sem, kind) == 0, k2 = sem && kind2 && strcmp(sem, kind2) == 0;
 		if (is_kind2) *is_kind2 = k2;
 		ok = world_hash_ref(p ? p : "", n, got, NULL) == 0 && strcmp(got, ref) == 0 && (k1 || k2);
@@ -359,10 +360,6 @@ static int dep_obj(struct deps *d, long long index, const char *field, const cha
 		}
 	}
 	wdb_reset(d->obj);
-	/* an entry's record the window did not hold: the window moves on to
-	 * the objects stored from there (the next entries' records, inputs
-	 * and outputs) */
-	if (found && d->win && json == DEP_RECORD) win_fill(d, ref);
 	if (!ok) hole(d, "objects", index, field, ref);
 	return ok ? 0 : -1;
 }
@@ -551,8 +548,11 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
 	int bad;
 	if (!cached(d, 0, r->fn, &bad)) {
 		d->quiet = 1;
-		bad = dep_obj(d, r->index, "transitionFn", r->fn, "world/transition-source/v1", NULL, NULL, NULL) < 0 ||
-		      !source_canonical(d, r->fn);
+		if (d->memo || d->stream)
+			bad = !world_ref_valid(r->fn) || !memo_source_sound(verdict(d, r->fn, 0));
+		else
+			bad = dep_obj(d, r->index, "transitionFn", r->fn, "world/transition-source/v1", NULL, NULL, NULL) < 0 ||
+			      !source_canonical(d, r->fn);
 		d->quiet = 0;
 		remember(d, 0, r->fn, bad);
 	}
@@ -963,6 +963,7 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 {
 	struct world_scan_result *res = d->res;
 	res->bytes_hashed += n;
+	res->objects_verified++;
 	/* the payload's hash against the ref's digest (a ref that is no ref
 	 * never equals a hash written out) */
 	unsigned char dg[32], got[32];
@@ -990,7 +991,7 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	if (!world_canon_is_canonical(p, n)) return 0;
 	o->flags |= F_CANON;
 	if (o->kind != K_REC1) return 0;
-	struct recv rvs, *rv = &rvs; /* (not d->rv: a window is filled while an entry's record is in use) */
+	struct recv rvs, *rv = &rvs; /* (not d->rv: a verdict is made while an entry's record is in use) */
 	if (rec_fields(rv, p, n, 0) < 0) {
 		o->flags &= (uint8_t)~F_CANON; /* unloadable: dep_obj's hole too */
 		return 0;
@@ -1016,91 +1017,247 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
 	return rc;
 }
 
-/* ---- the window of a budgeted scan ----
+/* ---- the verdicts of a budgeted scan ----
  *
  * A budgeted or resumed scan (the daemon's start-up scan) checks entries
- * one by one, each dependency looked up by ref: at 10^6 entries nearly
- * every lookup is a page read at random. But an entry's record, input and
- * output are stored next to each other and to the next entries' (the
- * coordinator writes them in one transaction, in order), so when a
- * record is not in the window the window is refilled with the WIN_OBJECTS
- * objects stored from there on (one read in storage order, each hashed and
- * classified as the stream does), and the next entries' records, inputs
- * and outputs are answered from it: the same verdicts, a v2 record and
- * anything not in the window still looked up by ref. */
+ * one by one, each dependency found by ref. Verifying an object -- its
+ * payload hashed, its kind read, its canonical form checked (canonical
+ * source form for a source), a v1 record's fields kept: stream_object, as
+ * the full scan does -- leaves a verdict in a set, and every later
+ * reference to the object is answered from there, so an object is verified
+ * at most once a scan however many entries name it (a source every call
+ * runs, an input called again, a state root its world names too). Without
+ * it, a store whose log sits among many large sources was verified again
+ * for every entry, ~110 ms a row.
+ *
+ * Objects are verified in storage order a window at a time: when an
+ * entry's record has no verdict, the objects stored from just before it on
+ * (WIN_OBJECTS rows, at most WIN_BYTES of payload) are read in one
+ * statement and those without a verdict verified -- the coordinator stores
+ * a call's input, output and record together and in log order, so the
+ * next entries' are there, and the next window starts where this one
+ * ended. Anything else without a verdict is read by ref and verified
+ * alone. A verdict answers what a lookup would: the same holes. The set is
+ * bounded: past MEMO_MAX objects (some 100 bytes each with a v1 record's
+ * fields) it is emptied before the next entry, and later references make
+ * their verdicts again. */
 #define WIN_OBJECTS 8192
-#define WIN_BEFORE 64 /* rowids before the record: its input and output */
+#define WIN_BYTES ((size_t)4 << 20)
+#define WIN_BEFORE 64 /* rows before the record: its input and output */
+#define MEMO_MAX 524288
 
-struct window {
-	struct stream m;
+struct memo {
+	struct stream m;   /* the verdicts, in the order made (stream_object) */
+	uint32_t *slot;    /* open addressing over m.o by ref: index + 1, 0 = empty */
+	size_t nslots;     /* a power of two, more than twice m.no */
+	long long hi;      /* the storage position after the last window's last row, -1 = none */
 	struct wdb_stmt *fill, *rowid;
+	int forget;        /* test builds: emptied before every entry (the tests' control) */
 };
 
-static int win_answer(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
-                      int *is_kind2)
+static size_t memo_home(const struct memo *mm, const unsigned char dg[32])
 {
-	struct stream *m = &d->win->m;
-	const struct sobj *o = m->no ? stream_find(m, ref) : NULL;
-	if (!o) return -1;
-	int k1 = o->kind == kind_of(kind), k2 = kind2 && o->kind == kind_of(kind2);
-	if (!(o->flags & F_HASH) || !(k1 || k2)) {
-		if (is_kind2) *is_kind2 = k2;
-		return 0;
-	}
-	if (json == DEP_CANONICAL) {
-		if (is_kind2) *is_kind2 = k2;
-		return (o->flags & F_CANON) ? 1 : 0;
-	}
-	/* DEP_RECORD: a v1 record's fields as the stream kept them */
-	if (k2 || ((o->flags & F_CANON) && !(o->flags & F_REC))) return -1;
-	if (is_kind2) *is_kind2 = 0;
-	if (!(o->flags & F_CANON)) return 0;
-	const struct srec *r = &m->r[o->rec];
-	struct recv *rv = &d->rv;
-	rv->j = NULL;
-	rv->v[0] = arena_get(m, r->inv);
-	rv->v[1] = arena_get(m, r->fn);
-	rv->v[2] = arena_get(m, r->interp);
-	rv->v[3] = field_text(m, &r->in, rv->bufs[3]);
-	rv->v[4] = field_text(m, &r->out, rv->bufs[4]);
-	rv->epoch = r->epoch;
-	return 1;
+	uint64_t h;
+	memcpy(&h, dg, sizeof h); /* a SHA-256 digest: uniform */
+	return (size_t)h & (mm->nslots - 1);
 }
 
-static void win_fill(struct deps *d, const char *ref)
+static const struct sobj *memo_find(const struct memo *mm, const unsigned char dg[32])
 {
-	struct window *w = d->win;
-	stream_free(&w->m);
-	memset(&w->m, 0, sizeof w->m);
-	w->m.last_fn = w->m.last_interp = NOSTR;
-	w->m.window = 1;
-	wdb_reset(w->rowid);
-	(void)wdb_bind_text_nocopy(w->rowid, 1, ref, -1, NULL);
-	int s = wdb_step(w->rowid, NULL);
-	long long at = s == WDB_ROW ? wdb_column_int64(w->rowid, 0, NULL) : -1;
-	wdb_reset(w->rowid);
+	if (!mm->nslots) return NULL;
+	for (size_t i = memo_home(mm, dg);; i = (i + 1) & (mm->nslots - 1)) {
+		uint32_t t = mm->slot[i];
+		if (!t) return NULL;
+		if (memcmp(mm->m.o[t - 1].ref, dg, 32) == 0) return &mm->m.o[t - 1];
+	}
+}
+
+static void memo_clear(struct memo *mm)
+{
+	stream_free(&mm->m);
+	memset(&mm->m, 0, sizeof mm->m);
+	mm->m.last_fn = mm->m.last_interp = NOSTR;
+	mm->m.window = 1; /* (not counted as --objects rows) */
+	if (mm->slot) memset(mm->slot, 0, mm->nslots * sizeof *mm->slot);
+	mm->hi = -1;
+}
+
+static void memo_oom(struct deps *d)
+{
+	if (d->failed) return;
+	d->failed = 1;
+	werr(&d->ferr, WX_FAIL, "scan: out of memory");
+}
+
+/* Verifies one object and keeps its verdict: the verdict, or NULL when
+ * its ref is no ref (nothing names it) or out of memory (d->failed). */
+static const struct sobj *memo_put(struct deps *d, const char *ref, const char *sem, const char *p, size_t n)
+{
+	struct memo *mm = d->memo;
+	size_t at = mm->m.no;
+	if (stream_object(d, &mm->m, ref, sem, p ? p : "", n) < 0) {
+		memo_oom(d);
+		return NULL;
+	}
+	if (mm->m.no == at) return NULL;
+	if (mm->m.no * 2 > mm->nslots) {
+		size_t ns = mm->nslots ? mm->nslots * 2 : 16384;
+		uint32_t *t = calloc(ns, sizeof *t);
+		if (!t) {
+			memo_oom(d);
+			return NULL;
+		}
+		free(mm->slot);
+		mm->slot = t;
+		mm->nslots = ns;
+		at = 0; /* every verdict into the new table */
+	}
+	for (size_t k = at; k < mm->m.no; k++) {
+		size_t i = memo_home(mm, mm->m.o[k].ref);
+		while (mm->slot[i]) i = (i + 1) & (mm->nslots - 1);
+		mm->slot[i] = (uint32_t)(k + 1);
+	}
+	return &mm->m.o[mm->m.no - 1];
+}
+
+/* The window from the record at ref on (the block comment above). */
+static void memo_fill(struct deps *d, const char *ref)
+{
+	struct memo *mm = d->memo;
+	wdb_reset(mm->rowid);
+	(void)wdb_bind_text_nocopy(mm->rowid, 1, ref, -1, NULL);
+	int s = wdb_step(mm->rowid, NULL);
+	long long at = s == WDB_ROW ? wdb_column_int64(mm->rowid, 0, NULL) : -1;
+	wdb_reset(mm->rowid);
 	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: objects window");
 	if (at < 0) return;
-	wdb_reset(w->fill);
-	(void)wdb_bind_int64(w->fill, 1, at > WIN_BEFORE ? at - WIN_BEFORE : 0, NULL);
-	(void)wdb_bind_int64(w->fill, 2, WIN_OBJECTS, NULL);
-	int failed = 0;
-	while ((s = wdb_step(w->fill, NULL)) == WDB_ROW) {
+	long long from = at > WIN_BEFORE ? at - WIN_BEFORE : 0;
+	if (mm->hi >= 0 && from < mm->hi && mm->hi <= at) from = mm->hi; /* the last window read those */
+	wdb_reset(mm->fill);
+	(void)wdb_bind_int64(mm->fill, 1, from, NULL);
+	(void)wdb_bind_int64(mm->fill, 2, WIN_OBJECTS, NULL);
+	size_t bytes = 0;
+	while ((s = wdb_step(mm->fill, NULL)) == WDB_ROW) {
+		const char *r = wdb_column_text(mm->fill, 0);
 		size_t n;
-		const char *p = wdb_column_blob(w->fill, 2, &n);
-		if (stream_object(d, &w->m, wdb_column_text(w->fill, 0), wdb_column_text(w->fill, 1), p, n) < 0) {
-			failed = 1;
-			break;
-		}
+		const char *p = wdb_column_blob(mm->fill, 2, &n);
+		mm->hi = wdb_column_int64(mm->fill, 3, NULL) + 1;
+		unsigned char dg[32];
+		if (r && world_ref_parse(r, "ref", dg, NULL) == 0 && memo_find(mm, dg)) continue; /* verified already */
+		memo_put(d, r, wdb_column_text(mm->fill, 1), p, n);
+		if (d->failed) break;
+		if ((bytes += n) >= WIN_BYTES) break;
 	}
-	wdb_reset(w->fill);
+	wdb_reset(mm->fill);
 	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: objects window");
-	/* out of memory, or the read failed: an empty window (every lookup by ref) */
-	if (failed || s != WDB_DONE || stream_index(&w->m) < 0) {
-		stream_free(&w->m);
-		memset(&w->m, 0, sizeof w->m);
-		w->m.window = 1;
+}
+
+/* The verdict on the object at ref, made now when there is none (with
+ * fill, an entry's record: its window first); NULL when it is not stored,
+ * its ref is no ref, or the scan failed (d->failed). The verdict is valid
+ * until the next one is made. */
+static const struct sobj *memo_get(struct deps *d, const char *ref, int fill)
+{
+	struct memo *mm = d->memo;
+	unsigned char dg[32];
+	if (!ref || world_ref_parse(ref, "ref", dg, NULL) < 0) return NULL;
+	const struct sobj *o = memo_find(mm, dg);
+	if (o || d->failed) return o;
+	if (fill) {
+		memo_fill(d, ref);
+		if ((o = memo_find(mm, dg)) || d->failed) return o;
 	}
+	wdb_reset(d->obj);
+	(void)wdb_bind_text_nocopy(d->obj, 1, ref, -1, NULL);
+	int s = wdb_step(d->obj, NULL);
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: object lookup");
+	if (s == WDB_ROW) {
+		size_t n;
+		const char *p = wdb_column_blob(d->obj, 1, &n);
+		o = memo_put(d, ref, wdb_column_text(d->obj, 0), p, n);
+	}
+	wdb_reset(d->obj);
+	return o;
+}
+
+/* The verdict on the object at ref: from the full scan's sets, which hold
+ * every object, else memo_get's. */
+static const struct sobj *verdict(struct deps *d, const char *ref, int fill)
+{
+	if (d->stream) return stream_find(d->stream, ref);
+	return memo_get(d, ref, fill);
+}
+
+/* a transition source in canonical source form, its hash holding */
+static int memo_source_sound(const struct sobj *o)
+{
+	return o && o->kind == K_SOURCE && (o->flags & (F_HASH | F_CANON)) == (F_HASH | F_CANON);
+}
+
+/* d->rv's field w: a copy of str (the set's strings move as it grows);
+ * -1 when it does not fit */
+static int rv_keep(struct recv *rv, int w, const char *str)
+{
+	rv->v[w] = NULL;
+	if (!str) return 0;
+	size_t n = strlen(str) + 1;
+	if (n > RP_MAX) return -1;
+	if (str != rv->bufs[w]) memmove(rv->bufs[w], str, n);
+	rv->v[w] = rv->bufs[w];
+	return 0;
+}
+
+/* DEP_RECORD from a v1 record's kept fields: 0, -1 when one is too long
+ * for d->rv (the record is then read again by ref) */
+static int memo_rec(struct deps *d, const struct sobj *o)
+{
+	const struct stream *m = d->stream ? d->stream : &d->memo->m;
+	const struct srec *r = &m->r[o->rec];
+	struct recv *rv = &d->rv;
+	char b[WORLD_REF_SIZE];
+	rv->j = NULL;
+	rv->epoch = r->epoch;
+	if (rv_keep(rv, 0, arena_get(m, r->inv)) < 0 || rv_keep(rv, 1, arena_get(m, r->fn)) < 0 ||
+	    rv_keep(rv, 2, arena_get(m, r->interp)) < 0 || rv_keep(rv, 3, field_text(m, &r->in, b)) < 0 ||
+	    rv_keep(rv, 4, field_text(m, &r->out, b)) < 0)
+		return -1;
+	return 0;
+}
+
+/* An object whose verdict is sound, loaded: read again by ref, not
+ * verified again (into *json, or with DEP_RECORD into d->rv). 1, or 0 when
+ * it cannot be loaded. */
+static int memo_load(struct deps *d, const char *ref, json_t **json, int v2)
+{
+	wdb_reset(d->obj);
+	(void)wdb_bind_text_nocopy(d->obj, 1, ref, -1, NULL);
+	int s = wdb_step(d->obj, NULL), ok = 0;
+	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: object lookup");
+	if (s == WDB_ROW) {
+		size_t n;
+		const char *p = wdb_column_blob(d->obj, 1, &n);
+		if (json == DEP_RECORD)
+			ok = rec_fields(&d->rv, p ? p : "", n, v2) == 0;
+		else
+			ok = (*json = json_loadb(p ? p : "", n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			                         NULL)) != NULL;
+	}
+	wdb_reset(d->obj);
+	return ok;
+}
+
+static int memo_dep(struct deps *d, const char *ref, const char *kind, const char *kind2, json_t **json,
+                    int *is_kind2)
+{
+	const struct sobj *o = verdict(d, ref, json == DEP_RECORD);
+	int k1 = o && o->kind == kind_of(kind), k2 = o && kind2 && o->kind == kind_of(kind2);
+	if (is_kind2) *is_kind2 = k2;
+	if (!o || !(o->flags & F_HASH) || !(k1 || k2)) return 0;
+	if (!json) return 1;
+	if (!(o->flags & F_CANON)) return 0;
+	if (json == DEP_CANONICAL) return 1;
+	if (json == DEP_RECORD && (o->flags & F_REC) && memo_rec(d, o) == 0) return 1;
+	return memo_load(d, ref, json, k2);
 }
 
 /* dep_check for an entry whose record the stream holds (v1). */
@@ -1109,7 +1266,7 @@ static const char *stream_dep_check(struct deps *d, struct stream *m, const stru
 	const struct sobj *ro = stream_find(m, r->tref);
 	if (!ro || (ro->kind != K_REC1 && ro->kind != K_REC2) || (ro->flags & (F_HASH | F_CANON)) != (F_HASH | F_CANON))
 		return "transitionRef";
-	if (!(ro->flags & F_REC)) return dep_check(d, r); /* v2: plan and effects by the indexed path */
+	if (!(ro->flags & F_REC)) return dep_check(d, r); /* v2: its plan and effects read by ref, verified in the sets */
 	const struct srec *rec = &m->r[ro->rec];
 	if (rec->in.tag == 1) stream_prefetch(m, rec->in.d);
 	if (rec->out.tag == 1) stream_prefetch(m, rec->out.d);
@@ -1241,6 +1398,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	page_close(&pg);
 
 	/* the log, in index order */
+	d->stream = &m;
 	if (page_open(&pg, st, WORLD_SQL(SCAN_LOG), 0, 0, err) < 0) goto done;
 	page_from_int(&pg, 1);
 	char prev_hash[WORLD_REF_SIZE] = "";
@@ -1302,6 +1460,7 @@ oom:
 	werr(err, WX_FAIL, "scan: out of memory");
 	rc = -1;
 done:
+	d->stream = NULL;
 	page_close(&pg);
 	stream_free(&m);
 	return rc;
@@ -1337,11 +1496,25 @@ static const char *object_check(struct deps *d, struct wdb_stmt *get, const char
 		if (world_hash_ref(p, n, got, NULL) < 0) why = "hash failed";
 		else {
 			if (bytes) *bytes += n;
+			d->res->objects_verified++;
 			if (strcmp(got, ref) != 0) why = "payload hash mismatch";
 		}
 	}
 	wdb_reset(get);
 	return why;
+}
+
+/* Test builds: WORLD_TEST_SCAN_FORGET=1 empties a budgeted scan's
+ * verdicts before every entry, so each entry verifies its window again:
+ * the per-entry cost of before them, the tests' control. */
+static int scan_forget(void)
+{
+#ifdef WORLD_TEST_HOOKS
+	const char *e = getenv("WORLD_TEST_SCAN_FORGET");
+	return e && strcmp(e, "1") == 0;
+#else
+	return 0;
+#endif
 }
 
 /* PostgreSQL: the connection's backend pid, 0 when it cannot be read */
@@ -1432,15 +1605,16 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		memset(res, 0, sizeof *res);
 	}
 
-	/* a budgeted or resumed scan: its objects window (not the tests'
-	 * indexed = 1, which looks every dependency up by ref) */
-	struct window win = { .m = { .last_fn = NOSTR, .last_interp = NOSTR, .window = 1 } };
-	if (!opts->indexed && ws_wprep(st, WORLD_SQL(WINDOW_OBJECTS), &win.fill, err) == 0 &&
-	    ws_wprep(st, WORLD_SQL(OBJECT_ROWID), &win.rowid, err) == 0)
-		d->win = &win;
-	else if (!opts->indexed) {
-		wdb_finalize(win.fill);
-		goto done;
+	/* a budgeted or resumed scan: its verdicts (not the tests' indexed = 1,
+	 * which looks every dependency up by ref and verifies it there) */
+	struct memo memo = { .hi = -1 };
+	if (!opts->indexed) {
+		memo_clear(&memo);
+		memo.forget = scan_forget();
+		d->memo = &memo;
+		if (ws_wprep(st, WORLD_SQL(WINDOW_OBJECTS), &memo.fill, err) < 0 ||
+		    ws_wprep(st, WORLD_SQL(OBJECT_ROWID), &memo.rowid, err) < 0)
+			goto done;
 	}
 
 	/* the previous entry's hash, for the chain check at the resume point */
@@ -1459,6 +1633,8 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		b.rows++;
 		res->log_rows++;
 		res->bytes_hashed += r.json_len;
+		/* (between entries: no verdict is in use) */
+		if (d->memo && (d->memo->forget || d->memo->m.no >= MEMO_MAX)) memo_clear(d->memo);
 		const char *bad = ws_log_row_check(&r);
 		if (!bad && r.index != expect) bad = "entryIndex";
 		if (!bad && r.index == 1 && r.prev) bad = "prevEntryHash";
@@ -1495,7 +1671,13 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 				hash_at(d, entry, r.revision, h);
 				if (strcmp(h, r.log_head) != 0) bad = "logHead";
 			}
-			if (!bad && object_check(d, obj, r.state_root, &res->bytes_hashed)) bad = "stateRoot";
+			if (!bad && d->memo) {
+				if (d->memo->m.no >= MEMO_MAX) memo_clear(d->memo);
+				const struct sobj *o = memo_get(d, r.state_root, 0);
+				if (!o || !(o->flags & F_HASH)) bad = "stateRoot";
+			} else if (!bad && object_check(d, obj, r.state_root, &res->bytes_hashed)) {
+				bad = "stateRoot";
+			}
 			if (bad && !d->failed) {
 				res->holes++;
 				if (out) fprintf(out, "integrity_hole table=worlds ref=%s field=%s\n", r.ref ? r.ref : "", bad);
@@ -1518,11 +1700,20 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 			}
 			b.rows++;
 			res->object_rows++;
-			size_t n;
-			const void *p = wdb_column_blob(objs.s, 1, &n);
-			res->bytes_hashed += n;
-			char got[WORLD_REF_SIZE];
-			if (!ref || world_hash_ref(p, n, got, NULL) < 0 || strcmp(got, ref) != 0) {
+			/* an object the scan verified already: its verdict */
+			unsigned char dg[32];
+			const struct sobj *o =
+				d->memo && ref && world_ref_parse(ref, "ref", dg, NULL) == 0 ? memo_find(d->memo, dg) : NULL;
+			int sound = o && (o->flags & F_HASH);
+			if (!o) {
+				size_t n;
+				const void *p = wdb_column_blob(objs.s, 1, &n);
+				res->bytes_hashed += n;
+				res->objects_verified++;
+				char got[WORLD_REF_SIZE];
+				sound = ref && world_hash_ref(p, n, got, NULL) == 0 && strcmp(got, ref) == 0;
+			}
+			if (!sound) {
 				res->holes++;
 				if (out) fprintf(out, "integrity_hole table=objects ref=%s field=payload\n", ref ? ref : "");
 			}
@@ -1557,10 +1748,11 @@ done:
 	wdb_finalize(d->obj);
 	wdb_finalize(d->world);
 	wdb_finalize(d->arch);
-	if (d->win) {
-		stream_free(&d->win->m);
-		wdb_finalize(d->win->fill);
-		wdb_finalize(d->win->rowid);
+	if (d->memo) {
+		stream_free(&d->memo->m);
+		free(d->memo->slot);
+		wdb_finalize(d->memo->fill);
+		wdb_finalize(d->memo->rowid);
 	}
 	free(d);
 	struct world_err ig;
@@ -1571,4 +1763,12 @@ done:
 	}
 	if (own_txn) ws_exec(st, "COMMIT", &ig);
 	return rc;
+}
+
+int world_scan_start(struct world_store *st, int (*effect_record_check)(const json_t *record, struct world_err *err),
+                     FILE *out, struct world_scan_result *res, struct world_err *err)
+{
+	struct world_scan_opts o = { .max_rows = WORLD_SCAN_START_ROWS, .max_seconds = WORLD_SCAN_START_SECONDS,
+		                     .effect_record_check = effect_record_check };
+	return world_scan(st, &o, out, res, err);
 }

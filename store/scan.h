@@ -71,9 +71,19 @@ struct world_scan_result {
 	long long object_rows;
 	char resume_object_ref[WORLD_REF_SIZE];
 	uint64_t bytes_hashed;
+	/* object payloads hashed (each verification of an object: a full or
+	 * budgeted scan verifies each object at most once, the indexed path
+	 * each time an entry names it) */
+	long long objects_verified;
 };
 /* Lines go to out (may be NULL). Returns 0 when the scan ran (holes or not;
  * see res), -1 with err when it could not run (bad cursor, database error). */
 int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE *out, struct world_scan_result *res,
                struct world_err *err);
+/* The daemon's start-up scan (`worldd serve`, docs/daemon.md): world_scan
+ * from the first entry within WORLD_SCAN_START_ROWS rows and
+ * WORLD_SCAN_START_SECONDS, with the caller's record law (serve passes
+ * broker_record_check). */
+int world_scan_start(struct world_store *st, int (*effect_record_check)(const json_t *record, struct world_err *err),
+                     FILE *out, struct world_scan_result *res, struct world_err *err);
 #endif

@@ -186,10 +186,10 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	     "SELECT i.id, i.subject, i.ref, (o.status = 'committed'), o.status, o.ref, octet_length(i.subject) "
 	     "FROM journal AS i LEFT JOIN journal AS o ON o.phase = 'outcome' AND o.intent_id = i.id "
 	     "WHERE i.phase = 'intent' AND i.kind = 'invocation' AND i.id >= ?1 ORDER BY i.id LIMIT ?2"),
-	SCANPG(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
+	SCANPG(WINDOW_OBJECTS, "SELECT ref, semantic_id, payload, rowid FROM objects WHERE rowid >= ? ORDER BY rowid LIMIT ?",
 	     "a budgeted scan's window: a few thousand objects in storage order from an entry's record on (the next "
-	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, win_fill)",
-	     "SELECT ref, semantic_id, payload FROM objects WHERE seq >= ? ORDER BY seq LIMIT ?"),
+	     "entries' records, inputs and outputs), instead of a lookup by ref for each (scan.c, memo_fill)",
+	     "SELECT ref, semantic_id, payload, seq FROM objects WHERE seq >= ? ORDER BY seq LIMIT ?"),
 	QPG(OBJECT_ROWID, "SELECT rowid FROM objects WHERE ref = ?", "SELECT seq FROM objects WHERE ref = ?"),
 	/* the scan's check of an archived interpreter where its bytes are in the database (PostgreSQL's
 	 * archive table; SQLite keeps them in DB.artifacts, world_interp_verify) */

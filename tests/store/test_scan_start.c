@@ -1,0 +1,150 @@
+/* tests/store/test_scan_start.c: the daemon's start-up scan covers its
+ * budget (issue 39, item 3). The store of the issue, built through the
+ * store's API (tests/store/seff.h): 150 effectful calls (invocation records
+ * v2: plan, request, result, effect record, journal rows), then three
+ * publishes of 300 transition sources of 40 KB each, then 4 more calls --
+ * a log of 154 entries sitting among 36 MB of sources. Before, the
+ * start-up scan verified a window of objects again for every entry (the
+ * sources among them, ~110 ms an entry) and covered 15 to 18 of the 154
+ * entries in its 2 s.
+ *
+ * world_scan_start (what `worldd serve` calls, with the broker's record
+ * law) is complete: every entry and world, no hole, nothing printed -- and
+ * it verified each object at most once (objects_verified is no more than
+ * the objects stored). Control (test builds: WORLD_TEST_SCAN_FORGET=1, the
+ * verdicts forgotten before every entry, the per-entry cost of before):
+ * the same scan, its budget in rows only so that it completes however
+ * slow, verifies more than ten times as many objects as the store holds,
+ * and prints the same (nothing). A second control: damage one source the
+ * entries do not name and one input they do: the budgeted scan names the
+ * input and not the orphan source (what a lookup would answer), the full
+ * scan the same. Counts, not time: nothing here is timed. */
+#include "store/scan.h"
+#include "store/store.h"
+#include "broker/effect.h"
+#include "tests/store/seff.h"
+#include "tests/tap.h"
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long long count(struct world_store *st, const char *sql)
+{
+	sqlite3_stmt *s;
+	long long n = -1;
+	if (sqlite3_prepare_v2(world_store_db(st), sql, -1, &s, NULL) != SQLITE_OK) bail("%s", sql);
+	if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+static void q(struct world_store *st, const char *sql)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(world_store_db(st), sql, NULL, NULL, &msg) != SQLITE_OK) bail("%s: %s", sql, msg ? msg : "?");
+}
+
+/* how: 0 the start-up scan, 1 a budgeted scan of rows only (no time
+ * limit), 2 the full scan; its lines into *lines */
+static void scan(struct world_store *st, int how, struct world_scan_result *r, char **lines)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(lines, &len);
+	if (!f) bail("open_memstream");
+	struct world_err e = { 0 };
+	struct world_scan_opts o = { .max_rows = how == 1 ? 1LL << 40 : 0, .effect_record_check = broker_record_check };
+	int rc = how == 0 ? world_scan_start(st, broker_record_check, f, r, &e) : world_scan(st, &o, f, r, &e);
+	fclose(f);
+	if (rc < 0) bail("scan: %s", e.msg);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/world-test-scan-start.XXXXXX";
+	if (!mkdtemp(dir)) bail("mkdtemp");
+	char db[4096];
+	snprintf(db, sizeof db, "%s/world.db", dir);
+	struct world_store *st;
+	struct world_err e = { 0 };
+	if (world_store_open(db, WORLD_STORE_WRITER | WORLD_STORE_NOSYNC, &st, &e) < 0) bail("open: %s", e.msg);
+	struct sbulk b = { .episode = "start" };
+	if (sbulk_init(st, dir, &b, &e) < 0) bail("fixture: %s", e.msg);
+	if (world_store_begin(st, &e) < 0) bail("begin: %s", e.msg);
+	for (int i = 0; i < 150; i++)
+		if (seff_one(st, &b, 300, &e) < 0) bail("call: %s", e.msg);
+	if (world_store_commit(st, &e) < 0) bail("commit: %s", e.msg);
+	static const char *const tags[] = { "pa", "pb", "pc" };
+	for (int p = 0; p < 3; p++)
+		if (seff_publish(st, tags[p], 300, 40000, &e) < 0) bail("publish: %s", e.msg);
+	if (world_store_begin(st, &e) < 0) bail("begin: %s", e.msg);
+	for (int i = 0; i < 4; i++)
+		if (seff_one(st, &b, 300, &e) < 0) bail("call: %s", e.msg);
+	if (world_store_commit(st, &e) < 0) bail("commit: %s", e.msg);
+	long long objects = count(st, "SELECT count(*) FROM objects");
+	long long sources = count(st, "SELECT count(*) FROM objects WHERE semantic_id = 'world/transition-source/v1'");
+	long long mb = count(st, "SELECT sum(length(payload)) FROM objects") >> 20;
+	diag("the store: 154 entries, %lld objects (%lld sources), %lld MB of payload", objects, sources, mb);
+	ok(count(st, "SELECT count(*) FROM log_entries") == 154 && sources == 901, "the issue's store: 154 entries, 900 sources published");
+
+	struct world_scan_result r;
+	char *lines = NULL;
+	scan(st, 0, &r, &lines);
+	char line[200];
+	snprintf(line, sizeof line, "scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", r.log_rows, r.world_rows,
+	         r.holes, r.complete);
+	diag("start-up scan: %s (%lld objects verified, %.1f MB hashed)", line, r.objects_verified, r.bytes_hashed / 1048576.0);
+	is_str(line, "scan log_rows=154 world_rows=154 holes=0 complete=1",
+	       "the start-up scan (world_scan_start, serve's) covers the whole store within its budget");
+	is_str(lines, "", "it prints nothing: clean and complete");
+	ok(r.objects_verified > 154 * 7 && r.objects_verified <= objects,
+	   "each object verified at most once (%lld verifications, %lld objects stored)", r.objects_verified, objects);
+	free(lines);
+
+	struct world_scan_result full;
+	scan(st, 2, &full, &lines);
+	ok(full.complete && full.holes == 0 && full.objects_verified == objects && !*lines,
+	   "the full scan: clean, each of the %lld objects verified once (%lld)", objects, full.objects_verified);
+	free(lines);
+
+#ifdef WORLD_TEST_HOOKS
+	setenv("WORLD_TEST_SCAN_FORGET", "1", 1);
+	struct world_scan_result c;
+	scan(st, 1, &c, &lines);
+	unsetenv("WORLD_TEST_SCAN_FORGET");
+	diag("control, the verdicts forgotten before every entry: %lld objects verified, %.1f MB hashed", c.objects_verified,
+	     c.bytes_hashed / 1048576.0);
+	ok(c.complete && c.holes == 0 && !*lines, "control: the same scan, its verdicts forgotten every entry, is clean too");
+	ok(c.objects_verified > 10 * objects,
+	   "control: it verifies each entry's window again: %lld verifications, more than ten times the %lld objects",
+	   c.objects_verified, objects);
+	free(lines);
+#else
+	skip(2, "the control needs test hooks (configure --enable-test-hooks: WORLD_TEST_SCAN_FORGET)");
+#endif
+
+	/* damage: a source nothing names (an orphan) and the input of entry 77 */
+	char sql[512];
+	if (world_store_begin(st, &e) < 0) bail("begin: %s", e.msg);
+	q(st, "UPDATE objects SET payload = CAST('module broken\n' AS BLOB) WHERE ref = (SELECT ref FROM objects WHERE "
+	      "semantic_id = 'world/transition-source/v1' AND provenance = 'pb' LIMIT 1)");
+	snprintf(sql, sizeof sql,
+	         "UPDATE objects SET payload = CAST('{\"n\":0}' AS BLOB) WHERE ref = (SELECT json_extract(o.payload, "
+	         "'$.input') FROM log_entries l JOIN objects o ON o.ref = l.transition_ref WHERE l.entry_index = 77)");
+	q(st, sql);
+	char *bl = NULL, *fl = NULL;
+	struct world_scan_result br, fr;
+	scan(st, 0, &br, &bl);
+	scan(st, 2, &fr, &fl);
+	world_store_rollback(st);
+	ok(br.complete && br.holes == 1 && strstr(bl, "integrity_hole table=objects index=77 field=input ref=") == bl,
+	   "damage: the start-up scan names the damaged input of entry 77 and nothing else (%lld holes)", br.holes);
+	is_str(bl, fl, "damage: the full scan prints the same line");
+	free(bl);
+	free(fl);
+
+	world_store_close(st);
+	snprintf(sql, sizeof sql, "rm -rf '%s'", dir);
+	if (system(sql) != 0) diag("could not remove %s", dir);
+	return done_testing();
+}
