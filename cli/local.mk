@@ -40,8 +40,8 @@ cli_world_publish_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS) -DWORLD_PKGLIBEXECDI
 # dynamically linked (as ever), so it takes a postgresql:// --store itself:
 # the store's PostgreSQL driver linked in (docs/HACKING.md)
 cli_world_publish_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/publish/publish.sh tests/publish/sources.sh
-EXTRA_DIST += tests/publish/publish.sh tests/publish/sources.sh tests/publish/pty.py
+TESTS += tests/publish/publish.sh tests/publish/sources.sh tests/publish/handlers.sh
+EXTRA_DIST += tests/publish/publish.sh tests/publish/sources.sh tests/publish/handlers.sh tests/publish/pty.py
 check_PROGRAMS += tests/publish/attended_probe
 tests_publish_attended_probe_SOURCES = tests/publish/attended_probe.c cli/attended.c cli/attended.h
 tests_publish_attended_probe_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)

@@ -24,6 +24,7 @@
  * writes nothing at all, not even the interpreter archive. */
 #include "cli/store_uri.h"
 #include "cli/attended.h"
+#include "broker/effect.h"
 #include "cli/default_interp.h"
 #include "cli/output.h"
 #include "coordinator/registry.h"
@@ -206,6 +207,25 @@ static int id_check(const char *id, char *why, size_t n)
 }
 
 /* ---------------------------------------------------------------- fields */
+
+/* A declared effect must be one the broker's handler table serves
+ * (broker/handlers.c, read here, never copied): every call of a transition
+ * declaring another is refused before execution (coordinator/coordinator.c),
+ * so publishing it is refused, naming the effects that do have handlers. */
+static int effect_served(struct entry *e, const char *name, const char *what)
+{
+	if (broker_handler_find(broker_handlers, name)) return 0;
+	char list[600] = "";
+	size_t k = 0;
+	for (const struct broker_handler_entry *h = broker_handlers; h->effect && k < sizeof list; h++) {
+		int w = snprintf(list + k, sizeof list - k, "%s%s", k ? ", " : "", h->effect);
+		if (w < 0) break;
+		k += (size_t)w;
+	}
+	char q[400];
+	return entry_fail(e, WX_BAD_INPUT, "%s: effect %s is served by no handler (effects with a handler: %s)", what,
+	                  quote(name, q, sizeof q), list);
+}
 
 static int text_field(struct entry *e, const char *key, size_t max, const char **out)
 {
@@ -432,6 +452,7 @@ static int validate_entry(struct entry *e, const char *mname, const char *base, 
 			json_t *c = requirement(e, r, what);
 			if (!c) return -1;
 			json_array_append_new(e->effects, c);
+			if (effect_served(e, json_string_value(json_object_get(c, "effect")), what) < 0) return -1;
 		}
 	}
 	const json_t *ep = json_object_get(e->m, "semanticsEpoch");
@@ -1570,11 +1591,13 @@ static const char help[] =
 	"share directory). --sources-relative-to manifest reads them from the manifest's directory\n"
 	"instead (never with --manifest -); cwd is the default. An absolute path is read as given.\n"
 	"A source that cannot be read is one line naming the manifest, the entry and the path tried.\n\n"
-	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md),\n"
-	"checks each source under the pinned interpreter in a source-check capsule (empty scratch\n"
-	"root: world/* imports fail with LDR001) and that it exports main taking one argument, asks\n"
-	"for a typed confirmation at the controlling terminal, then writes the sources and the next\n"
-	"world/transition-registry/v1 revision (compare-and-swap of its head) in one transaction.\n"
+	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md)\n"
+	"and that each declaredEffects effect is one an effect handler serves (the broker's handler\n"
+	"table; a refusal lists them), checks each source under the pinned interpreter in a\n"
+	"source-check capsule (empty scratch root: world/* imports fail with LDR001) and that it\n"
+	"exports main taking one argument, asks for a typed confirmation at the controlling\n"
+	"terminal, then writes the sources and the next world/transition-registry/v1 revision\n"
+	"(compare-and-swap of its head) in one transaction.\n"
 	"--manifest - reads the manifest from stdin; a FIFO or a device given as the manifest, a\n"
 	"source or BIN is refused, never read.\n"
 	"One line per descriptor follows the outcome: new, changed (naming the keys), UNCHANGED.\n"
@@ -1599,7 +1622,8 @@ static const char help[] =
 	"exit codes:\n"
 	"  0  published, retired, unchanged, or (check) every descriptor would publish\n"
 	"  2  usage\n"
-	"  3  bad input: manifest, descriptor field, id, tool name, schema, source text\n"
+	"  3  bad input: manifest, descriptor field, id, tool name, schema, source text, a\n"
+	"     declared effect no handler serves\n"
 	"  4  not found: store, manifest, source file, stored source, archived interpreter, epoch,\n"
 	"     (retire) an id that is not published\n"
 	"  5  another writer's transaction outlasted --wait-lock (default 5 s)\n"
