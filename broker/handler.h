@@ -3,7 +3,7 @@
  * Owns: the contract between the broker's effect pipeline (broker/effect.c)
  * and the handlers of docs/design.md §5.4 (broker/workspace.c for Workspace.Read /
  * Workspace.Write, broker/ailang_tools.c for Ailang.Check / Ailang.Run /
- * Ailang.Discover / Ailang.CLI). The pipeline has already decided that the
+ * Ailang.Discover / Ailang.CLI, broker/exec.c for Workspace.Exec). The pipeline has already decided that the
  * effect is allowed, stored the request and made the intent durable; the
  * handler only does the work.
  *
@@ -19,10 +19,12 @@
 #ifndef WORLD_BROKER_HANDLER_H
 #define WORLD_BROKER_HANDLER_H
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 #include "store/error.h"
 
 struct supervisor;
+struct exec_profiles;
 
 struct broker_handler_ctx {
 	const char *workspace_root;   /* <workspace-root>; NULL when the caller gave none */
@@ -32,6 +34,13 @@ struct broker_handler_ctx {
 	unsigned wall_ms;             /* this handler's wall-time cap */
 	size_t output_max;            /* cap on the handler output's JSON text (bytes) */
 	size_t file_max;              /* cap on a file read or written (bytes) */
+	/* Workspace.Exec (broker/exec.h): the loaded profiles (NULL = none:
+	 * every exec call is the refusal naming --exec-profile), the root of
+	 * the per-episode exec caches (NULL = <workspace-root>/.world-exec) and
+	 * the output cap of one command (0 = SUP_EXEC_OUTPUT_MAX). */
+	const struct exec_profiles *exec_profiles;
+	const char *exec_cache_root;
+	uint64_t exec_output_max;
 };
 
 typedef int (*broker_handler_fn)(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **output,

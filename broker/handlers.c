@@ -3,6 +3,7 @@
  * refusal before execution (coordinator/coordinator.c). */
 #include "broker/effect.h"
 #include "broker/ailang_tools.h"
+#include "broker/exec.h"
 #include "broker/workspace.h"
 
 const struct broker_handler_entry broker_handlers[] = {
@@ -12,5 +13,6 @@ const struct broker_handler_entry broker_handlers[] = {
 	{ "Ailang.Run", ailang_run },
 	{ "Ailang.Discover", ailang_discover },
 	{ "Ailang.CLI", ailang_cli },
+	{ "Workspace.Exec", workspace_exec },
 	{ NULL, NULL },
 };

@@ -4,6 +4,7 @@
 #include "store/canon.h"
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -210,6 +211,20 @@ static const struct {
 	{ ".vscode", "writes under .vscode are refused (VS Code runs folder-open tasks and the programs its settings name)" },
 	{ ".idea", "writes under .idea are refused (JetBrains IDEs run the startup tasks and run configurations it holds)" },
 };
+
+/* The denied names as one NULL-terminated list (workspace.h): the exec
+ * capsule makes them read-only inside the worktree (broker/exec.c). */
+static const char *protected_list[sizeof denied / sizeof denied[0] + 1];
+static pthread_once_t protected_once = PTHREAD_ONCE_INIT;
+static void protected_fill(void)
+{
+	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) protected_list[i] = denied[i].name;
+}
+const char *const *workspace_protected_names(void)
+{
+	pthread_once(&protected_once, protected_fill);
+	return protected_list;
+}
 
 static const char *denied_component(const char *c, size_t n)
 {

@@ -80,6 +80,10 @@ const char *workspace_path_refusal(const char *path);
  * and the repository-layout rule (which needs the disk) not included. */
 const char *workspace_write_refusal(const char *path);
 
+/* The denied names above (.git, .github, ...) as a NULL-terminated list,
+ * for the exec capsule's read-only binds (broker/exec.c; one list, shared). */
+const char *const *workspace_protected_names(void);
+
 /* Open a regular file beneath the worktree for reading, with every rule
  * above (lexical, beneath, regular, one link, size <= file_max).
  * Returns 0 with *fd (O_RDONLY|O_CLOEXEC, the caller closes it), 1 with

@@ -567,7 +567,9 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 		.input_len = cs->input_len, .effect = p.effect, .handlers = c->handlers,
 		.hctx = { .workspace_root = c->workspace_root, .episode = s->episode, .tool_sup = c->tool_sup,
 		          .examples_dir = c->examples_dir, .wall_ms = BROKER_HANDLER_WALL_MS,
-		          .output_max = BROKER_HANDLER_OUTPUT_MAX, .file_max = BROKER_FILE_MAX },
+		          .output_max = BROKER_HANDLER_OUTPUT_MAX, .file_max = BROKER_FILE_MAX,
+		          .exec_profiles = c->cfg.exec_profiles, .exec_cache_root = c->cfg.exec_cache_root,
+		          .exec_output_max = c->cfg.exec_output_max },
 	};
 	int rc = broker_effect_run(&rq, &cs->eff, err);
 	if (rc == 0) {

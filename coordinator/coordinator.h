@@ -35,6 +35,7 @@
 #include "supervisor/supervisor.h"
 
 struct world_store;
+struct exec_profiles;
 struct coordinator;
 
 /* A call the capsule's seccomp filter stopped (docs/security.md, "Where
@@ -62,6 +63,12 @@ struct coord_config {
 	const char *tool_ailang_bin;    /* tool interpreter (archived + pinned at coord_new); NULL = none */
 	const char *examples_dir;       /* Ailang.Discover examples; NULL = none */
 	const char *written_by;         /* log entries' writtenBy, e.g. "worldd/0.1.0" */
+	/* Workspace.Exec (broker/exec.h): the loaded profiles (NULL = none; the
+	 * caller keeps them alive), the exec caches' root (NULL = the default)
+	 * and --exec-max-output-bytes (0 = the default). */
+	const struct exec_profiles *exec_profiles;
+	const char *exec_cache_root;
+	unsigned long long exec_output_max;
 	/* Episode quotas (pure and effectful calls alike): calls committed, and
 	 * bytes their inputs, plans, outputs and effect results/records stored.
 	 * 0 = the default below; -1 = no limit. A call is refused (WX_QUOTA,
