@@ -34,3 +34,11 @@ bench_programs += bench/live_bench
 bench_scripts += bench/live_bench.sh
 EXTRA_DIST += bench/pg_live_bench.sh
 bench_scripts += bench/pg_live_bench.sh
+# the daemon's start-up scan beside the full scan (issue 39, item 3)
+noinst_PROGRAMS += bench/scan_bench
+bench_scan_bench_SOURCES = bench/scan_bench.c tests/store/seff.h tests/store/sbulk.h tests/store/sfix.h
+bench_scan_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_scan_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/scan_bench.sh
+bench_programs += bench/scan_bench
+bench_scripts += bench/scan_bench.sh
