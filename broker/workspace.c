@@ -293,6 +293,23 @@ int workspace_open_worktree(const struct broker_handler_ctx *ctx, int create, in
 			return werr(err, WX_IO, "workspace: worktree %s/%s is a symlink or not a directory", root, ep);
 		return werr(err, WX_IO, "workspace: open worktree %s/%s: %s", root, ep, strerror(e));
 	}
+	/* The worktree is kept 0700 (docs/security.md, "The tool-run worktree"):
+	 * one the operator made with group or other bits (mkdir under umask 022
+	 * gives 0755) is tightened through this very fd on first use; one this
+	 * process may not chmod (another owner, not root) is a breakage naming
+	 * it, never served as it is. */
+	struct stat st;
+	if (fstat(wt, &st) < 0) {
+		e = errno;
+		close(wt);
+		return werr(err, WX_IO, "workspace: stat worktree %s/%s: %s", root, ep, strerror(e));
+	}
+	if ((st.st_mode & 07077) && fchmod(wt, st.st_mode & 0700) < 0) {
+		e = errno;
+		close(wt);
+		return werr(err, WX_IO, "workspace: worktree %s/%s is mode %04o and cannot be made 0700: %s", root, ep,
+		            (unsigned)(st.st_mode & 07777), strerror(e));
+	}
 	*fd = wt;
 	return 0;
 }

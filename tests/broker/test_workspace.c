@@ -173,6 +173,41 @@ static int exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+/* ---- a worktree the operator made ---- */
+
+/* docs/operations.md "First start" has the operator make WS/EPISODE; a plain
+ * mkdir under umask 022 gives 0755. The first handler that opens it makes
+ * it 0700 (docs/security.md); the control is the mode before. */
+static void test_operator_worktree(void)
+{
+	struct broker_handler_ctx keep = ctx;
+	char opwt[4096];
+	snprintf(opwt, sizeof opwt, "%s/opmade", root);
+	if (mkdir(opwt, 0755) < 0 || chmod(opwt, 02755) < 0) bail("mkdir %s: %s", opwt, strerror(errno));
+	put(P(opwt, "f.txt"), INSIDE);
+	struct stat st;
+	ok(stat(opwt, &st) == 0 && (st.st_mode & 07777) == 02755,
+	   "control: the operator's worktree is 2755 (group and others may read it)");
+	ctx.episode = "opmade";
+	json_t *o = rd("f.txt");
+	is_str(content_of(o), INSIDE, "a read of the operator's worktree is served");
+	json_decref(o);
+	ok(stat(opwt, &st) == 0 && (st.st_mode & 07777) == 0700, "... and the worktree is 0700 now (mode %04o)",
+	   (unsigned)(st.st_mode & 07777));
+	if (chmod(opwt, 0750) < 0) bail("chmod %s", opwt);
+	o = wr("g.txt", "x");
+	ok(o && json_is_true(json_object_get(o, "ok")) && stat(opwt, &st) == 0 && (st.st_mode & 07777) == 0700,
+	   "a write to a 0750 worktree: written, the worktree 0700");
+	json_decref(o);
+	if (chmod(opwt, 0500) < 0) bail("chmod %s", opwt);
+	o = rd("f.txt");
+	ok(content_of(o) && stat(opwt, &st) == 0 && (st.st_mode & 07777) == 0500,
+	   "a 0500 worktree (no group or other bits) is left as the operator made it");
+	json_decref(o);
+	if (chmod(opwt, 0700) < 0) bail("chmod %s", opwt);
+	ctx = keep;
+}
+
 /* ---- basic operations ---- */
 
 static void test_basic(void)
@@ -1096,6 +1131,10 @@ static void test_unprivileged(void)
 	char uwt[1200];
 	snprintf(uwt, sizeof uwt, "%s/ep2", uroot);
 	if (mkdir(uwt, 0700) < 0 || chown(uwt, 65534, 65534) < 0) bail("mkdir %s", uwt);
+	char rwt[1200];
+	snprintf(rwt, sizeof rwt, "%s/rootwt", uroot);
+	if (mkdir(rwt, 0755) < 0 || chmod(rwt, 0755) < 0) bail("mkdir %s", rwt);
+	put(P(rwt, "f.txt"), INSIDE);
 	int fd = open(P(uwt, "rootonly"), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, "root\n", 5) != 5 || close(fd) < 0) bail("rootonly");
 	ok(slurp_is(P(uwt, "rootonly"), "root\n"), "control: root reads the root-only file inside the 65534 worktree");
@@ -1166,6 +1205,16 @@ static void test_unprivileged(void)
 		child_check(o, !r && err.code == WX_IO && !exists("/root/x"),
 		            "unprivileged: a worktree it may not open is a failure, nothing written");
 		json_decref(r);
+		/* A 0755 worktree of another owner: readable, but it cannot be
+		 * made 0700, so it is not served (docs/security.md). */
+		ctx.workspace_root = uroot;
+		ctx.episode = "rootwt";
+		child_check(o, slurp_is(P(uroot, "rootwt/f.txt"), INSIDE),
+		            "unprivileged control: root's 0755 worktree is readable by a plain open");
+		err = (struct world_err){ 0, "" };
+		r = call(workspace_read, json_pack("{s:s,s:s}", "op", "read", "path", "f.txt"), &err);
+		child_check(o, !r && err.code == WX_IO && strstr(err.msg, "is mode 0755 and cannot be made 0700"),
+		            "unprivileged: a 0755 worktree it cannot make 0700 is a failure naming it, not served");
 		ctx = keep;
 		_exit(0);
 	}
@@ -1220,6 +1269,7 @@ int main(void)
 		                           .output_max = BROKER_HANDLER_OUTPUT_MAX, .file_max = BROKER_FILE_MAX };
 	passwd = slurp("/etc/passwd");
 	test_basic();
+	test_operator_worktree();
 	test_paths();
 	test_layouts();
 	test_tool_configs();
