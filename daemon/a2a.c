@@ -230,7 +230,9 @@ static json_t *args_of(const json_t *message, const char **why)
 	}
 	const json_t *text = json_object_get(p, "text");
 	if (json_is_string(text)) {
-		json_t *v = json_loads(json_string_value(text), JSON_REJECT_DUPLICATES, NULL);
+		/* by its length: the text may hold U+0000 (drpc_nul lets it through) */
+		json_t *v = json_loadb(json_string_value(text), json_string_length(text),
+		                       JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 		if (json_is_object(v)) return v;
 		json_decref(v);
 		*why = "this text part is not a JSON object: a skill takes its arguments as one JSON object, as the text "
@@ -463,7 +465,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		const char *c1 = strchr(res.invocation_id, ':');
 		const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		snprintf(tid, sizeof tid, "%s", c2 ? c2 + 1 : (task ? task : ""));
-		t.output = json_loadb(res.output, res.output_len, 0, NULL);
+		t.output = json_loadb(res.output, res.output_len, JSON_ALLOW_NUL, NULL);
 		snprintf(t.invocation_id, sizeof t.invocation_id, "%s", res.invocation_id);
 		snprintf(t.world_ref, sizeof t.world_ref, "%s", res.world_ref);
 		t.entry_index = res.entry_index;
@@ -508,7 +510,7 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 	}
 	if (rc < 0 || strcmp(jr.status, "committed") != 0) return rc < 0 && err->code != WX_NOT_FOUND ? -1 : 1;
 	int ok = world_object_get(st, jr.outcome_ref, &rec, err) == 0 &&
-	         (r = json_loadb((const char *)rec.payload, rec.len, 0, NULL)) != NULL &&
+	         (r = json_loadb((const char *)rec.payload, rec.len, JSON_ALLOW_NUL, NULL)) != NULL &&
 	         json_is_string(json_object_get(r, "output")) &&
 	         world_object_get(st, json_string_value(json_object_get(r, "output")), &out, err) == 0 &&
 	         world_log_find_record(st, jr.outcome_ref, &t->entry_index, err) == 0;
@@ -521,13 +523,13 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 		json_decref(w);
 		ok = wb && world_hash_ref(wb, strlen(wb), t->world_ref, err) == 0;
 		free(wb);
-		t->output = ok ? json_loadb((const char *)out.payload, out.len, 0, NULL) : NULL;
+		t->output = ok ? json_loadb((const char *)out.payload, out.len, JSON_ALLOW_NUL, NULL) : NULL;
 		ok = json_is_object(t->output);
 	} else ok = 0;
 	/* the caller's arguments, for the task's history */
 	const char *iref = json_string_value(json_object_get(r, "input"));
 	if (ok && iref && world_object_get(st, iref, &in, err) == 0) {
-		t->input = json_loadb((const char *)in.payload, in.len, 0, NULL);
+		t->input = json_loadb((const char *)in.payload, in.len, JSON_ALLOW_NUL, NULL);
 		world_object_free(&in);
 	}
 	if (ok) {
@@ -780,7 +782,7 @@ static int list_one(struct dreq *rq, struct coord_session *s, struct world_store
 	int got = world_object_get(st, le.transition_ref, &rec, err);
 	world_log_entry_free(&le);
 	if (got < 0) return -1;
-	json_t *r = json_loadb((const char *)rec.payload, rec.len, 0, NULL);
+	json_t *r = json_loadb((const char *)rec.payload, rec.len, JSON_ALLOW_NUL, NULL);
 	world_object_free(&rec);
 	const char *inv = json_string_value(json_object_get(r, "invocationId"));
 	int rc = 0;
@@ -913,7 +915,11 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	json_error_t je;
-	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	json_t *msg = json_loadb(rq->body, rq->body_len, DRPC_PARSE_FLAGS, &je);
+	/* U+0000 only as data: inside the message's parts (the arguments) */
+	static const char *const nul_data[] = { "/params/message/parts/#/data", "/params/message/parts/#/text", NULL };
+	char nul_at[400] = "";
+	int nul = msg && drpc_nul(msg, nul_data, 0, nul_at, sizeof nul_at);
 	json_t *out = NULL;
 	int stream = 0; /* SendStreamingMessage / message/stream: a result goes out as SSE events */
 	struct a2a_stream as = { 0 };
@@ -924,6 +930,13 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		out = drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32009,
 		                 "unsupported A2A-Version \"%.32s\" (this agent speaks 1.0 and 0.3)", av);
 	} else if (!msg) out = drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position);
+	else if (nul) {
+		json_t *jid = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+		if (json_is_string(jid) && memchr(json_string_value(jid), 0, json_string_length(jid))) jid = NULL;
+		out = drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32600,
+		                 "invalid request: the string at %s holds U+0000 (a NUL character); World takes one only "
+		                 "as data, inside the message's parts (the arguments)", nul_at);
+	}
 	else if (!json_is_object(msg)) out = drpc_error(NULL, -32600, "invalid request: one JSON-RPC request object (no batches on /a2a/)");
 	else {
 		json_t *id = json_object_get(msg, "id");

@@ -532,6 +532,86 @@ int dlive_end(struct dlive *l, const char *body, size_t n)
 
 /* ---- JSON-RPC ---- */
 
+/* Does the pointer ptr (its segments) match pattern, "#" matching any
+ * array index, as a prefix of it? */
+static int nul_data_at(const char *ptr, const char *pattern)
+{
+	const char *p = ptr, *q = pattern;
+	while (*q) {
+		if (*p != '/' || *q != '/') return 0;
+		p++;
+		q++;
+		size_t pl = strcspn(p, "/"), ql = strcspn(q, "/");
+		if (!(ql == 1 && *q == '#' && pl > 0 && strspn(p, "0123456789") == pl) && (pl != ql || memcmp(p, q, pl)))
+			return 0;
+		p += pl;
+		q += ql;
+	}
+	return *p == '\0' || *p == '/';
+}
+
+static int nul_walk(const json_t *v, char *ptr, size_t len, size_t cap, const char *const *data, char *where,
+                    size_t n)
+{
+	for (const char *const *d = data; *d; d++)
+		if (nul_data_at(ptr, *d)) return 0;
+	if (json_is_string(v)) {
+		if (!memchr(json_string_value(v), 0, json_string_length(v))) return 0;
+		snprintf(where, n, "%s", len ? ptr : "(root)");
+		return 1;
+	}
+	if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) {
+			int w = snprintf(ptr + len, cap - len, "/%zu", i);
+			if (w < 0 || (size_t)w >= cap - len) w = (int)(cap - len - 1); /* kept, cut short */
+			if (nul_walk(x, ptr, len + (size_t)w, cap, data, where, n)) return 1;
+			ptr[len] = '\0';
+		}
+		return 0;
+	}
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach((json_t *)v, k, x) {
+			/* a key is a name: jansson refuses U+0000 in keys itself; "~"
+			 * and "/" escaped as RFC 6901 says, so no key spells a place */
+			size_t w = len;
+			if (w + 1 < cap) ptr[w++] = '/';
+			for (const char *c = k; *c && w + 2 < cap; c++) {
+				if (*c == '~' || *c == '/') {
+					ptr[w++] = '~';
+					ptr[w++] = *c == '~' ? '0' : '1';
+				} else ptr[w++] = *c;
+			}
+			ptr[w] = '\0';
+			if (nul_walk(x, ptr, w, cap, data, where, n)) return 1;
+			ptr[len] = '\0';
+		}
+	}
+	return 0;
+}
+
+int drpc_nul(const json_t *msg, const char *const *data, int batch, char *where, size_t n)
+{
+	char ptr[512] = "";
+	if (batch && json_is_array(msg)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(msg, i, x) {
+			if (nul_walk(x, ptr, 0, sizeof ptr, data, where, n)) {
+				char one[400];
+				snprintf(one, sizeof one, "%s", where);
+				snprintf(where, n, "/%zu%s", i, strcmp(one, "(root)") ? one : "");
+				return 1;
+			}
+		}
+		return 0;
+	}
+	return nul_walk(msg, ptr, 0, sizeof ptr, data, where, n);
+}
+
 json_t *drpc_error(json_t *id, int code, const char *fmt, ...)
 {
 	char msg[1200];

@@ -55,6 +55,17 @@ void dresp_error(struct dresp *r, const char *klass, const char *fmt, ...) __att
 /* A JSON-RPC 2.0 error object {"jsonrpc","id","error":{"code","message"}}
  * (id NULL = null), shared by the MCP and A2A projections. */
 json_t *drpc_error(json_t *id, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A JSON-RPC body is parsed with these flags: duplicate keys refused, any
+ * top-level value, and U+0000 ("\u0000") allowed in a string -- valid JSON,
+ * and canonical JSON keeps it (docs/store.md) -- so that a tool's arguments
+ * may carry it; drpc_nul then refuses it anywhere else. */
+#define DRPC_PARSE_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL)
+/* U+0000 is data, never a name: 0 when every string of msg holding one
+ * sits under one of the data places (JSON pointers in which "#" stands for
+ * any array index, e.g. "/params/arguments"; with batch, msg may be an array
+ * of such messages); else 1, with where = the JSON pointer of the first
+ * string (or key) holding one, for a refusal in the project's words. */
+int drpc_nul(const json_t *msg, const char *const *data, int batch, char *where, size_t n);
 /* A failure of this host (store I/O, integrity, out of memory): 500
  * Internal "internal store failure"; the cause goes to the log. An err of
  * WX_UNAVAILABLE answers 503 StoreUnavailable instead (below). */

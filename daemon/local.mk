@@ -19,8 +19,8 @@ EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.
 TESTS += tests/daemon/edge.sh
 EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py
 # The hostile interpreter behind the daemon (issue 23, item 3; test hooks).
-TESTS += tests/daemon/hostile.sh
-EXTRA_DIST += tests/daemon/hostile.sh
+TESTS += tests/daemon/hostile.sh tests/daemon/nul.sh
+EXTRA_DIST += tests/daemon/hostile.sh tests/daemon/nul.sh
 # The MCP tool name map is one-to-one (docs/design.md §7).
 check_PROGRAMS += tests/daemon/test_toolname
 TESTS += tests/daemon/test_toolname

@@ -447,7 +447,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	snprintf(m->rq->timing, sizeof m->rq->timing, " capsule_ms=%ld broker_ms=%ld commit_ms=%ld", res.capsule_ms,
 	         res.broker_ms, res.commit_ms);
 	json_error_t je;
-	json_t *out = json_loadb(res.output, res.output_len, 0, &je);
+	/* canonical JSON: a string may hold U+0000 (arguments echoed back) */
+	json_t *out = json_loadb(res.output, res.output_len, JSON_ALLOW_NUL, &je);
 	json_t *result = NULL;
 	if (!json_is_object(out)) {
 		dlog("error route=/mcp/ invocation_id=%s: committed output is not a JSON object", res.invocation_id);
@@ -822,9 +823,21 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	}
 	m.version = ver;
 	json_error_t je;
-	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	json_t *msg = json_loadb(rq->body, rq->body_len, DRPC_PARSE_FLAGS, &je);
 	if (!msg) {
 		dresp_json(r, 400, drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
+		goto out;
+	}
+	static const char *const nul_data[] = { "/params/arguments", NULL };
+	char nul_at[400];
+	if (drpc_nul(msg, nul_data, 1, nul_at, sizeof nul_at)) {
+		json_t *jid = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+		if (json_is_string(jid) && memchr(json_string_value(jid), 0, json_string_length(jid))) jid = NULL;
+		dresp_json(r, 400, drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32600,
+		                              "invalid request: the string at %s holds U+0000 (a NUL character); World "
+		                              "takes one only as data, inside a tool's arguments (params.arguments)",
+		                              nul_at));
+		json_decref(msg);
 		goto out;
 	}
 	if (json_is_array(msg)) {
