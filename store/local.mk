@@ -135,6 +135,9 @@ TESTS += tests/store/test_scan_start
 tests_store_test_scan_start_SOURCES = tests/store/test_scan_start.c tests/store/seff.h tests/store/sbulk.h tests/store/sfix.h
 tests_store_test_scan_start_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_scan_start_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+# and the daemon's own start-up line on that store
+TESTS += tests/store/scan_start.sh
+EXTRA_DIST += tests/store/scan_start.sh
 # Checkpoints off the commit path (store/checkpoint.c).
 check_PROGRAMS += tests/store/test_ckpt
 TESTS += tests/store/test_ckpt

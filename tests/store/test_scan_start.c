@@ -59,10 +59,9 @@ static void scan(struct world_store *st, int how, struct world_scan_result *r, c
 	if (rc < 0) bail("scan: %s", e.msg);
 }
 
-int main(void)
+/* The issue's store at DIR/world.db, open */
+static struct world_store *issue_store(const char *dir)
 {
-	char dir[] = "/tmp/world-test-scan-start.XXXXXX";
-	if (!mkdtemp(dir)) bail("mkdtemp");
 	char db[4096];
 	snprintf(db, sizeof db, "%s/world.db", dir);
 	struct world_store *st;
@@ -81,6 +80,20 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		if (seff_one(st, &b, 300, &e) < 0) bail("call: %s", e.msg);
 	if (world_store_commit(st, &e) < 0) bail("commit: %s", e.msg);
+	return st;
+}
+
+int main(int argc, char **argv)
+{
+	/* --make DIR: only the store, for tests/store/scan_start.sh (the daemon's own line) */
+	if (argc == 3 && strcmp(argv[1], "--make") == 0) {
+		world_store_close(issue_store(argv[2]));
+		return 0;
+	}
+	char dir[] = "/tmp/world-test-scan-start.XXXXXX";
+	if (!mkdtemp(dir)) bail("mkdtemp");
+	struct world_err e = { 0 };
+	struct world_store *st = issue_store(dir);
 	long long objects = count(st, "SELECT count(*) FROM objects");
 	long long sources = count(st, "SELECT count(*) FROM objects WHERE semantic_id = 'world/transition-source/v1'");
 	long long mb = count(st, "SELECT sum(length(payload)) FROM objects") >> 20;
