@@ -63,22 +63,8 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* Landlock ABI structures, carried here (Debian 12 headers stop at ABI 1). */
-struct world_ll_ruleset_attr {
-	uint64_t handled_access_fs;
-	uint64_t handled_access_net;
-	uint64_t scoped;
-};
-struct world_ll_path_beneath_attr {
-	uint64_t allowed_access;
-	int32_t parent_fd;
-} __attribute__((packed));
-#define WORLD_LL_RULE_PATH_BENEATH 1
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#define __NR_landlock_add_rule 445
-#define __NR_landlock_restrict_self 446
-#endif
+#include "capsule/capsule_int.h"
+#include "capsule/exec_capsule.h"
 
 #define SETUP_EXIT 125        /* exit status of a capsule whose setup failed */
 #define GO_FD 11              /* parent -> child sync pipe inside the child */
@@ -587,10 +573,10 @@ static long cg_event(struct cg_slot *s, bool mem)
 
 /* Take a group for one controller (ci: 0 memory, 1 pids) from the pool, or
  * make one. Without one the capsule runs with rlimits only (h->cg_note). */
-static void cg_take(struct capsule_handle *h, const struct capsule_profile *p, int ci)
+static void cg_take(struct capsule_handle *h, const struct capsule_limits *lim, int ci)
 {
 	bool mem = ci == 0;
-	uint64_t limit = mem ? p->limits.cg_memory : p->limits.cg_pids;
+	uint64_t limit = mem ? lim->cg_memory : lim->cg_pids;
 	enum capsule_cg_kind *kind = mem ? &h->cg_memory : &h->cg_pids;
 	char *dir = mem ? h->cg_memory_dir : h->cg_pids_dir;
 	*kind = CAPSULE_CG_NONE;
@@ -711,7 +697,7 @@ int capsule_prepare(const struct capsule_profile *p)
 	handle_init(&h);
 	int made = 0;
 	for (int ci = 0; ci < 2; ci++) {
-		cg_take(&h, p, ci);
+		cg_take(&h, &p->limits, ci);
 		int i = h.cg_slot[ci];
 		if (i < 0) continue;
 		/* new or just taken idle, and never attached to: idle again */
@@ -728,7 +714,7 @@ int capsule_cgroup_probe(const struct capsule_profile *p, char *why, size_t len)
 	handle_init(&h);
 	int missing = 0;
 	for (int ci = 0; ci < 2; ci++) {
-		cg_take(&h, p, ci);
+		cg_take(&h, &p->limits, ci);
 		int i = h.cg_slot[ci];
 		if (i < 0) {
 			missing |= 1 << ci;
@@ -1085,6 +1071,9 @@ struct child_plan {
 	ino_t wt_ino;
 	uid_t wt_uid;           /* the worktree's owner, mapped to the capsule user (as root) */
 	gid_t wt_gid;
+	struct exec_plan *ex;   /* an exec capsule's plan (exec_capsule.h), or NULL */
+	bool ex_script;         /* its command is a #! script: fd 10 crosses the exec */
+	struct capsule_limits lim; /* the limits applied (the spec's, else the profile's) */
 };
 
 /* Report "capsule setup: STEP: strerror" on the setup pipe and exit. */
@@ -1303,6 +1292,20 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	 * from the template mount namespace, a move over its root) */
 	if (!c->in_template) /* the template's one mount is private already */
 		CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make mounts private");
+	if (c->ex) {
+		/* The exec capsule's root: host system directories, read roots,
+		 * worktree, cache, /tmp, /dev, /proc (exec_capsule.c), then the
+		 * same pivot_root and read-only root as below. */
+		const char *step = "exec root";
+		if (exec_plan_mount(c->ex, c->mnt, c->opts_root, &step) < 0) child_fail(errfd, step, errno);
+		CHECK(syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
+		CHECK(umount2(".", MNT_DETACH) == 0, "detach old root");
+		CHECK(chdir("/") == 0, "chdir /");
+		CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		            NULL) == 0, "remount root read-only");
+		CHECK(exec_plan_loopback() == 0, "bring up loopback");
+		goto mounted;
+	}
 	int wt_tree = c->wt_tree;
 	if (c->has_worktree && wt_tree < 0) CHECK((wt_tree = open_worktree_tree(c)) >= 0, "open worktree");
 	CHECK(mount("capsule", c->mnt, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->opts_root) == 0,
@@ -1351,6 +1354,7 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(chdir("/") == 0, "chdir /");
 	CHECK(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 	            NULL) == 0, "remount root read-only");
+mounted:
 	if (p->namespaces & CLONE_NEWUTS)
 		CHECK(sethostname(p->hostname, strlen(p->hostname)) == 0, "sethostname");
 
@@ -1367,7 +1371,10 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(dup3(t_errp, ERR_FD, O_CLOEXEC) == ERR_FD, "dup setup pipe");
 	errfd = ERR_FD;
 	CHECK(dup3(t_go, GO_FD, O_CLOEXEC) == GO_FD, "dup sync pipe");
-	CHECK(dup3(t_interp, CAPSULE_INTERP_FD, O_CLOEXEC) == CAPSULE_INTERP_FD, "dup interpreter fd");
+	/* A #! command is run by its interpreter from /dev/fd/10: that fd
+	 * crosses the exec (and only then). */
+	CHECK(dup3(t_interp, CAPSULE_INTERP_FD, c->ex_script ? 0 : O_CLOEXEC) == CAPSULE_INTERP_FD,
+	      "dup interpreter fd");
 	int stdio_t[3] = { t_in, t_out, t_err };
 	for (int i = 0; i < 3; i++) {
 		if (stdio_t[i] >= 0) CHECK(dup2(stdio_t[i], i) == i, "dup stdio");
@@ -1384,7 +1391,9 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	 * `profile show` prints), RLIMIT_NOFILE after the listener's handover,
 	 * below */
 	struct capsule_rlimit rl[CAPSULE_NRLIMITS];
-	size_t nrl = capsule_profile_rlimits(p, rl);
+	struct capsule_profile with_lim = *p; /* this child's copy: the limits applied */
+	with_lim.limits = c->lim;
+	size_t nrl = capsule_profile_rlimits(&with_lim, rl);
 	for (size_t i = 0; i < nrl; i++) {
 		if (rl[i].resource == RLIMIT_NOFILE) continue;
 		struct rlimit r = { rl[i].soft, rl[i].hard };
@@ -1421,7 +1430,8 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 
 	c->ts[3] = now_ns();
 	/* 5. landlock, then seccomp (the listener goes to the parent) */
-	if (c->ll_abi > 0 && p->landlock) CHECK(landlock_apply(c) == 0, "landlock");
+	if (c->ll_abi > 0 && p->landlock)
+		CHECK((c->ex ? exec_plan_landlock(c->ex, c->ll_abi) : landlock_apply(c)) == 0, "landlock");
 	c->ts[4] = now_ns();
 	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &c->prog);
 	CHECK(lfd >= 0, "seccomp filter");
@@ -1460,12 +1470,13 @@ static void __attribute__((noreturn)) child_run(struct child_plan *c)
 	CHECK(read(GO_FD, &go, 1) == 1 && go == 'C', "wait for the cgroup placement");
 	CHECK(close(GO_FD) == 0, "close the sync channel");
 
-	/* 6. exec the pinned interpreter, or run the inside callback */
-	if (s->inside) {
+	/* 6. exec the pinned interpreter, or run the inside callback (an exec
+	 * capsule: its init) */
+	if (s->inside || c->ex) {
 		close(errfd);
 		c->ctx.kept_fds = c->kept;
 		c->ctx.nkept = s->nkeep;
-		int rc = s->inside(&c->ctx, s->inside_arg);
+		int rc = c->ex ? exec_plan_init(&c->ctx, c->ex) : s->inside(&c->ctx, s->inside_arg);
 		_exit(rc & 0xff);
 	}
 	if (!capsule_interp_sealed(CAPSULE_INTERP_FD)) child_fail(errfd, "the pinned interpreter is not sealed", EPERM);
@@ -1646,25 +1657,25 @@ static int idmap_helper(void *arg)
 	return 0;
 }
 
-static void worktree_idmap(struct child_plan *c, struct capsule_handle *h)
+int capsule_idmap_tree(int tree, uid_t uid, gid_t gid, unsigned host_id, char *note, size_t len)
 {
 	/* The helper runs on this array while we wait for it below; it is
 	 * killed and reaped before this frame goes. */
 	char idmap_stack[16384] __attribute__((aligned(16)));
 	pid_t pid = clone(idmap_helper, idmap_stack + sizeof idmap_stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD, NULL);
 	if (pid < 0) {
-		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (clone: %s)", strerror(errno));
-		return;
+		snprintf(note, len, "not idmapped (clone: %s)", strerror(errno));
+		return -1;
 	}
 	char path[64], map[64];
 	int fd = -1;
 	const char *step = "uid_map";
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)c->wt_uid, h->host_id);
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, host_id);
 	if (write_file(path, map) == 0) {
 		step = "gid_map";
 		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)c->wt_gid, h->host_id);
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, host_id);
 		if (write_file(path, map) == 0) {
 			step = "open the user namespace";
 			snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
@@ -1675,17 +1686,24 @@ static void worktree_idmap(struct child_plan *c, struct capsule_handle *h)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 	if (fd < 0) {
-		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (%s: %s)", step, strerror(e));
-		return;
+		snprintf(note, len, "not idmapped (%s: %s)", step, strerror(e));
+		return -1;
 	}
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)fd };
-	if (syscall(SYS_mount_setattr, c->wt_tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
-		snprintf(h->wt_note, sizeof h->wt_note, "not idmapped (mount_setattr: %s); others' permissions apply",
-		         strerror(errno));
-	else
-		snprintf(h->wt_note, sizeof h->wt_note, "idmapped: owner %u:%u reads as the capsule user",
-		         (unsigned)c->wt_uid, (unsigned)c->wt_gid);
+	int rc = 0;
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+		snprintf(note, len, "not idmapped (mount_setattr: %s); others' permissions apply", strerror(errno));
+		rc = -1;
+	} else {
+		snprintf(note, len, "idmapped: owner %u:%u reads as the capsule user", (unsigned)uid, (unsigned)gid);
+	}
 	close(fd);
+	return rc;
+}
+
+static void worktree_idmap(struct child_plan *c, struct capsule_handle *h)
+{
+	(void)capsule_idmap_tree(c->wt_tree, c->wt_uid, c->wt_gid, h->host_id, h->wt_note, sizeof h->wt_note);
 }
 
 /* The filter of a profile of the table is the program embedded at build
@@ -2177,6 +2195,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	if (spec->nkeep > CAPSULE_MAX_KEEP_FDS)
 		return werr(err, WX_USAGE, "capsule: at most %d kept fds", CAPSULE_MAX_KEEP_FDS);
 	if (spec->interp_fd < 0) return werr(err, WX_USAGE, "capsule: no pinned interpreter fd");
+	if (!spec->exec != !p->exec || (spec->exec && (spec->inside || spec->worktree || spec->nfiles || spec->nkeep != 1)))
+		return werr(err, WX_USAGE, "capsule: an exec capsule needs the exec profile, one kept fd and nothing staged");
 
 	/* Prepared here, per call: the child reads its copy, so concurrent
 	 * starts from several threads share nothing. On the heap, not in this
@@ -2187,6 +2207,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	if (!cp) return werr(err, WX_SETUP, "capsule setup: out of memory");
 	cp->spec = spec;
 	cp->p = p;
+	cp->lim = spec->limits ? *spec->limits : p->limits;
 	cp->root_mode = geteuid() == 0;
 	cp->mnt = pick_mount_point();
 	if (!cp->mnt) return free(cp), werr(err, WX_SETUP, "capsule setup: no /tmp or /mnt directory to mount the new root on");
@@ -2195,7 +2216,12 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	snprintf(cp->opts_cache, sizeof cp->opts_cache, "size=%llu,nr_inodes=4096,mode=0700",
 	         (unsigned long long)p->limits.cache_size);
 	size_t ac = 0;
-	if (spec->argv) {
+	if (spec->exec) {
+		cp->ex = exec_plan_new(p, spec->exec, spec->interp_fd, cp->root_mode, &cp->ex_script, err);
+		if (!cp->ex) return free(cp), -1;
+		cp->ctx.profile = p;
+		cp->ctx.interp_fd = CAPSULE_INTERP_FD;
+	} else if (spec->argv) {
 		for (; spec->argv[ac] && ac < 63; ac++) cp->argv[ac] = spec->argv[ac];
 	} else {
 		if (!p->argv) return free(cp), werr(err, WX_USAGE, "capsule: profile %s needs a caller-given argv", p->name);
@@ -2215,7 +2241,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 
 	const unsigned char *bpf = NULL;
 	size_t bpf_len = 0;
-	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return free(cp), werr_prefix(err, "capsule setup");
+	if (bpf_for(p, &bpf, &bpf_len, err) < 0) return exec_plan_free(cp->ex), free(cp), werr_prefix(err, "capsule setup");
 	cp->prog.len = (unsigned short)(bpf_len / sizeof(struct sock_filter));
 	cp->prog.filter = (struct sock_filter *)bpf;
 	/* Held until setup is done: the child requires this very directory. */
@@ -2225,8 +2251,8 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		return -1;
 	}
 
-	cg_take(h, p, 0);
-	cg_take(h, p, 1);
+	cg_take(h, &cp->lim, 0);
+	cg_take(h, &cp->lim, 1);
 
 	int go[2] = { -1, -1 }, ep[2] = { -1, -1 }, cgfd = -1;
 	/* go: parent -> child ('G' id maps written, 'C' cgroups attached);
@@ -2262,7 +2288,9 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	 * thread enters it just for the clone) instead of creating one. */
 	int own_net = -1;
 	pthread_rwlock_rdlock(&shared_net_rw);
-	if (cp->root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0) {
+	/* Never an exec capsule: its loopback is up, and a shared one would
+	 * join two runs' loopbacks. */
+	if (cp->root_mode && (p->namespaces & CLONE_NEWNET) && shared_net_fd >= 0 && !cp->ex) {
 		own_net = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (own_net >= 0 && setns(shared_net_fd, CLONE_NEWNET) == 0) {
 			ca.flags &= ~(uint64_t)CLONE_NEWNET;
@@ -2275,7 +2303,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	/* As root, the capsule's mount namespace is a copy of the template's
 	 * one mount when this thread may enter it (see tmpl_enter). */
 	struct tmpl_stay stay;
-	if (cp->root_mode && !p->devices && !spec->worktree && tmpl_enter(&stay)) {
+	if (cp->root_mode && !p->devices && !spec->worktree && !cp->ex && tmpl_enter(&stay)) {
 		cp->in_template = true;
 		cp->mnt = "/r";
 		h->mount_template = true;
@@ -2332,6 +2360,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	if (write_id_maps(h->pid, cp->root_mode, h->host_id, err) < 0) goto fail_child;
 	/* Before 'G': the child attaches the worktree only after it. */
 	if (cp->has_worktree && cp->wt_tree >= 0) worktree_idmap(cp, h);
+	if (cp->ex && cp->root_mode) exec_plan_idmap(cp->ex, h->host_id, h->wt_note, sizeof h->wt_note);
 	/* The go channel is a socket written with MSG_NOSIGNAL: if the child
 	 * already failed (it exits right after reporting), sending gives EPIPE
 	 * rather than killing the caller, and its report is read below. */
@@ -2427,6 +2456,7 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 	uint64_t t_now = now_ns();
 	h->timing.ns[CAPSULE_T_HANDOVER] = t_now > ct[5] ? t_now - ct[5] : 0;
 	close_fd(&wt_fd);
+	exec_plan_free(cp->ex);
 	free(cp);
 	return 0;
 
@@ -2450,6 +2480,7 @@ fail:
 	cg_put(h, 1);
 	h->mntns_req = -1;
 	close_fd(&wt_fd);
+	exec_plan_free(cp->ex);
 	free(cp);
 	h->pid = -1;
 	return -1;

@@ -43,6 +43,8 @@
 
 #include "capsule/pin.h"
 
+struct capsule_exec;
+
 /* ---- starting a capsule ------------------------------------------------- */
 
 struct capsule_file {
@@ -111,6 +113,15 @@ struct capsule_spec {
 	 * wt_note says whether it was); unprivileged the capsule user is the
 	 * caller itself. */
 	const char *worktree;
+	/* The exec capsule (capsule/exec_capsule.h; profile "exec" only): its
+	 * root, worktree, cache and init replace the staged tmpfs root and the
+	 * direct exec; interp_fd is then the command's binary (any file the
+	 * caller opened, executed by fd), inside must be NULL and keep_fds one
+	 * fd, the init's status channel. NULL for interpreter runs. */
+	const struct capsule_exec *exec;
+	/* Limits replacing the profile's (cgroup memory and pids, rlimits),
+	 * or NULL. */
+	const struct capsule_limits *limits;
 };
 
 enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2 };

@@ -2,7 +2,8 @@
 # the setup sequence, profiles as data, the denial report, one-run helper.
 libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
 	capsule/profile_diff.c capsule/profile_diff.h \
-	capsule/run.c capsule/run.h
+	capsule/run.c capsule/run.h \
+	capsule/exec_capsule.c capsule/exec_capsule.h capsule/capsule_int.h
 
 # Static test programs run as the "interpreter" inside capsules.
 check_PROGRAMS += tests/capsule/fixture

@@ -48,6 +48,8 @@ enum capsule_sc_kind {
 	SC_ALLOW_PRCTL,    /* prctl: only the listed read-only options and PR_SET_NAME */
 	SC_ERRNO,          /* answered with errno (no report), e.g. clone3 -> ENOSYS */
 	SC_ALLOW_SETUP_SEND, /* sendmsg: only on CAPSULE_SETUP_FD (hands the listener over) */
+	SC_ALLOW_SOCKET,   /* socket, socketpair: only AF_UNIX, AF_INET, AF_INET6 (arg0, exact);
+	                    * AF_NETLINK answered EAFNOSUPPORT (glibc's address probes); others reported */
 };
 
 struct capsule_syscall {
@@ -101,6 +103,23 @@ struct capsule_profile {
 	const unsigned long *ioctl_cmds;        /* allowed ioctl commands, 0-terminated */
 	const int *prctl_options;               /* allowed prctl options, -1-terminated */
 	int landlock;                           /* apply the landlock policy below when the kernel has it */
+	/* The exec capsule (capsule/exec_capsule.h): a root of host system
+	 * directories, a writable worktree and cache, execve allowed. NULL for
+	 * the interpreter profiles. */
+	const struct capsule_exec_layout *exec;
+};
+
+/* The fixed part of an exec capsule's root (profile "exec"); the caller's
+ * worktree, cache, protected names and read roots are added per run. */
+struct capsule_exec_layout {
+	const char *const *system;     /* host paths bound read-only at their own path (a symlink is
+	                                * copied as a symlink; an absent one is skipped) */
+	const char *const *etc_masked; /* under /etc: each hidden (a file: /dev/null bound over it; a
+	                                * directory: an empty read-only tmpfs), when present */
+	const char *const *devices;    /* host device nodes bound at their path in a fresh /dev tmpfs */
+	uint64_t tmp_size;             /* the private /tmp tmpfs (bytes, charged to the memory group) */
+	uint64_t ll_system, ll_write, ll_proc, ll_dev; /* landlock rights (system dirs and read roots;
+	                                * /work, /cache, /tmp; /proc; each device) */
 };
 
 /* Landlock policy (carried constants: Debian 12's headers define only ABI
@@ -164,7 +183,7 @@ struct capsule_ll_rule {
 	uint64_t access;
 	int dir;           /* a directory; else a file, which carries only file rights */
 };
-#define CAPSULE_LL_MAX_RULES 8
+#define CAPSULE_LL_MAX_RULES 24
 size_t capsule_landlock_rules(const struct capsule_profile *p, int with_worktree,
                               struct capsule_ll_rule out[CAPSULE_LL_MAX_RULES]);
 /* The rights rule r really grants under landlock ABI abi. */

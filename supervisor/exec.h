@@ -82,8 +82,15 @@ struct sup_exec_result {
 	char profile_name[32]; /* the capsule profile's name: "exec" */
 	char profile_digest[72]; /* "sha256:..." of its settings (worldd profile show exec) */
 	char layers[512];      /* confinement applied, as the capsule reports it */
+	/* Added by the mechanism (issue 40): */
+	char denied[96];       /* "" or the call the seccomp filter refused, e.g. "ptrace": the tree was
+	                        * killed at it (exit_code 137) */
+	char protected_created[256]; /* protected names absent before the run that exist after it
+	                        * ("," separated; an absent name cannot be bound read-only: docs/exec.md) */
 };
 void sup_exec_result_free(struct sup_exec_result *r);
+/* "sha256:..." of the exec capsule profile's settings (res->profile_digest). */
+const char *sup_exec_profile_digest(void);
 
 /* One command. Returns 0 when it ran and ended (normally, by a signal, or
  * killed at a limit or the deadline: see res), -1 with err when it could

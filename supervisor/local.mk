@@ -5,7 +5,8 @@ libworld_a_SOURCES += supervisor/frame.c supervisor/frame.h \
 	supervisor/agent.c supervisor/agent.h \
 	supervisor/spawner.c supervisor/spawner.h \
 	supervisor/supervisor.c supervisor/supervisor.h \
-	supervisor/testbroker.c supervisor/testbroker.h
+	supervisor/testbroker.c supervisor/testbroker.h \
+	supervisor/exec.c supervisor/exec.h
 
 # Tests. The stub interpreter is static like ailang-lite (capsule roots hold
 # no libc) and unsanitized (it runs inside capsules).
@@ -69,3 +70,11 @@ tests_supervisor_test_cancel_SOURCES = tests/supervisor/test_cancel.c tests/supe
 tests_supervisor_test_cancel_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_test_cancel_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/test_cancel
+# The exec capsule (issue 40): exec_run drives one sup_run_exec, exec.sh the
+# toolchain runs and the attempts, as root and as an unprivileged user.
+check_PROGRAMS += tests/supervisor/exec_run
+tests_supervisor_exec_run_SOURCES = tests/supervisor/exec_run.c
+tests_supervisor_exec_run_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_supervisor_exec_run_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/supervisor/exec.sh
+EXTRA_DIST += tests/supervisor/exec.sh
