@@ -14,7 +14,7 @@ trap 'rm -rf "$T"' EXIT
 ws=$T/ws
 mkdir -p "$ws/ep1"
 grants=(Workspace.Read=worktree:100 Workspace.Write=worktree:100 Ailang.Check=worktree:100
-        Ailang.Run=worktree:100 Ailang.Discover=worktree:100 Ailang.CLI=worktree:100)
+        Ailang.Run=worktree:100 Ailang.Discover=worktree:100 Ailang.CLI=worktree:100 Workspace.Exec=worktree:100)
 DB=$T/world.db
 # The store is made the product's way: epoch bootstrap, both packages
 # published with world-publish, a session minted with worldd session mint;
@@ -134,6 +134,22 @@ like "$err" 'input schema: /mode: additional property not allowed' "... naming t
 nok $? "... nothing committed (no entry $((entries + 1)))"
 "$WORLDD" log get --store "$DB" "$entries" > /dev/null 2>&1
 ok $? "control: entry $entries is there"
+
+# ---- workspace-exec: no exec profile is given to worldd call, so the
+# handler refuses after the plan (one effect, committed); the plan's own
+# refusal has no effect; the input schema refuses before execution ----
+call workspace-exec '{"command":"test","args":["-v"]}'
+is "$rc:$(jget ok)" "0:false" "workspace-exec without an exec profile: exit 0, ok false (a committed refusal)"
+like "$(jget refused)" 'exec-profile' "... the handler names the flag that gives one"
+is "$(jget world effects 0 status)" ok "... after one Workspace.Exec effect"
+committed workspace-exec
+call workspace-exec '{"command":"Test","args":[]}'
+is "$rc:$(jget ok):$(jget world effects)" "0:false:[]" "workspace-exec of a command that is not an id: refused by the plan, no effect"
+like "$(jget refused)" '^command "Test" refused: a command id must match' "... the plan says why"
+committed workspace-exec
+call workspace-exec '{"command":"test","cwd":"/"}'
+is "$rc" 21 "workspace-exec with a cwd argument: refused before execution (exit 21)"
+like "$err" 'input schema: /cwd: additional property not allowed' "... naming the key"
 
 # ---- Ailang.* tools ----
 call ailang-check '{"path":"src/good.ail"}'
