@@ -1,5 +1,6 @@
 /* broker/exec.c: the Workspace.Exec handler (broker/exec.h, docs/exec.md). */
 #include "broker/exec.h"
+#include "broker/exec_probe.h"
 #include "broker/workspace.h"
 #include "store/canon.h"
 #include "supervisor/exec.h"
@@ -14,12 +15,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* The capsule (supervisor/exec.c, issue 40 item 3) is written beside this
- * handler; until it is linked in, a weak reference: no capsule is a failed
- * effect (and a failed start-up probe), never an unconfined run. */
-#pragma weak sup_run_exec
-#pragma weak sup_exec_result_free
 
 /* ---- the environment ---- */
 
@@ -164,6 +159,11 @@ static int rm_tree_at(int dfd, const char *name, int depth)
 		return unlinkat(dfd, name, AT_REMOVEDIR);
 	}
 	return unlinkat(dfd, name, 0);
+}
+
+void exec_rm_tree(const char *path)
+{
+	rm_tree_at(AT_FDCWD, path, 0);
 }
 
 int exec_cache_prepare(const char *cache_root, const char *episode, const struct exec_profile *p, char *out,
@@ -405,16 +405,19 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 	};
 	struct sup_exec_result res;
 	memset(&res, 0, sizeof res);
-	if (!sup_run_exec || !sup_exec_result_free) {
+	/* the capsule (supervisor/exec.h); none linked: a failed effect, never a run */
+	exec_runner_fn run = exec_runner();
+	if (!run) {
 		werr(err, WX_SETUP, "exec %s %s: this worldd has no exec capsule (supervisor/exec.c): not run", p->project, c->id);
 		goto out;
 	}
-	if (sup_run_exec(&rq, &res, err) < 0) {
+	if (run(&rq, &res, err) < 0) {
 		werr_prefix(err, "exec %s %s", p->project, c->id);
 		goto out;
 	}
 	*output = result_json(p, c, argv, argc, &res);
-	sup_exec_result_free(&res);
+	free(res.out.text);
+	free(res.err.text);
 	if (!*output) {
 		werr(err, WX_FAIL, "exec result: out of memory");
 		goto out;

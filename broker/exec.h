@@ -37,6 +37,10 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 int exec_cache_prepare(const char *cache_root, const char *episode, const struct exec_profile *p, char *out,
                        size_t outlen, struct world_err *err);
 
+/* Remove a directory tree the exec code made (the probe's scratch), never
+ * following a symlink; best effort. */
+void exec_rm_tree(const char *path);
+
 /* The child's environment for p (NULL-terminated, exec_argv_free): HOME,
  * TMPDIR, PATH, LANG, LC_ALL, CI, PYTHONPYCACHEPREFIX, npm_config_cache,
  * the caches' variables, then the profile's env. */

@@ -21,7 +21,7 @@ tests_broker_test_ailang_tools_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_broker_test_ailang_tools_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 
 # Workspace.Exec: the operator's exec profiles and the args grammar (docs/exec.md).
-libworld_a_SOURCES += broker/exec_profile.c broker/exec_profile.h broker/exec.c broker/exec.h
+libworld_a_SOURCES += broker/exec_profile.c broker/exec_profile.h broker/exec.c broker/exec.h broker/exec_probe.c broker/exec_probe.h
 check_PROGRAMS += tests/broker/test_exec_profile
 TESTS += tests/broker/test_exec_profile
 tests_broker_test_exec_profile_SOURCES = tests/broker/test_exec_profile.c

@@ -21,6 +21,9 @@ static int serve_run(int argc, char **argv)
 	cfg.store_password_file = worldd_store_password_file();
 	const char *origins[16];
 	cfg.allow_origins = origins;
+	const char *exec_profiles[64], *exec_maps[256];
+	cfg.exec_profiles = exec_profiles;
+	cfg.exec_episode_projects = exec_maps;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--open-reads") == 0) { cfg.open_reads = 1; continue; }
@@ -59,6 +62,25 @@ static int serve_run(int argc, char **argv)
 			if (*num) return worldd_usage(verb, "flag %s given twice", name);
 			*num = n;
 			continue;
+		} else if (strcmp(name, "--exec-profile") == 0) {
+			if (cfg.n_exec_profiles == sizeof exec_profiles / sizeof exec_profiles[0])
+				return worldd_usage(verb, "--exec-profile given more than %zu times", sizeof exec_profiles / sizeof exec_profiles[0]);
+			exec_profiles[cfg.n_exec_profiles++] = v;
+			continue;
+		} else if (strcmp(name, "--exec-episode-project") == 0) {
+			if (cfg.n_exec_episode_projects == sizeof exec_maps / sizeof exec_maps[0])
+				return worldd_usage(verb, "--exec-episode-project given more than %zu times", sizeof exec_maps / sizeof exec_maps[0]);
+			exec_maps[cfg.n_exec_episode_projects++] = v;
+			continue;
+		} else if (strcmp(name, "--exec-max-output-bytes") == 0) {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(v, &end, 10);
+			if (!*v || *v == '-' || *end || errno || n < 65536 || n > (1ULL << 40))
+				return worldd_usage(verb, "--exec-max-output-bytes needs a number 65536-1099511627776, got '%s'", v);
+			if (cfg.exec_output_max) return worldd_usage(verb, "flag %s given twice", name);
+			cfg.exec_output_max = n;
+			continue;
 		} else if (strcmp(name, "--allow-origin") == 0) {
 			if (cfg.n_allow_origins == sizeof origins / sizeof origins[0])
 				return worldd_usage(verb, "--allow-origin given more than %zu times", sizeof origins / sizeof origins[0]);
@@ -87,6 +109,10 @@ static int serve_run(int argc, char **argv)
 	if (!cfg.ailang_bin) cfg.ailang_bin = cli_default_ailang_bin();
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
+	if (cfg.n_exec_profiles && !cfg.workspace_root) return worldd_usage(verb, "--exec-profile needs --workspace-root");
+	if ((cfg.n_exec_episode_projects || cfg.exec_output_max) && !cfg.n_exec_profiles)
+		return worldd_usage(verb, "%s needs --exec-profile",
+		                    cfg.n_exec_episode_projects ? "--exec-episode-project" : "--exec-max-output-bytes");
 	unsigned capacity = cfg.capacity ? cfg.capacity : DAEMON_DEFAULT_CAPACITY;
 	if (cfg.session_share > capacity)
 		return worldd_usage(verb, "--session-share %u is over the capacity (%u call workers)", cfg.session_share,
@@ -101,7 +127,9 @@ const struct worldd_verb daemon_verbs[] = {
 	  "usage: worldd serve --store DB [--ailang-bin BIN] [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
 	  "                    [--capacity N] [--session-share N] [--open-reads] [--require-cgroups]\n"
-	  "                    [--episode-calls N] [--episode-bytes N]\n\n"
+	  "                    [--episode-calls N] [--episode-bytes N]\n"
+	  "                    [--exec-profile FILE ... [--exec-episode-project EP=PROJECT ...]\n"
+	  "                     [--exec-max-output-bytes N]]\n\n"
 	  "Start-up: opens DB as a writer (other daemons may share it), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a store without one; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
@@ -145,11 +173,28 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           (default 20); then the connection is closed\n"
 	  "  --body-deadline S        seconds a request's whole body may take (default 60)\n"
 	  "  --per-ip-connections N   connections one client address may hold at once (default 128 of\n"
-	  "                           256; -1 = no limit); 16 reserve slots beyond 256 answer health only\n\n"
+	  "                           256; -1 = no limit); 16 reserve slots beyond 256 answer health only\n"
+	  "  --exec-profile FILE      a world/exec-profile/v1 project profile for Workspace.Exec (the\n"
+	  "                           workspace-exec tool; docs/exec.md); repeatable, one per project;\n"
+	  "                           needs --workspace-root. Read once and checked at start: a refusal is\n"
+	  "                           one line naming FILE and the field (JSON pointer), exit 3 (4: no\n"
+	  "                           FILE). Then its capsule is probed (writes outside, decoys, a live\n"
+	  "                           loopback listener, the toolchain): a failed arm is one start-up line\n"
+	  "                           `exec profile P: not offered: arm A: ...` and every exec call of P\n"
+	  "                           is refused naming it. Without any, an exec call is refused naming\n"
+	  "                           this flag\n"
+	  "  --exec-episode-project EP=PROJECT\n"
+	  "                           the profile episode EP's exec calls use (repeatable); an episode\n"
+	  "                           without one gets the only profile, or with several a refusal\n"
+	  "  --exec-max-output-bytes N  stdout + stderr bytes one exec command may write before its\n"
+	  "                           process tree is killed, recorded limit \"output\" (default 67108864\n"
+	  "                           = 64 MiB, 65536-1099511627776)\n\n"
 	  "exit codes:\n"
 	  "  0  stopped cleanly by SIGTERM / SIGINT\n"
-	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root)\n"
-	  "  4  no store at DB (nothing created)\n"
+	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root,\n"
+	  "     two profiles of one project, an --exec-episode-project naming no loaded project)\n"
+	  "  3  an --exec-profile refused (one line: the file and the field)\n"
+	  "  4  no store at DB (nothing created), or no --exec-profile FILE\n"
 	  "  5  another writer's transaction outlasted the busy timeout (5 s) at start-up\n"
 	  "  6  DB is not a store of a known schema version\n"
 	  "  8  DB is bound to another interpreter release\n"

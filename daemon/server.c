@@ -7,6 +7,8 @@
 #include "daemon/http.h"
 #include "daemon/route.h"
 #include "broker/effect.h"
+#include "broker/exec_probe.h"
+#include "broker/exec_profile.h"
 #include "coordinator/registry.h"
 #include "store/open_opts.h"
 #include "store/pause.h"
@@ -16,6 +18,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
@@ -1035,6 +1039,47 @@ static int report_indeterminate(void *ctx, long long id, const char *kind, const
  * (Workspace.*, Ailang.Check/Run/CLI) fail ("no workspace root"), each
  * charged to its session: refuse to serve a store with such transitions
  * published. 0, or -1 with err naming one. */
+/* The exec profiles (--exec-profile; broker/exec_profile.h): loaded, mapped
+ * and probed at start-up, before anything is written; kept for the life of
+ * the daemon (the coordinator's handler context points at them). */
+static struct exec_profiles exec_set;
+
+static int exec_start(const struct daemon_config *cfg, struct world_err *err)
+{
+	if (!cfg->n_exec_profiles) return 0;
+	/* the store's folder, when the store is a file */
+	char store_dir[PATH_MAX] = "";
+	if (!strstr(cfg->store_path, "://")) {
+		char rp[PATH_MAX];
+		if (!realpath(cfg->store_path, rp)) return werr(err, WX_IO, "exec profiles: realpath %s: %s", cfg->store_path, strerror(errno));
+		snprintf(store_dir, sizeof store_dir, "%s", dirname(rp));
+	}
+	const char *home = getenv("HOME");
+	struct exec_profile_env pe = { .workspace_root = cfg->workspace_root, .store_dir = store_dir[0] ? store_dir : NULL,
+		                       .home = home && home[0] == '/' ? home : NULL, .homes_dir = "/home" };
+	for (size_t i = 0; i < cfg->n_exec_profiles; i++) {
+		struct exec_profile *p;
+		if (exec_profile_load(cfg->exec_profiles[i], &pe, &p, err) < 0) return -1;
+		if (exec_profiles_add(&exec_set, p, err) < 0) {
+			exec_profile_free(p);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < cfg->n_exec_episode_projects; i++)
+		if (exec_profiles_map(&exec_set, cfg->exec_episode_projects[i], err) < 0) return -1;
+	struct exec_probe_env xe = { .workspace_root = cfg->workspace_root, .store_dir = pe.store_dir, .home = pe.home };
+	for (size_t i = 0; i < exec_set.n; i++) {
+		struct exec_profile *p = exec_set.p[i];
+		char note[1024];
+		exec_probe_run(p, &xe, note, sizeof note);
+		if (p->probe_failure[0])
+			dlog("start: exec profile %s (project %s, %s): not offered: %s", p->file, p->project, p->digest, p->probe_failure);
+		else
+			dlog("start: exec profile %s (project %s, %s): offered; probe: %s", p->file, p->project, p->digest, note);
+	}
+	return 0;
+}
+
 static int effects_need_workspace(struct world_store *st, struct world_err *err)
 {
 	json_t *reg = NULL, *d, *e;
@@ -1134,6 +1179,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (world_store_open_opts(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &oo, &d.writer, err) < 0)
 		goto out;
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
+	if (exec_start(cfg, err) < 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;
 	snprintf(d.interp_ref, sizeof d.interp_ref, "%s", interp.ref);
@@ -1182,7 +1228,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	                           .tool_ailang_bin = cfg->tool_ailang_bin, .examples_dir = cfg->examples_dir,
 	                           .written_by = "worldd/" DAEMON_VERSION,
 	                           .episode_calls_max = cfg->episode_calls_max,
-	                           .episode_bytes_max = cfg->episode_bytes_max, .on_denial = log_denial };
+	                           .episode_bytes_max = cfg->episode_bytes_max, .on_denial = log_denial,
+	                           .exec_profiles = exec_set.n ? &exec_set : NULL, .exec_output_max = cfg->exec_output_max };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);
@@ -1284,6 +1331,7 @@ out:
 		edge.reaping = 0;
 	}
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
+	exec_profiles_free(&exec_set);
 	/* The spawner removes its pooled groups and exits; waited for, so
 	 * nothing of ours is left when "stopped" is logged. */
 	if (spawner) sup_spawner_stop();

@@ -55,6 +55,16 @@ struct daemon_config {
 	unsigned header_deadline_s;      /* --header-deadline (0 = DAEMON_HEADER_DEADLINE_S) */
 	unsigned body_deadline_s;        /* --body-deadline (0 = DAEMON_BODY_DEADLINE_S) */
 	int per_ip_connections;          /* --per-ip-connections (0 = DAEMON_PER_IP_DEFAULT, -1 = no limit) */
+	/* Workspace.Exec (docs/exec.md): --exec-profile FILE (repeatable, one per
+	 * project), --exec-episode-project EP=PROJECT (repeatable) and
+	 * --exec-max-output-bytes N (0 = SUP_EXEC_OUTPUT_MAX, 64 MiB). Each
+	 * profile is loaded (a refusal is start-up's one line and a non-zero
+	 * exit) and probed before the daemon listens (broker/exec_probe.h). */
+	const char *const *exec_profiles;
+	size_t n_exec_profiles;
+	const char *const *exec_episode_projects;
+	size_t n_exec_episode_projects;
+	unsigned long long exec_output_max;
 };
 
 /* Checks a --listen value: HOST:PORT with HOST one of 127.0.0.1, ::1
