@@ -65,17 +65,19 @@ EXTRA_DIST += tests/cli_test_broker.sh
 man1_MANS += cli/worldd.1
 CLEANFILES += cli/worldd.1
 CLEANFILES += cli/worldd.h2m
-cli/worldd.1: cli/worldd$(EXEEXT) $(srcdir)/scripts/man-verbs.sh $(srcdir)/scripts/man-verbatim.sh
-	$(AM_V_GEN)$(SHELL) $(srcdir)/scripts/man-verbs.sh ./cli/worldd$(EXEEXT) > cli/worldd.h2m && \
+# The pages cite the docs where make install puts them ($(docdir)/NAME.md for
+# the texts' docs/NAME.md: WORLD_DOCDIR, scripts/man-verbatim.sh).
+cli/worldd.1: cli/worldd$(EXEEXT) $(srcdir)/scripts/man-verbs.sh $(srcdir)/scripts/man-verbatim.sh Makefile
+	$(AM_V_GEN)WORLD_DOCDIR='$(docdir)' $(SHELL) $(srcdir)/scripts/man-verbs.sh ./cli/worldd$(EXEEXT) > cli/worldd.h2m && \
 	$(HELP2MAN) --no-info --section=1 --include=cli/worldd.h2m \
 	  --name="the World operator command line" --output=$@ ./cli/worldd$(EXEEXT) && \
-	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/worldd$(EXEEXT) $@
+	WORLD_DOCDIR='$(docdir)' $(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/worldd$(EXEEXT) $@
 man1_MANS += cli/world-publish.1
 CLEANFILES += cli/world-publish.1
-cli/world-publish.1: cli/world-publish$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh
+cli/world-publish.1: cli/world-publish$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh Makefile
 	$(AM_V_GEN)$(HELP2MAN) --no-info --section=1 \
 	  --name="publish World transitions (the publisher's program)" --output=$@ ./cli/world-publish$(EXEEXT) && \
-	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/world-publish$(EXEEXT) $@
+	WORLD_DOCDIR='$(docdir)' $(SHELL) $(srcdir)/scripts/man-verbatim.sh ./cli/world-publish$(EXEEXT) $@
 
 # world-store-copy: `worldd store copy` and `worldd backup --store
 # postgresql://...` (cli/copy_exec.h): dynamically linked with the store's

@@ -7,6 +7,7 @@
  * `epoch show`. */
 #include "cli/store_uri.h"
 #include "cli/attended.h"
+#include "cli/default_interp.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/registry.h"
@@ -42,7 +43,8 @@ static int epoch_opts(const char *verb, int argc, char **argv, struct epoch_opts
 	else if ((rc = worldd_wait_lock(verb, f[2].value, &o->wait_lock))) return rc;
 	else o->bin = f[1].value;
 	if (!o->store) return worldd_usage(verb, "--store DB is required");
-	if (!show && !o->bin) return worldd_usage(verb, "--ailang-bin BIN is required");
+	/* as every verb: without --ailang-bin, the installed interpreter */
+	if (!show && !o->bin) o->bin = cli_default_ailang_bin();
 	return 0;
 }
 
@@ -333,7 +335,8 @@ out:
 
 const struct worldd_verb epoch_verbs[] = {
 	{ "epoch bootstrap", "archive an interpreter and nominate its release as epoch 1 of a store",
-	  "usage: worldd epoch bootstrap --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
+	  "usage: worldd epoch bootstrap --store DB [--ailang-bin BIN] [--wait-lock SECONDS]\n\n"
+	  "BIN is the interpreter; default the installed ailang-lite (worldd --help names it).\n"
 	  "Archives BIN next to the store (DB.artifacts/, as worldd serve does at start; the store is\n"
 	  "created when absent) and, when the store has no world/epoch-registry/v1 yet, writes one\n"
 	  "nominating BIN's release string (first line of BIN --version) as semantics epoch 1. A store\n"
@@ -353,7 +356,8 @@ const struct worldd_verb epoch_verbs[] = {
 	  " 14  BIN --version failed or printed no release line (NAME vX.Y.Z)\n",
 	  bootstrap_run },
 	{ "epoch nominate", "nominate a new interpreter release as the next epoch of a store (attended)",
-	  "usage: worldd epoch nominate --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
+	  "usage: worldd epoch nominate --store DB [--ailang-bin BIN] [--wait-lock SECONDS]\n\n"
+	  "BIN is the interpreter; default the installed ailang-lite (worldd --help names it).\n"
 	  "Upgrading the interpreter: on a store that already has world/epoch-registry/v1 (worldd\n"
 	  "epoch bootstrap), worldd serve, world-publish transitions and worldd epoch bootstrap refuse\n"
 	  "a BIN whose release string (first line of BIN --version) no epoch nominates. This verb\n"
@@ -381,7 +385,8 @@ const struct worldd_verb epoch_verbs[] = {
 	  " 20  the attended step refused (STOP fence=...)\n",
 	  nominate_run },
 	{ "epoch admit", "admit an interpreter's new bytes to the epoch of its release (attended)",
-	  "usage: worldd epoch admit --store DB --ailang-bin BIN [--wait-lock SECONDS]\n\n"
+	  "usage: worldd epoch admit --store DB [--ailang-bin BIN] [--wait-lock SECONDS]\n\n"
+	  "BIN is the interpreter; default the installed ailang-lite (worldd --help names it).\n"
 	  "An epoch admits interpreters by their bytes (sha256), not by their release string:\n"
 	  "worldd serve, world-publish transitions and worldd epoch bootstrap refuse a BIN whose\n"
 	  "release an epoch nominates but whose bytes it does not admit. This verb archives BIN,\n"

@@ -51,10 +51,17 @@ EXTRA_DIST += bench/interp_bench.sh
 # The man page, from --help and --version (help2man, at build time).
 man1_MANS += interp/ailang-lite.1
 CLEANFILES += interp/ailang-lite.1
-interp/ailang-lite.1: interp/ailang-lite$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh
-	$(AM_V_GEN)$(HELP2MAN) --no-info --no-discard-stderr --section=1 \
-	  --name="the bundled AILANG-subset interpreter of World" --output=$@ ./interp/ailang-lite$(EXEEXT) && \
-	$(SHELL) $(srcdir)/scripts/man-verbatim.sh ./interp/ailang-lite$(EXEEXT) $@
+# The footer is "World VERSION  DATE  AILANG-LITE(1)" like worldd(1)'s: the
+# version line (AILANG-lite vX.Y.Z (ailang-lite: a C subset interpreter,
+# ...)) is too long for a footer's source field and overran the date
+# (tests/cli_man.sh), so help2man gets the name and the version by itself.
+interp/ailang-lite.1: interp/ailang-lite$(EXEEXT) $(srcdir)/scripts/man-verbatim.sh Makefile
+	$(AM_V_GEN)v=$$(./interp/ailang-lite$(EXEEXT) --version | sed -n '1s/^AILANG-lite v\([^ ]*\).*/\1/p') && \
+	test -n "$$v" && \
+	$(HELP2MAN) --no-info --no-discard-stderr --section=1 \
+	  --name="the bundled AILANG-subset interpreter of World" --version-string="ailang-lite $$v" \
+	  --source="World $(PACKAGE_VERSION)" --output=$@ ./interp/ailang-lite$(EXEEXT) && \
+	WORLD_DOCDIR='$(docdir)' $(SHELL) $(srcdir)/scripts/man-verbatim.sh ./interp/ailang-lite$(EXEEXT) $@
 
 # ailang-lite on PATH for publishers (issue 24 item 8): a relative symlink in
 # bindir to the copy in pkglibexecdir, the one worldd runs

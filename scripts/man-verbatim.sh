@@ -6,10 +6,18 @@
 # table), join the usage lines into one (the synopses) and, under a C locale,
 # print ??? for every non-ASCII character. Here every non-ASCII character
 # becomes a groff \[uXXXX] glyph, '-' the ASCII minus \-, and a leading . or '
-# is escaped (tests/cli_man.sh renders each page). Also used by
+# is escaped (tests/cli_man.sh renders each page). A page is read where it
+# is installed, with no source tree beside it: with WORLD_DOCDIR set (the
+# Makefile passes $(docdir)), every docs/NAME.md the texts cite becomes
+# WORLD_DOCDIR/NAME.md, where make install puts it. Also used by
 # scripts/man-verbs.sh's VERBS section (via ESCAPE).
 set -e
 escape() {
+  if [ -n "${WORLD_DOCDIR:-}" ]; then
+    sed -E "s#(^|[^A-Za-z0-9_./-])docs/([A-Za-z0-9_-]*\.md)#\1$WORLD_DOCDIR/\2#g"
+  else
+    cat
+  fi |
   sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" |
     perl -CS -pe 's/([^\x00-\x7f])/sprintf("\\[u%04X]", ord($1))/ge'
 }

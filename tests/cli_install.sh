@@ -36,11 +36,23 @@ done
 like "$(cat "$R$MAN1/worldd.1")" '^\.TH WORLDD "1"' "worldd.1 is a man page (help2man)"
 like "$(cat "$R$MAN1/worldd.1")" "exit codes" "... made from worldd --help"
 like "$(cat "$R$MAN1/ailang-lite.1")" "CHK_NO_MAIN" "ailang-lite.1 made from ailang-lite --help"
+# the pages cite the docs where they are installed (issue 39): each cited
+# $DOCDIR/NAME.md is there, and no page cites a source tree's docs/NAME.md
+cited=$(cat "$R$MAN1"/worldd.1 "$R$MAN1"/world-publish.1 "$R$MAN1"/ailang-lite.1 | sed 's/\\-/-/g' |
+  grep -oE "$DOCDIR/[A-Za-z0-9_-]+\.md" | sort -u)
+ok "$([ "$(printf '%s\n' "$cited" | grep -c .)" -ge 3 ]; echo $?)" "the man pages cite installed docs ($(printf '%s' "$cited" | head -n3 | tr '\n' ' '))"
+is "$(for c in $cited; do [ -s "$R$c" ] || echo "$c"; done)" "" "... and every one they cite is installed"
+is "$(cat "$R$MAN1"/*.1 | sed 's/\\-/-/g' | grep -oE '(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_-]+\.md' | head -3)" "" \
+  "... none cites a bare docs/NAME.md"
 # the docs, the packages and the systemd unit (issue 24, item 1)
 for d in README.md design.md daemon.md security.md operations.md; do
   ok "$([ -s "$R$DOCDIR/$d" ]; echo $?)" "doc installed: $DOCDIR/$d"
 done
 is "$(ls "$R$DOCDIR" | grep -c '\.md$')" "$(( $(ls "$top_srcdir/docs" | grep -c '\.md$') + 1 ))" "every docs/*.md and the README are in $DOCDIR"
+# the installed README and manual say how to build from a checkout (issue 39)
+like "$(cat "$R$DOCDIR/README.md")" 'autoreconf -fi && \./configure && make && make install' "the installed README: a checkout needs autoreconf -fi first"
+like "$(cat "$R$DOCDIR/README.md")" 'make install` does not install them' "... and says its scripts are the source tree's, not installed"
+like "$(cat "$R$DOCDIR/operations.md")" 'autoreconf -fi &&' "the installed operations.md's Install section names autoreconf -fi"
 for f in packages/quickstart/transitions.json packages/quickstart/echo.ail packages/se-tools/transitions.json \
          packages/se-tools/ailang-edit.ail packages/se-tools/examples/hello-main.ail; do
   cmp -s "$top_srcdir/$f" "$R$DATADIR/$f"
@@ -86,11 +98,19 @@ if [ "$(id -u)" = 0 ] && [ -d "$PREFIX" ] && command -v unshare >/dev/null; then
   nok "$rc" "control: with no ailang-lite at $LIBEXEC the same call fails ($err)"
   # worldd serve without --ailang-bin: the installed interpreter too (archived, listening)
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
-    '$BINDIR/worldd' epoch bootstrap --store '$T/s.db' --ailang-bin '$LIBEXEC/ailang-lite' >/dev/null &&
+    '$BINDIR/worldd' epoch bootstrap --store '$T/s.db' >/dev/null &&
     { '$BINDIR/worldd' serve --store '$T/s.db' --listen 127.0.0.1:0 >'$T/serve.out' 2>'$T/serve.err' & p=\$!;
       i=0; while [ \$i -lt 300 ] && ! grep -q '^worldd listening' '$T/serve.out'; do i=\$((i+1)); sleep 0.1; done;
       kill -TERM \$p; wait \$p; }"
-  is "$rc:$(grep -c '^worldd listening on ' "$T/serve.out")" "0:1" "installed worldd serve without --ailang-bin starts ($err $(tail -n2 "$T/serve.err"))"
+  is "$rc:$(grep -c '^worldd listening on ' "$T/serve.out")" "0:1" "installed worldd epoch bootstrap and serve, neither given --ailang-bin, bootstrap the store and start ($err $(tail -n2 "$T/serve.err"))"
+  # epoch bootstrap without --ailang-bin archives the installed interpreter (issue 39)
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
+    '$BINDIR/worldd' epoch bootstrap --store '$T/b.db' && '$BINDIR/worldd' epoch show --store '$T/b.db' --json"
+  want=$(sha256sum "$R$LIBEXEC/ailang-lite" | cut -d' ' -f1)
+  like "$rc:$out" "^0:.*sha256:$want" "installed worldd epoch bootstrap without --ailang-bin: the installed ailang-lite is epoch 1 ($err)"
+  # control: with nothing installed at the prefix it names where it looked
+  run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount -t tmpfs none '$PREFIX'; '$R$BINDIR/worldd' epoch bootstrap --store '$T/c.db'"
+  like "$rc:$err" "^4:.*$LIBEXEC/ailang-lite" "control: with no ailang-lite at $LIBEXEC epoch bootstrap exits 4 naming it"
   # world-publish too: its check runs the installed interpreter by itself,
   # from the share directory (the root the manifests' sources are relative to)
   run_capture out err rc unshare -m sh -c "mount --make-rprivate / && mount --bind '$R$PREFIX' '$PREFIX' &&
@@ -112,6 +132,8 @@ else
   skip "not root, no unshare or no $PREFIX" "installed worldd without --ailang-bin runs the installed ailang-lite"
   skip "not root, no unshare or no $PREFIX" "control: with no ailang-lite installed the same call fails"
   skip "not root, no unshare or no $PREFIX" "installed worldd serve without --ailang-bin starts"
+  skip "not root, no unshare or no $PREFIX" "installed worldd epoch bootstrap without --ailang-bin"
+  skip "not root, no unshare or no $PREFIX" "control: epoch bootstrap with no ailang-lite installed"
   skip "not root, no unshare or no $PREFIX" "installed world-publish check without --ailang-bin"
 fi
 mk uninstall DESTDIR="$T/root" >/dev/null 2>&1
