@@ -1027,8 +1027,9 @@ static int stream_object(struct deps *d, struct stream *m, const char *ref, cons
  * reference to the object is answered from there, so an object is verified
  * at most once a scan however many entries name it (a source every call
  * runs, an input called again, a state root its world names too). Without
- * it, a store whose log sits among many large sources was verified again
- * for every entry, ~110 ms a row.
+ * the verdicts each entry would verify its window again: on a log stored
+ * among many large sources, ~110 ms an entry, and the daemon's start-up
+ * budget would cover a few dozen rows of its 20,000.
  *
  * Objects are verified in storage order a window at a time: when an
  * entry's record has no verdict, the objects stored from just before it on
