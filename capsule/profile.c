@@ -205,6 +205,14 @@ static const struct capsule_syscall exec_syscalls[] = {
 	{ "getegid", SC_ALLOW, 0, "ids" }, { "getresuid", SC_ALLOW, 0, "ids" }, { "getresgid", SC_ALLOW, 0, "ids" },
 	{ "getgroups", SC_ALLOW, 0, "ids" }, { "getpgrp", SC_ALLOW, 0, "ids" }, { "getpgid", SC_ALLOW, 0, "ids" },
 	{ "getsid", SC_ALLOW, 0, "ids" }, { "setpgid", SC_ALLOW, 0, "job control (make, shells)" },
+	{ "setuid", SC_ALLOW, 0, "no capability: only among the capsule's own ids (make resets them)" },
+	{ "setgid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setreuid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setregid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setresuid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setresgid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setfsuid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
+	{ "setfsgid", SC_ALLOW, 0, "no capability: only among the capsule's own ids" },
 	{ "setsid", SC_ALLOW, 0, "sessions (daemons die with the capsule)" },
 	{ "capget", SC_ALLOW, 0, "read capabilities (none)" }, { "uname", SC_ALLOW, 0, "system name" },
 	{ "sysinfo", SC_ALLOW, 0, "memory size (node, go)" }, { "getcpu", SC_ALLOW, 0, "cpu" },
@@ -258,8 +266,7 @@ static const char *const exec_denied_list[] = {
 	"mount", "umount2", "pivot_root", "chroot", "open_by_handle_at", "name_to_handle_at",
 	"ptrace", "process_vm_readv", "process_vm_writev", "kexec_load", "kexec_file_load", "init_module",
 	"finit_module", "delete_module", "reboot", "swapon", "swapoff", "clock_settime", "clock_adjtime",
-	"settimeofday", "adjtimex", "sethostname", "setdomainname", "seccomp", "setuid", "setgid",
-	"setreuid", "setregid", "setresuid", "setresgid", "setfsuid", "setfsgid", "setgroups", "capset",
+	"settimeofday", "adjtimex", "sethostname", "setdomainname", "seccomp", "setgroups", "capset",
 	"personality", "acct", "quotactl", "pidfd_getfd", "fanotify_init", "move_mount", "fsopen",
 	"fsmount", "fsconfig", "fspick", "open_tree", "mount_setattr", "ioperm", "iopl", "syslog",
 	"vhangup", "lookup_dcookie", "migrate_pages", "move_pages", "mbind", "set_mempolicy",
@@ -511,6 +518,8 @@ size_t capsule_landlock_rules(const struct capsule_profile *p, int with_worktree
 		 * the devices, the writable mounts. Read roots add one rule each,
 		 * with the system directories' rights. */
 		const struct capsule_exec_layout *x = p->exec;
+		/* the root lists its mount points (ls /); nothing below gains by it */
+		out[n++] = (struct capsule_ll_rule){ "/", CAPSULE_LL_FS_READ_DIR, 1 };
 		for (const char *const *d = x->system; *d && n < CAPSULE_LL_MAX_RULES; d++) {
 			out[n] = (struct capsule_ll_rule){ "", x->ll_system, 1 };
 			snprintf(out[n++].path, sizeof out[0].path, "%s", *d);

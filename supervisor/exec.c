@@ -161,7 +161,10 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	struct capsule_limits lim = p->limits;
 	lim.cg_memory = mem;
 	lim.cg_pids = pids;
-	lim.rlim_nproc = pids;
+	/* RLIMIT_NPROC a little above the pids group's limit, so that with a
+	 * group the group is what stops a fork bomb (and says so); without one
+	 * (unprivileged) it is the bound, counting the user's every task. */
+	lim.rlim_nproc = pids + 32;
 	lim.rlim_cpu_s = (cpu_ms + 999) / 1000;
 	lim.rlim_data = 2 * mem; /* per process, where no memory group bounds the tree */
 	lim.wall_ms = wall_ms;

@@ -36,7 +36,11 @@ static void *run(void *arg)
 static void print(struct job *j)
 {
 	if (j->rc < 0) {
-		printf("{\"error\":%d,\"message\":\"%s\"}\n", j->err.code, j->err.msg);
+		json_t *e = json_pack("{s:i,s:s}", "error", j->err.code, "message", j->err.msg);
+		char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		printf("%s\n", t ? t : "{}");
+		free(t);
+		json_decref(e);
 		return;
 	}
 	struct sup_exec_result *r = &j->res;
@@ -90,9 +94,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char **cmd = argv + i + 1;
-	char path[4096];
+	char path[4096], inside[4096];
 	if (cmd[0][0] == '/') {
 		snprintf(path, sizeof path, "%s", cmd[0]);
+	} else if (strchr(cmd[0], '/')) { /* ./x: in the worktree, /work/x inside */
+		snprintf(path, sizeof path, "%s/%s", q.worktree, cmd[0]);
+		snprintf(inside, sizeof inside, "/work/%s", cmd[0]);
 	} else {
 		snprintf(path, sizeof path, "/usr/bin/%s", cmd[0]);
 		if (access(path, X_OK) != 0) snprintf(path, sizeof path, "/bin/%s", cmd[0]);
@@ -102,7 +109,7 @@ int main(int argc, char **argv)
 		perror(path);
 		return 4;
 	}
-	cmd[0] = path;
+	cmd[0] = cmd[0][0] != '/' && strchr(cmd[0], '/') ? inside : path;
 	env[nenv++] = "PATH=/usr/bin:/bin";
 	env[nenv++] = "LANG=C.UTF-8";
 	env[nenv++] = q.cache_dir ? "HOME=/cache" : "HOME=/tmp";

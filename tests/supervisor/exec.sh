@@ -1,0 +1,232 @@
+#!/bin/bash
+# The exec capsule (issue 40, supervisor/exec.h, docs/exec.md): real
+# toolchains from Debian (gcc + make, python3) pass inside it, and project
+# code an agent could write (tests/supervisor/exec/attack.c, built by make
+# in the capsule) is refused or ended by its limit -- the network, host
+# files, another episode's directory, .git/hooks, a process left behind, a
+# fork bomb, a memory hog, an output flood, an infinite loop, mount,
+# unshare, ptrace -- each with its unconfined control (the same program,
+# run by plain fork+exec outside the capsule, gets through). Two runs at
+# once each see only their own worktree. As root, then as `nobody` (the
+# unprivileged path: user namespaces, no cgroups).
+. "$top_srcdir/tests/tap.sh"
+command -v gcc >/dev/null && command -v make >/dev/null && command -v python3 >/dev/null ||
+  { skip "gcc, make or python3 missing (scripts/install-test-deps.sh)" "exec capsule"; done_testing; exit; }
+T=$(mktemp -d /tmp/world-exec.XXXXXX)
+LPID=
+cleanup() {
+  [ -n "$LPID" ] && kill "$LPID" 2>/dev/null
+  pkill -f "sleep 98765" 2>/dev/null
+  [ -f /root/world-exec-decoy.$$ ] && rm -f /root/world-exec-decoy.$$
+  rm -rf "$T"
+}
+trap cleanup EXIT
+chmod 755 "$T"
+cp "$top_builddir/tests/supervisor/exec_run" "$T/"
+R="$T/exec_run"
+
+# A loopback listener that counts the connections it accepts.
+cat > "$T/listen.py" <<'EOF'
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
+n = 0
+while True:
+    c, _ = s.accept(); n += 1; c.close()
+    open(sys.argv[1] + ".tmp", "w").write(str(n)); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+EOF
+echo 0 > "$T/accepts"
+python3 "$T/listen.py" "$T/accepts" & LPID=$!
+for _ in $(seq 100); do [ -s "$T/accepts.port" ] && break; sleep 0.05; done
+PORT=$(cat "$T/accepts.port")
+
+# A decoy on the host, outside anything the capsule is given.
+mkdir -p "$T/decoy" && echo "host secret" > "$T/decoy/secret" && chmod -R a+rX "$T/decoy"
+if [ "$(id -u)" = 0 ]; then echo "root secret" > /root/world-exec-decoy.$$; fi
+
+# field JSON NAME [LINE]: one field of exec_run's output.
+field() { python3 -c 'import json,sys
+o=json.loads(sys.argv[1].splitlines()[int(sys.argv[3]) if len(sys.argv) > 3 else 0])
+v=o.get(sys.argv[2]); print(json.dumps(v) if isinstance(v, bool) else v)' "$@"; }
+
+# A project: a C program with `make test`, a python unittest, and the attack
+# program an agent wrote; .git with a hooks directory (protected).
+mkproject() {
+  mkdir -p "$1/.git/hooks" "$1/src"
+  echo "ref: refs/heads/main" > "$1/.git/HEAD"
+  cp "$top_srcdir/tests/supervisor/exec/attack.c" "$1/attack.c"
+  cat > "$1/Makefile" <<'EOF'
+test: unit
+	./unit
+unit: src/unit.c
+	$(CC) -O1 -Wall -o unit src/unit.c
+attack: attack.c
+	$(CC) -O1 -o attack attack.c
+EOF
+  cat > "$1/src/unit.c" <<'EOF'
+#include <stdio.h>
+static int add(int a, int b) { return a + b; }
+int main(void) { if (add(2, 2) != 4) { puts("FAIL"); return 1; } puts("unit: all passed"); return 0; }
+EOF
+  cat > "$1/test_calc.py" <<'EOF'
+import unittest
+class Calc(unittest.TestCase):
+    def test_add(self): self.assertEqual(2 + 2, 4)
+    def test_tmp(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile() as f: f.write(b"x")
+if __name__ == "__main__": unittest.main()
+EOF
+}
+
+pass_as() { # pass_as LABEL [PREFIX...]
+  local L=$1; shift
+  local AS=("$@") W="$T/$L/ep1/work" W2="$T/$L/ep2/work" C="$T/$L/ep1/cache" U="$T/$L/control"
+  mkdir -p "$W" "$W2" "$C" "$U"
+  mkproject "$W"; mkproject "$U"
+  echo "episode two's secret" > "$W2/secret"; echo ep2 > "$W2/whoami"; echo ep1 > "$W/whoami"
+  if [ ${#AS[@]} -gt 0 ]; then chown -R nobody:nogroup "$T/$L"; fi
+  local P=(--cache "$C" --protect .git --protect .github --protect .gitmodules)
+  ex() { run_capture out err rc "${AS[@]}" "$R" "${P[@]}" "$@"; }
+  # the control: the same command, plain fork+exec in a copy of the project
+  ctl() { run_capture cout cerr crc "${AS[@]}" sh -c 'cd "$1" && shift && "$@"' sh "$U" "$@"; }
+
+  # -- real toolchains --
+  ex "$W" -- make test
+  is "$rc $(field "$out" exit_code)" "0 0" "$L: gcc + make: make test passes in the capsule"
+  like "$(field "$out" stdout)" "unit: all passed" "$L: make test's output captured"
+  ex "$W" -- python3 -m unittest -v test_calc
+  is "$(field "$out" exit_code)" 0 "$L: python3 unittest passes in the capsule"
+  like "$(field "$out" stderr)" "Ran 2 tests in" "$L: unittest's stderr captured"
+  is "$(field "$out" profile) $(field "$out" denied)" "exec " "$L: profile exec, nothing denied"
+  like "$(field "$out" digest)" "^sha256:[0-9a-f]{64}$" "$L: the profile's settings digest"
+  ex "$W" -- make -s attack
+  is "$(field "$out" exit_code)" 0 "$L: the agent's attack program builds in the capsule"
+  ctl make -s attack
+  is "$crc" 0 "$L: control: it builds outside too"
+  a() { ex "$@"; }
+
+  # -- the network: a live loopback listener on the host --
+  before=$(cat "$T/accepts")
+  ctl ./attack net "$PORT"
+  is "$crc $cout" "0 connected" "$L: control: unconfined, the attack connects to the host's listener"
+  for _ in $(seq 50); do [ "$(cat "$T/accepts")" != "$before" ] && break; sleep 0.05; done
+  mid=$(cat "$T/accepts")
+  ok $([ "$mid" -gt "$before" ] && echo 0 || echo 1) "$L: control: the listener counted it ($before -> $mid)"
+  a "$W" -- ./attack net "$PORT"
+  like "$(field "$out" stdout)" "refused connect: Connection refused" "$L: in the capsule the connect is refused (own namespace, loopback only)"
+  sleep 0.2
+  is "$(cat "$T/accepts")" "$mid" "$L: the listener's accept count did not move"
+
+  # -- host files, another episode --
+  ctl ./attack read "$T/decoy/secret"
+  is "$cout" "read 12" "$L: control: the host decoy is readable unconfined"
+  a "$W" -- ./attack read "$T/decoy/secret"
+  like "$(field "$out" stdout)" "refused open: No such file" "$L: the host decoy does not exist in the capsule"
+  if [ "$L" = root ]; then
+    ctl ./attack read /root/world-exec-decoy.$$
+    is "$cout" "read 12" "$L: control: /root's decoy readable unconfined"
+    a "$W" -- ./attack read /root/world-exec-decoy.$$
+    like "$(field "$out" stdout)" "refused open: No such file" "$L: /root is not in the capsule"
+  fi
+  ctl ./attack read "$W2/secret"
+  is "$cout" "read 21" "$L: control: episode two's file readable unconfined"
+  a "$W" -- ./attack read "$W2/secret"
+  like "$(field "$out" stdout)" "refused open: No such file" "$L: episode two's worktree is not in episode one's capsule"
+  a "$W" -- ./attack read /etc/shadow
+  like "$(field "$out" stdout)" "^read 0" "$L: /etc/shadow reads empty (masked)"
+  a "$W" -- ./attack read /etc/passwd
+  like "$(field "$out" stdout)" "^read [1-9]" "$L: /etc/passwd is there (toolchains need it)"
+
+  # -- writes: .git/hooks, outside /work --
+  ctl ./attack write .git/hooks/post-checkout
+  is "$cout" "wrote" "$L: control: .git/hooks/post-checkout writable unconfined"
+  a "$W" -- ./attack write .git/hooks/post-checkout
+  like "$(field "$out" stdout)" "refused open: Read-only file system" "$L: .git/hooks is read-only in the capsule"
+  ok $([ ! -e "$W/.git/hooks/post-checkout" ] && echo 0 || echo 1) "$L: no hook on the host"
+  a "$W" -- ./attack write /usr/local/bin/pwn
+  like "$(field "$out" stdout)" "refused open: Read-only file system" "$L: /usr is read-only"
+  a "$W" -- ./attack write /cache/x
+  is "$(field "$out" stdout)" "wrote" "$L: /cache is writable"
+  ok $([ -f "$C/x" ] && echo 0 || echo 1) "$L: ... and lands in the episode's cache on the host"
+  a "$W" -- ./attack write built.txt
+  ok $([ -f "$W/built.txt" ] && echo 0 || echo 1) "$L: a write inside /work lands in the worktree"
+  a "$W" -- mkdir .github
+  is "$(field "$out" protected_created)" ".github" "$L: a protected name the command created is reported"
+
+  # -- the kernel surface --
+  ctl unshare --mount --map-root-user ./attack mount /mnt
+  is "$cout" "mounted" "$L: control: mount works unconfined (in a throwaway namespace)"
+  a "$W" -- ./attack mount /tmp
+  is "$(field "$out" denied) $(field "$out" exit_code)" "mount 137" "$L: mount: denied by the filter, the tree killed"
+  ctl ./attack unshare
+  is "$cout" "unshared" "$L: control: unshare(CLONE_NEWUSER) works unconfined"
+  a "$W" -- ./attack unshare
+  is "$(field "$out" denied)" "unshare" "$L: unshare denied"
+  ctl ./attack ptrace
+  is "$cout" "attached" "$L: control: ptrace of an own child works unconfined"
+  a "$W" -- ./attack ptrace
+  is "$(field "$out" denied)" "ptrace" "$L: ptrace denied"
+
+  # -- nothing survives --
+  ctl ./attack daemon 98765.1
+  sleep 0.2
+  ok $(pgrep -f "sleep 98765.1" >/dev/null && echo 0 || echo 1) "$L: control: unconfined, the double-forked daemon survives"
+  pkill -f "sleep 98765.1"
+  a "$W" -- ./attack daemon 98765.2
+  is "$(field "$out" exit_code) $(field "$out" stdout)" "0 daemon left" "$L: in the capsule the command returns, its daemon left behind"
+  ok $(pgrep -f "sleep 98765.2" >/dev/null && echo 1 || echo 0) "$L: ... and no process of it survives the call"
+
+  # -- limits --
+  ctl ./attack forkbomb 200
+  is "$cout" "forks 200" "$L: control: 200 forks unconfined"
+  a --pids 64 "$W" -- ./attack forkbomb 200
+  n=$(field "$out" stdout | sed -n 's/^forks //p')
+  ok $([ -n "$n" ] && [ "$n" -lt 96 ] && echo 0 || echo 1) "$L: fork bomb stopped at the pids limit (64, or RLIMIT_NPROC 96 without a group: $n forks)"
+  if [ "$L" = root ]; then is "$(field "$out" limit)" pids "$L: limit pids"; fi
+  ctl ./attack memhog 256
+  is "$cout" "touched 256" "$L: control: 256 MiB unconfined"
+  a --memory $((64 << 20)) "$W" -- ./attack memhog 256
+  unlike "$(field "$out" stdout)" "touched" "$L: the memory hog does not get 256 MiB with a 64 MiB limit"
+  if [ "$L" = root ]; then is "$(field "$out" limit) $(field "$out" exit_code)" "memory 137" "$L: limit memory (the OOM killer)"; fi
+  ctl sh -c './attack flood 8388608 | wc -c'
+  is "$cout" 8388608 "$L: control: 8 MiB of output unconfined"
+  a --output-max 1048576 "$W" -- ./attack flood 8388608
+  is "$(field "$out" limit) $(field "$out" stdout_truncated)" "output true" "$L: output flood: limit output"
+  b=$(field "$out" stdout_bytes)
+  ok $([ "$b" -gt 1048576 ] && [ "$b" -lt 2097152 ] && echo 0 || echo 1) "$L: ... killed soon after 1 MiB ($b bytes counted)"
+  is "$(field "$out" stdout | wc -c)" $((64 * 1024 + 1)) "$L: ... keeps 8 KiB + 56 KiB"
+  ctl timeout 1 ./attack spin
+  is "$crc" 124 "$L: control: the loop runs until killed unconfined"
+  a --wall-ms 800 "$W" -- ./attack spin
+  is "$(field "$out" timed_out) $(field "$out" limit) $(field "$out" exit_code)" "true time 137" "$L: infinite loop: the deadline kills the tree"
+  a --cpu-ms 500 --wall-ms 10000 "$W" -- ./attack spin
+  is "$(field "$out" limit) $(field "$out" timed_out)" "time false" "$L: CPU time: RLIMIT_CPU ends it (SIGXCPU)"
+
+  # -- two episodes at once --
+  run_capture out err rc "${AS[@]}" "$R" --parallel "$W2" "$W" -- sh -c 'cat whoami; ls /work | tr "\n" " "; ls -d /tmp/world-exec* 2>&1 | head -1'
+  like "$(field "$out" stdout 0)" "^ep1" "$L: concurrent run 1 sees its own worktree"
+  like "$(field "$out" stdout 1)" "^ep2" "$L: concurrent run 2 sees its own worktree"
+  unlike "$(field "$out" stdout 0)" "secret" "$L: run 1 does not see episode two's files"
+  like "$(field "$out" stdout 0)" "No such file" "$L: the host's /tmp is not there"
+
+  # -- setup refusals: nothing runs --
+  ex "$T/$L/absent" -- true
+  like "$(field "$out" message)" "^exec capsule: worktree .*No such file" "$L: a missing worktree: one line"
+  ex --cwd ../ep2 "$W" -- true
+  like "$(field "$out" message)" "exec capsule: cwd \.\./ep2: must be relative" "$L: a cwd outside the worktree is refused"
+  ex --ro / "$W" -- true
+  like "$(field "$out" message)" "read root /: is /" "$L: / as a read root is refused"
+}
+
+if [ "$(id -u)" = 0 ]; then
+  pass_as root
+  if command -v setpriv >/dev/null; then
+    pass_as nobody setpriv --reuid=nobody --regid=nogroup --clear-groups
+  else
+    skip "setpriv missing" "unprivileged exec capsule"
+  fi
+else
+  pass_as user
+fi
+done_testing

@@ -1,0 +1,149 @@
+/* tests/supervisor/exec/attack.c: "project code" an agent could write, built
+ * with make inside the exec capsule by tests/supervisor/exec.sh (and outside
+ * it, unconfined, as the control). One attempt per run:
+ *   net PORT        connect to 127.0.0.1:PORT         ok: "connected"
+ *   read PATH       read a file                       ok: "read N"
+ *   write PATH      create and write a file           ok: "wrote"
+ *   daemon TAG      double fork + setsid + exec sleep TAG (then return at once)
+ *   forkbomb N      fork N children that wait        prints "forks K"
+ *   memhog MB       allocate and touch MB MiB        ok: "touched MB"
+ *   flood BYTES     write BYTES to stdout
+ *   spin            loop forever
+ *   unshare         unshare(CLONE_NEWUSER)            ok: "unshared"
+ *   mount DIR       mount a tmpfs on DIR              ok: "mounted"
+ *   ptrace          PTRACE_ATTACH to an own child     ok: "attached"
+ * Exit 0 when the attempt got through, 1 when refused (errno printed). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int fail(const char *what)
+{
+	printf("refused %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) return 2;
+	const char *m = argv[1], *a = argc > 2 ? argv[2] : "";
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(m, "net")) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (s < 0) return fail("socket");
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(a)) };
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) return fail("connect");
+		printf("connected\n");
+		return 0;
+	}
+	if (!strcmp(m, "read")) {
+		char b[4096];
+		int fd = open(a, O_RDONLY);
+		if (fd < 0) return fail("open");
+		ssize_t n = read(fd, b, sizeof b);
+		if (n < 0) return fail("read");
+		printf("read %zd\n", n);
+		return 0;
+	}
+	if (!strcmp(m, "write")) {
+		int fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+		if (fd < 0) return fail("open");
+		if (write(fd, "#!/bin/sh\necho pwned\n", 21) != 21) return fail("write");
+		printf("wrote\n");
+		return 0;
+	}
+	if (!strcmp(m, "daemon")) {
+		pid_t p = fork();
+		if (p < 0) return fail("fork");
+		if (p == 0) {
+			setsid();
+			if (fork() == 0) {
+				for (int fd = 0; fd < 3; fd++) close(fd);
+				execl("/bin/sleep", "sleep", a, (char *)NULL);
+				_exit(1);
+			}
+			_exit(0);
+		}
+		waitpid(p, NULL, 0);
+		printf("daemon left\n");
+		return 0;
+	}
+	if (!strcmp(m, "forkbomb")) {
+		int n = atoi(a), k = 0;
+		setpgid(0, 0); /* a group of its own: the kill below ends only the bomb */
+		for (; k < n; k++) {
+			pid_t p = fork();
+			if (p < 0) break;
+			if (p == 0) {
+				pause();
+				_exit(0);
+			}
+		}
+		printf("forks %d\n", k);
+		kill(0, SIGKILL); /* the whole group, this process too */
+		return k == n ? 0 : 1;
+	}
+	if (!strcmp(m, "memhog")) {
+		long mb = atol(a);
+		for (long i = 0; i < mb; i++) {
+			char *p = malloc(1 << 20);
+			if (!p) return fail("malloc");
+			memset(p, 1, 1 << 20);
+		}
+		printf("touched %ld\n", mb);
+		return 0;
+	}
+	if (!strcmp(m, "flood")) {
+		static char b[65536];
+		memset(b, 'x', sizeof b);
+		long long left = atoll(a);
+		while (left > 0) {
+			ssize_t w = write(1, b, left < (long long)sizeof b ? (size_t)left : sizeof b);
+			if (w <= 0) return fail("write");
+			left -= w;
+		}
+		return 0;
+	}
+	if (!strcmp(m, "spin")) {
+		for (volatile unsigned long i = 0;; i++) {}
+	}
+	if (!strcmp(m, "unshare")) {
+		if (unshare(CLONE_NEWUSER) < 0) return fail("unshare");
+		printf("unshared\n");
+		return 0;
+	}
+	if (!strcmp(m, "mount")) {
+		if (mount("none", a, "tmpfs", 0, "size=1m") < 0) return fail("mount");
+		printf("mounted\n");
+		return 0;
+	}
+	if (!strcmp(m, "ptrace")) {
+		pid_t p = fork();
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		long r = ptrace(PTRACE_ATTACH, p, NULL, NULL);
+		int e = errno;
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+		errno = e;
+		if (r < 0) return fail("ptrace");
+		printf("attached\n");
+		return 0;
+	}
+	return 2;
+}
