@@ -440,7 +440,7 @@ const struct capsule_profile capsule_profiles[] = {
 		 * RLIMIT_DATA (2x the memory limit) each process where there is none. */
 		.limits = { .wall_ms = 120000, .rlim_as = RLIM_INFINITY, .rlim_data = 4096 * MiB,
 		            .rlim_cpu_s = 120, .rlim_fsize = 1024 * MiB, .rlim_nofile = 4096,
-		            .rlim_nproc = 256, .rlim_stack = 8 * MiB, .cg_memory = 2048 * MiB,
+		            .rlim_nproc = 256 + 32, .rlim_stack = 8 * MiB, .cg_memory = 2048 * MiB,
 		            .cg_pids = 256, .root_size = 1 * MiB, .cache_size = 512 * MiB,
 		            .stdout_cap = 64 * MiB, .stderr_cap = 64 * MiB, .output_cap = 64 * MiB,
 		            .args_cap = 0 },
@@ -1201,6 +1201,10 @@ after_mounts:
 		        (unsigned long long)rl[i].hard,
 		        rl[i].resource == RLIMIT_CPU ? "  (SIGXCPU at the soft limit, SIGKILL at the hard)"
 		        : rl[i].resource == RLIMIT_NOFILE ? "  (set last, after the seccomp listener's handover)"
+		        : p->exec && rl[i].resource == RLIMIT_DATA ? "  (per run: 2x the memory limit)"
+		        : p->exec && rl[i].resource == RLIMIT_NPROC ? "  (per run: the pids limit + 32)"
+		        : p->exec && rl[i].resource == RLIMIT_CPU ? "  (per run: the CPU time, per process)"
+		        : p->exec ? ""
 		        : rl[i].resource == RLIMIT_AS || rl[i].resource == RLIMIT_DATA
 		        ? "  (set again on the interpreter by the capsule's agent)" : "");
 	fprintf(out, "  inherited from the caller (not set):");

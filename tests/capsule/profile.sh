@@ -4,8 +4,8 @@
 . "$top_srcdir/tests/tap.sh"
 run_capture out err rc "$WORLDD" profile list
 is "$rc" 0 "profile list: exit 0"
-is "$(printf '%s\n' "$out" | awk '{print $1}' | tr '\n' ' ')" "transition source-check tool-run " "three profiles"
-for p in transition source-check tool-run; do
+is "$(printf '%s\n' "$out" | awk '{print $1}' | tr '\n' ' ')" "transition source-check tool-run exec " "four profiles"
+for p in transition source-check tool-run exec; do
   run_capture out err rc "$WORLDD" profile show $p
   is "$rc" 0 "$p text: exit 0"
   missing=""
@@ -53,6 +53,27 @@ print([m["options"] for m in d["mounts"] if m["path"] == "/work"][0].split(",")[
 is "$wt" ro "tool-run json: the /work mount is ro"
 out=$("$WORLDD" profile show transition)
 unlike "$out" '/work' "transition: no worktree mount"
+# exec (issue 40): its mounts, landlock rules and allowlist as the capsule makes them
+out=$("$WORLDD" profile show exec --format json)
+mounts=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(m["path"] for m in json.load(sys.stdin)["mounts"]))')
+is "$mounts" "/ /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /etc/... READ_ROOT /tmp /dev /proc /work /work/PROTECTED /cache" "exec json: its mounts in order"
+allowed=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(r["syscall"] for r in json.load(sys.stdin)["seccomp"]["rules"] if r["rule"].startswith("allow")))')
+bad=""
+for s in io_uring_setup io_uring_enter bpf userfaultfd keyctl add_key perf_event_open unshare setns mount ptrace kexec_load init_module; do
+  case " $allowed " in *" $s "*) bad="$bad $s";; esac
+done
+is "$bad" "" "exec: none of the dangerous syscalls is on the allowlist"
+like " $allowed " " execve " "exec: execve allowed (toolchains)"
+sock=$(printf '%s' "$out" | python3 -c 'import json,sys; print([r["rule"] for r in json.load(sys.stdin)["seccomp"]["rules"] if r["syscall"] == "socket"][0])')
+is "$sock" "allow if arg0 is AF_UNIX, AF_INET or AF_INET6; AF_NETLINK: errno EAFNOSUPPORT" "exec: socket only of the local families"
+rw=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(r["path"] for r in json.load(sys.stdin)["landlock"]["rules"] if "write_file" in r["access"]))')
+is "$rw" "/dev/null /dev/zero /dev/full /dev/random /dev/urandom /work /cache /tmp" "exec: landlock lets it write only /work, /cache, /tmp and the devices"
+out=$("$WORLDD" profile show exec)
+like "$out" '/etc/\.\.\. +mask: shadow' "exec text: /etc's secrets masked"
+run_capture out err rc "$WORLDD" profile show exec --format pfc
+like "$out" 'syscall "socket"' "exec pfc: socket has its own rule"
+run_capture out err rc "$WORLDD" profile diff tool-run exec
+like "$out" 'execve' "diff tool-run exec names execve"
 run_capture out err rc "$WORLDD" profile show nope
 is "$rc" 4 "unknown profile: exit 4"
 run_capture out err rc "$WORLDD" profile show transition --format yaml
