@@ -42,3 +42,11 @@ bench_scan_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/scan_bench.sh
 bench_programs += bench/scan_bench
 bench_scripts += bench/scan_bench.sh
+# an exec call of `true` (issue 40, item 7): the exec capsule vs bwrap vs fork+exec
+noinst_PROGRAMS += bench/exec_bench
+bench_exec_bench_SOURCES = bench/exec_bench.c
+bench_exec_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_exec_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/exec_bench.sh
+bench_programs += bench/exec_bench
+bench_scripts += bench/exec_bench.sh

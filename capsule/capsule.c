@@ -1659,6 +1659,12 @@ static int idmap_helper(void *arg)
 
 int capsule_idmap_tree(int tree, uid_t uid, gid_t gid, unsigned host_id, char *note, size_t len)
 {
+	return capsule_idmap_trees(&tree, 1, uid, gid, host_id, note, len);
+}
+
+int capsule_idmap_trees(const int *trees, size_t ntrees, uid_t uid, gid_t gid, unsigned host_id, char *note,
+                        size_t len)
+{
 	/* The helper runs on this array while we wait for it below; it is
 	 * killed and reaped before this frame goes. */
 	char idmap_stack[16384] __attribute__((aligned(16)));
@@ -1691,9 +1697,10 @@ int capsule_idmap_tree(int tree, uid_t uid, gid_t gid, unsigned host_id, char *n
 	}
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)fd };
 	int rc = 0;
-	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+	for (size_t i = 0; i < ntrees && rc == 0; i++)
+		if (syscall(SYS_mount_setattr, trees[i], "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) rc = -1;
+	if (rc < 0) {
 		snprintf(note, len, "not idmapped (mount_setattr: %s); others' permissions apply", strerror(errno));
-		rc = -1;
 	} else {
 		snprintf(note, len, "idmapped: owner %u:%u reads as the capsule user", (unsigned)uid, (unsigned)gid);
 	}

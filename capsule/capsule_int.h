@@ -29,4 +29,7 @@ struct world_ll_path_beneath_attr {
  * a writable mount, writes) as the owner. Root only. 0, or -1 with note
  * saying why not (the tree is left as it was). */
 int capsule_idmap_tree(int tree, uid_t uid, gid_t gid, unsigned host_id, char *note, size_t len);
+/* The same for several trees of one owner (one user namespace for all). */
+int capsule_idmap_trees(const int *trees, size_t ntrees, uid_t uid, gid_t gid, unsigned host_id, char *note,
+                        size_t len);
 #endif

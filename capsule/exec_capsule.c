@@ -266,6 +266,14 @@ fail:
 void exec_plan_idmap(struct exec_plan *pl, unsigned host_id, char *note, size_t len)
 {
 	char a[160] = "", b[160] = "";
+	/* One user namespace for both when one owner has both (the usual case:
+	 * the daemon's user), else one each. */
+	if (pl->cache_tree >= 0 && pl->cache_uid == pl->wt_uid && pl->cache_gid == pl->wt_gid) {
+		int t[2] = { pl->wt_tree, pl->cache_tree };
+		(void)capsule_idmap_trees(t, 2, pl->wt_uid, pl->wt_gid, host_id, a, sizeof a);
+		snprintf(note, len, "/work and /cache %s", a);
+		return;
+	}
 	if (pl->wt_tree >= 0) (void)capsule_idmap_tree(pl->wt_tree, pl->wt_uid, pl->wt_gid, host_id, a, sizeof a);
 	if (pl->cache_tree >= 0)
 		(void)capsule_idmap_tree(pl->cache_tree, pl->cache_uid, pl->cache_gid, host_id, b, sizeof b);
@@ -523,6 +531,22 @@ static void report(const char *what, int e)
 	}
 }
 
+/* The command's side: 0-2, and fd 10 for a #! script (else close-on-exec);
+ * the status channel only until the exec. */
+static int command_main(void *arg)
+{
+	const struct exec_plan *pl = arg;
+	if (fcntl(CAPSULE_EXEC_STATUS_FD, F_SETFD, FD_CLOEXEC) < 0 ||
+	    syscall(SYS_close_range, CAPSULE_EXEC_STATUS_FD + 1, CAPSULE_INTERP_FD - 1, 0) < 0 ||
+	    syscall(SYS_close_range, CAPSULE_INTERP_FD + 1, ~0U, 0) < 0) {
+		report("close fds", errno);
+		_exit(127);
+	}
+	syscall(SYS_execveat, CAPSULE_INTERP_FD, "", (char *const *)pl->argv, (char *const *)pl->envp, AT_EMPTY_PATH);
+	report("execveat", errno);
+	_exit(127);
+}
+
 int exec_plan_init(const struct capsule_ctx *ctx, void *arg)
 {
 	(void)ctx;
@@ -531,25 +555,14 @@ int exec_plan_init(const struct capsule_ctx *ctx, void *arg)
 		report("chdir", errno);
 		return 127;
 	}
-	/* A raw clone (no atfork handlers of the caller's process). */
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, NULL, NULL, 0UL);
+	/* The command, started as posix_spawn does: sharing the init's memory
+	 * (no copy of the caller's page tables, which the init still carries)
+	 * on a stack of its own, the init suspended until the exec. */
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	pid_t pid = clone(command_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)pl);
 	if (pid < 0) {
 		report("fork the command", errno);
 		return 127;
-	}
-	if (pid == 0) {
-		/* The command: 0-2, and fd 10 for a #! script (else close-on-exec);
-		 * the status channel only until the exec. */
-		if (fcntl(CAPSULE_EXEC_STATUS_FD, F_SETFD, FD_CLOEXEC) < 0 ||
-		    syscall(SYS_close_range, CAPSULE_EXEC_STATUS_FD + 1, CAPSULE_INTERP_FD - 1, 0) < 0 ||
-		    syscall(SYS_close_range, CAPSULE_INTERP_FD + 1, ~0U, 0) < 0) {
-			report("close fds", errno);
-			_exit(127);
-		}
-		syscall(SYS_execveat, CAPSULE_INTERP_FD, "", (char *const *)pl->argv, (char *const *)pl->envp,
-		        AT_EMPTY_PATH);
-		report("execveat", errno);
-		_exit(127);
 	}
 	/* Reap every orphan until the command ends; then exit, and the kernel
 	 * kills whatever is left in the pid namespace. */

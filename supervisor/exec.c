@@ -217,6 +217,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		reprefix(err);
 		goto fail;
 	}
+	long t_started = now_ms(), t_exited = 0;
 	capsule_describe(&h, res->layers, sizeof res->layers);
 	(void)fcntl(co.fd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(ce.fd, F_SETFL, O_NONBLOCK);
@@ -281,7 +282,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 			if (n <= 0 || slen + (size_t)n >= sizeof status - 1) close_fd(&stp[0]);
 			if (n > 0) slen += (size_t)n;
 		}
-		if (i_pid >= 0 && (pf[i_pid].revents & POLLIN)) exited = true;
+		if (i_pid >= 0 && (pf[i_pid].revents & POLLIN)) exited = true, t_exited = now_ms();
 		if (!exited && !h.killed && now_ms() >= deadline) {
 			res->timed_out = true;
 			capsule_kill(&h);
@@ -289,6 +290,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	}
 	free(buf);
 	status[slen] = 0;
+	long t_drained = now_ms();
 	struct capsule_report rep;
 	struct world_err ferr = { 0, "" };
 	if (capsule_finish(&h, &rep, &ferr) < 0) {
@@ -296,6 +298,12 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		goto fail;
 	}
 	res->duration_ms = now_ms() - t0;
+	if (getenv("WORLD_EXEC_TIMING")) {
+		for (int i = 0; i < CAPSULE_T_COUNT; i++)
+			fprintf(stderr, "%s=%.2f ", capsule_phase_names[i], h.timing.ns[i] / 1e6);
+		fprintf(stderr, "\nstart %ld exited %ld drained %ld finished %ld\n", t_started - t0, t_exited - t0,
+		        t_drained - t0, res->duration_ms);
+	}
 	snprintf(res->denied, sizeof res->denied, "%s", rep.denied);
 	if (!buf) goto fail;
 	if (status[0] == 'E') {
