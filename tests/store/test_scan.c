@@ -2,9 +2,9 @@
  * stream_scan: objects, journal, worlds and the log each read once) finds
  * exactly what the indexed path (a budgeted scan's: every dependency looked
  * up by ref, the journal by JOURNAL_FIND) finds, and so does a budgeted
- * scan (the daemon's start-up scan: the indexed path, its records, inputs
- * and outputs answered from a window of objects read in storage order,
- * scan.c win_fill). On stores of committed
+ * scan (the daemon's start-up scan: the indexed path, each object
+ * verified once and answered from its verdict, verdicts made a window of
+ * objects at a time in storage order, scan.c memo_fill). On stores of committed
  * calls with journal rows (tests/store/sbulk.h), each damage below is made
  * inside a transaction, both scans run on it and print the same lines, the
  * line expected is among them, and the damage is rolled back. The journal
