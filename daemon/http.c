@@ -550,10 +550,12 @@ static int nul_data_at(const char *ptr, const char *pattern)
 	return *p == '\0' || *p == '/';
 }
 
-static int nul_walk(const json_t *v, char *ptr, size_t len, size_t cap, const char *const *data, char *where,
-                    size_t n)
+/* cut: the pointer was cut short (over 511 bytes): it names no data place
+ * then, so a long key cannot make it read as one. */
+static int nul_walk(const json_t *v, char *ptr, size_t len, size_t cap, int cut, const char *const *data,
+                    char *where, size_t n)
 {
-	for (const char *const *d = data; *d; d++)
+	for (const char *const *d = data; !cut && *d; d++)
 		if (nul_data_at(ptr, *d)) return 0;
 	if (json_is_string(v)) {
 		if (!memchr(json_string_value(v), 0, json_string_length(v))) return 0;
@@ -564,9 +566,9 @@ static int nul_walk(const json_t *v, char *ptr, size_t len, size_t cap, const ch
 		size_t i;
 		json_t *x;
 		json_array_foreach(v, i, x) {
-			int w = snprintf(ptr + len, cap - len, "/%zu", i);
-			if (w < 0 || (size_t)w >= cap - len) w = (int)(cap - len - 1); /* kept, cut short */
-			if (nul_walk(x, ptr, len + (size_t)w, cap, data, where, n)) return 1;
+			int w = snprintf(ptr + len, cap - len, "/%zu", i), c = cut;
+			if (w < 0 || (size_t)w >= cap - len) w = (int)(cap - len - 1), c = 1;
+			if (nul_walk(x, ptr, len + (size_t)w, cap, c, data, where, n)) return 1;
 			ptr[len] = '\0';
 		}
 		return 0;
@@ -578,15 +580,19 @@ static int nul_walk(const json_t *v, char *ptr, size_t len, size_t cap, const ch
 			/* a key is a name: jansson refuses U+0000 in keys itself; "~"
 			 * and "/" escaped as RFC 6901 says, so no key spells a place */
 			size_t w = len;
+			int c = cut;
 			if (w + 1 < cap) ptr[w++] = '/';
-			for (const char *c = k; *c && w + 2 < cap; c++) {
-				if (*c == '~' || *c == '/') {
+			else c = 1;
+			const char *ch = k;
+			for (; *ch && w + 2 < cap; ch++) {
+				if (*ch == '~' || *ch == '/') {
 					ptr[w++] = '~';
-					ptr[w++] = *c == '~' ? '0' : '1';
-				} else ptr[w++] = *c;
+					ptr[w++] = *ch == '~' ? '0' : '1';
+				} else ptr[w++] = *ch;
 			}
+			if (*ch) c = 1;
 			ptr[w] = '\0';
-			if (nul_walk(x, ptr, w, cap, data, where, n)) return 1;
+			if (nul_walk(x, ptr, w, cap, c, data, where, n)) return 1;
 			ptr[len] = '\0';
 		}
 	}
@@ -600,7 +606,7 @@ int drpc_nul(const json_t *msg, const char *const *data, int batch, char *where,
 		size_t i;
 		json_t *x;
 		json_array_foreach(msg, i, x) {
-			if (nul_walk(x, ptr, 0, sizeof ptr, data, where, n)) {
+			if (nul_walk(x, ptr, 0, sizeof ptr, 0, data, where, n)) {
 				char one[400];
 				snprintf(one, sizeof one, "%s", where);
 				snprintf(where, n, "/%zu%s", i, strcmp(one, "(root)") ? one : "");
@@ -609,7 +615,7 @@ int drpc_nul(const json_t *msg, const char *const *data, int batch, char *where,
 		}
 		return 0;
 	}
-	return nul_walk(msg, ptr, 0, sizeof ptr, data, where, n);
+	return nul_walk(msg, ptr, 0, sizeof ptr, 0, data, where, n);
 }
 
 json_t *drpc_error(json_t *id, int code, const char *fmt, ...)

@@ -46,6 +46,11 @@ mcp "$CRED" '[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"
   -H 'MCP-Protocol-Version: 2025-03-26'
 like "$(jget error.message <<<"$(sse_json)")" "at /1/params/name holds" "MCP batch: the place names the message in the batch"
 
+# a key that only starts like a data place is none (segments compare whole)
+long=$(printf 'A%.0s' $(seq 600))
+mcp "$CRED" '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"tools_decho","arguments":{},"arguments'"$long"'":"x\u0000"}}'
+is "$(jget error.code <<<"$(sse_json)")" -32600 "MCP: U+0000 under a key that only starts like params.arguments: refused"
+
 # ---- A2A ----
 SEND='{"jsonrpc":"2.0","id":7,"method":"tasks/send","params":{"id":"task-nul-1","message":{"role":"user","parts":[{"type":"data","data":{"text":"a\u0000b"}}]},"metadata":{"skill_id":"tools.echo"}}}'
 a2a "$CRED" "$SEND"
