@@ -15,10 +15,12 @@
 #include "capsule/profile.h"
 #include "capsule/profile_diff.h"
 #include "supervisor/agent.h"
+#include "supervisor/exec.h"
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
 #include "supervisor/testbroker.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
@@ -732,7 +734,84 @@ static int cmd_profile_diff(int argc, char **argv)
 	EXIT_CODES_HELP \
 	" 19  the interpreter refused the source\n"
 
+/* ---- one command in an exec capsule (issue 40's mechanism) ---- */
+
+#define CAPSULE_EXEC_HELP \
+	"usage: worldd capsule exec --worktree DIR [--cache DIR] [--ro DIR]... [--protect NAME]...\n" \
+	"                           [--cwd REL] [--env K=V]... [--wall-ms N] [--memory BYTES] [--pids N]\n" \
+	"                           [--cpu-ms N] [--output-max BYTES] -- PROGRAM [ARGS...]\n\n" \
+	"Runs PROGRAM (an absolute path, executed by the fd opened here) in an exec capsule\n" \
+	"(profile exec: docs/exec.md \"The exec capsule\") -- the mechanism of Workspace.Exec\n" \
+	"without its policy, for `worldd audit` and for an operator trying a toolchain: DIR\n" \
+	"read-write at /work, the cache at /cache, each --ro read-only at its path, each\n" \
+	"--protect name of DIR read-only; the environment is exactly the --env pairs.\n" \
+	"Prints the result as one JSON object (exit_code, timed_out, limit, duration_ms,\n" \
+	"stdout, stderr, their byte counts, truncation and sha256, denied, protected_created,\n" \
+	"profile, digest, layers).\n\n" \
+	"exit codes:\n  0 the command ran (its own status is in the JSON)\n  2 usage\n" \
+	"  4 worktree or program not found\n  10 the capsule could not be set up\n"
+
+static int cmd_capsule_exec(int argc, char **argv)
+{
+	const char *V = "capsule exec";
+	struct sup_exec_req q;
+	memset(&q, 0, sizeof q);
+	const char *ro[17] = { 0 }, *prot[33] = { 0 }, *env[65] = { 0 };
+	size_t nro = 0, nprot = 0, nenv = 0;
+	int i = 0; /* argv holds the arguments after the verb */
+	for (; i < argc && strcmp(argv[i], "--"); i += 2) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!v) return worldd_usage(V, "%s needs a value", a);
+		if (!strcmp(a, "--worktree")) q.worktree = v;
+		else if (!strcmp(a, "--cache")) q.cache_dir = v;
+		else if (!strcmp(a, "--cwd")) q.cwd_rel = v;
+		else if (!strcmp(a, "--ro") && nro < 16) ro[nro++] = v;
+		else if (!strcmp(a, "--protect") && nprot < 32) prot[nprot++] = v;
+		else if (!strcmp(a, "--env") && nenv < 64) env[nenv++] = v;
+		else if (!strcmp(a, "--wall-ms")) q.wall_ms = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--memory")) q.memory_max = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--pids")) q.pids_max = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--cpu-ms")) q.cpu_ms = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--output-max")) q.output_max = strtoull(v, NULL, 10);
+		else return worldd_usage(V, "unknown flag %s (or too many of it)", a);
+	}
+	if (!q.worktree || i + 1 >= argc) return worldd_usage(V, "--worktree DIR and -- PROGRAM are required");
+	char **cmd = argv + i + 1;
+	struct world_err err;
+	if (cmd[0][0] != '/') return worldd_fail(V, (werr(&err, WX_USAGE, "PROGRAM must be an absolute path"), &err));
+	int fd = open(cmd[0], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return worldd_fail(V, (werr(&err, errno == ENOENT ? WX_NOT_FOUND : WX_IO, "%s: %s", cmd[0], strerror(errno)),
+		                       &err));
+	q.argv = (const char *const *)cmd;
+	q.argv0_fd = fd;
+	q.envp = env;
+	q.read_roots = ro;
+	q.protected_names = prot;
+	struct sup_exec_result r;
+	int rc = sup_run_exec(&q, &r, &err);
+	close(fd);
+	if (rc < 0) return worldd_fail(V, &err);
+	json_t *o = json_pack("{s:i,s:b,s:s,s:I,s:s%,s:I,s:b,s:s,s:s%,s:I,s:b,s:s,s:s,s:s,s:s,s:s,s:s}",
+		"exit_code", r.exit_code, "timed_out", r.timed_out, "limit", r.limit, "duration_ms",
+		(json_int_t)r.duration_ms, "stdout", r.out.text, r.out.len, "stdout_bytes", (json_int_t)r.out.bytes,
+		"stdout_truncated", r.out.truncated, "stdout_sha256", r.out.sha256, "stderr", r.err.text, r.err.len,
+		"stderr_bytes", (json_int_t)r.err.bytes, "stderr_truncated", r.err.truncated, "stderr_sha256",
+		r.err.sha256, "denied", r.denied, "protected_created", r.protected_created, "profile", r.profile_name,
+		"digest", r.profile_digest, "layers", r.layers);
+	sup_exec_result_free(&r);
+	char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!t) return worldd_fail(V, (werr(&err, WX_FAIL, "out of memory"), &err));
+	int w = printf("%s\n", t);
+	free(t);
+	if (w < 0 || fflush(stdout) != 0) return worldd_fail(V, (werr(&err, WX_IO, "write: %s", strerror(errno)), &err));
+	return WX_OK;
+}
+
 const struct worldd_verb capsule_verbs[] = {
+	{ "capsule exec", "run one command in an exec capsule (Workspace.Exec's mechanism); print the result",
+	  CAPSULE_EXEC_HELP, cmd_capsule_exec },
 	{ "run", "run one transition call in a capsule; print its output object", RUN_HELP, cmd_run },
 	{ "invoke", "alias of worldd run", RUN_HELP, cmd_invoke },
 	{ "check", "run the bounded source check of a transition in a capsule", CHECK_HELP, cmd_check },
