@@ -24,9 +24,9 @@
  * writes nothing at all, not even the interpreter archive. */
 #include "cli/store_uri.h"
 #include "cli/attended.h"
-#include "broker/effect.h"
 #include "cli/default_interp.h"
 #include "cli/output.h"
+#include "broker/effect.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/error.h"
