@@ -18,8 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#pragma weak sup_run_exec
-
 #ifdef WORLD_TEST_HOOKS
 static exec_runner_fn test_runner;
 void exec_runner_set_for_test(exec_runner_fn fn) { test_runner = fn; }
@@ -32,7 +30,7 @@ exec_runner_fn exec_runner(void)
 #ifdef WORLD_TEST_HOOKS
 	if (test_runner) return test_runner;
 #endif
-	return sup_run_exec ? sup_run_exec : NULL;
+	return sup_run_exec;
 }
 
 #define PROBE_BASH "/usr/bin/bash"
@@ -171,11 +169,16 @@ int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char
 		goto out;
 	}
 	snprintf(w_sib, sizeof w_sib, "%s/written-%s", sib, tok);
+	char w_sib_arg[PATH_MAX + 64];
+	snprintf(w_sib_arg, sizeof w_sib_arg, "%s", w_sib);
 #ifdef WORLD_TEST_HOOKS
 	/* TEST HOOK: a leaking capsule for this arm -- the target is inside the
 	 * worktree, where the write lands; the probe must refuse to offer */
 	const char *leak = getenv("WORLD_TEST_EXEC_PROBE_LEAK");
-	if (leak && strcmp(leak, "write-sibling") == 0) snprintf(w_sib, sizeof w_sib, "%s/leak", ep);
+	if (leak && strcmp(leak, "write-sibling") == 0) {
+		snprintf(w_sib, sizeof w_sib, "%s/leak", ep);       /* the host file checked */
+		snprintf(w_sib_arg, sizeof w_sib_arg, "%s/leak", SUP_EXEC_WORKTREE); /* the name written inside */
+	}
 #endif
 	if (pe->store_dir) snprintf(w_store, sizeof w_store, "%s/.world-exec-probe-write-%s", pe->store_dir, tok);
 	else strcat(skipped, " write-store read-store (no store folder: a URI store)");
@@ -239,7 +242,7 @@ int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char
 	}
 	char port[8];
 	snprintf(port, sizeof port, "%u", ntohs(sa.sin_port));
-	const char *argv[] = { PROBE_BASH, "-c", probe_script, "world-exec-probe", tok, port, w_sib, w_store, w_tmp,
+	const char *argv[] = { PROBE_BASH, "-c", probe_script, "world-exec-probe", tok, port, w_sib_arg, w_store, w_tmp,
 		               d_home, d_store, d_ws, NULL };
 	static const char *const no_roots[] = { NULL };
 	struct sup_exec_req rq = {

@@ -46,8 +46,7 @@ struct exec_probe_env {
 int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char *note, size_t notelen);
 
 /* The runner every exec goes through: sup_run_exec, or in a test build
- * (--enable-test-hooks) one a test installs (NULL restores the capsule).
- * NULL when this worldd has no capsule linked. */
+ * (--enable-test-hooks) one a test installs (NULL restores the capsule). */
 typedef int (*exec_runner_fn)(const struct sup_exec_req *req, struct sup_exec_result *res, struct world_err *err);
 exec_runner_fn exec_runner(void);
 void exec_runner_set_for_test(exec_runner_fn fn);

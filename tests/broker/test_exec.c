@@ -28,8 +28,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#pragma weak sup_run_exec
-
 static char T[1024], WS[2048], STORE[2048], HOMED[2048], BIN[2048], ETC[2048], SEED[2048];
 
 static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
@@ -228,7 +226,7 @@ static void test_handler(void)
 	REFUSED("{\"command\":\"test\"}", "no exec profile: start worldd serve with --exec-profile FILE", "no profile loaded");
 	struct exec_profile *p = load("demo.json", fmt(
 		"{\"profile\":\"world/exec-profile/v1\",\"project\":\"demo\",\"path\":[\"%s\",\"/usr/bin\"],"
-		"\"env\":{\"FOO\":\"bar baz\"},\"caches\":{\"GOCACHE\":{\"seed\":\"%s\"}},\"timeout_ms\":5000,"
+		"\"env\":{\"FOO\":\"bar baz\"},\"probe\":[\"env\",\"--version\"],\"caches\":{\"GOCACHE\":{\"seed\":\"%s\"}},\"timeout_ms\":5000,"
 		"\"commands\":{\"echo\":{\"argv\":[\"tool\",\"pre\"],\"flags\":{\"-n\":\"int\",\"--mode\":\"enum:[a,b]\",\"-v\":\"bool\"},"
 		"\"positional\":\"relpath\",\"max_args\":6},"
 		"\"env\":{\"argv\":[\"env\"],\"max_args\":0},"
@@ -373,15 +371,6 @@ static void test_handler(void)
 	rc = call("{\"command\":\"echo\"}");
 	ok(rc == 0 && runs == before + 1, "control: the recorded bytes back, it runs");
 
-	/* no capsule at all: a failed effect, never a run */
-	exec_runner_set_for_test(NULL);
-	if (!sup_run_exec) {
-		before = runs;
-		rc = call("{\"command\":\"echo\"}");
-		ok(rc < 0 && err.code == WX_SETUP && strstr(err.msg, "no exec capsule") && runs == before,
-		   "without a capsule linked: a failed effect, nothing run (%s)", err.msg);
-	} else
-		skip("the capsule is linked", "without a capsule linked: a failed effect");
 	exec_runner_set_for_test(unconfined_run);
 }
 
@@ -406,12 +395,7 @@ static void test_probe(void)
 	is_int(left, 0, "nothing of the probe (scratch, decoys, write targets) is left in the workspace root, the store folder, $HOME, /tmp");
 	/* the real capsule */
 	exec_runner_set_for_test(NULL);
-	if (!sup_run_exec) {
-		r = exec_probe_run(p, &pe, note, sizeof note);
-		ok(r == 1 && strstr(p->probe_failure, "arm capsule: this worldd has no exec capsule"),
-		   "no capsule linked: the probe fails, naming the capsule (%s)", p->probe_failure);
-		skip("supervisor/exec.c is not linked yet", "the probe over the real capsule passes; a forced leak fails its arm");
-	} else {
+	{
 		r = exec_probe_run(p, &pe, note, sizeof note);
 		ok(r == 0 && !p->probe_failure[0], "the real capsule passes every arm (%s)", r ? p->probe_failure : note);
 		if (WORLD_PAUSE_COMPILED) {

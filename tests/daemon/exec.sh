@@ -45,6 +45,7 @@ cat > "$E/demo.json" <<'EOF'
   "unittest":{"argv":["python3","-m","unittest"],"flags":{"-v":"bool"},"positional":"testfile","max_args":3},
   "look":{"argv":["make","-s","look"],"max_args":0},
   "wait":{"argv":["make","-s","wait"],"max_args":0},
+  "meet":{"argv":["make","-s","meet"],"max_args":0},
   "append":{"argv":["sh","-c","echo ran >> ran.log; wc -l < ran.log"],"max_args":0}}}
 EOF
 echo '{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin"],"env":{"HTTPS_PROXY":"http://x"},"commands":{"t":{"argv":["make"]}}}' > "$E/bad.json"
@@ -103,6 +104,8 @@ look:
 	@ls -1A /work | sort | tr '\n' ' '; echo
 wait:
 	@touch started; while [ ! -e go ]; do sleep 0.05; done; echo WAITED
+meet:
+	@touch met; while [ ! -e go-meet ]; do sleep 0.05; done; ls -1A /work | sort | tr '\n' ' '; echo
 EOF
 cat > "$WS/ep1/calc.c" <<'EOF'
 #include <stdio.h>
@@ -163,13 +166,17 @@ is "$(printf '%s\n' "$(sc stdout)" | head -2 | tr '\n' ' ')" "SIBLING-UNREADABLE
   "the same Makefile through workspace-exec reads neither ep2's file nor the store's folder"
 
 # ---- two episodes at once: each sees only its own worktree ----
-( xcall "$C1" '{"command":"look"}' two-1; sc stdout > "$T/two1" ) & a=$!
-( xcall "$C2" '{"command":"look"}' two-2; sc stdout > "$T/two2" ) & b=$!
+# both held running at once (each made 'met' in its own worktree), then released
+( xcall "$C1" '{"command":"meet"}' two-1; sc stdout > "$T/two1" ) & a=$!
+( xcall "$C2" '{"command":"meet"}' two-2; sc stdout > "$T/two2" ) & b=$!
+for _ in $(seq 1 1200); do [ -e "$WS/ep1/met" ] && [ -e "$WS/ep2/met" ] && break; sleep 0.05; done
+ok "$([ -e "$WS/ep1/met" ] && [ -e "$WS/ep2/met" ]; echo $?)" "two episodes' exec calls run at the same time"
+touch "$WS/ep1/go-meet" "$WS/ep2/go-meet"
 wait $a; wait $b
-like "$(tail -1 "$T/two1")" "mark-ep1" "ep1's exec sees its own worktree"
-unlike "$(tail -1 "$T/two1")" "mark-ep2" "... and not ep2's"
-like "$(tail -1 "$T/two2")" "mark-ep2" "ep2's exec, at the same time, sees its own"
-unlike "$(tail -1 "$T/two2")" "mark-ep1" "... and not ep1's"
+like "$(cat "$T/two1")" "mark-ep1" "ep1's exec sees its own worktree"
+unlike "$(cat "$T/two1")" "mark-ep2" "... and not ep2's"
+like "$(cat "$T/two2")" "mark-ep2" "ep2's exec, at the same time, sees its own"
+unlike "$(cat "$T/two2")" "mark-ep1" "... and not ep1's"
 stop
 
 # ---- an exec and an edit of one episode take turns ----
