@@ -130,11 +130,13 @@ TESTS += tests/store/scanpg.sh
 EXTRA_DIST += tests/store/scanpg.sh
 # The start-up scan covers its budget on the store of issue 39 (item 3):
 # each object verified once, counted, with its control.
+# (tests/store/scanstart.sh: on SQLite and on a throwaway PostgreSQL cluster)
 check_PROGRAMS += tests/store/test_scan_start
-TESTS += tests/store/test_scan_start
+TESTS += tests/store/scanstart.sh
+EXTRA_DIST += tests/store/scanstart.sh
 tests_store_test_scan_start_SOURCES = tests/store/test_scan_start.c tests/store/seff.h tests/store/sbulk.h tests/store/sfix.h
 tests_store_test_scan_start_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
-tests_store_test_scan_start_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
+tests_store_test_scan_start_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 # and the daemon's own start-up line on that store
 TESTS += tests/store/scan_start.sh
 EXTRA_DIST += tests/store/scan_start.sh

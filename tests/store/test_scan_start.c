@@ -23,6 +23,8 @@
  * scan the same. Counts, not time: nothing here is timed. */
 #include "store/scan.h"
 #include "store/store.h"
+#include "store/copy.h"
+#include "store/db.h"
 #include "broker/effect.h"
 #include "tests/store/seff.h"
 #include "tests/tap.h"
@@ -142,8 +144,64 @@ int main(int argc, char **argv)
 	free(lines);
 	free(klines);
 #else
-	skip(2, "the control needs test hooks (configure --enable-test-hooks: WORLD_TEST_SCAN_FORGET)");
+	skip("the control needs test hooks (configure --enable-test-hooks: WORLD_TEST_SCAN_FORGET)",
+	     "control: the verdicts forgotten every entry");
 #endif
+
+	/* PostgreSQL (tests/store/scanstart.sh starts a cluster): the same
+	 * store copied there, the same start-up scan and control */
+	const char *uri = getenv("WORLD_TEST_PG_URI");
+#ifdef WORLD_HAVE_PG
+	wdb_pg_enable();
+#else
+	uri = NULL; /* built --without-postgresql */
+#endif
+	if (uri && *uri) {
+		struct wdb *raw;
+		if (wdb_open(uri, NULL, &raw, &e) < 0) bail("connect: %s", e.msg);
+		if (wdb_exec(raw, "DROP SCHEMA public CASCADE; CREATE SCHEMA public", &e) < 0) bail("empty: %s", e.msg);
+		wdb_close(raw);
+		char db[4200];
+		snprintf(db, sizeof db, "%s/world.db", dir);
+		struct world_copy_opts co = { 0 };
+		struct world_copy_result cr;
+		if (world_store_copy(db, uri, &co, &cr, &e) < 0) bail("copy into PostgreSQL: %s", e.msg);
+		struct world_store *pg;
+		if (world_store_open(uri, WORLD_STORE_WRITER, &pg, &e) < 0) bail("open %s: %s", uri, e.msg);
+		struct world_scan_result pr;
+		scan(pg, 0, &pr, &lines);
+		snprintf(line, sizeof line, "scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", pr.log_rows,
+		         pr.world_rows, pr.holes, pr.complete);
+		is_str(line, "scan log_rows=154 world_rows=154 holes=0 complete=1",
+		       "PostgreSQL: the start-up scan covers the whole store within its budget");
+		is_str(lines, "", "PostgreSQL: it prints nothing");
+		ok(pr.objects_verified > 154 * 7 && pr.objects_verified <= objects,
+		   "PostgreSQL: each object verified at most once (%lld verifications, %lld objects stored)",
+		   pr.objects_verified, objects);
+		free(lines);
+#ifdef WORLD_TEST_HOOKS
+		struct world_scan_result pk, pc;
+		char *pkl = NULL;
+		scan(pg, 1, &pk, &pkl);
+		setenv("WORLD_TEST_SCAN_FORGET", "1", 1);
+		scan(pg, 1, &pc, &lines);
+		unsetenv("WORLD_TEST_SCAN_FORGET");
+		is_str(lines, pkl, "PostgreSQL control: forgotten, the same lines");
+		ok(pc.log_rows == CONTROL_ROWS && pc.objects_verified > 10 * pk.objects_verified,
+		   "PostgreSQL control: forgotten, %lld verifications for the first %d entries, more than ten times the %lld "
+		   "with the verdicts kept",
+		   pc.objects_verified, CONTROL_ROWS, pk.objects_verified);
+		free(lines);
+		free(pkl);
+#else
+		skip("the control needs test hooks (configure --enable-test-hooks: WORLD_TEST_SCAN_FORGET)",
+	     "control: the verdicts forgotten every entry");
+#endif
+		world_store_close(pg);
+	} else {
+		const char *why = getenv("WORLD_TEST_PG_SKIP") ? getenv("WORLD_TEST_PG_SKIP") : "WORLD_TEST_PG_URI is not set";
+		skip(why, "the PostgreSQL half (the same store copied there, the same scans)");
+	}
 
 	/* damage: a source nothing names (an orphan) and the input of entry 77 */
 	char sql[512];
