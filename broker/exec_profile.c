@@ -309,13 +309,12 @@ static int parse_flag(struct lctx *l, const char *name, const json_t *v, const c
 			const char *c = memchr(b, ',', (size_t)(end - b));
 			if (!c) c = end;
 			if (c == b) return lerr(l, WX_BAD_INPUT, ptr, "enum with an empty value");
-			f->values[f->nvalues] = strndup(b, (size_t)(c - b));
-			if (!f->values[f->nvalues]) return werr(l->err, WX_FAIL, "exec profile %s: out of memory", l->file);
-			for (const char *q = f->values[f->nvalues]; *q; q++)
+			char *val = strndup(b, (size_t)(c - b));
+			if (!val) return werr(l->err, WX_FAIL, "exec profile %s: out of memory", l->file);
+			f->values[f->nvalues++] = val; /* owned by f from here, also on a refusal */
+			for (const char *q = val; *q; q++)
 				if ((unsigned char)*q <= 0x20 || *q == 0x7f || *q == '[' || *q == ']')
-					return lerr(l, WX_BAD_INPUT, ptr, "enum value \"%.100s\" holds a space, control character or bracket",
-					            f->values[f->nvalues]);
-			f->nvalues++;
+					return lerr(l, WX_BAD_INPUT, ptr, "enum value \"%.100s\" holds a space, control character or bracket", val);
 			b = c + 1;
 			if (c == end) break;
 		}

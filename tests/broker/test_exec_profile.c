@@ -167,6 +167,10 @@ static void test_load(void)
 	        "/commands/test/flags/-x", "must be", "an unknown flag class");
 	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"flags\":{\"-x\":\"regex:(\"}}}"), WX_BAD_INPUT,
 	        "/commands/test/flags/-x", "POSIX", "a regex: that does not compile");
+	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"flags\":{\"-m\":\"enum:[a,b c]\"}}}"), WX_BAD_INPUT,
+	        "/commands/test/flags/-m", "holds a space", "an enum value with a space");
+	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"flags\":{\"-m\":\"enum:[a,,b]\"}}}"), WX_BAD_INPUT,
+	        "/commands/test/flags/-m", "empty value", "an enum with an empty value");
 	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"positional\":\"anything\"}}"), WX_BAD_INPUT,
 	        "/commands/test/positional", "relpath", "an unknown positional class");
 	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"passthrough\":\"-\"}}"), WX_BAD_INPUT,
