@@ -47,8 +47,9 @@
  * 10^6 coordinator-shaped entries); a store of more objects or intents
  * than this (or a log index beyond it) is scanned by the indexed path,
  * entry by entry, as a budgeted or resumed scan always is. Either way each
- * object is verified at most once a scan (the indexed path keeps a bounded
- * set of verdicts: scan.c, "the verdicts of a budgeted scan"). */
+ * object is verified at most once a scan (a budgeted or resumed scan keeps
+ * a bounded set of verdicts: scan.c, "the verdicts of a budgeted scan";
+ * only `indexed` below, the tests' comparison, verifies at each reference). */
 #define WORLD_SCAN_STREAM_MAX_OBJECTS 16000000LL
 #define WORLD_SCAN_ZERO_REF "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
