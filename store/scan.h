@@ -46,10 +46,12 @@
  * 130 a v1 record, 100 an intent, 70 an entry and a world: some 700 MB at
  * 10^6 coordinator-shaped entries); a store of more objects or intents
  * than this (or a log index beyond it) is scanned by the indexed path,
- * entry by entry, as a budgeted or resumed scan always is. Either way each
- * object is verified at most once a scan (a budgeted or resumed scan keeps
- * a bounded set of verdicts: scan.c, "the verdicts of a budgeted scan";
- * only `indexed` below, the tests' comparison, verifies at each reference). */
+ * entry by entry, as a budgeted or resumed scan always is. Either way an
+ * object is verified once however many entries name it: a budgeted or
+ * resumed scan keeps the verdicts it made (scan.c, "the verdicts of a
+ * budgeted scan"; bounded: past 524,288 objects they are dropped and made
+ * again as needed); only `indexed` below, the tests' comparison, verifies
+ * at each reference. */
 #define WORLD_SCAN_STREAM_MAX_OBJECTS 16000000LL
 #define WORLD_SCAN_ZERO_REF "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
