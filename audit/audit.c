@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <signal.h>
 
 #define MiB (1LL << 20)
 #define MAX_ATTEMPTS 128
@@ -1773,9 +1774,167 @@ static int posture_controls(struct audit *A, struct world_err *err)
 	return 0;
 }
 
+/* ------------------------------------------------------------ exec */
+
+/* The exec capsule's arms (profile exec, issue 40): the probe's own
+ * attempts run as the project's command in `worldd capsule exec` (the
+ * capsule Workspace.Exec uses: execve allowed, the host's system dirs, a
+ * worktree at /work), each beside the unconfined control run_controls
+ * already made; and a process a command leaves behind (a double-forked,
+ * setsid daemon) must not survive the call, beside the same command run
+ * unconfined, where it does. */
+static const char *const exec_arms[][2] = {
+	{ "net_tcp_host", NULL },        /* connect to the audit's loopback listener */
+	{ "host_secret_file", NULL },    /* read a host file */
+	{ "host_write", NULL },          /* write outside /work */
+	{ "mount_tmpfs", "mount" }, { "unshare_user", "unshare" }, { "ptrace_host", "ptrace" },
+	{ NULL, NULL },
+};
+
+static void exec_cmd(struct audit *A, struct ah_cmd *c, const char *wt, const char *ro)
+{
+	cmd_init(c);
+	arg(c, A->o->worldd);
+	arg(c, "capsule");
+	arg(c, "exec");
+	arg(c, "--worktree");
+	arg(c, wt);
+	arg(c, "--ro");
+	arg(c, ro);
+	arg(c, "--env");
+	arg(c, "PATH=/usr/bin:/bin");
+	arg(c, "--env");
+	arg(c, A->h.host_ns);
+	arg(c, "--wall-ms");
+	arg(c, "10000");
+	arg(c, "--");
+	c->as = A->user == U_NOBODY ? AH_AS_NOBODY : AH_AS_CALLER;
+	c->cwd = A->h.tmp;
+	c->timeout_ms = 15000;
+}
+
+/* bash -c: a daemon (setsid, double fork) whose argv[0] carries the tag
+ * (ah_tagged finds it), then exit at once. */
+static void daemon_script(const char *tag, char *out, size_t cap)
+{
+	snprintf(out, cap, "( setsid bash -c 'exec -a escprobe:%s sleep 86399' </dev/null >/dev/null 2>&1 & ); exit 0",
+	         tag);
+}
+
+static int run_exec(struct audit *A, struct world_err *err)
+{
+	const char *sec = "attempt";
+	char wt[PATH_MAX + 32];
+	snprintf(wt, sizeof wt, "%s/exec-work-%s", A->h.work, user_names[A->user]);
+	if (mkdir(wt, 0755) != 0 && errno != EEXIST) return werr(err, WX_SETUP, "audit setup: mkdir %s: %s", wt, strerror(errno));
+	if (A->user == U_NOBODY && chown(wt, 65534, 65534) != 0)
+		return werr(err, WX_SETUP, "audit setup: chown %s: %s", wt, strerror(errno));
+	/* The command must lie where the capsule may execute (landlock: the
+	 * system directories, a read root, /work): the probe gets a directory
+	 * of its own, given as a read root (the audit's directory holds the
+	 * host secret the arms look for). */
+	char bin[PATH_MAX + 32], probe[PATH_MAX + 48];
+	snprintf(bin, sizeof bin, "%s/exec-bin", A->h.work);
+	snprintf(probe, sizeof probe, "%s/probe", bin);
+	if ((mkdir(bin, 0755) != 0 && errno != EEXIST) || (link(A->h.probe, probe) != 0 && errno != EEXIST))
+		return werr(err, WX_SETUP, "audit setup: %s: %s", probe, strerror(errno));
+	for (int k = 0; exec_arms[k][0]; k++) {
+		int i = attempt_index(A, exec_arms[k][0]);
+		if (i < 0 || !A->selected[i]) continue;
+		if ((A->at[i].flags & F_ROOT) && A->user == U_NOBODY && !control_of(A, i)) continue;
+		char tag[40], exp[160], obs[1200], det[1200];
+		job_tag(A, tag, sizeof tag);
+		char *params = ah_params(&A->h, tag, NULL);
+		if (!params) return werr(err, WX_FAIL, "out of memory");
+		struct ah_cmd c;
+		exec_cmd(A, &c, wt, bin);
+		arg(&c, probe);
+		arg(&c, "control");
+		arg(&c, A->at[i].name);
+		arg(&c, params);
+		free(params);
+		if (run_one(A, &c, err) < 0) {
+			cmd_free(&c);
+			return -1;
+		}
+		const char *n = A->at[i].name, *want = exec_arms[k][1], *ctl = control_of(A, i);
+		snprintf(exp, sizeof exp, "blocked%s%s%s", want ? " (or the filter, reported as " : "", want ? want : "",
+		         want ? ")" : "");
+		run_detail(&c, det, sizeof det);
+		json_t *o = c.rc == 0 && c.out ? json_loads(c.out, 0, NULL) : NULL;
+		const char *den = o ? json_string_value(json_object_get(o, "denied")) : NULL;
+		const char *e = o ? json_string_value(json_object_get(o, "stderr")) : NULL;
+		long long code = o ? json_integer_value(json_object_get(o, "exit_code")) : -1;
+		const char *v = e ? strstr(e, ": ") : NULL;
+		v = v ? v + 2 : e;
+		if (!o) {
+			row(A, sec, n, "fail", exp, "no verdict: worldd capsule exec printed no result", ctl, "%s", det);
+		} else if (den && den[0]) {
+			snprintf(obs, sizeof obs, "stopped by the filter, reported as %s", den);
+			int named = !want || !strcmp(den, want);
+			row(A, sec, n, named ? "pass" : "fail", exp, obs, ctl, named ? NULL : "expected the report to name %s",
+			    want ? want : "");
+		} else if (code == 1 && v && !strncmp(v, "blocked", 7)) {
+			row(A, sec, n, "pass", exp, v, ctl, NULL);
+		} else if (code == 0 && v && !strncmp(v, "open", 4)) {
+			row(A, sec, n, "escaped", exp, v, ctl, "%s", det);
+		} else {
+			snprintf(obs, sizeof obs, "no verdict: exit %lld: %s", code, e ? e : "");
+			row(A, sec, n, "fail", exp, obs, ctl, "%s", det);
+		}
+		json_decref(o);
+		cmd_free(&c);
+	}
+	/* a process left behind: unconfined it survives, in the capsule it does not */
+	char tag[40], script[300], ctlobs[200], obs[200];
+	job_tag(A, tag, sizeof tag);
+	daemon_script(tag, script, sizeof script);
+	struct ah_cmd c;
+	cmd_init(&c);
+	arg(&c, "/bin/bash");
+	arg(&c, "-c");
+	arg(&c, script);
+	c.as = A->user == U_NOBODY ? AH_AS_NOBODY : AH_AS_CALLER;
+	c.cwd = A->h.scratch;
+	c.timeout_ms = 10000;
+	if (run_one(A, &c, err) < 0) {
+		cmd_free(&c);
+		return -1;
+	}
+	cmd_free(&c);
+	pid_t left[16];
+	int nl = 0;
+	for (int t = 0; t < 40 && (nl = ah_tagged(tag, left, 16)) == 0; t++) ah_sleep_ms(25);
+	snprintf(ctlobs, sizeof ctlobs, nl ? "open: the daemon survived its command (pid %d)" : "blocked: no daemon found",
+	         nl ? (int)left[0] : 0);
+	for (int k = 0; k < nl; k++) kill(left[k], SIGKILL);
+	job_tag(A, tag, sizeof tag);
+	daemon_script(tag, script, sizeof script);
+	exec_cmd(A, &c, wt, bin);
+	arg(&c, "/bin/bash");
+	arg(&c, "-c");
+	arg(&c, script);
+	if (run_one(A, &c, err) < 0) {
+		cmd_free(&c);
+		return -1;
+	}
+	json_t *o = c.rc == 0 && c.out ? json_loads(c.out, 0, NULL) : NULL;
+	long long code = o ? json_integer_value(json_object_get(o, "exit_code")) : -1;
+	json_decref(o);
+	int n = ah_tagged_settle(tag, left, 16, 1000);
+	for (int k = 0; k < n; k++) kill(left[k], SIGKILL);
+	if (code != 0) snprintf(obs, sizeof obs, "no verdict: the command did not run (exit %lld)", code);
+	else if (n) snprintf(obs, sizeof obs, "a process of the call survived it (pid %d)", (int)left[0]);
+	else snprintf(obs, sizeof obs, "the daemon was killed with the call");
+	row(A, sec, "daemon_left_behind", code != 0 ? "fail" : n ? "escaped" : nl ? "pass" : "control failed",
+	    "no process of the call left", obs, ctlobs, NULL);
+	cmd_free(&c);
+	return 0;
+}
+
 /* ------------------------------------------------------------ the run */
 
-static const char *const daemon_profiles[] = { "transition", "tool-run", "source-check" };
+static const char *const daemon_profiles[] = { "transition", "tool-run", "source-check", "exec" };
 
 static int pass(struct audit *A, const char *profile, int user, const char *via, struct world_err *err)
 {
@@ -1803,6 +1962,9 @@ static int pass(struct audit *A, const char *profile, int user, const char *via,
 		if (!A->pj) return werr(err, WX_FAIL, "profile %s: out of memory", profile);
 	}
 	progress(A, "%s as %s via %s", profile, user_names[user], via);
+	/* exec: its own arms (run_exec); its posture is not the interpreter
+	 * capsules' and is not compared here */
+	if (A->prof->exec) return (A->o->parts & AUDIT_ATTEMPTS) && !A->o->standin ? run_exec(A, err) : 0;
 	if ((A->o->parts & AUDIT_POSTURE) && run_posture(A, err) < 0) return -1;
 	A->nruns = 0;
 	if ((A->o->parts & AUDIT_ATTEMPTS) && run_attempts(A, err) < 0) return -1;
@@ -1914,7 +2076,7 @@ json_t *audit_run(const struct audit_opts *o_in, struct world_err *err)
 		rc = run_controls(A, err);
 	if (rc == 0 && !o.standin && (o.parts & AUDIT_POSTURE)) rc = posture_controls(A, err);
 	const char *const *profiles = o.profiles ? o.profiles : daemon_profiles;
-	size_t np = o.profiles ? o.nprofiles : 3;
+	size_t np = o.profiles ? o.nprofiles : sizeof daemon_profiles / sizeof daemon_profiles[0];
 	if (o.standin) np = 1, profiles = daemon_profiles; /* the stand-in runs only `run` */
 	unsigned parts = o.parts;
 	for (size_t k = 0; rc == 0 && k < np; k++) {
@@ -1924,7 +2086,8 @@ json_t *audit_run(const struct audit_opts *o_in, struct world_err *err)
 		}
 		/* the daemon's capsule maker (worldd serve's spawner) with
 		 * --spawner; worldd check (publishing) has no spawner */
-		const char *via = o.spawner && strcmp(profiles[k], "source-check") != 0 ? "spawner" : "run";
+		const char *via = !strcmp(profiles[k], "exec") ? "capsule exec"
+		                : o.spawner && strcmp(profiles[k], "source-check") != 0 ? "spawner" : "run";
 		for (int u = 0; rc == 0 && u < A->nusers; u++) rc = pass(A, profiles[k], A->users[u], via, err);
 	}
 	o.parts = parts;
@@ -1949,7 +2112,8 @@ json_t *audit_run(const struct audit_opts *o_in, struct world_err *err)
 	for (size_t k = 0; k < np; k++) snprintf(profs + strlen(profs), sizeof profs - strlen(profs), "%s%s", k ? "," : "", profiles[k]);
 	snprintf(covers, sizeof covers,
 	         "profiles %s; users %s; capsule maker: %s; parts:%s%s%s%s; attempts: %s; resource "
-	         "attempts in transition only; posture from the host's /proc as root only",
+	         "attempts in transition only; posture from the host's /proc as root only; exec: its arms (network, "
+	         "host file, write outside /work, mount, unshare, ptrace, a daemon left behind) by worldd capsule exec",
 	         profs, A->nusers == 2 ? "root and uid 65534" : user_names[A->users[0]],
 	         o.spawner ? "the daemon's capsule spawner (worldd run --spawner; source-check by worldd check)"
 	                   : "worldd run's own launcher (worldd run; source-check by worldd check)",

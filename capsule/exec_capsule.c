@@ -212,11 +212,11 @@ struct exec_plan *exec_plan_new(const struct capsule_profile *p, const struct ca
 			goto fail;
 		}
 		static const char *const own[] = { "/work", "/cache", "/tmp", "/proc", "/dev" };
-		bool bad = strcmp(canon, "/") == 0;
-		for (size_t i = 0; i < 5 && !bad; i++) bad = under(canon, own[i]);
+		bool bad = strcmp(canon, "/") == 0 || strcmp(canon, "/tmp") == 0;
+		for (size_t i = 0; i < 5 && !bad; i++) bad = i != 2 && under(canon, own[i]);
 		if (bad) {
 			perr(err, WX_BAD_INPUT, "exec capsule: read root %s: %s", *r,
-			     "is / or under a path the capsule makes (/work, /cache, /tmp, /proc, /dev)");
+			     "is / or /tmp, or under a path the capsule makes (/work, /cache, /proc, /dev)");
 			goto fail;
 		}
 		if (pl->nroots == EX_MAX_ROOTS) {
@@ -414,14 +414,15 @@ int exec_plan_mount(const struct exec_plan *pl, const char *mnt, const char *opt
 	}
 	STEP(mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0,
 	     "remount /dev read-only");
-	/* 5. read roots at their own (canonical) paths */
+	/* 5. a private /tmp; then the read roots at their own (canonical)
+	 * paths (one below /tmp goes inside the private /tmp, read-only) */
+	STEP(mkdir("tmp", 01777) == 0, "mkdir tmp");
+	STEP(mount("exec-tmp", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, pl->tmp_opts) == 0, "mount /tmp tmpfs");
 	for (size_t i = 0; i < pl->nroots; i++) {
 		STEP(mkdirs(pl->roots[i].path) == 0, "mkdir a read root");
 		STEP(attach(roots[i], pl->roots[i].path + 1) == 0, "bind a read root");
 	}
-	/* 6. a private /tmp, /proc of the pid namespace */
-	STEP(mkdir("tmp", 01777) == 0, "mkdir tmp");
-	STEP(mount("exec-tmp", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, pl->tmp_opts) == 0, "mount /tmp tmpfs");
+	/* 6. /proc of the pid namespace */
 	STEP(mkdir("proc", 0555) == 0, "mkdir proc");
 	STEP(mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0, "mount /proc");
 	/* 7. the worktree, its protected names read-only over themselves */

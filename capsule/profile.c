@@ -929,18 +929,18 @@ static json_t *exec_mounts_json(const struct capsule_profile *p)
 	for (const char *const *d = x->system; *d; d++)
 		json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
 			"options", "ro,nosuid,nodev, not recursive; a host symlink (merged /usr) is copied as the same symlink; absent: skipped"));
-	json_t *masked = json_array();
-	for (const char *const *e = x->etc_masked; *e; e++) json_array_append_new(masked, json_string(*e));
-	json_array_append_new(m, json_pack("{s:s,s:s,s:o}", "path", "/etc/...", "type", "mask",
-		"hidden", masked));
-	json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", "READ_ROOT", "type", "bind",
-		"options", "each of the request's read roots at its own host path: ro,nosuid,nodev, not recursive"));
-	json_array_append_new(m, json_pack("{s:s,s:s,s:I,s:s}", "path", "/tmp", "type", "tmpfs", "size",
-		(json_int_t)x->tmp_size, "options", "rw,nosuid,nodev, mode 1777, private and empty (charged to the memory group)"));
 	json_t *dev = json_array();
 	for (const char *const *d = x->devices; *d; d++) json_array_append_new(dev, json_string(*d));
 	json_array_append_new(m, json_pack("{s:s,s:s,s:s,s:o}", "path", "/dev", "type", "tmpfs",
 		"options", "ro,nosuid,noexec; the host nodes bound nosuid,noexec; symlinks fd, stdin, stdout, stderr", "devices", dev));
+	json_t *masked = json_array();
+	for (const char *const *e = x->etc_masked; *e; e++) json_array_append_new(masked, json_string(*e));
+	json_array_append_new(m, json_pack("{s:s,s:s,s:o}", "path", "/etc/...", "type", "mask",
+		"hidden", masked));
+	json_array_append_new(m, json_pack("{s:s,s:s,s:I,s:s}", "path", "/tmp", "type", "tmpfs", "size",
+		(json_int_t)x->tmp_size, "options", "rw,nosuid,nodev, mode 1777, private and empty (charged to the memory group)"));
+	json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", "READ_ROOT", "type", "bind",
+		"options", "each of the request's read roots at its canonical host path (after /tmp: one below /tmp appears in the private /tmp): ro,nosuid,nodev, not recursive"));
 	json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", "/proc", "type", "proc",
 		"options", "nosuid,nodev,noexec; the capsule's own pid namespace"));
 	json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", "/work", "type", "bind",

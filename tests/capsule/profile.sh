@@ -56,7 +56,7 @@ unlike "$out" '/work' "transition: no worktree mount"
 # exec (issue 40): its mounts, landlock rules and allowlist as the capsule makes them
 out=$("$WORLDD" profile show exec --format json)
 mounts=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(m["path"] for m in json.load(sys.stdin)["mounts"]))')
-is "$mounts" "/ /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /etc/... READ_ROOT /tmp /dev /proc /work /work/PROTECTED /cache" "exec json: its mounts in order"
+is "$mounts" "/ /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /dev /etc/... /tmp READ_ROOT /proc /work /work/PROTECTED /cache" "exec json: its mounts in order"
 allowed=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(r["syscall"] for r in json.load(sys.stdin)["seccomp"]["rules"] if r["rule"].startswith("allow")))')
 bad=""
 for s in io_uring_setup io_uring_enter bpf userfaultfd keyctl add_key perf_event_open unshare setns mount ptrace kexec_load init_module; do

@@ -216,7 +216,13 @@ pass_as() { # pass_as LABEL [PREFIX...]
   ex --cwd ../ep2 "$W" -- true
   like "$(field "$out" message)" "exec capsule: cwd \.\./ep2: must be relative" "$L: a cwd outside the worktree is refused"
   ex --ro / "$W" -- true
-  like "$(field "$out" message)" "read root /: is /" "$L: / as a read root is refused"
+  like "$(field "$out" message)" "read root /: is / or /tmp" "$L: / as a read root is refused"
+  mkdir -p "$T/$L/sdk/bin" && cp "$T/$L/ep1/work/attack" "$T/$L/sdk/bin/tool" && chmod -R a+rX "$T/$L/sdk"
+  run_capture out err rc "${AS[@]}" "$R" --ro "$T/$L/sdk" "$W" -- "$T/$L/sdk/bin/tool" write "$T/$L/sdk/x"
+  is "$(field "$out" stdout)" "refused open: Read-only file system" "$L: a read root (here below /tmp) runs, read-only"
+  cp "$T/$L/ep1/work/attack" "$T/$L/elsewhere" && chmod a+rx "$T/$L/elsewhere"
+  run_capture out err rc "${AS[@]}" "$R" "$W" -- "$T/$L/elsewhere" net 1
+  like "$(field "$out" message)" "execveat: Permission denied" "$L: a command outside the system dirs, read roots and /work is not executed (landlock)"
 }
 
 if [ "$(id -u)" = 0 ]; then
