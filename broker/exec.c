@@ -219,9 +219,13 @@ int exec_cache_prepare(const char *cache_root, const char *episode, const struct
 			}
 		}
 		close(t);
-		if (rc == 0 && renameat(pr, tmp, pr, name) < 0 && errno != EEXIST && errno != ENOTEMPTY)
-			rc = werr(err, WX_IO, "exec cache %s/%s: rename: %s", what, name, strerror(errno));
-		if (rc < 0 || errno == EEXIST || errno == ENOTEMPTY) rm_tree_at(pr, tmp, 0);
+		if (rc == 0 && renameat(pr, tmp, pr, name) < 0) {
+			int e = errno;
+			rm_tree_at(pr, tmp, 0);
+			/* EEXIST/ENOTEMPTY: seeded meanwhile (another daemon of the root) */
+			if (e != EEXIST && e != ENOTEMPTY) rc = werr(err, WX_IO, "exec cache %s/%s: rename: %s", what, name, strerror(e));
+		} else if (rc < 0)
+			rm_tree_at(pr, tmp, 0);
 		if (rc < 0) { close(pr); return -1; }
 	}
 	close(pr);

@@ -183,8 +183,10 @@ int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char
 	if (pe->store_dir) snprintf(w_store, sizeof w_store, "%s/.world-exec-probe-write-%s", pe->store_dir, tok);
 	else strcat(skipped, " write-store read-store (no store folder: a URI store)");
 	snprintf(w_tmp, sizeof w_tmp, "/tmp/.world-exec-probe-write-%s", tok);
-	if (pe->home) snprintf(d_home, sizeof d_home, "%s/.world-exec-probe-decoy-%s", pe->home, tok);
-	else strcat(skipped, " read-home (no $HOME)");
+	struct stat hst;
+	if (pe->home && strcmp(pe->home, "/") != 0 && stat(pe->home, &hst) == 0 && S_ISDIR(hst.st_mode))
+		snprintf(d_home, sizeof d_home, "%s/.world-exec-probe-decoy-%s", pe->home, tok);
+	else strcat(skipped, " read-home (no $HOME directory)");
 	if (pe->store_dir) snprintf(d_store, sizeof d_store, "%s/.world-exec-probe-decoy-%s", pe->store_dir, tok);
 	snprintf(d_ws, sizeof d_ws, "%s/.world-exec-probe-decoy-%s", pe->workspace_root, tok);
 	/* controls: the daemon writes each place; plants and reads back each decoy */

@@ -46,8 +46,12 @@ cat > "$E/demo.json" <<'EOF'
   "look":{"argv":["make","-s","look"],"max_args":0},
   "wait":{"argv":["make","-s","wait"],"max_args":0},
   "meet":{"argv":["make","-s","meet"],"max_args":0},
-  "append":{"argv":["sh","-c","echo ran >> ran.log; wc -l < ran.log"],"max_args":0}}}
+  "append":{"argv":["sh","-c","echo ran >> ran.log; wc -l < ran.log"],"max_args":0},
+  "cache":{"argv":["sh","-c","cat \"$CCACHE_DIR/seeded\"; echo h > \"$HOME/h\" && cat \"$HOME/h\"; echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; echo c >> \"$CCACHE_DIR/seeded\"; echo \"$HOME $TMPDIR $CCACHE_DIR $DEMO\""],"max_args":0}},
+ "caches":{"CCACHE_DIR":{"seed":"SEEDDIR"}}}
 EOF
+mkdir -p "$E/seed"; echo SEEDED > "$E/seed/seeded"
+sed -i "s|SEEDDIR|$E/seed|" "$E/demo.json"
 echo '{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin"],"env":{"HTTPS_PROXY":"http://x"},"commands":{"t":{"argv":["make"]}}}' > "$E/bad.json"
 
 start() { # OUT ERR flags...: serve on port 0; sets URL, DPID
@@ -151,6 +155,14 @@ xcall "$C1" '{"command":"unittest","args":["-v","tests/test_calc.py"]}' py-1
 is "$(sc exit_code)" 0 "python3 -m unittest -v tests/test_calc.py passes"
 like "$(sc stderr)" "test_add .* ok" "... its verbose report"
 ok "$([ -z "$(find "$WS/ep1" -name __pycache__)" ]; echo $?)" "... and left no __pycache__ in the worktree (PYTHONPYCACHEPREFIX)"
+
+# ---- the exec cache: HOME, TMPDIR and a seeded cache, writable, per episode, outside the worktree ----
+xcall "$C1" '{"command":"cache"}' k-1
+is "$(sc stdout | tr '\n' ' ')" "SEEDED h t /cache/home /cache/tmp /cache/var-CCACHE_DIR 1  " \
+  "inside: the seed copied in, HOME and TMPDIR writable, World's variables and the profile's"
+is "$(tr '\n' ' ' < "$WS/.world-exec/ep1/demo/var-CCACHE_DIR/seeded")" "SEEDED c " "the episode's cache on the host holds the write"
+is "$(cat "$E/seed/seeded")" "SEEDED" "... and the seed is unchanged"
+is "$(stat -c %a "$WS/.world-exec/ep1/demo")" 700 "... the cache is 0700, beside the worktrees"
 
 # ---- refusals before anything runs ----
 xcall "$C1" '{"command":"deploy"}' r-1
