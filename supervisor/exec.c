@@ -223,7 +223,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	(void)fcntl(ce.fd, F_SETFL, O_NONBLOCK);
 
 	long deadline = t0 + (long)wall_ms;
-	bool exited = false, output_hit = false;
+	bool exited = false, output_hit = false, notify_open = h.notify_fd >= 0;
 	char status[256];
 	size_t slen = 0;
 	char *buf = malloc(65536);
@@ -235,7 +235,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		struct pollfd pf[5];
 		int np = 0, i_pid = -1, i_not = -1, i_out = -1, i_err = -1, i_st = -1;
 		if (!exited) pf[i_pid = np++] = (struct pollfd){ h.pidfd, POLLIN, 0 };
-		if (!exited && h.notify_fd >= 0) pf[i_not = np++] = (struct pollfd){ h.notify_fd, POLLIN, 0 };
+		if (!exited && notify_open) pf[i_not = np++] = (struct pollfd){ h.notify_fd, POLLIN, 0 };
 		if (co.fd >= 0) pf[i_out = np++] = (struct pollfd){ co.fd, POLLIN, 0 };
 		if (ce.fd >= 0) pf[i_err = np++] = (struct pollfd){ ce.fd, POLLIN, 0 };
 		if (stp[0] >= 0) pf[i_st = np++] = (struct pollfd){ stp[0], POLLIN, 0 };
@@ -256,6 +256,10 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 			continue;
 		}
 		if (i_not >= 0 && (pf[i_not].revents & POLLIN)) (void)capsule_on_notify(&h);
+		/* The listener hangs up once no process uses the filter (the init
+		 * is exiting): from then on it is always "readable", and polling
+		 * it again would spin on the CPU the init's exit needs. */
+		else if (i_not >= 0 && pf[i_not].revents) notify_open = false;
 		struct capture *caps[2] = { &co, &ce };
 		int idx[2] = { i_out, i_err };
 		for (int k = 0; k < 2; k++) {
