@@ -265,12 +265,37 @@ static int set(json_t *o, const char *k, json_t *v)
 	return v ? json_object_set_new(o, k, v) : -1;
 }
 
+/* Protected names the command created where none was (the capsule cannot
+ * bind an absent name read-only: supervisor/exec.h protected_created) are
+ * removed from the worktree -- never through a symlink, beneath wt -- so
+ * that no .git, .github, .envrc, ... an operator's tool would trust is
+ * left by project code. The names removed go into *removed. -1 with err
+ * when one cannot be removed. */
+static int remove_created(int wt, const char *list, json_t *removed, struct world_err *err)
+{
+	char buf[sizeof ((struct sup_exec_result *)0)->protected_created];
+	snprintf(buf, sizeof buf, "%s", list);
+	char *save = NULL;
+	for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		int known = 0;
+		for (const char *const *pn = workspace_protected_names(); *pn && !known; pn++) known = strcmp(*pn, n) == 0;
+		if (!known) return werr(err, WX_PROTOCOL, "exec: the capsule reported \"%.64s\" created, not a protected name", n);
+		if (rm_tree_at(wt, n, 0) < 0 && errno != ENOENT)
+			return werr(err, WX_IO, "exec: the command created the protected name %s in the worktree and it cannot be removed: %s",
+			            n, strerror(errno));
+		if (json_array_append_new(removed, json_string(n)) < 0) return werr(err, WX_FAIL, "exec result: out of memory");
+	}
+	return 0;
+}
+
 static json_t *result_json(const struct exec_profile *p, const struct exec_command *c, char **argv, size_t argc,
-                           const struct sup_exec_result *r)
+                           const struct sup_exec_result *r, json_t *removed)
 {
 	json_t *o = json_object(), *av = json_array(), *prof = json_object(), *sb = json_object();
 	int bad = !o || !av || !prof || !sb;
 	for (size_t i = 0; !bad && i < argc; i++) bad |= json_array_append_new(av, json_string(argv[i])) < 0;
+	bad = bad || set(o, "denied", r->denied[0] ? json_string(r->denied) : json_null()) ||
+	      json_object_set(o, "protected_removed", removed);
 	bad = bad || set(o, "ok", json_true()) || set(o, "exit_code", json_integer(r->exit_code)) ||
 	      set(o, "timed_out", json_boolean(r->timed_out)) ||
 	      set(o, "limit", r->limit[0] ? json_string(r->limit) : json_null()) ||
@@ -419,7 +444,21 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 		werr_prefix(err, "exec %s %s", p->project, c->id);
 		goto out;
 	}
-	*output = result_json(p, c, argv, argc, &res);
+	json_t *removed = json_array();
+	if (!removed) {
+		werr(err, WX_FAIL, "exec result: out of memory");
+		free(res.out.text);
+		free(res.err.text);
+		goto out;
+	}
+	if (res.protected_created[0] && remove_created(wt, res.protected_created, removed, err) < 0) {
+		json_decref(removed);
+		free(res.out.text);
+		free(res.err.text);
+		goto out;
+	}
+	*output = result_json(p, c, argv, argc, &res, removed);
+	json_decref(removed);
 	free(res.out.text);
 	free(res.err.text);
 	if (!*output) {

@@ -114,6 +114,13 @@ static int unconfined_run(const struct sup_exec_req *rq, struct sup_exec_result 
 	struct stat a, b;
 	if (fstat(rq->argv0_fd, &a) < 0 || stat(rq->argv[0], &b) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev)
 		return werr(err, WX_SETUP, "test runner: argv0_fd is not %s", rq->argv[0]);
+	/* as the capsule does: the protected names absent before the run */
+	int absent_before[64] = { 0 };
+	const char *const *pn = rq->protected_names;
+	for (int i = 0; pn && pn[i] && i < 64; i++) {
+		struct stat x;
+		absent_before[i] = lstat(fmt("%s/%s", rq->worktree, pn[i]), &x) < 0;
+	}
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) bail("pipe: %s", strerror(errno));
 	pid_t pid = fork();
@@ -137,6 +144,13 @@ static int unconfined_run(const struct sup_exec_req *rq, struct sup_exec_result 
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR) bail("waitpid: %s", strerror(errno));
 	res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	for (int i = 0; pn && pn[i] && i < 64; i++) {
+		struct stat x;
+		if (absent_before[i] && lstat(fmt("%s/%s", rq->worktree, pn[i]), &x) == 0) {
+			size_t o = strlen(res->protected_created);
+			snprintf(res->protected_created + o, sizeof res->protected_created - o, "%s%s", o ? "," : "", pn[i]);
+		}
+	}
 	snprintf(res->profile_name, sizeof res->profile_name, "unconfined-test");
 	snprintf(res->profile_digest, sizeof res->profile_digest, "sha256:%064d", 0);
 	return 0;
@@ -232,7 +246,9 @@ static void test_handler(void)
 		"\"env\":{\"argv\":[\"env\"],\"max_args\":0},"
 		"\"pwd\":{\"argv\":[\"pwd\"],\"max_args\":0},"
 		"\"fail\":{\"argv\":[\"sh\",\"-c\",\"echo out; echo err >&2; exit 3\"],\"max_args\":0},"
-		"\"append\":{\"argv\":[\"sh\",\"-c\",\"echo ran >> ran.log\"],\"max_args\":0}}}",
+		"\"append\":{\"argv\":[\"sh\",\"-c\",\"echo ran >> ran.log\"],\"max_args\":0},"
+		"\"plant\":{\"argv\":[\"sh\",\"-c\",\"mkdir -p .git/hooks sub && echo evil > .git/hooks/pre-commit && "
+		"echo x > .envrc && ln -s /etc .github && echo ok > sub/kept && echo planted\"],\"max_args\":0}}}",
 		BIN, SEED));
 	if (exec_profiles_add(&set, p, &err) < 0) bail("%s", err.msg);
 	ctx.exec_profiles = &set;
@@ -248,7 +264,7 @@ static void test_handler(void)
 	REFUSED("{\"command\":\"echo\",\"args\":[\"\"]}", "args[0] is 0 bytes", "an empty arg");
 	REFUSED("{\"command\":\"echo\",\"args\":[1]}", "args[0] is not a string", "a number as an arg");
 	/* the profile: a command not in it, args outside its grammar */
-	REFUSED("{\"command\":\"deploy\"}", "command deploy is not in project demo's profile (append, echo, env, fail, pwd)",
+	REFUSED("{\"command\":\"deploy\"}", "command deploy is not in project demo's profile (append, echo, env, fail, plant, pwd)",
 	        "a command id not in the profile");
 	REFUSED("{\"command\":\"echo\",\"args\":[\"-v\",\"-x\"]}", "args[1] \"-x\": flag -x is not one of command echo's flags",
 	        "an unknown flag, the first bad arg named");
@@ -285,7 +301,24 @@ static void test_handler(void)
 	       strcmp(json_string_value(json_object_get(sb, "profile")), "unconfined-test") == 0 && json_object_get(sb, "digest"),
 	   "sandbox {profile, digest, network: none} from the capsule's answer");
 	size_t nk = json_object_size(out);
-	is_int(nk, 16, "exactly the result's 16 keys");
+	is_int(nk, 18, "exactly the result's 18 keys (the reference's 16, denied, protected_removed)");
+	ok(json_is_null(json_object_get(out, "denied")) && json_array_size(json_object_get(out, "protected_removed")) == 0,
+	   "denied null, protected_removed []");
+
+	/* protected names the command created are removed, the rest kept */
+	rc = call("{\"command\":\"plant\"}");
+	json_t *rm = json_object_get(out, "protected_removed");
+	struct stat pst;
+	ok(rc == 0 && json_is_true(json_object_get(out, "ok")) && strcmp(sval("stdout"), "planted\n") == 0,
+	   "a command planting .git, .envrc and a .github symlink runs (%s)", rc == 0 ? "ok" : err.msg);
+	is_int(json_array_size(rm), 3, "protected_removed names the three");
+	ok(lstat(fmt("%s/ep1/.git", WS), &pst) < 0 && lstat(fmt("%s/ep1/.envrc", WS), &pst) < 0 &&
+	       lstat(fmt("%s/ep1/.github", WS), &pst) < 0,
+	   "... and none is left in the worktree");
+	ok(stat("/etc/passwd", &pst) == 0, "... the .github symlink was removed, not what it pointed at");
+	char *kept = slurp(fmt("%s/ep1/sub/kept", WS));
+	is_str(kept, "ok\n", "control: what else the command wrote is kept");
+	free(kept);
 
 	/* the exit code is reported, never judged */
 	rc = call("{\"command\":\"fail\"}");
@@ -305,7 +338,8 @@ static void test_handler(void)
 	ok(env && !strstr(env, "hunter2"), "the daemon's own variables are not inherited");
 
 	/* the exec cache: outside the worktree, 0700, seeded once */
-	const char *cache = fmt("%s/.world-exec/ep1/demo", WS);
+	char cache[2200];
+	snprintf(cache, sizeof cache, "%s/.world-exec/ep1/demo", WS);
 	struct stat st;
 	ok(stat(cache, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "the cache %s exists, 0700", cache);
 	ok(stat(fmt("%s/.world-exec", WS), &st) == 0 && (st.st_mode & 0777) == 0700, "the caches' root is 0700");

@@ -47,6 +47,7 @@ cat > "$E/demo.json" <<'EOF'
   "wait":{"argv":["make","-s","wait"],"max_args":0},
   "meet":{"argv":["make","-s","meet"],"max_args":0},
   "append":{"argv":["sh","-c","echo ran >> ran.log; wc -l < ran.log"],"max_args":0},
+  "plant":{"argv":["sh","-c","mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit && echo planted"],"max_args":0},
   "cache":{"argv":["sh","-c","cat \"$CCACHE_DIR/seeded\"; echo h > \"$HOME/h\" && cat \"$HOME/h\"; echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; echo c >> \"$CCACHE_DIR/seeded\"; echo \"$HOME $TMPDIR $CCACHE_DIR $DEMO\""],"max_args":0}},
  "caches":{"CCACHE_DIR":{"seed":"SEEDDIR"}}}
 EOF
@@ -163,6 +164,11 @@ is "$(sc stdout | tr '\n' ' ')" "SEEDED h t /cache/home /cache/tmp /cache/var-CC
 is "$(tr '\n' ' ' < "$WS/.world-exec/ep1/demo/var-CCACHE_DIR/seeded")" "SEEDED c " "the episode's cache on the host holds the write"
 is "$(cat "$E/seed/seeded")" "SEEDED" "... and the seed is unchanged"
 is "$(stat -c %a "$WS/.world-exec/ep1/demo")" 700 "... the cache is 0700, beside the worktrees"
+
+# ---- a protected name the command creates where there was none is removed ----
+xcall "$C1" '{"command":"plant"}' g-1
+is "$(sc stdout):$(sc protected_removed.0)" "planted:.git" "project code creating .git/hooks: it ran, and .git is reported removed"
+ok "$([ ! -e "$WS/ep1/.git" ]; echo $?)" "... no .git is left in the worktree for the operator's git to run"
 
 # ---- refusals before anything runs ----
 xcall "$C1" '{"command":"deploy"}' r-1
