@@ -232,4 +232,5 @@ like "$(printf '%s\n' "$out" | tail -1)" "diverged 0$" "... nothing diverges"
 is "$(wc -l < "$WS/ep1/ran.log")" 1 "... and ran.log still has one line: replay never ran the command"
 run_capture out err rc "$WORLDD" scan --store "$DB"
 is "$rc:$out" "0:" "the store scans clean"
+unlike "$(cat "$T"/err*)" "runtime error|Sanitizer" "no sanitizer report from any daemon"
 done_testing
