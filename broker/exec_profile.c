@@ -199,6 +199,17 @@ static int resolve_bin(struct lctx *l, const struct exec_profile *p, const char 
 	if (!realpath(cand, rp)) return lerr(l, WX_IO, ptr, "realpath %s: %s", cand, strerror(errno));
 	const char *in = inside_world(l, cand, rp);
 	if (in) return lerr(l, WX_BAD_INPUT, ptr, "the binary %s is inside %s", cand, in);
+	/* It must be where the capsule shows files and lets them run (docs/exec.md
+	 * "What the command sees"): the host's system directories, or a read root
+	 * (the binary's realpath against the read roots' realpaths). */
+	static const char *const sysdirs[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL };
+	int shown = 0;
+	for (const char *const *d = sysdirs; *d && !shown; d++) shown = is_or_ancestor(*d, rp);
+	for (size_t i = 0; i < p->nread_roots && !shown; i++) shown = is_or_ancestor(p->read_roots[i], rp);
+	if (!shown)
+		return lerr(l, WX_BAD_INPUT, ptr,
+		            "the binary %s (%s) is neither under /usr, /bin, /sbin, /lib* nor under a read root: it could not run in "
+		            "the exec capsule (add its directory to /read_roots)", cand, rp);
 	snprintf(b->path, sizeof b->path, "%s", cand);
 	if (hash_path(cand, b->sha256, l->err) < 0) return werr_prefix(l->err, "exec profile %s: %s", l->file, ptr);
 	return 0;

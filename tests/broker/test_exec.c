@@ -199,6 +199,8 @@ static void setup(void)
 	char rp[PATH_MAX];
 	if (!mkdtemp(tmpl) || !realpath(tmpl, rp) || strlen(rp) > 900) bail("mkdtemp: %s", strerror(errno));
 	snprintf(T, sizeof T, "%s", rp);
+	/* a read root must be reachable by the capsule's user (not the owner) */
+	if (chmod(T, 0755) < 0) bail("chmod %s: %s", T, strerror(errno));
 	snprintf(WS, sizeof WS, "%s/ws", T);
 	snprintf(STORE, sizeof STORE, "%s/state", T);
 	snprintf(HOMED, sizeof HOMED, "%s/home-op", T);
@@ -240,7 +242,7 @@ static void test_handler(void)
 	REFUSED("{\"command\":\"test\"}", "no exec profile: start worldd serve with --exec-profile FILE", "no profile loaded");
 	struct exec_profile *p = load("demo.json", fmt(
 		"{\"profile\":\"world/exec-profile/v1\",\"project\":\"demo\",\"path\":[\"%s\",\"/usr/bin\"],"
-		"\"env\":{\"FOO\":\"bar baz\"},\"probe\":[\"env\",\"--version\"],\"caches\":{\"GOCACHE\":{\"seed\":\"%s\"}},\"timeout_ms\":5000,"
+		"\"env\":{\"FOO\":\"bar baz\"},\"read_roots\":[\"%s\"],\"probe\":[\"env\",\"--version\"],\"caches\":{\"GOCACHE\":{\"seed\":\"%s\"}},\"timeout_ms\":5000,"
 		"\"commands\":{\"echo\":{\"argv\":[\"tool\",\"pre\"],\"flags\":{\"-n\":\"int\",\"--mode\":\"enum:[a,b]\",\"-v\":\"bool\"},"
 		"\"positional\":\"relpath\",\"max_args\":6},"
 		"\"env\":{\"argv\":[\"env\"],\"max_args\":0},"
@@ -249,7 +251,7 @@ static void test_handler(void)
 		"\"append\":{\"argv\":[\"sh\",\"-c\",\"echo ran >> ran.log\"],\"max_args\":0},"
 		"\"plant\":{\"argv\":[\"sh\",\"-c\",\"mkdir -p .git/hooks sub && echo evil > .git/hooks/pre-commit && "
 		"echo x > .envrc && ln -s /etc .github && echo ok > sub/kept && echo planted\"],\"max_args\":0}}}",
-		BIN, SEED));
+		BIN, BIN, SEED));
 	if (exec_profiles_add(&set, p, &err) < 0) bail("%s", err.msg);
 	ctx.exec_profiles = &set;
 	exec_runner_set_for_test(unconfined_run);

@@ -52,9 +52,13 @@ static const char *fmt(const char *f, ...)
 /* A profile: the valid base with extra top-level members and a commands object. */
 static const char *profile(const char *extra, const char *commands)
 {
+	/* BIN is a read root (a binary must be where the capsule shows it) unless
+	 * the test names its own read roots */
+	int own = extra && strstr(extra, "\"read_roots\"");
 	return fmt("{\"profile\":\"world/exec-profile/v1\",\"project\":\"demo\","
-	           "\"path\":[\"%s\",\"/usr/bin\"]%s%s,\"commands\":%s}",
-	           BIN, extra && *extra ? "," : "", extra ? extra : "",
+	           "\"path\":[\"%s\",\"/usr/bin\"]%s%s%s%s%s,\"commands\":%s}",
+	           BIN, own ? "" : ",\"read_roots\":[\"", own ? "" : BIN, own ? "" : "\"]",
+	           extra && *extra ? "," : "", extra ? extra : "",
 	           commands ? commands : "{\"test\":{\"argv\":[\"tool\",\"test\"]}}");
 }
 
@@ -139,7 +143,7 @@ static void test_load(void)
 	/* the digest is of the canonical JSON: reordering keys and whitespace does not change it */
 	struct exec_profile *q = load_text(PFILE, fmt("{ \"commands\":{\"test\":{\"argv\":[\"tool\",\"test\"]}},"
 	                                              "\"env\":{\"GOFLAGS\":\"-mod=readonly\"},\"path\":[\"%s\",\"/usr/bin\"],"
-	                                              " \"project\":\"demo\",\"profile\":\"world/exec-profile/v1\"}", BIN));
+	                                              " \"project\":\"demo\",\"read_roots\":[\"%s\"],\"profile\":\"world/exec-profile/v1\"}", BIN, BIN));
 	ok(p && q && strcmp(p->digest, q->digest) == 0, "the digest is of the canonical JSON (same for reordered keys)");
 	exec_profile_free(q);
 	q = load_text(PFILE, profile("\"env\":{\"GOFLAGS\":\"-mod=mod\"}", NULL));
@@ -253,7 +257,9 @@ static void test_read_roots(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		refused(profile(fmt("\"read_roots\":[\"%s\",\"%s\"]", MOD, bad[i].root), NULL), WX_BAD_INPUT, "/read_roots/1",
 		        bad[i].phrase, fmt("read root %s", bad[i].what));
-	loads(profile(fmt("\"read_roots\":[\"%s\",\"%s/\"]", MOD, MOD), NULL), "read roots outside every denied place");
+	loads(profile(fmt("\"read_roots\":[\"%s\",\"%s/\",\"%s\"]", MOD, MOD, BIN), NULL), "read roots outside every denied place");
+	refused(profile(fmt("\"read_roots\":[\"%s\"]", MOD), NULL), WX_BAD_INPUT, "/commands/test/argv/0",
+	        "neither under /usr, /bin, /sbin, /lib* nor under a read root", "a binary the capsule would not show");
 	struct exec_profile *p = load_text(PFILE, profile(fmt("\"read_roots\":[\"%s/opt/../opt/mod\"]", T), NULL));
 	ok(!p, "a read root spelled with .. is refused, even when it lands outside (%s)", err.msg);
 	exec_profile_free(p);

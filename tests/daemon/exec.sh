@@ -48,11 +48,15 @@ cat > "$E/demo.json" <<'EOF'
   "meet":{"argv":["make","-s","meet"],"max_args":0},
   "append":{"argv":["sh","-c","echo ran >> ran.log; wc -l < ran.log"],"max_args":0},
   "plant":{"argv":["sh","-c","mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit && echo planted"],"max_args":0},
+  "flood":{"argv":["head","-c","1000000","/dev/zero"],"max_args":0},
+  "mine":{"argv":["MINEBIN","mine"],"max_args":0},
   "cache":{"argv":["sh","-c","cat \"$CCACHE_DIR/seeded\"; echo h > \"$HOME/h\" && cat \"$HOME/h\"; echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"; echo c >> \"$CCACHE_DIR/seeded\"; echo \"$HOME $TMPDIR $CCACHE_DIR $DEMO\""],"max_args":0}},
  "caches":{"CCACHE_DIR":{"seed":"SEEDDIR"}}}
 EOF
 mkdir -p "$E/seed"; echo SEEDED > "$E/seed/seeded"
 sed -i "s|SEEDDIR|$E/seed|" "$E/demo.json"
+chmod 755 "$E"; mkdir -p "$E/bin"; cp /usr/bin/printf "$E/bin/mine"   # an operator's own binary, swapped later
+sed -i "s|MINEBIN|$E/bin/mine|; s|\"caches\":|\"read_roots\":[\"$E/bin\"],\"caches\":|" "$E/demo.json"
 echo '{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin"],"env":{"HTTPS_PROXY":"http://x"},"commands":{"t":{"argv":["make"]}}}' > "$E/bad.json"
 
 start() { # OUT ERR flags...: serve on port 0; sets URL, DPID
@@ -195,6 +199,18 @@ like "$(cat "$T/two1")" "mark-ep1" "ep1's exec sees its own worktree"
 unlike "$(cat "$T/two1")" "mark-ep2" "... and not ep2's"
 like "$(cat "$T/two2")" "mark-ep2" "ep2's exec, at the same time, sees its own"
 unlike "$(cat "$T/two2")" "mark-ep1" "... and not ep1's"
+stop
+
+# ---- --exec-max-output-bytes: a flood is killed, limit "output"; a swapped binary never runs ----
+start "$T/out5" "$T/err5" --exec-profile "$E/demo.json" --exec-max-output-bytes 65536 || bail "daemon 5"
+xcall "$C1" '{"command":"flood"}' f-1
+is "$(sc ok):$(sc limit)" "true:output" "a command printing 1 MB past --exec-max-output-bytes 65536: killed, limit output"
+xcall "$C1" '{"command":"mine"}' m-1
+is "$(sc exit_code):$(sc stdout)" "0:mine" "control: the operator's own binary (in a read root) runs"
+cp /usr/bin/echo "$E/bin/mine"
+xcall "$C1" '{"command":"mine"}' m-2
+is "$(sc world.effects.0.status)" "failed" "the binary swapped after start-up: the effect failed"
+like "$J" "sha256 [0-9a-f]{64}, the profile recorded [0-9a-f]{64} at load: not run" "... a failed effect naming both digests"
 stop
 
 # ---- an exec and an edit of one episode take turns ----
