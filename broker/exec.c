@@ -416,9 +416,13 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 	if (r < 0) goto out;
 	if (r > 0) { rc = broker_refuse(output, "%s", why); goto out; }
 	char croot[PATH_MAX], cdir[PATH_MAX], worktree[PATH_MAX];
-	if (ctx->exec_cache_root) snprintf(croot, sizeof croot, "%s", ctx->exec_cache_root);
-	else snprintf(croot, sizeof croot, "%s/%s", ctx->workspace_root, EXEC_CACHE_DIR);
-	snprintf(worktree, sizeof worktree, "%s/%s", ctx->workspace_root, ctx->episode);
+	int n1 = ctx->exec_cache_root ? snprintf(croot, sizeof croot, "%s", ctx->exec_cache_root)
+	                              : snprintf(croot, sizeof croot, "%s/%s", ctx->workspace_root, EXEC_CACHE_DIR);
+	int n2 = snprintf(worktree, sizeof worktree, "%s/%s", ctx->workspace_root, ctx->episode);
+	if (n1 < 0 || (size_t)n1 >= sizeof croot || n2 < 0 || (size_t)n2 >= sizeof worktree) {
+		werr(err, WX_IO, "exec: the workspace root %.200s is too long a path", ctx->workspace_root);
+		goto out;
+	}
 	if (exec_cache_prepare(croot, ctx->episode, p, cdir, sizeof cdir, err) < 0) goto out;
 	if (exec_build_env(p, &envp, err) < 0) goto out;
 	/* what runs is what was hashed: the capsule executes this fd */
@@ -447,20 +451,17 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 	json_t *removed = json_array();
 	if (!removed) {
 		werr(err, WX_FAIL, "exec result: out of memory");
-		free(res.out.text);
-		free(res.err.text);
+		sup_exec_result_free(&res);
 		goto out;
 	}
 	if (res.protected_created[0] && remove_created(wt, res.protected_created, removed, err) < 0) {
 		json_decref(removed);
-		free(res.out.text);
-		free(res.err.text);
+		sup_exec_result_free(&res);
 		goto out;
 	}
 	*output = result_json(p, c, argv, argc, &res, removed);
 	json_decref(removed);
-	free(res.out.text);
-	free(res.err.text);
+	sup_exec_result_free(&res);
 	if (!*output) {
 		werr(err, WX_FAIL, "exec result: out of memory");
 		goto out;

@@ -291,8 +291,7 @@ int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char
 	if (!line_has(o, "ARM network REFUSED")) fail(p, "network", "no REFUSED token: the connect to 127.0.0.1:%s was not refused", port);
 	else if (after != 0) fail(p, "network", "the listener's accept count moved (%d more) during the probe", after);
 	if (p->probe_failure[0]) goto out;
-	free(res.out.text);
-	free(res.err.text);
+	sup_exec_result_free(&res);
 	memset(&res, 0, sizeof res);
 	/* the toolchain: its probe argv runs and exits 0 */
 	if (exec_binary_open(&p->probe_bin, &tfd, &err) < 0) {
@@ -315,8 +314,7 @@ int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char
 		fail(p, "toolchain", "%s %s exited %d%s (stderr %.120s)", p->probe_bin.path, p->probe_argc > 1 ? p->probe_argv[1] : "",
 		     res.exit_code, res.timed_out ? ", timed out" : "", res.err.text ? res.err.text : "");
 out:
-	free(res.out.text);
-	free(res.err.text);
+	sup_exec_result_free(&res);
 	if (lfd >= 0) close(lfd);
 	if (bfd >= 0) close(bfd);
 	if (tfd >= 0) close(tfd);
