@@ -36,6 +36,8 @@ mkdir -p "$WS/ep1" "$WS/ep2"
 GRANTS=(Workspace.Read=worktree:1000 Workspace.Write=worktree:1000 Workspace.Exec=worktree:1000)
 C1=$("$PFIX" "$T" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep1"
 C2=$("$PFIX" "$T" "$top_srcdir" ep2 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep2"
+C3=$("$PFIX" "$T" "$top_srcdir" ep3 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Exec=worktree:1) || bail "packages fixture ep3"
+C4=$("$PFIX" "$T" "$top_srcdir" ep4 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Read=worktree:10) || bail "packages fixture ep4"
 
 cat > "$E/demo.json" <<'EOF'
 {"profile":"world/exec-profile/v1","project":"demo","root":".","path":["/usr/bin","/bin"],
@@ -232,6 +234,18 @@ is "$(cat "$T/w1")" "WAITED" "the exec finishes"
 touch "$PD/effect.waiting_turn.1.go"
 wait $e
 is "$(cat "$WS/ep1/f.txt")" "line new" "then the edit runs"
+stop
+
+# ---- the broker's gate: a grant, a budget ----
+start "$T/out6" "$T/err6" --exec-profile "$E/demo.json" || bail "daemon 6"
+xcall "$C3" '{"command":"append"}' b-1
+is "$(sc stdout)" "1" "a session granted Workspace.Exec=worktree:1: its first exec call runs"
+xcall "$C3" '{"command":"append"}' b-2
+is "$(sc world.effects.0.status)" "denied" "... its second is denied (budget spent)"
+is "$(wc -l < "$WS/ep3/ran.log")" 1 "... and did not run"
+xcall "$C4" '{"command":"append"}' b-3
+unlike "$J" '"structuredContent":\{"exit_code"' "a session without a Workspace.Exec grant gets no run"
+ok "$([ ! -e "$WS/ep4/ran.log" ]; echo $?)" "... nothing ran in its worktree"
 stop
 
 # ---- why and replay: the record answers, the command never runs again ----
