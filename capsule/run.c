@@ -113,7 +113,7 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 	unsigned long long wall = req->wall_ms ? req->wall_ms : p->limits.wall_ms;
 	unsigned long long deadline = t0 + wall * 1000ULL;
 	struct buf bo = { .limit = p->limits.stdout_cap }, be = { .limit = p->limits.stderr_cap };
-	bool exited = false, out_eof = false, err_eof = false;
+	bool exited = false, out_eof = false, err_eof = false, notify_open = h.notify_fd >= 0;
 	static char chunk[65536];
 	/* Run until init exits and both pipes reach EOF (every capsule process
 	 * is gone by then: the kernel kills the pid namespace with its init). */
@@ -122,7 +122,7 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 		int n = 0, io = -1, ie = -1, in_ = -1, ip = -1;
 		if (!out_eof) { io = n; pf[n++] = (struct pollfd){ out[0], POLLIN, 0 }; }
 		if (!err_eof) { ie = n; pf[n++] = (struct pollfd){ er[0], POLLIN, 0 }; }
-		if (h.notify_fd >= 0 && !exited) { in_ = n; pf[n++] = (struct pollfd){ h.notify_fd, POLLIN, 0 }; }
+		if (notify_open && !exited) { in_ = n; pf[n++] = (struct pollfd){ h.notify_fd, POLLIN, 0 }; }
 		if (!exited) { ip = n; pf[n++] = (struct pollfd){ h.pidfd, POLLIN, 0 }; }
 		unsigned long long t = now_us();
 		int timeout = -1;
@@ -141,6 +141,9 @@ int capsule_run(const struct capsule_run_req *req, struct capsule_run_result *re
 			continue;
 		}
 		if (in_ >= 0 && (pf[in_].revents & POLLIN)) capsule_on_notify(&h);
+		/* hung up (no process uses the filter: init is exiting): it would
+		 * stay "readable" and spin this loop until the pidfd says so */
+		else if (in_ >= 0 && pf[in_].revents) notify_open = false;
 		if (io >= 0 && pf[io].revents) {
 			ssize_t r = read(out[0], chunk, sizeof chunk);
 			if (r > 0) {
