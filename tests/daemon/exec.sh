@@ -16,6 +16,10 @@
 #     runs); `worldd why` shows the record; `worldd replay` answers from
 #     the record and never runs the command again (its append-only log is
 #     unchanged).
+#     --exec-max-output-bytes kills a flood (limit output); a binary swapped
+#     after start-up is a failed effect; a protected name the command
+#     creates is removed; the seeded cache; the grant and the budget; two
+#     profiles with --exec-episode-project, and timeout_ms ending a run;
 #   - without the capsule: the probe's start-up line names the arm, and an
 #     exec call is refused naming it (never run).
 . "$top_srcdir/tests/tap.sh"
@@ -38,6 +42,7 @@ C1=$("$PFIX" "$T" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.j
 C2=$("$PFIX" "$T" "$top_srcdir" ep2 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep2"
 C3=$("$PFIX" "$T" "$top_srcdir" ep3 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Exec=worktree:1) || bail "packages fixture ep3"
 C4=$("$PFIX" "$T" "$top_srcdir" ep4 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Read=worktree:10) || bail "packages fixture ep4"
+C5=$("$PFIX" "$T" "$top_srcdir" ep5 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep5"
 
 cat > "$E/demo.json" <<'EOF'
 {"profile":"world/exec-profile/v1","project":"demo","root":".","path":["/usr/bin","/bin"],
@@ -60,6 +65,7 @@ sed -i "s|SEEDDIR|$E/seed|" "$E/demo.json"
 chmod 755 "$E"; mkdir -p "$E/bin"; cp /usr/bin/printf "$E/bin/mine"   # an operator's own binary, swapped later
 sed -i "s|MINEBIN|$E/bin/mine|; s|\"caches\":|\"read_roots\":[\"$E/bin\"],\"caches\":|" "$E/demo.json"
 echo '{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin"],"env":{"HTTPS_PROXY":"http://x"},"commands":{"t":{"argv":["make"]}}}' > "$E/bad.json"
+echo '{"profile":"world/exec-profile/v1","project":"slow","path":["/usr/bin"],"timeout_ms":300,"commands":{"sleep":{"argv":["sleep","30"],"max_args":0}}}' > "$E/slow.json"
 
 start() { # OUT ERR flags...: serve on port 0; sets URL, DPID
   local o=$1 e=$2; shift 2
@@ -246,6 +252,18 @@ is "$(wc -l < "$WS/ep3/ran.log")" 1 "... and did not run"
 xcall "$C4" '{"command":"append"}' b-3
 unlike "$J" '"structuredContent":\{"exit_code"' "a session without a Workspace.Exec grant gets no run"
 ok "$([ ! -e "$WS/ep4/ran.log" ]; echo $?)" "... nothing ran in its worktree"
+stop
+
+# ---- two profiles: an episode maps to its project; timeout_ms ends a run ----
+start "$T/out7" "$T/err7" --exec-profile "$E/demo.json" --exec-profile "$E/slow.json" \
+  --exec-episode-project ep5=slow --exec-episode-project ep1=demo || bail "daemon 7"
+is "$(grep -c 'exec profile .*: offered;' "$T/err7")" 2 "two profiles loaded and probed"
+xcall "$C5" '{"command":"sleep"}' s-1
+is "$(sc ok):$(sc timed_out):$(sc profile.project)" "true:true:slow" "ep5 runs its project's command; timeout_ms 300 ends sleep 30 (timed_out)"
+xcall "$C1" '{"command":"sleep"}' s-2
+like "$(sc refused)" "command sleep is not in project demo's profile" "ep1 is mapped to demo: slow's command is not its"
+xcall "$C2" '{"command":"test"}' s-3
+like "$(sc refused)" "--exec-episode-project ep2=PROJECT" "an unmapped episode with two profiles loaded is refused naming the flag"
 stop
 
 # ---- why and replay: the record answers, the command never runs again ----
