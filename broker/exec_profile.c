@@ -38,8 +38,9 @@ struct lctx {
 	struct world_err *err;
 	/* the places no read root may equal, be an ancestor of (literal and
 	 * realpath), and -- for the first two -- lie inside */
-	char *deny[64];
-	size_t ndeny;
+	char **deny;
+	size_t ndeny, capdeny;
+	int deny_oom;
 };
 
 static int lerr(struct lctx *l, int code, const char *ptr, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -115,19 +116,29 @@ static int is_or_ancestor(const char *a, const char *b)
 	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
 }
 
+static void deny_push(struct lctx *l, const char *p)
+{
+	if (l->ndeny == l->capdeny) {
+		size_t cap = l->capdeny ? 2 * l->capdeny : 16;
+		char **d = realloc(l->deny, cap * sizeof *d);
+		if (!d) { l->deny_oom = 1; return; }
+		l->deny = d;
+		l->capdeny = cap;
+	}
+	if (!(l->deny[l->ndeny] = strdup(p))) { l->deny_oom = 1; return; }
+	l->ndeny++;
+}
+
+/* p (literal, normalised) and its realpath join the places no read root may
+ * reach; a failure to remember one is a refusal of the load (deny_oom). */
 static void deny_add(struct lctx *l, const char *p)
 {
-	if (!p || !*p || l->ndeny + 2 > sizeof l->deny / sizeof l->deny[0]) return;
+	if (!p || !*p) return;
 	char norm[PATH_MAX];
-	if (!abs_norm(p, norm, sizeof norm)) {
-		char *d = strdup(norm);
-		if (d) l->deny[l->ndeny++] = d;
-	}
+	norm[0] = '\0';
+	if (!abs_norm(p, norm, sizeof norm)) deny_push(l, norm);
 	char rp[PATH_MAX];
-	if (realpath(p, rp) && strcmp(rp, norm) != 0) {
-		char *d = strdup(rp);
-		if (d) l->deny[l->ndeny++] = d;
-	}
+	if (realpath(p, rp) && strcmp(rp, norm) != 0) deny_push(l, rp);
 }
 
 /* Inside the workspace root or the store's folder (literal or real): the
@@ -641,6 +652,10 @@ int exec_profile_load(const char *file, const struct exec_profile_env *env, stru
 			closedir(d);
 		}
 	}
+	if (l.deny_oom) {
+		werr(err, WX_FAIL, "exec profile %s: out of memory", file);
+		goto out;
+	}
 	/* the file itself: outside the workspace root and the store's folder */
 	char rp[PATH_MAX];
 	if (!realpath(file, rp)) {
@@ -678,6 +693,7 @@ int exec_profile_load(const char *file, const struct exec_profile_env *env, stru
 	rc = 0;
 out:
 	for (size_t i = 0; i < l.ndeny; i++) free(l.deny[i]);
+	free(l.deny);
 	json_decref(o);
 	free(buf);
 	exec_profile_free(p);

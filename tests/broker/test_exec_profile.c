@@ -257,6 +257,10 @@ static void test_read_roots(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		refused(profile(fmt("\"read_roots\":[\"%s\",\"%s\"]", MOD, bad[i].root), NULL), WX_BAD_INPUT, "/read_roots/1",
 		        bad[i].phrase, fmt("read root %s", bad[i].what));
+	/* however many operator homes there are, each one counts */
+	for (int i = 0; i < 100; i++) mk(fmt("%s/user%03d", HOMES, i));
+	refused(profile(fmt("\"read_roots\":[\"%s\",\"%s/user099\"]", MOD, HOMES), NULL), WX_BAD_INPUT, "/read_roots/1",
+	        "is or contains", "the 101st operator home under /home");
 	loads(profile(fmt("\"read_roots\":[\"%s\",\"%s/\",\"%s\"]", MOD, MOD, BIN), NULL), "read roots outside every denied place");
 	refused(profile(fmt("\"read_roots\":[\"%s\"]", MOD), NULL), WX_BAD_INPUT, "/commands/test/argv/0",
 	        "neither under /usr, /bin, /sbin, /lib* nor under a read root", "a binary the capsule would not show");
