@@ -32,7 +32,7 @@ TESTS += tests/daemon/denials.sh
 EXTRA_DIST += tests/daemon/denials.sh
 # GET /mcp/, the notification stream (issue 20 item 2): SDK clients and curl.
 TESTS += tests/daemon/stream.sh
-EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs
+EXTRA_DIST += tests/daemon/stream.sh tests/daemon/sdk-notify.mjs tests/daemon/sdk-reconnect.mjs
 # Cancellation and progress (issue 22 item 4): the MCP SDK's AbortSignal and onprogress.
 TESTS += tests/daemon/cancel.sh
 EXTRA_DIST += tests/daemon/cancel.sh tests/daemon/sdk-cancel.mjs

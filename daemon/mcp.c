@@ -44,6 +44,7 @@ static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_SERVER "io.modelcontextprotocol/serverInfo"
 #define HEADER_MISMATCH (-32020) /* a routing header disagrees with the body */
+#define UNSUPPORTED_VERSION (-32022) /* UnsupportedProtocolVersionError (data: supported, requested) */
 /* A batch runs on one call worker, its messages one after another, and
  * counts once against its episode's share of the workers: at most this
  * many of its messages are looked at. Each request beyond them (a message
@@ -63,6 +64,10 @@ struct mcp {
 	int batched;     /* this request is a batch (no progress: one answer for them all) */
 	int cancelled;   /* a tools/call of it was cancelled: no answer for it */
 	int unavailable; /* a tools/call of it failed: the store's server unreachable (HTTP 503) */
+	int http_status; /* the HTTP status of its refusal (2026-07-28: 400, or 404 for an unknown method); 0 = usual */
+	int listen;      /* subscriptions/listen may be opened (mcp_listen_check on the HTTP thread) */
+	json_t *listen_id;     /* ... and was: its id (the subscription id) */
+	int listen_tools;      /* ... its filter asks for tools list changes */
 };
 
 /* Progress of one tools/call (coord_call's on_progress): each stage one
@@ -485,8 +490,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 }
 
 /* A 2026-07-28 result: resultType, the server's identity in _meta, and the
- * cache fields of the list results (a session's own view: private, not
- * to be reused: ttlMs 0). */
+ * cache fields of the cacheable results (SEP-2549: the lists and
+ * resources/read; a session's own view: private, not to be reused: ttlMs 0). */
 static void modern_stamp(json_t *answer, const char *method)
 {
 	json_t *res = json_object_get(answer, "result");
@@ -495,25 +500,93 @@ static void modern_stamp(json_t *answer, const char *method)
 	json_t *meta = json_object_get(res, "_meta");
 	if (!json_is_object(meta)) { meta = json_object(); json_object_set_new(res, "_meta", meta); }
 	json_object_set_new(meta, META_SERVER, json_pack("{s:s,s:s}", "name", "worldd", "version", DAEMON_VERSION));
-	if (strcmp(method, "tools/list") == 0 || strcmp(method, "server/discover") == 0 || strncmp(method, "resources/", 10) == 0) {
+	if (strcmp(method, "tools/list") == 0 || strcmp(method, "prompts/list") == 0 ||
+	    strcmp(method, "server/discover") == 0 || strncmp(method, "resources/", 10) == 0) {
 		json_object_set_new(res, "ttlMs", json_integer(0));
 		json_object_set_new(res, "cacheScope", json_string("private"));
 	}
 }
 
+/* The capabilities of both eras: tools whose list changes are sent (the
+ * GET /mcp/ stream of the 2025 revisions, subscriptions/listen of
+ * 2026-07-28: daemon/stream.c), resources (the provenance, immutable: no
+ * subscriptions), prompts (none are published: an empty list). */
+static json_t *capabilities(void)
+{
+	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b}}", "tools", "listChanged", 1, "resources", "listChanged", 0,
+	                 "subscribe", 0, "prompts", "listChanged", 0);
+}
+
 static json_t *discover(json_t *id)
 {
-	return rpc_result(id, json_pack("{s:[s,s,s,s],s:{s:{s:b},s:{s:b}},s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
-	                                "2025-06-18", "2025-03-26", "capabilities", "tools", "listChanged", 0, "resources",
-	                                "listChanged", 0, "instructions",
+	return rpc_result(id, json_pack("{s:[s,s,s,s],s:o,s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
+	                                "2025-06-18", "2025-03-26", "capabilities", capabilities(), "instructions",
 	                                "Each tool is a published World transition; every successful call commits one log entry."));
 }
 
+/* UnsupportedProtocolVersionError (-32022, HTTP 400): the revisions this
+ * daemon speaks and the one asked for (printable ASCII of it). */
+static json_t *unsupported_version(json_t *id, const char *requested)
+{
+	char req[80];
+	size_t k = 0;
+	for (const char *c = requested; *c && k + 1 < sizeof req; c++) req[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+	req[k] = 0;
+	json_t *e = drpc_error(id, UNSUPPORTED_VERSION, "unsupported protocol version \"%s\" (supported: %s, 2025-11-25, "
+	                                                "2025-06-18, 2025-03-26)", req, MODERN_VERSION);
+	json_object_set_new(json_object_get(e, "error"), "data",
+	                    json_pack("{s:[s,s,s,s],s:s}", "supported", MODERN_VERSION, "2025-11-25", "2025-06-18",
+	                              "2025-03-26", "requested", req));
+	return e;
+}
+
+/* A header value without its optional whitespace (RFC 9110 §5.5), and
+ * decoded when it is the Base64 sentinel =?base64?...?= (strict: the
+ * standard alphabet, whole quads, correct padding). 0, or -1 when the
+ * sentinel holds invalid Base64. out gets at most n-1 bytes. */
+static int header_value(const char *h, char *out, size_t n)
+{
+	while (*h == ' ' || *h == '\t') h++;
+	size_t len = strlen(h);
+	while (len && (h[len - 1] == ' ' || h[len - 1] == '\t')) len--;
+	if (len >= 11 && strncmp(h, "=?base64?", 9) == 0 && strncmp(h + len - 2, "?=", 2) == 0) {
+		const char *b = h + 9;
+		size_t bl = len - 11, o = 0;
+		static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		if (bl % 4) return -1;
+		for (size_t i = 0; i < bl; i += 4) {
+			unsigned v = 0;
+			int pad = 0;
+			for (int j = 0; j < 4; j++) {
+				char c = b[i + j];
+				const char *p = c && c != '=' ? strchr(a, c) : NULL;
+				if (c == '=' && i + 4 == bl && j >= 2 && (j == 3 || b[i + 3] == '=')) { pad++; v <<= 6; continue; }
+				if (!p || pad) return -1;
+				v = (v << 6) | (unsigned)(p - a);
+			}
+			unsigned char bytes[3] = { (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v };
+			for (int j = 0; j < 3 - pad; j++) {
+				if (o + 1 >= n) return -1;
+				out[o++] = (char)bytes[j];
+			}
+		}
+		out[o] = 0;
+		return 0;
+	}
+	snprintf(out, n, "%.*s", (int)len, h);
+	return 0;
+}
+
 /* The era of one message: 0 legacy, 1 modern, -1 refused (*err set: an
- * answer to send as it is). Modern when params._meta names a protocol
- * version; it must be 2026-07-28, carry the client's capabilities, and
- * agree with the MCP-Protocol-Version, Mcp-Method and (tools/call)
- * Mcp-Name headers. A 2026-07-28 header without the envelope is refused. */
+ * answer to send as it is, with HTTP status m->http_status). The era is
+ * the MCP-Protocol-Version header's: 2026-07-28 is stateless (every
+ * request carries the _meta envelope: its protocolVersion, equal to the
+ * header, and the client's capabilities; else -32602, HTTP 400) and its
+ * routing headers agree with the body (Mcp-Method; Mcp-Name for
+ * tools/call, prompts/get, resources/read; else -32020, HTTP 400). A body
+ * naming 2026-07-28 under another header (or none) is -32020 too. Any
+ * other header (2025-x, or absent = 2025-03-26) is the 2025 revisions'
+ * initialize handshake. */
 static int era_of(struct mcp *m, json_t *msg, json_t **err)
 {
 	json_t *id = json_object_get(msg, "id");
@@ -523,42 +596,55 @@ static int era_of(struct mcp *m, json_t *msg, json_t **err)
 	json_t *meta = json_object_get(params, "_meta");
 	json_t *pv = json_object_get(meta, META_VERSION);
 	const char *hv = dreq_header(m->rq, "MCP-Protocol-Version");
-	if (!pv) {
-		if (hv && strcmp(hv, MODERN_VERSION) == 0 && mn) {
-			*err = drpc_error(id, -32600, "invalid request: protocol revision %s needs the _meta envelope "
-			                              "(params._meta[\"%s\"] and [\"%s\"]) on every request", MODERN_VERSION, META_VERSION, META_CAPS);
-			return -1;
-		}
-		return 0;
+	if (!hv || strcmp(hv, MODERN_VERSION) != 0) {
+		if (!json_is_string(pv) || !mn || (hv && strcmp(json_string_value(pv), hv) == 0)) return 0;
+		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: MCP-Protocol-Version is %.64s, the body's "
+		                                       "params._meta[\"%s\"] is %.64s", hv ? hv : "absent", META_VERSION,
+		                  json_string_value(pv));
+		return -1;
 	}
-	if (!json_is_string(pv) || strcmp(json_string_value(pv), MODERN_VERSION) != 0) {
-		*err = drpc_error(id, -32602, "unsupported protocol version %.64s in params._meta[\"%s\"] (supported: %s; "
-		                              "2025-11-25, 2025-06-18, 2025-03-26 through initialize)",
-		                  json_is_string(pv) ? json_string_value(pv) : "(not a string)", META_VERSION, MODERN_VERSION);
+	if (!mn || !id) return 1; /* a notification or a response: nothing to answer, nothing routes on it */
+	if (!json_is_object(meta)) {
+		*err = drpc_error(id, -32602, "invalid params: protocol revision %s carries params._meta (\"%s\" and \"%s\") "
+		                              "on every request; this one has %s", MODERN_VERSION, META_VERSION, META_CAPS,
+		                  json_is_object(params) ? "no _meta object" : "no params object");
+		return -1;
+	}
+	if (!json_is_string(pv)) {
+		*err = drpc_error(id, -32602, "invalid params: params._meta[\"%s\"] must be a string (the revision: %s)",
+		                  META_VERSION, MODERN_VERSION);
+		return -1;
+	}
+	if (strcmp(json_string_value(pv), hv) != 0) {
+		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: MCP-Protocol-Version is %s, the body's "
+		                                       "params._meta[\"%s\"] is %.64s", hv, META_VERSION, json_string_value(pv));
 		return -1;
 	}
 	if (!json_is_object(json_object_get(meta, META_CAPS))) {
-		*err = drpc_error(id, -32602, "params._meta[\"%s\"] must be an object (the client's capabilities)", META_CAPS);
-		return -1;
-	}
-	if (!mn) return 1; /* a notification or response: nothing routes on it */
-	if (!hv || strcmp(hv, MODERN_VERSION) != 0) {
-		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: MCP-Protocol-Version is %.64s, the body says %s",
-		                  hv ? hv : "absent", MODERN_VERSION);
+		*err = drpc_error(id, -32602, "invalid params: params._meta[\"%s\"] must be an object (the client's capabilities)",
+		                  META_CAPS);
 		return -1;
 	}
 	const char *hm = dreq_header(m->rq, "Mcp-Method");
-	if (id && (!hm || strcmp(hm, mn) != 0)) {
+	char hmv[200];
+	if (!hm || header_value(hm, hmv, sizeof hmv) < 0 || strcmp(hmv, mn) != 0) {
 		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: Mcp-Method is %.100s, the body's method is %.100s",
 		                  hm ? hm : "absent", mn);
 		return -1;
 	}
-	const char *tn = json_string_value(json_object_get(params, "name"));
-	const char *hn = dreq_header(m->rq, "Mcp-Name");
-	if (id && strcmp(mn, "tools/call") == 0 && tn && (!hn || strcmp(hn, tn) != 0)) {
-		*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: Mcp-Name is %.100s, params.name is %.100s",
-		                  hn ? hn : "absent", tn);
-		return -1;
+	const char *field = strcmp(mn, "tools/call") == 0 || strcmp(mn, "prompts/get") == 0 ? "name"
+	                    : strcmp(mn, "resources/read") == 0                            ? "uri"
+	                                                                                   : NULL;
+	const char *bv = field ? json_string_value(json_object_get(params, field)) : NULL;
+	if (bv) {
+		const char *hn = dreq_header(m->rq, "Mcp-Name");
+		char hnv[2048];
+		int bad = hn && header_value(hn, hnv, sizeof hnv) < 0;
+		if (!hn || bad || strcmp(hnv, bv) != 0) {
+			*err = drpc_error(id, HEADER_MISMATCH, "header mismatch: Mcp-Name is %.100s%s, params.%s is %.100s",
+			                  hn ? hn : "absent", bad ? " (invalid Base64)" : "", field, bv);
+			return -1;
+		}
 	}
 	return 1;
 }
@@ -626,6 +712,18 @@ static int index_of(const char *s, long long *out)
 	return *out >= 1 ? 0 : -1;
 }
 
+/* An error of resources/read with data.uri = the URI asked for (SEP-2164).
+ * A resource that does not exist, or that the session may not see (the
+ * same answer), is -32002 under the 2025 revisions and -32602 under
+ * 2026-07-28 (its schema retired -32002). */
+static json_t *with_uri(json_t *e, const char *uri)
+{
+	json_t *u = json_string(uri);
+	if (u) json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:o}", "uri", u));
+	return e;
+}
+#define NOT_FOUND(m) ((m)->modern ? -32602 : -32002)
+
 static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 {
 	const char *uri = json_string_value(json_object_get(params, "uri"));
@@ -633,7 +731,7 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 	char path[400];
 	long long n;
 	if (strncmp(uri, "world://why/", 12) == 0) {
-		if (index_of(uri + 12, &n) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": world://why/{index} takes a log index", uri);
+		if (index_of(uri + 12, &n) < 0) return with_uri(drpc_error(id, -32602, "resource not found: %.200s (world://why/{index} takes a log index)", uri), uri);
 		struct world_err err = { 0, "" };
 		struct world_store *st = dreader_get(m->rq->d, &err);
 		int member = 0;
@@ -644,7 +742,7 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 		}
 		if (!member) {
 			dreader_put(m->rq->d, st);
-			return drpc_error(id, -32002, "resource not found: %.200s (log entry %lld: not found)", uri, n);
+			return with_uri(drpc_error(id, NOT_FOUND(m), "resource not found: %.200s (log entry %lld: not found)", uri, n), uri);
 		}
 		struct prov_walk w;
 		memset(&w, 0, sizeof w);
@@ -663,14 +761,16 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 		return rpc_result(id, res);
 	}
 	if (strncmp(uri, "world://log/", 12) == 0) {
-		if (index_of(uri + 12, &n) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": world://log/{index} takes a log index", uri);
+		if (index_of(uri + 12, &n) < 0) return with_uri(drpc_error(id, -32602, "resource not found: %.200s (world://log/{index} takes a log index)", uri), uri);
 		snprintf(path, sizeof path, "/v1/log/%lld", n);
 	} else if (strncmp(uri, "world://objects/", 16) == 0) {
 		struct world_err e = { 0, "" };
-		if (world_ref_parse(uri + 16, "ref", NULL, &e) < 0) return drpc_error(id, -32602, "resource URI \"%.200s\": %s", uri, e.msg);
+		if (world_ref_parse(uri + 16, "ref", NULL, &e) < 0)
+			return with_uri(drpc_error(id, -32602, "resource not found: %.200s (%s)", uri, e.msg), uri);
 		snprintf(path, sizeof path, "/v1/objects/%s", uri + 16);
 	} else
-		return drpc_error(id, -32602, "unknown resource URI \"%.200s\" (world://log/{index}, world://why/{index}, world://objects/{ref})", uri);
+		return with_uri(drpc_error(id, -32602, "resource not found: %.200s (an unknown URI: this server has world://log/{index}, "
+		                                        "world://why/{index}, world://objects/{ref})", uri), uri);
 	/* the read route answers it, with its scoping, for this same request's credential */
 	struct dreq sub = *m->rq;
 	sub.method = "GET";
@@ -689,12 +789,12 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 	} else if (r.status == 404) {
 		json_t *v = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
 		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
-		ans = drpc_error(id, -32002, "resource not found: %.200s (%.300s)", uri, msg ? msg : "not found");
+		ans = with_uri(drpc_error(id, NOT_FOUND(m), "resource not found: %.200s (%.300s)", uri, msg ? msg : "not found"), uri);
 		json_decref(v);
 	} else if (r.status == 400) {
 		json_t *v = r.body ? json_loadb(r.body, r.len, 0, NULL) : NULL;
 		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
-		ans = drpc_error(id, -32602, "resource URI \"%.200s\": %.300s", uri, msg ? msg : "bad request");
+		ans = with_uri(drpc_error(id, -32602, "resource not found: %.200s (%.300s)", uri, msg ? msg : "bad request"), uri);
 		json_decref(v);
 	} else ans = drpc_error(id, -32603, "Internal: internal store failure");
 	free(r.body);
@@ -746,20 +846,29 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 	if (!id) return NULL; /* a notification: nothing to answer (notifications/initialized, ...) */
 	if (!batched) snprintf(m->rq->note, sizeof m->rq->note, "%.100s", mn);
 	if (strcmp(mn, "server/discover") == 0) return discover(id);
+	if (m->modern) {
+		/* 2026-07-28 dropped initialize, ping, logging/setLevel and
+		 * resources/(un)subscribe: those, as any method it does not
+		 * have, are 404 with -32601 (its Streamable HTTP page) */
+		static const char *const modern[] = { "tools/list", "tools/call", "resources/list", "resources/templates/list",
+		                                      "resources/read", "prompts/list", "prompts/get", "subscriptions/listen" };
+		int known = 0;
+		for (size_t i = 0; i < sizeof modern / sizeof modern[0]; i++) known |= strcmp(mn, modern[i]) == 0;
+		if (!known) {
+			m->http_status = 404;
+			return drpc_error(id, -32601, "method not found: %.200s is not a method of protocol revision %s%s", mn,
+			                  MODERN_VERSION, strcmp(mn, "initialize") == 0 ? " (stateless: use server/discover)" : "");
+		}
+	}
 	if (strcmp(mn, "initialize") == 0) {
-		if (m->modern)
-			return drpc_error(id, -32601, "method not found: initialize is not part of protocol revision %s "
-			                              "(stateless: use server/discover)", MODERN_VERSION);
 		if (batched) return drpc_error(id, -32600, "initialize must not be part of a batch");
 		json_t *pv = json_object_get(params, "protocolVersion");
 		const char *v = json_is_string(pv) && supported(json_string_value(pv)) ? json_string_value(pv) : versions[0];
-		/* listChanged: the GET /mcp/ stream (daemon/stream.c) sends
+		/* tools.listChanged: the GET /mcp/ stream (daemon/stream.c) sends
 		 * notifications/tools/list_changed under every revision initialize
-		 * serves; server/discover (2026-07-28, stateless, no stream) does not */
-		return rpc_result(id, json_pack("{s:s,s:{s:{s:b},s:{s:b,s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities",
-		                                "tools", "listChanged", 1, "resources", "listChanged", 0, "subscribe", 0,
-		                                "serverInfo", "name", "worldd", "version",
-		                                DAEMON_VERSION, "instructions",
+		 * serves */
+		return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", capabilities(),
+		                                "serverInfo", "name", "worldd", "version", DAEMON_VERSION, "instructions",
 		                                "Each tool is a published World transition; every successful call commits one log entry."));
 	}
 	if (strcmp(mn, "ping") == 0) return rpc_result(id, json_object());
@@ -770,9 +879,28 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		if (!json_is_object(params)) return drpc_error(id, -32602, "resources/read needs params {uri}");
 		return resources_read(m, id, params);
 	}
+	/* No prompt is published (packages publish transitions): the list is
+	 * empty and every name is unknown. */
+	if (strcmp(mn, "prompts/list") == 0) return rpc_result(id, json_pack("{s:[]}", "prompts"));
+	if (strcmp(mn, "prompts/get") == 0) {
+		const char *pn = json_string_value(json_object_get(params, "name"));
+		if (!pn) return drpc_error(id, -32602, "prompts/get needs params.name (a string)");
+		return drpc_error(id, -32602, "unknown prompt \"%.200s\" (this server publishes no prompts)", pn);
+	}
 	if (strcmp(mn, "tools/call") == 0) {
 		if (!json_is_object(params)) return drpc_error(id, -32602, "tools/call needs params {name, arguments}");
 		return tools_call(m, id, params);
+	}
+	if (strcmp(mn, "subscriptions/listen") == 0) {
+		if (!m->modern) return drpc_error(id, -32601, "method not found: subscriptions/listen is a method of protocol "
+		                                              "revision %s (the 2025 revisions: GET /mcp/)", MODERN_VERSION);
+		json_t *f = json_object_get(params, "notifications");
+		if (!json_is_object(f)) return drpc_error(id, -32602, "subscriptions/listen needs params.notifications (an object: the filter)");
+		if (!m->listen) /* the server opens listens on its HTTP thread (mcp_listen_check) */
+			return drpc_error(id, -32603, "subscriptions/listen could not be opened for this request");
+		m->listen_id = json_incref(id);
+		m->listen_tools = json_is_true(json_object_get(f, "toolsListChanged"));
+		return NULL;
 	}
 	return drpc_error(id, -32601, "method not found: %.200s", mn);
 }
@@ -796,10 +924,13 @@ static void answer(struct dresp *r, json_t *v, int sse)
 	r->ctype = "text/event-stream";
 }
 
-void mcp_handle(struct dreq *rq, struct dresp *r)
+/* Every check of a POST and the answer (docs/daemon.md, "MCP"); with
+ * m->listen, a subscriptions/listen that passed them is left for the
+ * caller (m->listen_id set, r untouched). */
+static void handle(struct mcp *m, struct dresp *r)
 {
-	struct mcp m = { .rq = rq };
-	if (dauth(rq, r, 0, 0, &m.sess, NULL) < 0) return;
+	struct dreq *rq = m->rq;
+	if (dauth(rq, r, 0, 0, &m->sess, NULL) < 0) goto out;
 	if (!ctype_is_json(dreq_header(rq, "Content-Type"))) {
 		dresp_error(r, "BadRequest", "Content-Type must be application/json");
 		r->status = 415;
@@ -814,30 +945,21 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		goto out;
 	}
 	int sse = !(qj > qs);
-	m.sse = sse;
+	m->sse = sse;
 	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
 	if (!ver) ver = LEGACY_VERSION;
+	json_error_t je;
+	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	if (!supported(ver) && strcmp(ver, MODERN_VERSION) != 0) {
-		dresp_error(r, "BadRequest", "unsupported MCP-Protocol-Version \"%.64s\" (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)", ver);
+		/* UnsupportedProtocolVersionError, with the request's id when it has one */
+		json_t *id = json_object_get(msg, "id");
+		dresp_json(r, 400, unsupported_version(json_is_string(id) || json_is_integer(id) ? id : NULL, ver));
+		json_decref(msg);
 		goto out;
 	}
-	m.version = ver;
-	json_error_t je;
-	json_t *msg = json_loadb(rq->body, rq->body_len, DRPC_PARSE_FLAGS, &je);
+	m->version = ver;
 	if (!msg) {
 		dresp_json(r, 400, drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
-		goto out;
-	}
-	static const char *const nul_data[] = { "/params/arguments", NULL };
-	char nul_at[400];
-	if (drpc_nul(msg, nul_data, 1, nul_at, sizeof nul_at)) {
-		json_t *jid = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
-		if (json_is_string(jid) && memchr(json_string_value(jid), 0, json_string_length(jid))) jid = NULL;
-		dresp_json(r, 400, drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32600,
-		                              "invalid request: the string at %s holds U+0000 (a NUL character); World "
-		                              "takes one only as data, inside a tool's arguments (params.arguments)",
-		                              nul_at));
-		json_decref(msg);
 		goto out;
 	}
 	if (json_is_array(msg)) {
@@ -846,7 +968,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		} else if (json_array_size(msg) == 0) {
 			dresp_json(r, 400, drpc_error(NULL, -32600, "invalid request: empty batch"));
 		} else {
-			m.batched = 1;
+			m->batched = 1;
 			json_t *outs = json_array();
 			size_t i;
 			json_t *e;
@@ -855,7 +977,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 			else snprintf(rq->note, sizeof rq->note, "batch=%zu", n);
 			json_array_foreach(msg, i, e) {
 				json_t *a;
-				if (i < MCP_BATCH_MAX) a = one(&m, e, 1);
+				if (i < MCP_BATCH_MAX) a = one(m, e, 1);
 				else {
 					json_t *id = json_object_get(e, "id");
 					a = json_is_string(id) || json_is_integer(id)
@@ -866,7 +988,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 				}
 				if (a) json_array_append_new(outs, a);
 			}
-			if (json_array_size(outs) == 0 && m.cancelled) {
+			if (json_array_size(outs) == 0 && m->cancelled) {
 				json_decref(outs); /* only a cancelled request: no answer, an empty stream */
 				dresp_text(r, 200, "text/event-stream", "", 0);
 			} else if (json_array_size(outs) == 0) { json_decref(outs); r->status = 202; }
@@ -874,22 +996,26 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 		}
 	} else {
 		json_t *eerr = NULL;
-		int era = json_is_object(msg) ? era_of(&m, msg, &eerr) : 0;
-		m.modern = era == 1;
-		json_t *a = era < 0 ? eerr : one(&m, msg, 0);
-		if (a && m.modern && json_object_get(a, "result"))
+		int era = json_is_object(msg) ? era_of(m, msg, &eerr) : 0;
+		m->modern = era == 1;
+		if (era < 0) m->http_status = 400;
+		json_t *a = era < 0 ? eerr : one(m, msg, 0);
+		if (a && m->modern && json_object_get(a, "result"))
 			modern_stamp(a, json_string_value(json_object_get(msg, "method")));
-		if (!a && m.cancelled) dresp_text(r, 200, "text/event-stream", "", 0); /* no answer: an empty stream */
+		if (!a && m->listen_id) {
+			/* subscriptions/listen: the caller opens the stream */
+		} else if (!a && m->cancelled) dresp_text(r, 200, "text/event-stream", "", 0); /* no answer: an empty stream */
 		else if (!a) r->status = 202;
 		else {
 			json_t *err = json_object_get(a, "error");
 			int code = err ? (int)json_integer_value(json_object_get(err, "code")) : 0;
-			if (code == -32600 || code == HEADER_MISMATCH) dresp_json(r, 400, a);
+			if (m->http_status) dresp_json(r, m->http_status, a);
+			else if (code == -32600 || code == HEADER_MISMATCH) dresp_json(r, 400, a);
 			else answer(r, a, sse);
 			/* the call's answer says StoreUnavailable; the status says so
 			 * to the client's HTTP layer too (a batch keeps 200: its other
 			 * answers are whole) */
-			if (m.unavailable) {
+			if (m->unavailable) {
 				r->status = 503;
 				r->retry_after_s = DAEMON_RETRY_AFTER_S;
 			}
@@ -897,6 +1023,29 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	}
 	json_decref(msg);
 out:
-	json_decref(m.visible);
+	json_decref(m->visible);
+	m->visible = NULL;
+}
+
+void mcp_handle(struct dreq *rq, struct dresp *r)
+{
+	struct mcp m = { .rq = rq };
+	handle(&m, r);
+	json_decref(m.listen_id);
 	coord_session_free(m.sess);
+}
+
+int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools)
+{
+	struct mcp m = { .rq = rq, .listen = 1 };
+	handle(&m, r);
+	if (!m.listen_id) {
+		coord_session_free(m.sess);
+		return -1;
+	}
+	snprintf(rq->note, sizeof rq->note, "subscriptions/listen");
+	*sess = m.sess;
+	*id = m.listen_id;
+	*tools = m.listen_tools;
+	return 0;
 }

@@ -194,6 +194,18 @@ void a2a_handle(struct dreq *rq, struct dresp *r);         /* POST /a2a/ */
 #define STREAM_POLL_MS 200      /* how often the stream thread asks what changed */
 struct MHD_Response;
 int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **resp);
+/* POST /mcp/ subscriptions/listen (2026-07-28): the same stream, opened by
+ * a request whose JSON-RPC id is the subscription id; answered on an HTTP
+ * thread as GET /mcp/ is: 0 with *resp, or -1 with r the answer (every
+ * check of a POST, then the caps). mcp_listen_body says whether a POST
+ * body is one (the server routes it here instead of to a call worker). */
+int mcp_listen_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **resp);
+int mcp_listen_body(const char *body, size_t len);
+/* daemon/mcp.c: every check of a POST of rq (mcp_handle's) for a
+ * subscriptions/listen: 0 with *sess (to free), *id (a reference: the
+ * subscription id) and whether its filter asks for tools list changes;
+ * -1 with r the answer (a refusal, or any other request's answer). */
+int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools);
 /* The stream thread (start after the coordinator exists), and the end of
  * every stream (before libmicrohttpd stops: each is resumed and ends). */
 int mcp_streams_start(struct dctx *d, struct world_err *err);

@@ -843,13 +843,18 @@ static int rpc_path(const char *url)
 	return strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0 || strcmp(url, "/a2a/") == 0 || strcmp(url, "/a2a") == 0;
 }
 
-/* GET /mcp/: the notification stream (daemon/stream.c) stays open after
+/* GET /mcp/ (and a POST subscriptions/listen): the notification stream (daemon/stream.c) stays open after
  * this returns; a refusal is answered as any route's. */
-static enum MHD_Result open_stream(struct dctx *d, struct MHD_Connection *conn, struct dconn *dc)
+static enum MHD_Result open_stream(struct dctx *d, struct MHD_Connection *conn, struct dconn *dc, int listen)
 {
 	struct dreq rq = { .d = d, .conn = conn, .method = dc->method, .path = dc->path, .body = "", .body_len = 0 };
 	struct MHD_Response *resp = NULL;
-	if (mcp_stream_open(&rq, &dc->resp, conn, &resp) < 0) return send_kept(conn, dc);
+	if (listen) { /* POST subscriptions/listen (2026-07-28): the same stream */
+		rq.body = dc->body;
+		rq.body_len = dc->len;
+	}
+	if ((listen ? mcp_listen_open(&rq, &dc->resp, conn, &resp) : mcp_stream_open(&rq, &dc->resp, conn, &resp)) < 0)
+		return send_kept(conn, dc);
 	dc->responded = 1;
 	enum MHD_Result ok = MHD_queue_response(conn, 200, resp);
 	MHD_destroy_response(resp); /* the connection keeps its own reference */
@@ -954,7 +959,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	snprintf(dc->method, sizeof dc->method, "%s", method);
 	snprintf(dc->path, sizeof dc->path, "%s", url);
 	if (strcmp(method, "GET") == 0 && (strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0))
-		return open_stream(d, conn, dc);
+		return open_stream(d, conn, dc, 0);
+	if (strcmp(method, "POST") == 0 && (strcmp(url, "/mcp/") == 0 || strcmp(url, "/mcp") == 0) &&
+	    mcp_listen_body(dc->body, dc->len))
+		return open_stream(d, conn, dc, 1);
 	/* A cancel must not wait behind the call it cancels: MCP's
 	 * notifications/cancelled is answered here (202 at once, no store
 	 * write), A2A's CancelTask goes to a worker past its episode's share. */

@@ -17,10 +17,27 @@
  * its client leave: the keep-alive (every STREAM_KEEPALIVE_S) resumes it,
  * and a write to a closed socket ends it. Every stream is ended and
  * resumed before libmicrohttpd stops (it must not stop with a connection
- * suspended). */
+ * suspended).
+ *
+ * A client that goes away is seen at once: a suspended connection is not
+ * watched by libmicrohttpd (nor would the 15 s keep-alive's write fail on
+ * a socket whose peer left: the first write to it succeeds), so the
+ * stream thread polls each stream's socket for its hang-up (POLLRDHUP) at
+ * every look (STREAM_POLL_MS) and ends the stream; libmicrohttpd then
+ * closes the connection and frees the stream, so it no longer counts
+ * against the caps.
+ *
+ * The same stream answers a 2026-07-28 POST subscriptions/listen
+ * (mcp_listen_open): its first message is
+ * notifications/subscriptions/acknowledged, every notification carries the
+ * subscription id (the request's id) in
+ * params._meta["io.modelcontextprotocol/subscriptionId"], only what the
+ * filter asked for and the server honours is sent (toolsListChanged), and
+ * a stream the server ends is closed with the listen request's response. */
 #include "daemon/http.h"
 #include "daemon/route.h"
 #include <microhttpd.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,6 +53,10 @@ struct stream {
 	char *tools;                /* the visible tool names last told, one per line */
 	struct dsse q;              /* bytes queued for the client (q.mu = &S.mu) */
 	time_t last;                /* when bytes were last queued */
+	int fd;                     /* its connection's socket, polled for the client's hang-up (-1: unknown) */
+	int tools_wanted;           /* notify tools list changes (GET /mcp/: always; a listen: its filter) */
+	char *notify;               /* a listen's tools list_changed event (with its subscription id); NULL: notify_event */
+	char *final;                /* a listen's response, sent when the server ends it; NULL for GET /mcp/ */
 	struct stream *next;
 };
 
@@ -68,12 +89,33 @@ static void push(struct stream *s, const char *bytes, size_t n)
 	s->last = time(NULL);
 }
 
-/* End s: what is queued is still sent. Call with S.mu held. */
+/* End s: what is queued is still sent, then a listen's response (its
+ * graceful end). Call with S.mu held. */
 static void end(struct stream *s, const char *why)
 {
 	if (s->q.closing) return;
 	dlog("stream episode=%s closed: %s", s->episode, why);
+	if (s->final) dsse_push_locked(&s->q, s->final, strlen(s->final));
 	dsse_end_locked(&s->q);
+}
+
+/* Whether s's client has closed its connection (or the socket is gone). */
+static int client_gone(const struct stream *s)
+{
+	if (s->fd < 0) return 0;
+	struct pollfd pf = { .fd = s->fd, .events = POLLRDHUP };
+	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* End s when its client has gone (nothing more is sent to it: no final
+ * response): 1, or 0 when it is still there. Call with S.mu held. */
+static int gone_end(struct stream *s)
+{
+	if (s->q.closing || !client_gone(s)) return 0;
+	free(s->final);
+	s->final = NULL;
+	end(s, "its client closed the connection");
+	return 1;
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -95,6 +137,8 @@ static void stream_free(void *cls)
 		}
 	pthread_mutex_unlock(&S.mu);
 	free(s->tools);
+	free(s->notify);
+	free(s->final);
 	free(s->q.buf);
 	free(s);
 }
@@ -163,6 +207,7 @@ static void *stream_main(void *arg)
 		time_t now = time(NULL);
 		for (struct stream *s = S.list; s; s = s->next) {
 			if (s->q.closing) continue;
+			if (gone_end(s)) continue;
 			if (!(now < s->expires_at)) end(s, "its session expired");
 			else if (now - s->last >= STREAM_KEEPALIVE_S) push(s, ": keep-alive\n\n", 14);
 		}
@@ -200,8 +245,12 @@ static void *stream_main(void *arg)
 					s->tools = tools;
 					tools = NULL;
 					s->expires_at = exp;
-					push(s, notify_event, sizeof notify_event - 1);
-					dlog("stream episode=%s notified: notifications/tools/list_changed", s->episode);
+					if (s->tools_wanted) {
+						if (s->notify) push(s, s->notify, strlen(s->notify));
+						else push(s, notify_event, sizeof notify_event - 1);
+						dlog("stream episode=%s notified: notifications/tools/list_changed", s->episode);
+					} else
+						dlog("stream episode=%s unchanged: its tools changed; its subscription's filter does not ask for them", s->episode);
 				} else if (tools) {
 					s->expires_at = exp;
 					dlog("stream episode=%s unchanged: the store changed, the tools it sees did not", s->episode);
@@ -244,6 +293,115 @@ void mcp_streams_stop(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
+/* Open a stream for the credential of rq (sess: its session): the caps,
+ * then the response, its first bytes (first: a comment, or a listen's
+ * acknowledgment) queued. A listen (id non-NULL) gets its own notify and
+ * final events. 0 with *out, or -1 with r filled. */
+static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out,
+                       struct coord_session *sess, json_t *id, int tools_wanted)
+{
+	const char *h = dreq_header(rq, "Authorization");
+	const char *cred = h ? h + 7 : "";
+	while (*cred == ' ') cred++;
+	long long exp = 0;
+	int gone = 0;
+	char *tools = tools_of(rq->d, cred, &exp, &gone);
+	if (!tools) {
+		dresp_internal(rq, r, "stream tools", NULL);
+		return -1;
+	}
+	struct stream *s = calloc(1, sizeof *s);
+	char *first = NULL;
+	if (s && id) {
+		/* the subscription id is the listen request's id */
+		json_t *meta = json_pack("{s:O}", "io.modelcontextprotocol/subscriptionId", id);
+		json_t *ack = json_pack("{s:s,s:s,s:{s:O,s:o}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
+		                        "params", "_meta", meta, "notifications",
+		                        tools_wanted ? json_pack("{s:b}", "toolsListChanged", 1) : json_object());
+		json_t *ev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/tools/list_changed",
+		                       "params", "_meta", meta);
+		json_t *fin = json_pack("{s:s,s:O,s:{s:s,s:O}}", "jsonrpc", "2.0", "id", id, "result", "resultType", "complete",
+		                        "_meta", meta);
+		char *a = ack ? json_dumps(ack, JSON_COMPACT) : NULL, *e = ev ? json_dumps(ev, JSON_COMPACT) : NULL,
+		     *f = fin ? json_dumps(fin, JSON_COMPACT) : NULL;
+		if (a && e && f && asprintf(&first, "event: message\ndata: %s\n\n", a) > 0 &&
+		    asprintf(&s->notify, "event: message\ndata: %s\n\n", e) > 0 &&
+		    asprintf(&s->final, "event: message\ndata: %s\n\n", f) > 0) {
+		} else {
+			free(s->notify);
+			free(s->final);
+			free(s);
+			s = NULL;
+		}
+		free(a);
+		free(e);
+		free(f);
+		json_decref(meta);
+		json_decref(ack);
+		json_decref(ev);
+		json_decref(fin);
+	}
+	if (!s) {
+		free(tools);
+		free(first);
+		dresp_internal(rq, r, "stream", NULL);
+		return -1;
+	}
+	snprintf(s->cred, sizeof s->cred, "%s", cred);
+	snprintf(s->id, sizeof s->id, "%s", sess->credential_id);
+	snprintf(s->episode, sizeof s->episode, "%s", sess->episode);
+	s->q.conn = conn;
+	s->q.mu = &S.mu;
+	s->tools = tools;
+	s->tools_wanted = id ? tools_wanted : 1;
+	s->expires_at = exp;
+	s->last = time(NULL);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	s->fd = ci ? ci->connect_fd : -1;
+	pthread_mutex_lock(&S.mu);
+	/* a stream whose client has gone no longer counts: a client that
+	 * closes and connects again at once is not refused because the
+	 * stream thread has not looked yet */
+	for (struct stream *o = S.list; o; o = o->next) gone_end(o);
+	unsigned mine = 0;
+	for (struct stream *o = S.list; o; o = o->next) mine += !o->q.closing && strcmp(o->id, s->id) == 0;
+	const char *full = S.stop || !S.running ? "the daemon is stopping (or has no stream thread)"
+	                   : S.n >= STREAMS_MAX ? "every notification stream slot is taken"
+	                   : mine >= STREAMS_PER_SESSION ? "this session holds the most notification streams it may" : NULL;
+	struct MHD_Response *resp = full ? NULL : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader, s, stream_free);
+	if (!resp) {
+		pthread_mutex_unlock(&S.mu);
+		if (full)
+			dresp_error(r, "Capacity", "%s (%u in all, %u per session): close one first", full, STREAMS_MAX,
+			            STREAMS_PER_SESSION);
+		else dresp_internal(rq, r, "stream response", NULL);
+		free(s->tools);
+		free(s->notify);
+		free(s->final);
+		free(s);
+		free(first);
+		return -1;
+	}
+	s->serial = ++S.serial;
+	/* the first bytes at once, so the client has the headers: a comment,
+	 * or the listen's acknowledgment (its first message, as it must be) */
+	if (first) push(s, first, strlen(first));
+	else push(s, ": stream open\n\n", 15);
+	free(first);
+	s->next = S.list;
+	S.list = s;
+	S.n++;
+	unsigned n = S.n;
+	pthread_mutex_unlock(&S.mu);
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	dlog("stream episode=%s opened: %s (%u open)", s->episode,
+	     id ? "POST /mcp/ subscriptions/listen" : "GET /mcp/ notification stream", n);
+	*out = resp;
+	return 0;
+}
+
 int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out)
 {
 	*out = NULL;
@@ -258,9 +416,10 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 		goto out;
 	}
 	if (ver && strcmp(ver, "2026-07-28") == 0) {
-		/* the stateless revision has no stream: 405 is how a server says so */
-		dresp_error(r, "BadRequest", "no notification stream under MCP-Protocol-Version 2026-07-28 (stateless): "
-		                             "GET /mcp/ serves 2025-11-25, 2025-06-18 and 2025-03-26");
+		/* the stateless revision has no GET stream (subscriptions/listen
+		 * replaced it): 405 is how a server says so */
+		dresp_error(r, "BadRequest", "no GET notification stream under MCP-Protocol-Version 2026-07-28 (stateless: "
+		                             "POST subscriptions/listen): GET /mcp/ serves 2025-11-25, 2025-06-18 and 2025-03-26");
 		r->status = 405;
 		r->allow = "POST";
 		goto out;
@@ -270,67 +429,39 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 		                             "2025-11-25, 2025-06-18, 2025-03-26)", ver);
 		goto out;
 	}
-	const char *h = dreq_header(rq, "Authorization");
-	const char *cred = h ? h + 7 : "";
-	while (*cred == ' ') cred++;
-	long long exp = 0;
-	int gone = 0;
-	char *tools = tools_of(rq->d, cred, &exp, &gone);
-	if (!tools) {
-		dresp_internal(rq, r, "stream tools", NULL);
-		goto out;
-	}
-	struct stream *s = calloc(1, sizeof *s);
-	if (!s) {
-		free(tools);
-		dresp_internal(rq, r, "stream", NULL);
-		goto out;
-	}
-	snprintf(s->cred, sizeof s->cred, "%s", cred);
-	snprintf(s->id, sizeof s->id, "%s", sess->credential_id);
-	snprintf(s->episode, sizeof s->episode, "%s", sess->episode);
-	s->q.conn = conn;
-	s->q.mu = &S.mu;
-	s->tools = tools;
-	s->expires_at = exp;
-	s->last = time(NULL);
-	pthread_mutex_lock(&S.mu);
-	unsigned mine = 0;
-	for (struct stream *o = S.list; o; o = o->next) mine += !o->q.closing && strcmp(o->id, s->id) == 0;
-	const char *full = S.stop || !S.running ? "the daemon is stopping (or has no stream thread)"
-	                   : S.n >= STREAMS_MAX ? "every notification stream slot is taken"
-	                   : mine >= STREAMS_PER_SESSION ? "this session holds the most notification streams it may" : NULL;
-	if (full) {
-		pthread_mutex_unlock(&S.mu);
-		dresp_error(r, "Capacity", "%s (%u in all, %u per session): close one first", full, STREAMS_MAX,
-		            STREAMS_PER_SESSION);
-		free(s->tools);
-		free(s);
-		goto out;
-	}
-	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader, s, stream_free);
-	if (!resp) {
-		pthread_mutex_unlock(&S.mu);
-		free(s->tools);
-		free(s);
-		dresp_internal(rq, r, "stream response", NULL);
-		goto out;
-	}
-	s->serial = ++S.serial;
-	/* a first comment, so the client has the headers and a byte at once */
-	push(s, ": stream open\n\n", 15);
-	s->next = S.list;
-	S.list = s;
-	S.n++;
-	unsigned n = S.n;
-	pthread_mutex_unlock(&S.mu);
-	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-	MHD_add_response_header(resp, "Cache-Control", "no-cache");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	dlog("stream episode=%s opened: GET /mcp/ notification stream (%u open)", s->episode, n);
-	*out = resp;
-	rc = 0;
+	rc = open_common(rq, r, conn, out, sess, NULL, 1);
 out:
 	coord_session_free(sess);
 	return rc;
+}
+
+int mcp_listen_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out)
+{
+	*out = NULL;
+	struct coord_session *sess = NULL;
+	json_t *id = NULL;
+	int tools = 0;
+	if (mcp_listen_check(rq, r, &sess, &id, &tools) < 0) return -1;
+	int rc = open_common(rq, r, conn, out, sess, id, tools);
+	if (rc < 0 && r->status == 503 && r->body) {
+		/* over a cap: the envelope's text as a JSON-RPC error, same status */
+		json_t *v = json_loadb(r->body, r->len, 0, NULL);
+		const char *msg = json_string_value(json_object_get(json_object_get(v, "error"), "message"));
+		json_t *e = drpc_error(id, -32603, "Capacity: %s", msg ? msg : "no notification stream slot");
+		json_decref(v);
+		dresp_json(r, 503, e);
+	}
+	json_decref(id);
+	coord_session_free(sess);
+	return rc;
+}
+
+int mcp_listen_body(const char *body, size_t len)
+{
+	if (!body || !len || len > 65536 || !memmem(body, len, "subscriptions/listen", 20)) return 0;
+	json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *m = json_string_value(json_object_get(v, "method"));
+	int yes = m && strcmp(m, "subscriptions/listen") == 0 && json_object_get(v, "id");
+	json_decref(v);
+	return yes;
 }

@@ -1,7 +1,13 @@
 // tests/daemon/sdk-v2.mjs: the MCP TypeScript SDK v2 client
 // (@modelcontextprotocol/client 2.x), unmodified, against worldd serve:
 // protocol revision 2026-07-28 (stateless: server/discover, no initialize)
-// pinned, then the 'auto' negotiation. Usage: node sdk-v2.mjs BASE_URL CREDENTIAL.
+// pinned, then the 'auto' negotiation, then with no option set. 2.4.0's
+// default mode is 'legacy' (DEFAULT_VERSION_NEGOTIATION_MODE in its
+// dist/public-*.mjs): without an option it sends initialize offering
+// 2025-11-25 and accepts only a 2025 answer, so no server can make it
+// negotiate 2026-07-28; the daemon serves it 2025-11-25, and the opt-in
+// ('auto', which probes with server/discover) negotiates 2026-07-28.
+// Usage: node sdk-v2.mjs BASE_URL CREDENTIAL.
 // Prints TAP lines (no plan: tests/daemon/sdk.sh counts).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
@@ -16,11 +22,12 @@ const headers = { Authorization: `Bearer ${cred}` };
 const seen = [];
 const fetchLog = (url, init = {}) => { seen.push({ headers: Object.fromEntries(new Headers(init.headers || {}).entries()), body: init.body }); return fetch(url, init); };
 
-async function run(mode, label) {
+async function run(mode, label, want = '2026-07-28') {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers }, fetch: fetchLog });
-  const client = new Client({ name: 'world-test-v2', version: '2.0.0' }, { versionNegotiation: { mode } });
+  const client = new Client({ name: 'world-test-v2', version: '2.0.0' }, mode === undefined ? {} : { versionNegotiation: { mode } });
   await client.connect(transport);
-  ok(client.getNegotiatedProtocolVersion() === '2026-07-28', `MCP SDK v2 (${label}): negotiated 2026-07-28 through server/discover`, client.getNegotiatedProtocolVersion());
+  ok(client.getNegotiatedProtocolVersion() === want,
+    `MCP SDK v2 (${label}): negotiated ${want} ${want === '2026-07-28' ? 'through server/discover' : 'through initialize'}`, client.getNegotiatedProtocolVersion());
   const tools = await client.listTools();
   const echo = tools.tools.find(t => t.name === 'tools_decho');
   ok(echo && echo.annotations?.readOnlyHint === true, `MCP SDK v2 (${label}): tools/list lists tools_decho with its annotations`, tools.tools.map(t => t.name));
@@ -39,5 +46,13 @@ const h = call?.headers || {};
 ok(h['mcp-protocol-version'] === '2026-07-28' && h['mcp-method'] === 'tools/call' && h['mcp-name'] === 'tools_decho',
   'MCP SDK v2: its tools/call carried the routing headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name)', h);
 try { await run('auto', 'auto'); } catch (e) { ok(false, `MCP SDK v2 (auto) threw: ${e?.stack || e}`); }
+const autoBodies = seen.map(s => { try { return JSON.parse(s.body); } catch { return null; } }).filter(Boolean);
+ok(autoBodies.filter(b => b.method === 'server/discover').length >= 2 && !autoBodies.some(b => b.method === 'initialize'),
+  'MCP SDK v2 (auto): probed with server/discover and never fell back to initialize', autoBodies.map(b => b.method));
+const before = seen.length;
+try { await run(undefined, 'no option set', '2025-11-25'); } catch (e) { ok(false, `MCP SDK v2 (no option set) threw: ${e?.stack || e}`); }
+const plain = seen.slice(before).map(s => { try { return JSON.parse(s.body); } catch { return null; } }).filter(Boolean);
+ok(plain[0]?.method === 'initialize' && plain[0]?.params?.protocolVersion === '2025-11-25',
+  "MCP SDK v2 (no option set): its default 'legacy' mode opens with initialize offering 2025-11-25, and is served", plain.map(b => b.method));
 console.log(`# sdk-v2: ${n} assertions, ${failed} failed`);
 process.exit(failed ? 1 : 0);

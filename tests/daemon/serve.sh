@@ -130,8 +130,9 @@ is "$STATUS" 406 "MCP: Accept without application/json: 406"
 http POST /mcp/ -H "$(auth "$CRED")" -H 'Content-Type: application/json' -H 'Accept: application/json;q=0, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"ping"}'
 is "$STATUS" 406 "MCP: application/json;q=0 does not count"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"ping"}' -H 'MCP-Protocol-Version: 2024-11-05'
-is "$STATUS/$(jget error.class <<<"$BODY")" "400/BadRequest" "MCP: an unsupported MCP-Protocol-Version: 400"
+is "$STATUS/$(jget error.code <<<"$BODY")/$(jget id <<<"$BODY")" "400/-32022/1" "MCP: an unsupported MCP-Protocol-Version: 400, -32022 (UnsupportedProtocolVersionError), the request's id"
 like "$(jget error.message <<<"$BODY")" "2025-11-25, 2025-06-18, 2025-03-26" "... the message lists the supported versions"
+is "$(jget error.data.requested <<<"$BODY")" "2024-11-05" "... and its data the requested one beside them"
 
 # ---- MCP: JSON-RPC ----
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,'
@@ -161,7 +162,7 @@ mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"no/such"}'
 is "$(sse_json | jget error.code)" "-32601" "MCP: an unknown method: -32601"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-06-18 "MCP: initialize echoes a supported version"
-is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": true}, "resources": {"listChanged": false, "subscribe": false}}' "MCP: capabilities {tools:{listChanged:true},resources:{listChanged:false,subscribe:false}}"
+is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": true}, "resources": {"listChanged": false, "subscribe": false}, "prompts": {"listChanged": false}}' "MCP: capabilities {tools:{listChanged:true},resources:{listChanged:false,subscribe:false},prompts:{listChanged:false}}"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-11-25 "MCP: initialize with an unknown version answers the newest supported"
 

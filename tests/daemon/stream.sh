@@ -75,6 +75,33 @@ else
   NODEPID=""
 fi
 
+# ---- a stream whose client has gone is released at once (issue 41 item 6) ----
+# The SDK client opens a GET stream after each initialize; before, a client
+# that connected and closed a few times with one credential met 503
+# Capacity on its 5th stream, its closed ones still counted until the next
+# 15 s keep-alive found them gone.
+if ! command -v node >/dev/null || [ ! -d "$NPM/@modelcontextprotocol/sdk" ]; then
+  skip "node or the MCP SDK package is missing (scripts/install-test-deps.sh)" "SDK reconnecting client"
+else
+  mkdir -p "$T/node" && ln -sfn "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-reconnect.mjs" "$T/node/"
+  CRED_R=$(printf '9%.0s' $(seq 64))
+  "$FIXTURE" session "$DB" "$CRED_R" ep-r '[]' +3600 || bail "fixture session"
+  timeout 300 node "$T/node/sdk-reconnect.mjs" "$URL" "$CRED_R" cycle 10 > "$T/rc.out" 2>&1
+  is "$?" 0 "the v1 SDK client connects and closes 10 times in a row with one credential"
+  is "$(sed -n 's/^statuses: //p' "$T/rc.out")" "200 200 200 200 200 200 200 200 200 200" \
+    "... each of its 10 GET streams was opened (200): none refused"
+  # (each client's own close aborts its stream: the SDK reports that AbortError, nothing else)
+  is "$(grep '^error:' "$T/rc.out" | grep -vc 'AbortError: This operation was aborted')" 0 \
+    "... and the SDK reported no other error ($(grep '^error:' "$T/rc.out" | grep -v AbortError | head -2))"
+  wait_for log_has "stream episode=ep-r closed: its client closed the connection" 10; ok $? "... each stream released when its client left (logged: closed, its client closed the connection)"
+  is "$(logged "stream episode=ep-r closed: its session")" 0 "... not for its session (control: the session lives)"
+  # control: the cap still holds while the streams are open
+  timeout 300 node "$T/node/sdk-reconnect.mjs" "$URL" "$CRED_R" hold 5 > "$T/hold.out" 2>&1
+  is "$(sed -n 's/^statuses: //p' "$T/hold.out")" "200 200 200 200 503" \
+    "control: 5 SDK clients held open with one credential: the 5th stream is refused (503, 4 per session)"
+  wait_for log_has "stream episode=ep-r closed: its client closed the connection" 14; ok $? "... the 4 held streams released when those clients closed"
+fi
+
 # ---- the stream's refusals and limits, with curl ----
 http GET /mcp/ -H 'Accept: text/event-stream'
 is "$STATUS" 401 "GET /mcp/ without a credential: 401"
