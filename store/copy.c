@@ -21,7 +21,7 @@
 
 #define COPY_INTERP_MAX (512ull << 20)
 #define COPY_MANIFEST_MAX (1 << 16)
-#define COPY_SCHEMA 2
+#define COPY_SCHEMA 3
 
 /* ---- the tables ---- */
 
@@ -73,6 +73,12 @@ static const struct ctab tables[] = {
 	{ "episode_usage", 3, { { "episode", 't', 0 }, { "calls", 'i', 0 }, { "bytes", 'i', 0 } }, 1, { 0 }, 0, 0 },
 	{ "episode_entries", 2, { { "episode", 't', 0 }, { "entry_index", 'i', 0 } }, 2, { 0, 1 }, 1, 0 },
 	{ "operator_token", 3, { { "id", 'i', 0 }, { "token_hash", 't', 0 }, { "set_at", 'i', 0 } }, 1, { 0 }, 0, 0 },
+	/* schema 3: the log's tree, key and checkpoint (store/tree.h), copied as they are (the scan of a
+	 * SQLite copy recomputes the tree) */
+	{ "log_tree", 2, { { "hash_index", 'i', 0 }, { "hash", 'b', 0 } }, 1, { 0 }, 0, 0 },
+	{ "log_key", 3, { { "id", 'i', 0 }, { "verifier", 't', 0 }, { "set_at", 'i', 0 } }, 1, { 0 }, 0, 0 },
+	{ "log_checkpoint", 4, { { "id", 'i', 0 }, { "tree_size", 'i', 0 }, { "note", 'b', 0 }, { "signed_at", 'i', 0 } }, 1,
+	  { 0 }, 0, 0 },
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 #define ARCHIVE_T NTABLES /* the archive's slot in the result */
@@ -402,9 +408,9 @@ static int src_snapshot(struct cp *c, struct world_err *err)
 	if (query_int(c->src, "SELECT count(*) FROM sqlite_master", &v, NULL, err) < 0 ||
 	    query_int(c->src, "PRAGMA user_version", &v, NULL, err) < 0)
 		return -1;
-	if (v == 1)
-		return werr(err, WX_SCHEMA, "copy: %s is a schema-1 store: open it once with a writer of this build (it migrates) "
-		                            "and copy it then", wdb_name(c->src));
+	if (v == 1 || v == 2)
+		return werr(err, WX_SCHEMA, "copy: %s is a schema-%lld store: open it once with a writer of this build (it "
+		                            "migrates) and copy it then", wdb_name(c->src), (long long)v);
 	if (v != COPY_SCHEMA)
 		return werr(err, WX_SCHEMA, "copy: %s: not a World store of schema version %d (user_version %lld)", wdb_name(c->src),
 		            COPY_SCHEMA, (long long)v);

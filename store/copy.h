@@ -46,7 +46,7 @@
 #include "store/scan.h"
 #include <stdio.h>
 
-#define WORLD_COPY_TABLES 12 /* the eleven tables and the archive */
+#define WORLD_COPY_TABLES 15 /* the fourteen tables and the archive */
 
 struct world_copy_opts {
 	const char *src_password_file;  /* PostgreSQL SRC: file holding the password (NULL = none) */

@@ -5,7 +5,7 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
 	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c store/walbuf.c store/walbuf.h store/spent.c \
 	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
-	store/copy.c store/copy.h
+	store/copy.c store/copy.h store/tree.c store/tree.h
 # a store opened with a postgresql:// password file (--store-password-file)
 libworld_a_SOURCES += store/open_opts.c store/open_opts.h
 
@@ -181,3 +181,12 @@ tests_store_test_archive_pg_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_archive_pg_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/store/archive_pg.sh
 EXTRA_DIST += tests/store/archive_pg.sh
+
+# The log's Merkle tree, key and checkpoint in the store (store/tree.h,
+# issue 43): on SQLite and on a throwaway PostgreSQL cluster (tree.sh).
+check_PROGRAMS += tests/store/test_tree
+tests_store_test_tree_SOURCES = tests/store/test_tree.c tests/store/sfix.h
+tests_store_test_tree_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_tree_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/store/tree.sh
+EXTRA_DIST += tests/store/tree.sh

@@ -5,6 +5,7 @@
  * PostgreSQL driver fetches a result whole, so an unbounded SELECT over
  * 10^6 rows would hold them all at once. */
 #include "store/scan.h"
+#include "store/tree.h"
 #include "store/store_internal.h"
 #include "store/canon.h"
 #include "store/pause.h"
@@ -1741,6 +1742,12 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		          "scan again", st->path);
 	}
 done:
+	/* the log's Merkle tree (store/tree.h): recomputed for the entries
+	 * this scan covered, in its snapshot; a mismatch is a hole line */
+	if (rc == 0) {
+		long long tto = res->complete ? 0 : res->resume_log_index - 1;
+		if ((res->complete || tto >= from) && world_tree_check(st, from, tto, out, &res->holes, err) < 0) rc = -1;
+	}
 	page_close(&logs);
 	page_close(&worlds);
 	page_close(&objs);

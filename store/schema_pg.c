@@ -7,7 +7,7 @@
 
 const char world_pg_schema[] =
     "CREATE TABLE world_schema(id BIGINT PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL);"
-    "INSERT INTO world_schema(id, version) VALUES (1, 2);"
+    "INSERT INTO world_schema(id, version) VALUES (1, 3);"
     /* schema 1 */
     "CREATE TABLE objects("
     " ref TEXT PRIMARY KEY, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL,"
@@ -90,7 +90,11 @@ const char world_pg_schema[] =
     /* the interpreter archive's bytes (SQLite keeps them in <DB>.artifacts):
      * ref = sha256 of bytes, manifest = that manifest.json, byte for byte
      * (written by store/copy.c, which re-hashes them both ways) */
-    "CREATE TABLE archive(ref TEXT PRIMARY KEY, bytes BYTEA NOT NULL, manifest BYTEA NOT NULL);";
+    "CREATE TABLE archive(ref TEXT PRIMARY KEY, bytes BYTEA NOT NULL, manifest BYTEA NOT NULL);"
+    /* schema 3 */
+    WORLD_PG_SCHEMA_V3;
+
+const char world_pg_schema_v3[] = WORLD_PG_SCHEMA_V3;
 
 const char *const world_pg_schema_extra_columns[] = {"objects.seq", NULL};
 const char *const world_pg_schema_extra_tables[] = {"world_schema", "archive", NULL};

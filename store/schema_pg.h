@@ -16,7 +16,16 @@
 #ifndef WORLD_STORE_SCHEMA_PG_H
 #define WORLD_STORE_SCHEMA_PG_H
 
-#define WORLD_PG_SCHEMA_VERSION 2
+#define WORLD_PG_SCHEMA_VERSION 3
+
+/* What schema 3 adds (the log's tree, key and checkpoint: store/tree.h);
+ * a writer migrates a version-2 database with it and the tree's backfill. */
+#define WORLD_PG_SCHEMA_V3                                                                              \
+	"CREATE TABLE log_tree(hash_index BIGINT PRIMARY KEY, hash BYTEA NOT NULL);"                        \
+	"CREATE TABLE log_key(id BIGINT PRIMARY KEY CHECK (id = 1), verifier TEXT NOT NULL, set_at BIGINT NOT NULL);" \
+	"CREATE TABLE log_checkpoint(id BIGINT PRIMARY KEY CHECK (id = 1), tree_size BIGINT NOT NULL,"        \
+	" note BYTEA NOT NULL, signed_at BIGINT NOT NULL);"
+extern const char world_pg_schema_v3[];
 
 /* Creates every table, index, function and trigger, and the one row of
  * world_schema and store_changes; for a database without them (run it in

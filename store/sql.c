@@ -216,6 +216,25 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	     "the schema 1 -> 2 migration's membership backfill, once per store: every entry once (its world by "
 	     "worlds_by_revision)",
 	     SQLITE_ONLY),
+
+	/* the log's Merkle tree (store/tree.c): a stored hash by its index (Go tlog's layout; the primary key) */
+	Q(TREE_GET, "SELECT hash FROM log_tree WHERE hash_index = ?"),
+	Q(TREE_PUT, "INSERT INTO log_tree(hash_index, hash) VALUES (?,?)"),
+	/* the leaves in order from an entry on: the schema 2 -> 3 backfill and the scan's recomputation */
+	SCAN(TREE_LEAVES, "SELECT entry_index, entry_json FROM log_entries WHERE entry_index >= ?1 ORDER BY entry_index "
+	                  "LIMIT ?2",
+	     "the tree's backfill (schema 2 -> 3, once per store) and the scan's recomputation of the tree: every "
+	     "entry once, in index order, by the primary key"),
+	/* the verifier key and the latest signed checkpoint: one row each, by the primary key */
+	Q(LOG_KEY_GET, "SELECT verifier FROM log_key WHERE id = 1"),
+	Q(LOG_KEY_INIT, "INSERT INTO log_key(id, verifier, set_at) VALUES (1,?,?) ON CONFLICT DO NOTHING"),
+	Q(LOG_KEY_PUT, "INSERT INTO log_key(id, verifier, set_at) VALUES (1,?,?) ON CONFLICT(id) DO UPDATE "
+	               "SET verifier = excluded.verifier, set_at = excluded.set_at"),
+	Q(LOG_CHECKPOINT_GET, "SELECT tree_size, note FROM log_checkpoint WHERE id = 1"),
+	/* never backwards: a checkpoint of a smaller tree than the stored one is not kept */
+	Q(LOG_CHECKPOINT_PUT, "INSERT INTO log_checkpoint(id, tree_size, note, signed_at) VALUES (1,?,?,?) "
+	                      "ON CONFLICT(id) DO UPDATE SET tree_size = excluded.tree_size, note = excluded.note, "
+	                      "signed_at = excluded.signed_at WHERE excluded.tree_size >= log_checkpoint.tree_size"),
 };
 
 _Static_assert(sizeof world_sql / sizeof world_sql[0] == WSQ_COUNT, "one entry per statement id");

@@ -92,6 +92,15 @@ enum world_sql_id {
 	WSQ_MIG_OUTCOME_SUBJECTS,
 	WSQ_MIG_CHECK_COMMITS,
 	WSQ_MIG_BACKFILL,
+	/* the log's Merkle tree, its key and checkpoint (store/tree.c, schema 3) */
+	WSQ_TREE_GET,
+	WSQ_TREE_PUT,
+	WSQ_TREE_LEAVES,
+	WSQ_LOG_KEY_GET,
+	WSQ_LOG_KEY_INIT,
+	WSQ_LOG_KEY_PUT,
+	WSQ_LOG_CHECKPOINT_GET,
+	WSQ_LOG_CHECKPOINT_PUT,
 	WSQ_COUNT
 };
 

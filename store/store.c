@@ -6,6 +6,7 @@
 #include "store/walbuf.h"
 #include "store/canon.h"
 #include "store/schema_pg.h"
+#include "tlog/note.h"
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -84,6 +85,17 @@ static const char *const schema_v2_sql =
     "CREATE INDEX objects_by_semantic ON objects(semantic_id);"
     OPERATOR_TOKEN_TABLE ";";
 
+/* What schema 3 adds (issue 43, store/tree.h): the log's Merkle tree as
+ * Go tlog's stored hashes (index -> 32 bytes), the verifier key of its
+ * signing key and the latest signed checkpoint, one row each. A new store
+ * gets it; a writer migrates a schema-2 store with it and the tree's
+ * backfill (migrate_v2). */
+static const char *const schema_v3_sql =
+    "CREATE TABLE log_tree(hash_index INTEGER PRIMARY KEY, hash BLOB NOT NULL);"
+    "CREATE TABLE log_key(id INTEGER PRIMARY KEY CHECK (id = 1), verifier TEXT NOT NULL, set_at INTEGER NOT NULL);"
+    "CREATE TABLE log_checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), tree_size INTEGER NOT NULL,"
+    " note BLOB NOT NULL, signed_at INTEGER NOT NULL);";
+
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
 	if (st->kind != WDB_SQLITE) {
@@ -161,6 +173,12 @@ int ws_txn_begin(struct world_store *st, struct world_err *err)
 
 int ws_txn_commit(struct world_store *st, struct world_err *err)
 {
+	/* the checkpoint of what this transaction appended, signed in it
+	 * (store/tree.c): never ahead of the durable log */
+	if (st->tree_dirty && ws_tree_presign(st, err) < 0) {
+		ws_txn_rollback(st);
+		return -1;
+	}
 	if (st->kind != WDB_SQLITE) {
 		int rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "commit", err) : 0;
 		if (rc < 0) {
@@ -182,6 +200,7 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 void ws_txn_rollback(struct world_store *st)
 {
 	struct world_err ig;
+	st->tree_dirty = 0;
 	if (st->kind != WDB_SQLITE) {
 		wdb_rollback(st->wdb, &ig);
 		ws_pg_queue_unlock(st);
@@ -594,7 +613,7 @@ static int migrate_v1(struct world_store *st, struct world_err *err)
 	 * migrated under the write lock and changes nothing. */
 	int v = 0;
 	if (read_user_version(st, &v, err) < 0) goto fail;
-	if (v == WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
+	if (v >= 2 && v <= WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
 	if (v != 1) {
 		werr(err, WX_SCHEMA, "store %s: schema version changed to %d while migrating; store left untouched", st->path, v);
 		goto fail;
@@ -603,6 +622,29 @@ static int migrate_v1(struct world_store *st, struct world_err *err)
 		goto fail;
 	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
 	    ws_exec(st, "PRAGMA user_version=2", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
+		goto fail;
+	return 0;
+fail:;
+	struct world_err ig;
+	ws_exec(st, "ROLLBACK", &ig);
+	return -1;
+}
+
+/* Schema 2 -> 3 in one transaction: the tree's tables and the tree of
+ * every entry (store/tree.c, ws_tree_backfill), user_version 3. Any
+ * failure rolls all of it back. */
+static int migrate_v2(struct world_store *st, struct world_err *err)
+{
+	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
+	int v = 0;
+	if (read_user_version(st, &v, err) < 0) goto fail;
+	if (v == WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
+	if (v != 2) {
+		werr(err, WX_SCHEMA, "store %s: schema version changed to %d while migrating; store left untouched", st->path, v);
+		goto fail;
+	}
+	if (ws_exec(st, schema_v3_sql, err) < 0 || ws_tree_backfill(st, err) < 0 ||
+	    ws_exec(st, "PRAGMA user_version=3", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
 		goto fail;
 	return 0;
 fail:;
@@ -663,6 +705,34 @@ static int pg_schema(struct world_store *st, struct world_err *err)
 		}
 	}
 	if (pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v, err) < 0) return -1;
+	if (v == 2 && st->writer) {
+		/* schema 2 -> 3 (the log's tree: store/tree.h), once, under the
+		 * creators' advisory lock: the tables, the tree's backfill, the
+		 * version, in one transaction; read again under the lock */
+		for (int tries = 0;; tries++) {
+			st->retry_seen = 0;
+			if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
+			long long v2 = 0;
+			int rc = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
+			if (rc == 0) rc = pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v2, err);
+			if (rc == 0 && v2 == 2) {
+				st->version = 2;
+				rc = wdb_exec(st->wdb, world_pg_schema_v3, NULL) < 0 ? ws_sqlerr(st, 0, "migrate to schema 3", err) : 0;
+				if (rc == 0) rc = ws_tree_backfill(st, err);
+				if (rc == 0) rc = ws_exec(st, "UPDATE world_schema SET version = 3 WHERE id = 1", err);
+			}
+			if (rc == 0) rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "migrate to schema 3: commit", err) : 0;
+			if (rc == 0) break;
+			struct world_err ig;
+			wdb_rollback(st->wdb, &ig);
+			if (!ws_write_retry(st, tries)) return -1;
+		}
+		if (pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v, err) < 0) return -1;
+	}
+	if (v == 2 && !st->writer) {
+		st->version = 2; /* read what it holds; the tree's calls answer WX_SCHEMA */
+		return 0;
+	}
 	if (v != WORLD_PG_SCHEMA_VERSION)
 		return werr(err, WX_SCHEMA, "store %s: schema version %lld is unknown to this build (knows %d); store left "
 		            "untouched", st->path, v, WORLD_PG_SCHEMA_VERSION);
@@ -803,8 +873,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	}
 	/* 1 is known too: a writer migrates it below, a reader reads what it
 	 * holds (the schema-2 calls answer WX_SCHEMA on it). */
-	if (v != 0 && v != 1 && v != WORLD_STORE_SCHEMA_VERSION) {
-		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 and %d); store left untouched",
+	if (v != 0 && (v < 1 || v > WORLD_STORE_SCHEMA_VERSION)) {
+		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 to %d); store left untouched",
 		     path, v, WORLD_STORE_SCHEMA_VERSION);
 		goto fail;
 	}
@@ -826,13 +896,13 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 			goto fail;
 		}
 		if (ws_exec(st, "COMMIT", err) < 0) goto fail;
-		if (v0 == 1 || v0 == WORLD_STORE_SCHEMA_VERSION) {
+		if (v0 >= 1 && v0 <= WORLD_STORE_SCHEMA_VERSION) {
 			v = v0; /* made by that other writer meanwhile: open it as it is */
 			st->version = v;
 			n = 0;
 			if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
 		} else if (v0 != 0) {
-			werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 and %d); store left untouched",
+			werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 to %d); store left untouched",
 			     path, v0, WORLD_STORE_SCHEMA_VERSION);
 			goto fail;
 		}
@@ -881,14 +951,17 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 			if (v2 != 0) {
 				if (ws_exec(st, "COMMIT", err) < 0) goto fail;
 			} else if (ws_exec(st, schema_sql, err) < 0 || ws_exec(st, schema_v2_sql, err) < 0 ||
+			    ws_exec(st, schema_v3_sql, err) < 0 ||
 			    ws_exec(st, "PRAGMA user_version=" WS_STR(WORLD_STORE_SCHEMA_VERSION), err) < 0 ||
 			    ws_exec(st, "COMMIT", err) < 0) {
 				struct world_err ig;
 				ws_exec(st, "ROLLBACK", &ig);
 				goto fail;
 			}
-		} else if (v == 1) {
-			if (migrate_v1(st, err) < 0) goto fail;
+		} else if (v == 1 || v == 2) {
+			if (v == 1 && migrate_v1(st, err) < 0) goto fail;
+			st->version = 2;
+			if (migrate_v2(st, err) < 0) goto fail;
 		}
 		st->version = WORLD_STORE_SCHEMA_VERSION;
 	}
@@ -952,6 +1025,7 @@ void world_store_close(struct world_store *st)
 		sqlite3_close_v2(st->db);
 	}
 	if (st->qfd >= 0) close(st->qfd);
+	note_signer_free(st->signer);
 	free(st->path);
 	free(st);
 }
@@ -1462,8 +1536,16 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	ws_bind_int(s, 10, (int64_t)time(NULL));
 	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
+	if (rc != WDB_DONE) {
+		free(c);
+		return ws_sqlerr(st, 0, "log entry insert", err);
+	}
+	/* the log's Merkle tree (store/tree.c): leaf entry_index - 1 is this
+	 * entry's canonical JSON as stored, its hashes in this transaction */
+	unsigned char leaf[32] = { 0 };
+	rc = st->version >= 3 ? ws_tree_append(st, a->entry_index, c, n, leaf, err) : 0;
 	free(c);
-	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "log entry insert", err);
+	if (rc < 0) return -1;
 
 	char wj[512];
 	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
@@ -1484,6 +1566,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 		out->entry_index = a->entry_index;
 		memcpy(out->entry_hash, h, WORLD_REF_SIZE);
 		memcpy(out->world_ref, wref, WORLD_REF_SIZE);
+		memcpy(out->leaf_hash, leaf, sizeof leaf);
 	}
 	return 0;
 }

@@ -45,7 +45,7 @@
 #include "store/ref.h"
 #include <jansson.h>
 
-#define WORLD_STORE_SCHEMA_VERSION 2
+#define WORLD_STORE_SCHEMA_VERSION 3
 
 struct world_store;
 struct sqlite3;
@@ -192,6 +192,9 @@ struct world_log_result {
 	long long entry_index;
 	char entry_hash[WORLD_REF_SIZE];
 	char world_ref[WORLD_REF_SIZE];
+	/* the entry's leaf hash in the log's Merkle tree (store/tree.h):
+	 * SHA-256(0x00 || its canonical JSON as stored) */
+	unsigned char leaf_hash[32];
 };
 /* Appends one log entry, its world {revision,stateRoot,logHead} and moves the
  * selected head, all in one transaction. The store verifies index = previous

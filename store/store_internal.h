@@ -66,6 +66,11 @@ struct world_store {
 	 * this handle holds it now */
 	struct wdb_stmt *pgq_lock, *pgq_unlock;
 	int pgq_held;
+	/* the log's tree (tree.c): entries were appended in this transaction;
+	 * the signer of this writer (NULL: none) and its counts */
+	int tree_dirty;
+	struct note_signer *signer;
+	long long signed_n, sign_failed;
 };
 
 /* One line for a failed statement: "store PATH: WHAT: the database's
@@ -140,6 +145,17 @@ void ws_pg_queue_fini(struct world_store *st);
 /* One nap of the busy handler (count = naps so far): 1, or 0 once the busy
  * timeout has passed. */
 int ws_busy_nap(struct world_store *st, int count);
+/* The log's tree (tree.c): the stored hashes entry N (leaf N-1, bytes
+ * json) closes, written in the caller's transaction (log_append_body);
+ * leaf gets its leaf hash. ws_tree_presign: in ws_txn_commit, before the
+ * COMMIT of a transaction that appended, the checkpoint of the tree as it
+ * now is, signed by the handle's signer and stored (a signature that
+ * fails is counted and the commit goes on; a failed statement fails the
+ * commit). ws_tree_backfill: the tree of every entry (schema 2 -> 3). */
+int ws_tree_append(struct world_store *st, long long entry_index, const char *json, size_t len, unsigned char leaf[32],
+                   struct world_err *err);
+int ws_tree_presign(struct world_store *st, struct world_err *err);
+int ws_tree_backfill(struct world_store *st, struct world_err *err);
 /* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
 void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);

@@ -171,7 +171,7 @@ if [ -n "$SQLITE3_SHELL" ]; then
   h1=$(sha256sum "$F" | cut -d' ' -f1)
   run_capture out err rc sh -c "printf '{}' | '$W' object put --store '$F' --semantic-id world/invocation-input/v1"
   is "$rc" 6 "future user_version refused with exit 6"
-  like "$err" "schema version 7 is unknown to this build \(knows 1 and 2\); store left untouched" "message names the version"
+  like "$err" "schema version 7 is unknown to this build \(knows 1 to 3\); store left untouched" "message names the version"
   run_capture out err rc "$W" scan --store "$F"
   is "$rc" 6 "scan refuses it too"
   is "$(sha256sum "$F" | cut -d' ' -f1)" "$h1" "store left byte-identical"

@@ -221,7 +221,7 @@ static void api(void)
 	mkpath(db, sizeof db, "api.db");
 	struct world_err err = {0};
 	struct world_store *st = open_mode(db, WORLD_STORE_WRITER);
-	is_int(q1(st, "PRAGMA user_version"), 2, "a new store is schema version %d", WORLD_STORE_SCHEMA_VERSION);
+	is_int(q1(st, "PRAGMA user_version"), WORLD_STORE_SCHEMA_VERSION, "a new store is schema version %d", WORLD_STORE_SCHEMA_VERSION);
 	is_int(q1(st, "SELECT count(*) FROM sqlite_master WHERE name IN ('episode_objects','episode_usage',"
 	              "'episode_objects_by_ref','journal_one_commit')"), 4, "it has the schema-2 tables and indexes");
 	char a[WORLD_REF_SIZE], b[WORLD_REF_SIZE], c[WORLD_REF_SIZE];
@@ -406,7 +406,7 @@ static void migration(void)
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
 		}
 		is_int(bad, 0, "three writers opening a schema-1 store at once all open it");
-		is_int(raw_q1(race, "PRAGMA user_version"), 2, "... it is migrated to version 2");
+		is_int(raw_q1(race, "PRAGMA user_version"), WORLD_STORE_SCHEMA_VERSION, "... it is migrated to version 2 (and on to %d)", WORLD_STORE_SCHEMA_VERSION);
 		is_int(raw_q1(race, "SELECT count(*) FROM episode_objects"), 27, "... the backfill done once (27 refs)");
 		is_int(raw_q1(race, "SELECT count(*) FROM journal WHERE phase = 'outcome' AND subject IS NULL"), 0,
 		       "... every outcome row got its subject");
@@ -414,7 +414,7 @@ static void migration(void)
 
 	/* the writer migrates */
 	st = open_mode(db, WORLD_STORE_WRITER);
-	is_int(q1(st, "PRAGMA user_version"), 2, "a writer migrated it to version 2");
+	is_int(q1(st, "PRAGMA user_version"), WORLD_STORE_SCHEMA_VERSION, "a writer migrated it to version 2 (and on to %d)", WORLD_STORE_SCHEMA_VERSION);
 	is_int(q1(st, "SELECT count(*) FROM journal WHERE phase = 'outcome' AND (kind IS NULL OR subject IS NULL)"), 0,
 	       "outcome rows got kind and subject from their intents");
 	is_int(q1(st, "SELECT count(*) FROM journal o JOIN journal i ON i.id = o.intent_id WHERE o.phase = 'outcome' AND "
@@ -487,15 +487,15 @@ static void migration_refused(void)
 	raw_exec(db, "UPDATE journal SET status = 'failed' WHERE id = 4");
 	ok(world_store_open(db, WORLD_STORE_WRITER, &st, &err) == 0, "control: one committed outcome migrates (%s)",
 	   err.msg);
-	if (st) is_int(q1(st, "PRAGMA user_version"), 2, "... to version 2");
+	if (st) is_int(q1(st, "PRAGMA user_version"), WORLD_STORE_SCHEMA_VERSION, "... to version 2 (and on)");
 	world_store_close(st);
 	/* an unknown version is still refused untouched */
 	char fut[300];
-	mkpath(fut, sizeof fut, "v3.db");
-	raw_exec(fut, "PRAGMA journal_mode=DELETE; CREATE TABLE t(x); PRAGMA user_version=3;");
+	mkpath(fut, sizeof fut, "v4.db");
+	raw_exec(fut, "PRAGMA journal_mode=DELETE; CREATE TABLE t(x); PRAGMA user_version=4;");
 	file_sha(fut, before);
 	ok(world_store_open(fut, WORLD_STORE_WRITER, &st, &err) < 0 && err.code == WX_SCHEMA &&
-	   strstr(err.msg, "schema version 3 is unknown"), "version 3 refused (%s)", err.msg);
+	   strstr(err.msg, "schema version 4 is unknown"), "version 4 refused (%s)", err.msg);
 	ok(world_store_open(fut, WORLD_STORE_READER, &st, &err) < 0 && err.code == WX_SCHEMA, "... by readers too");
 	is_str(file_sha(fut, after), before, "... left byte-identical");
 }
