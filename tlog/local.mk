@@ -12,6 +12,11 @@ tlog_libtlog_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 # RFC 6962 / RFC 9162 vectors, every size's proofs, signed notes, controls
 check_PROGRAMS += tests/tlog/test_tlog
 TESTS += tests/tlog/test_tlog
-tests_tlog_test_tlog_SOURCES = tests/tlog/test_tlog.c
+tests_tlog_test_tlog_SOURCES = tests/tlog/test_tlog.c tests/tlog/memlog.h
 tests_tlog_test_tlog_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 tests_tlog_test_tlog_LDADD = tlog/libtlog.a tests/libtap.a $(CRYPTO_LIBS)
+# the shell tests' driver of the library (tests/tlog/verify.sh, go_verify.sh)
+check_PROGRAMS += tests/tlog/tlog_tool
+tests_tlog_tlog_tool_SOURCES = tests/tlog/tlog_tool.c tests/tlog/memlog.h
+tests_tlog_tlog_tool_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
+tests_tlog_tlog_tool_LDADD = tlog/libtlog.a $(CRYPTO_LIBS)
