@@ -72,5 +72,9 @@ deb_pkg json-schema-test-suite || status=1
 # clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
 deb_pkg clang || status=1
 deb_pkg libclang-rt-14-dev || status=1
+# Go's own golang.org/x/mod/sumdb/note and sumdb/tlog (GOPATH mode, no
+# network): the independent verifier of tests/tlog/go_verify.sh (issue 43)
+deb_pkg golang-go || status=1
+deb_pkg golang-golang-x-mod-dev || status=1
 [ $status -eq 0 ] || echo "install-test-deps: some test data is missing; the tests that need it skip" >&2
 exit 0

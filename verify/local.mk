@@ -19,5 +19,5 @@ verify/world-verify.1: verify/world-verify$(EXEEXT) $(srcdir)/scripts/man-verbat
 
 # world-verify against the library and against Go's own sumdb/note and
 # sumdb/tlog (both directions; skipped without go)
-TESTS += tests/tlog/verify.sh
-EXTRA_DIST += tests/tlog/verify.sh
+TESTS += tests/tlog/verify.sh tests/tlog/go_verify.sh
+EXTRA_DIST += tests/tlog/verify.sh tests/tlog/go_verify.sh tests/tlog/go/verify.go
