@@ -353,6 +353,50 @@ static json_t *tool_error(const char *klass, const char *msg, int code)
 	                 "_meta", "world/error", "class", klass, "message", msg, "exit_code", code);
 }
 
+static int header_value(const char *h, char *out, size_t n);
+
+/* 2026-07-28 (SEP-2243, custom headers): each property of the tool's
+ * inputSchema annotated "x-mcp-header": NAME (reached through
+ * "properties" alone: world-publish allows it nowhere else) whose value
+ * the arguments hold (not null) must be mirrored, after Base64-sentinel
+ * decoding, in the header Mcp-Param-NAME: a string as it is, an integer
+ * or a number compared as a number, a boolean as true / false. NULL when
+ * every one agrees, else the -32020 answer (HTTP 400). */
+static json_t *param_headers(struct mcp *m, json_t *id, const json_t *schema, const json_t *args, int depth)
+{
+	const char *key;
+	json_t *sub;
+	if (depth > 16 || !json_is_object(args)) return NULL;
+	json_object_foreach(json_object_get(schema, "properties"), key, sub) {
+		json_t *val = json_object_get(args, key);
+		if (!val || json_is_null(val)) continue;
+		const char *name = json_string_value(json_object_get(sub, "x-mcp-header"));
+		if (name) {
+			char hn[100], hv[2048];
+			snprintf(hn, sizeof hn, "Mcp-Param-%s", name);
+			const char *h = dreq_header(m->rq, hn);
+			int bad = h && header_value(h, hv, sizeof hv) < 0, same = 0;
+			if (h && !bad) {
+				char *end = NULL;
+				if (json_is_string(val)) same = strcmp(hv, json_string_value(val)) == 0;
+				else if (json_is_boolean(val)) same = strcmp(hv, json_is_true(val) ? "true" : "false") == 0;
+				else if (json_is_number(val)) same = *hv && strtod(hv, &end) == json_number_value(val) && end && !*end;
+			}
+			if (!same) {
+				m->http_status = 400;
+				return drpc_error(id, HEADER_MISMATCH, "header mismatch: %s is %s, arguments.%.100s is %s", hn,
+				                  !h ? "absent" : bad ? "invalid Base64" : "another value", key,
+				                  json_is_string(val) || json_is_number(val) || json_is_boolean(val) ? "present" : "not a primitive");
+			}
+		}
+		if (json_is_object(val)) {
+			json_t *e = param_headers(m, id, sub, val, depth + 1);
+			if (e) return e;
+		}
+	}
+	return NULL;
+}
+
 static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 {
 	json_t *jname = json_object_get(params, "name");
@@ -371,6 +415,10 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; tool = dsc; break; }
 	}
 	if (!skill) return drpc_error(id, -32602, "unknown tool \"%.200s\"", name);
+	if (m->modern) {
+		json_t *e = param_headers(m, id, json_object_get(tool, "inputSchema"), args, 0);
+		if (e) return e;
+	}
 	/* An optional idempotency key: params._meta["world/task_id"]. A retry
 	 * with the same key and arguments answers the committed result. */
 	const char *task = NULL;

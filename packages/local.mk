@@ -12,7 +12,7 @@ EXTRA_DIST += packages/README.md \
 	packages/se-tools/examples \
 	packages/conformance/transitions.json packages/conformance/simple_text.ail \
 	packages/conformance/error_handling.ail packages/conformance/progress.ail \
-	packages/conformance/schema_2020_12.ail
+	packages/conformance/schema_2020_12.ail packages/conformance/header_param.ail
 
 # Tests: every source checks and passes its inline tests, plans obey
 # docs/design.md §5.2/§5.4, refusals, manifests, examples.

@@ -658,6 +658,29 @@ static int check_keyword(const struct member *m, struct ptr *p, int depth, struc
 			return werr(err, BAD, "schema %s: \"%s\" must be a string", ptr_str(p), m->key);
 		return 0;
 	}
+	if (key_is(m, "x-mcp-header")) {
+		/* MCP's annotation (2026-07-28, SEP-2243): the property's value is
+		 * mirrored in an Mcp-Param-NAME header. No effect on validation.
+		 * NAME is an HTTP token; the property is reached from the root
+		 * through "properties" alone (the daemon reads it there). */
+		const char *t = json_string_value(v);
+		size_t tl = t ? json_string_length(v) : 0;
+		if (!t || !tl || tl > 64 || strspn(t, "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != tl)
+			return werr(err, BAD, "schema %s: \"x-mcp-header\" must be an HTTP token of 1-64 characters", ptr_str(p));
+		const char *q = ptr_str(p);
+		int reach = depth > 0;
+		while (reach && *q) {
+			if (strncmp(q, "/properties/", 12) != 0) { reach = 0; break; }
+			q += 12;
+			size_t seg = strcspn(q, "/");
+			if (!seg) { reach = 0; break; }
+			q += seg;
+		}
+		if (!reach)
+			return werr(err, BAD, "schema %s: \"x-mcp-header\" only on a property reached from the root through "
+			                      "\"properties\" alone", ptr_str(p));
+		return 0;
+	}
 	if (key_is(m, "$schema")) {
 		/* Another dialect's URI would promise other semantics for the very
 		 * same keywords; inside a subschema it would start an embedded

@@ -106,6 +106,18 @@ static void test_check(void)
 	is_str(err.msg, "schema (root): unsupported keyword \"type\\u0000x\"", "  ... message");
 	json_decref(nul);
 	check("{\"$id\":\"https://example.com/s\"}", "schema (root): unsupported keyword \"$id\"");
+	/* MCP's x-mcp-header annotation (2026-07-28): an HTTP token, on a
+	 * property reached from the root through "properties" alone */
+	check("{\"properties\":{\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"}}}", NULL);
+	check("{\"properties\":{\"a\":{\"properties\":{\"b\":{\"x-mcp-header\":\"B\"}}}}}", NULL);
+	check("{\"x-mcp-header\":\"R\"}",
+	      "schema (root): \"x-mcp-header\" only on a property reached from the root through \"properties\" alone");
+	check("{\"items\":{\"x-mcp-header\":\"R\"}}",
+	      "schema /items: \"x-mcp-header\" only on a property reached from the root through \"properties\" alone");
+	check("{\"properties\":{\"a\":{\"x-mcp-header\":\"a b\"}}}",
+	      "schema /properties/a: \"x-mcp-header\" must be an HTTP token of 1-64 characters");
+	check("{\"properties\":{\"a\":{\"x-mcp-header\":\"\"}}}",
+	      "schema /properties/a: \"x-mcp-header\" must be an HTTP token of 1-64 characters");
 	/* "$ref": local JSON pointers to a subschema, resolved at check time */
 	check("{\"$ref\":\"#/$defs/a\",\"$defs\":{\"a\":true}}", NULL);
 	check("{\"properties\":{\"n\":{\"$ref\":\"#\"}}}", NULL); /* recursion through the instance */
