@@ -4,7 +4,7 @@ cli_worldd_SOURCES = cli/worldd.c cli/verbs.h cli/verbs_store.c cli/verbs_capsul
 	cli/verbs_call.c cli/flags.c cli/flags.h cli/verbs_epoch.c \
 	cli/attended.c cli/attended.h cli/output.c cli/output.h cli/verbs_prov.c cli/verbs_daemon.c \
 	cli/verbs_ops.c cli/default_interp.c cli/default_interp.h cli/verbs_audit.c \
-	cli/verbs_copy.c cli/copy_exec.h cli/store_uri.c cli/store_uri.h
+	cli/verbs_copy.c cli/copy_exec.h cli/store_uri.c cli/store_uri.h cli/verbs_log.c
 # The installed worldd runs the installed ailang-lite when --ailang-bin is
 # omitted, and worldd audit the installed world-probe (audit/local.mk).
 cli_worldd_CPPFLAGS = $(AM_CPPFLAGS) -DWORLD_AILANG_LITE_DEFAULT='"$(pkglibexecdir)/ailang-lite"' \

@@ -28,6 +28,7 @@ extern const struct worldd_verb daemon_verbs[];
 extern const struct worldd_verb ops_verbs[];
 extern const struct worldd_verb copy_verbs[];
 extern const struct worldd_verb audit_verbs[];
+extern const struct worldd_verb log_verbs[];
 
 /* Print "worldd VERB: MSG" for err to stderr and return its exit code. */
 int worldd_fail(const char *verb, const struct world_err *err);

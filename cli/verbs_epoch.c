@@ -10,6 +10,7 @@
 #include "cli/default_interp.h"
 #include "cli/flags.h"
 #include "cli/verbs.h"
+#include "store/tree.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/db.h"
@@ -130,6 +131,23 @@ static int bootstrap_run(int argc, char **argv)
 	if (rc == 0) rc = registry_epoch_bootstrap(st, &wi, &epoch, &created, &err);
 	if (pg && rc == 0) rc = world_store_commit(st, &err);
 	else if (pg) world_store_rollback(st);
+	/* a new store gets the log's signing key (issue 43, store/tree.h):
+	 * when it has none and no entry yet, the signer key to DB.log-key
+	 * (0600), its verifier key into the store; an existing store gets one
+	 * from the attended `worldd log key init` */
+	char vkey[1024] = "", kpath[4400] = "";
+	if (rc == 0) {
+		char have[1024];
+		long long size = -1;
+		struct world_err ke = { 0, "" };
+		if (world_log_key_get(st, have, sizeof have, &ke) < 0 && ke.code == WX_NOT_FOUND &&
+		    world_tree_size(st, &size, &ke) == 0 && size == 0 &&
+		    world_log_key_path(st, kpath, sizeof kpath, 1, &ke) == 0 &&
+		    world_log_key_init(st, kpath, NULL, 0, vkey, sizeof vkey, &ke) < 0) {
+			rc = -1;
+			err = ke;
+		}
+	}
 	/* created the store file, and nothing (not even a racing bootstrap)
 	 * wrote an epoch registry into it: remove what this invocation made */
 	int undo = !pg && rc < 0 && !had_db && registry_epochs_exist(st, NULL) == 0;
@@ -143,6 +161,7 @@ static int bootstrap_run(int argc, char **argv)
 		printf("world/epoch-registry/v1 already nominates interpreter release \"%s\" as epoch %lld; unchanged "
 		       "(interpreter %s)\n",
 		       wi.version, epoch, wi.ref);
+	if (*vkey) printf("log key %s (signer key in %s, 0600)\n", vkey, kpath);
 	return WX_OK;
 }
 

@@ -247,12 +247,14 @@ static int v_object_get(int argc, char **argv)
 static int v_log_get(int argc, char **argv)
 {
 	const char *V = "log get";
-	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = NULL } };
+	struct worldd_flag flags[] = { { .name = "--store", .has_value = 1 }, { .name = "--json" }, { .name = "--leaf" },
+		                       { .name = NULL } };
 	const char *pos[1];
 	int npos;
 	int rc = worldd_parse_flags(V, argc, argv, flags, pos, 1, &npos);
 	if (rc) return rc;
 	if (npos != 1) return worldd_usage(V, "one entry index N is required");
+	if (flags[1].value && flags[2].value) return worldd_usage(V, "--json and --leaf exclude each other");
 	long long idx;
 	if ((rc = parse_ll(V, "entry index", pos[0], 1, &idx))) return rc;
 	struct world_store *st;
@@ -260,7 +262,14 @@ static int v_log_get(int argc, char **argv)
 	struct world_err err = {0};
 	struct world_log_entry e;
 	if (world_log_get(st, idx, &e, &err) < 0) rc = worldd_fail(V, &err);
-	else if (flags[1].value) {
+	else if (flags[2].value) {
+		/* the leaf of the log's Merkle tree: exactly the stored canonical
+		 * JSON, no newline (store/tree.h) */
+		if (fwrite(e.json, 1, e.json_len, stdout) != e.json_len) rc = WX_IO;
+		if (!rc) rc = write_out(V, "", 0);
+		else fprintf(stderr, "worldd %s: write stdout: %s\n", V, strerror(errno));
+		world_log_entry_free(&e);
+	} else if (flags[1].value) {
 		/* {"index","entry"}: the entry as stored, beside its index */
 		json_t *entry = world_json_parse(e.json, strlen(e.json), &err);
 		rc = entry ? print_json(V, json_pack("{s:I, s:o}", "index", (json_int_t)idx, "entry", entry))
@@ -472,9 +481,11 @@ const struct worldd_verb store_verbs[] = {
 	  "            24 not a SQLite store\n",
 	  v_object_get },
 	{ "log get", "print log entry N (re-verified)",
-	  "usage: worldd log get --store DB N [--json]\n"
+	  "usage: worldd log get --store DB N [--json | --leaf]\n"
 	  "  Prints entry N as canonical JSON after recomputing its entryHash and chain link;\n"
-	  "  --json: {\"entry\":ENTRY,\"index\":N}. Opens the store read-only.\n"
+	  "  --json: {\"entry\":ENTRY,\"index\":N}; --leaf: the entry's canonical JSON with no\n"
+	  "  trailing newline, the exact bytes of leaf N-1 of the log's Merkle tree\n"
+	  "  (worldd log prove, docs/provenance.md). Opens the store read-only.\n"
 	  "exit codes: 0 ok, 2 usage, 4 not found, 6 unknown schema, 7 integrity hole, 9 I/O,\n"
 	  "            24 not a SQLite store\n",
 	  v_log_get },

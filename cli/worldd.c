@@ -18,7 +18,8 @@
 #endif
 
 static const struct worldd_verb *const verb_tables[] = {
-	store_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, copy_verbs, audit_verbs,
+	store_verbs, log_verbs, capsule_verbs, broker_verbs, epoch_verbs, prov_verbs, daemon_verbs, ops_verbs, copy_verbs,
+	audit_verbs,
 };
 
 static void print_help(void)
