@@ -7,6 +7,9 @@ set -e
 WORLDD=$1 AILANG_LITE=$2
 # world-publish is built beside worldd (cli/); a third argument overrides it.
 WORLD_PUBLISH=${3:-$(dirname "$WORLDD")/world-publish}
+# world-verify in the build's verify/ (or beside worldd, installed); a fourth argument overrides it.
+WORLD_VERIFY=${4:-$(dirname "$WORLDD")/../verify/world-verify}
+[ -x "$WORLD_VERIFY" ] || WORLD_VERIFY=$(dirname "$WORLDD")/world-verify
 # The hand-written manual comes first, verbatim (docs/parts/operations-manual.md).
 cat "$(dirname "$0")/../docs/parts/operations-manual.md"
 cat <<'HEAD'
@@ -79,7 +82,7 @@ keeper thread instead (docs/security.md §7).
   committed outcomes for one task is refused untouched, exit 6).
 - Without `--ailang-bin`, `run` and `check` use the installed ailang-lite
   (`worldd --help` prints its path); `make install` puts it in
-  `$(pkglibexecdir)` and man pages for worldd, world-publish and ailang-lite
+  `$(pkglibexecdir)` and man pages for worldd, world-publish, world-verify and ailang-lite
   in `man1`.
 - `worldd object put` and `worldd hash` print one `sha256:<64 hex>` line;
   `worldd archive` prints the interpreter ref and its release string.
@@ -117,6 +120,14 @@ echo "docs/publishing.md describes the manifest, every check and every outcome l
 echo
 echo '```'
 "$WORLD_PUBLISH" --help
+echo '```'
+echo
+echo "## world-verify"
+echo
+echo "docs/provenance.md describes the formats it checks and how to verify with Go's packages."
+echo
+echo '```'
+"$WORLD_VERIFY" --help
 echo '```'
 echo
 echo "## ailang-lite"

@@ -22,7 +22,7 @@ read -r PREFIX BINDIR LIBEXEC MAN1 DOCDIR DATADIR UNITDIR <<< "$prefix"
 mk install DESTDIR="$T/root" >/dev/null 2>"$T/install.err"
 ok $? "make install DESTDIR=... succeeds ($(head -c 300 "$T/install.err"))"
 R=$T/root
-for f in "$BINDIR/worldd" "$BINDIR/world-publish" "$LIBEXEC/ailang-lite" "$LIBEXEC/world-probe"; do
+for f in "$BINDIR/worldd" "$BINDIR/world-publish" "$BINDIR/world-verify" "$LIBEXEC/ailang-lite" "$LIBEXEC/world-probe"; do
   ok "$([ -x "$R$f" ]; echo $?)" "installed: $f"
 done
 ok "$([ -L "$R$BINDIR/ailang-lite" ] && [ "$(readlink -f "$R$BINDIR/ailang-lite")" = "$(readlink -f "$R$LIBEXEC/ailang-lite")" ]; echo $?)" \
@@ -30,7 +30,7 @@ ok "$([ -L "$R$BINDIR/ailang-lite" ] && [ "$(readlink -f "$R$BINDIR/ailang-lite"
 lnk=$(readlink "$R$BINDIR/ailang-lite")
 ok "$([ -n "$lnk" ] && [ "${lnk#/}" = "$lnk" ]; echo $?)" "... by a relative link (works under DESTDIR and when relocated)"
 like "$("$R$BINDIR/ailang-lite" --version 2>&1)" '^AILANG-lite v' "... and runs: $BINDIR/ailang-lite --version"
-for m in worldd world-publish ailang-lite; do
+for m in worldd world-publish world-verify ailang-lite; do
   ok "$([ -s "$R$MAN1/$m.1" ]; echo $?)" "man page $MAN1/$m.1"
 done
 like "$(cat "$R$MAN1/worldd.1")" '^\.TH WORLDD "1"' "worldd.1 is a man page (help2man)"
@@ -38,7 +38,7 @@ like "$(cat "$R$MAN1/worldd.1")" "exit codes" "... made from worldd --help"
 like "$(cat "$R$MAN1/ailang-lite.1")" "CHK_NO_MAIN" "ailang-lite.1 made from ailang-lite --help"
 # the pages cite the docs where they are installed (issue 39): each cited
 # $DOCDIR/NAME.md is there, and no page cites a source tree's docs/NAME.md
-cited=$(cat "$R$MAN1"/worldd.1 "$R$MAN1"/world-publish.1 "$R$MAN1"/ailang-lite.1 | sed 's/\\-/-/g' |
+cited=$(cat "$R$MAN1"/worldd.1 "$R$MAN1"/world-publish.1 "$R$MAN1"/world-verify.1 "$R$MAN1"/ailang-lite.1 | sed 's/\\-/-/g' |
   grep -oE "$DOCDIR/[A-Za-z0-9_-]+\.md" | sort -u)
 ok "$([ "$(printf '%s\n' "$cited" | grep -c .)" -ge 3 ]; echo $?)" "the man pages cite installed docs ($(printf '%s' "$cited" | head -n3 | tr '\n' ' '))"
 is "$(for c in $cited; do [ -s "$R$c" ] || echo "$c"; done)" "" "... and every one they cite is installed"

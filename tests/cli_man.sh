@@ -1,6 +1,6 @@
 #!/bin/bash
 # The man pages render as the --help texts read (issue 24 item 8): each
-# page of the build (worldd.1, world-publish.1, ailang-lite.1) rendered with
+# page of the build (worldd.1, world-publish.1, world-verify.1, ailang-lite.1) rendered with
 # groff -man -Tutf8 shows no ??? (the ✓/✗ of worldd why come out as
 # themselves), the exit-code table one row per line, every usage line of a
 # synopsis on its own line, and flags with ASCII hyphens (copy-pasteable).
@@ -20,7 +20,7 @@ as_installed() { sed -E "s#(^|[^A-Za-z0-9_./-])docs/([A-Za-z0-9_-]*\.md)#\1$docd
 has_line() { # TEXT PATTERN: a rendered line that, stripped of leading blanks, starts with PATTERN
   printf '%s\n' "$1" | sed 's/^ *//' | grep -qF -- "$2"
 }
-for m in cli/worldd.1 cli/world-publish.1 interp/ailang-lite.1; do
+for m in cli/worldd.1 cli/world-publish.1 verify/world-verify.1 interp/ailang-lite.1; do
   r=$(render "$m")
   ok "$([ -n "$r" ]; echo $?)" "$m renders"
   ok "$(printf '%s' "$r" | grep -q '???'; [ $? = 1 ]; echo $?)" "$m: no ??? in the rendered page"
@@ -44,6 +44,9 @@ like "$(render cli/worldd.1)" '"✓" or "✗"' "worldd.1: worldd why's ✓ and �
 # every synopsis line of the usage blocks
 mapfile -t wp < <("$top_builddir/cli/world-publish" --help | awk '/^(usage:|       world-publish )/' | sed 's/^ *//; s/ *$//')
 starts cli/world-publish.1 "${wp[@]}"
+mapfile -t wv < <("$top_builddir/verify/world-verify" --help | awk '/^(usage:|       world-verify |                    --)/' | sed 's/^ *//; s/ *$//')
+ok "$([ "${#wv[@]}" -ge 6 ]; echo $?)" "world-verify --help has a usage block (${#wv[@]} lines)"
+starts verify/world-verify.1 "${wv[@]}"
 mapfile -t al < <("$top_builddir/interp/ailang-lite" --help 2>&1 | awk '/^(usage:| +ailang-lite )/' | sed 's/^ *//; s/ *$//')
 ok "$([ "${#al[@]}" -ge 4 ]; echo $?)" "ailang-lite --help has a usage block (${#al[@]} lines)"
 starts interp/ailang-lite.1 "${al[@]}"
@@ -52,13 +55,13 @@ starts interp/ailang-lite.1 "$("$top_builddir/interp/ailang-lite" --help 2>&1 | 
 # three fields apart -- ailang-lite's long version line used to overrun the
 # date -- and the NAME line names the program as it is typed.
 ver=$(sed -n 's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")
-for m in cli/worldd.1 cli/world-publish.1 interp/ailang-lite.1; do
+for m in cli/worldd.1 cli/world-publish.1 verify/world-verify.1 interp/ailang-lite.1; do
   p=$(basename "$m" .1 | tr 'a-z' 'A-Z')
   foot=$(render "$m" | sed 's/ *$//' | grep -v '^$' | tail -n1)
   like "$foot" "^World $ver +[A-Z][a-z]+ [0-9]{4} +$p\(1\)\$" "$m: the footer reads World $ver, the date, $p(1) ($foot)"
 done
 like "$(render interp/ailang-lite.1 | grep -A1 '^NAME' | tail -n1)" '^ +ailang-lite - the bundled' "ailang-lite.1: NAME says ailang-lite"
-for m in cli/worldd.1 cli/world-publish.1 interp/ailang-lite.1; do
+for m in cli/worldd.1 cli/world-publish.1 verify/world-verify.1 interp/ailang-lite.1; do
   r=$(render "$m")
   bare=$(printf '%s\n' "$r" | grep -oE '(^|[^A-Za-z0-9_./-])docs/[A-Za-z0-9_-]+\.md' | head -3 | tr '\n' ' ')
   is "$bare" "" "$m: no bare docs/NAME.md citation"

@@ -72,7 +72,7 @@ static const char help[] =
 	"A proof file holds one base64 hash per line in RFC 6962 order, at most 64\n"
 	"(none when the sizes are equal, or for the one entry of a tree of size 1).\n"
 	"On success one line says what was verified; a refusal is one line on stderr\n"
-	"naming what failed.\n\n"
+	"naming what failed. docs/provenance.md describes the formats.\n\n"
 	"exit codes:\n"
 	"  0  verified\n"
 	"  2  usage\n"
