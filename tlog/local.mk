@@ -20,3 +20,4 @@ check_PROGRAMS += tests/tlog/tlog_tool
 tests_tlog_tlog_tool_SOURCES = tests/tlog/tlog_tool.c tests/tlog/memlog.h
 tests_tlog_tlog_tool_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 tests_tlog_tlog_tool_LDADD = tlog/libtlog.a $(CRYPTO_LIBS)
+
