@@ -399,6 +399,11 @@ int exec_plan_mount(const struct exec_plan *pl, const char *mnt, const char *opt
 	static const char *const links[][2] = { { "/proc/self/fd", "dev/fd" }, { "/proc/self/fd/0", "dev/stdin" },
 	                                        { "/proc/self/fd/1", "dev/stdout" }, { "/proc/self/fd/2", "dev/stderr" } };
 	for (size_t i = 0; i < 4; i++) STEP(symlink(links[i][0], links[i][1]) == 0, "symlink in /dev");
+	/* a private /dev/shm (POSIX semaphores and shared memory: Python's
+	 * multiprocessing), charged to the memory group like /tmp */
+	STEP(mkdir("dev/shm", 01777) == 0, "mkdir /dev/shm");
+	STEP(mount("exec-shm", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64m,mode=1777") == 0,
+	     "mount /dev/shm tmpfs");
 	/* 4. /etc's secrets: a file under /dev/null, a directory under an
 	 * empty read-only tmpfs */
 	for (size_t i = 0; i < pl->nmask; i++) {

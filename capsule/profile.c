@@ -185,6 +185,7 @@ static const struct capsule_syscall exec_syscalls[] = {
 	/* memory */
 	{ "brk", SC_ALLOW, 0, "heap" }, { "mmap", SC_ALLOW, 0, "memory" }, { "munmap", SC_ALLOW, 0, "memory" },
 	{ "mprotect", SC_ALLOW, 0, "memory (JITs)" }, { "pkey_mprotect", SC_ALLOW, 0, "memory (V8)" },
+	{ "pkey_alloc", SC_ALLOW, 0, "memory protection keys (node/V8)" }, { "pkey_free", SC_ALLOW, 0, "memory protection keys" },
 	{ "mremap", SC_ALLOW, 0, "memory" }, { "madvise", SC_ALLOW, 0, "memory" }, { "mincore", SC_ALLOW, 0, "memory" },
 	{ "msync", SC_ALLOW, 0, "memory" }, { "mlock", SC_ALLOW, 0, "RLIMIT_MEMLOCK 0" },
 	{ "mlock2", SC_ALLOW, 0, "RLIMIT_MEMLOCK 0" }, { "munlock", SC_ALLOW, 0, "memory" },
@@ -530,8 +531,8 @@ size_t capsule_landlock_rules(const struct capsule_profile *p, int with_worktree
 			out[n] = (struct capsule_ll_rule){ "", x->ll_dev, 0 };
 			snprintf(out[n++].path, sizeof out[0].path, "%s", *d);
 		}
-		static const char *const rw[] = { "/work", "/cache", "/tmp" };
-		for (size_t i = 0; i < 3 && n < CAPSULE_LL_MAX_RULES; i++) {
+		static const char *const rw[] = { "/work", "/cache", "/tmp", "/dev/shm" };
+		for (size_t i = 0; i < 4 && n < CAPSULE_LL_MAX_RULES; i++) {
 			out[n] = (struct capsule_ll_rule){ "", x->ll_write, 1 };
 			snprintf(out[n++].path, sizeof out[0].path, "%s", rw[i]);
 		}
@@ -932,7 +933,8 @@ static json_t *exec_mounts_json(const struct capsule_profile *p)
 	json_t *dev = json_array();
 	for (const char *const *d = x->devices; *d; d++) json_array_append_new(dev, json_string(*d));
 	json_array_append_new(m, json_pack("{s:s,s:s,s:s,s:o}", "path", "/dev", "type", "tmpfs",
-		"options", "ro,nosuid,noexec; the host nodes bound nosuid,noexec; symlinks fd, stdin, stdout, stderr", "devices", dev));
+		"options", "ro,nosuid,noexec; the host nodes bound nosuid,noexec; symlinks fd, stdin, stdout, stderr; "
+		"/dev/shm a private tmpfs (64 MiB, rw,nosuid,nodev,noexec, mode 1777)", "devices", dev));
 	json_t *masked = json_array();
 	for (const char *const *e = x->etc_masked; *e; e++) json_array_append_new(masked, json_string(*e));
 	json_array_append_new(m, json_pack("{s:s,s:s,s:o}", "path", "/etc/...", "type", "mask",

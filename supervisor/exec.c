@@ -276,8 +276,13 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 				continue;
 			}
 			if (!output_hit && co.total + ce.total > out_max) {
+				/* Killed, and read no further: the streams end here (a writer
+				 * still running until the namespace dies gets EPIPE). */
 				output_hit = true;
 				capsule_kill(&h);
+				close_fd(&co.fd);
+				close_fd(&ce.fd);
+				break;
 			}
 		}
 		if (i_st >= 0 && (pf[i_st].revents & (POLLIN | POLLHUP | POLLERR))) {

@@ -67,7 +67,7 @@ like " $allowed " " execve " "exec: execve allowed (toolchains)"
 sock=$(printf '%s' "$out" | python3 -c 'import json,sys; print([r["rule"] for r in json.load(sys.stdin)["seccomp"]["rules"] if r["syscall"] == "socket"][0])')
 is "$sock" "allow if arg0 is AF_UNIX, AF_INET or AF_INET6; AF_NETLINK: errno EAFNOSUPPORT" "exec: socket only of the local families"
 rw=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(r["path"] for r in json.load(sys.stdin)["landlock"]["rules"] if "write_file" in r["access"]))')
-is "$rw" "/dev/null /dev/zero /dev/full /dev/random /dev/urandom /work /cache /tmp" "exec: landlock lets it write only /work, /cache, /tmp and the devices"
+is "$rw" "/dev/null /dev/zero /dev/full /dev/random /dev/urandom /work /cache /tmp /dev/shm" "exec: landlock lets it write only /work, /cache, /tmp, /dev/shm and the devices"
 out=$("$WORLDD" profile show exec)
 like "$out" '/etc/\.\.\. +mask: shadow' "exec text: /etc's secrets masked"
 run_capture out err rc "$WORLDD" profile show exec --format pfc
