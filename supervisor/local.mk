@@ -77,4 +77,4 @@ tests_supervisor_exec_run_SOURCES = tests/supervisor/exec_run.c
 tests_supervisor_exec_run_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_supervisor_exec_run_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/supervisor/exec.sh
-EXTRA_DIST += tests/supervisor/exec.sh
+EXTRA_DIST += tests/supervisor/exec.sh tests/supervisor/exec/attack.c
