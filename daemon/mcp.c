@@ -997,7 +997,7 @@ static void handle(struct mcp *m, struct dresp *r)
 	const char *ver = dreq_header(rq, "MCP-Protocol-Version");
 	if (!ver) ver = LEGACY_VERSION;
 	json_error_t je;
-	json_t *msg = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	json_t *msg = json_loadb(rq->body, rq->body_len, DRPC_PARSE_FLAGS, &je);
 	if (!supported(ver) && strcmp(ver, MODERN_VERSION) != 0) {
 		/* UnsupportedProtocolVersionError, with the request's id when it has one */
 		json_t *id = json_object_get(msg, "id");
@@ -1008,6 +1008,18 @@ static void handle(struct mcp *m, struct dresp *r)
 	m->version = ver;
 	if (!msg) {
 		dresp_json(r, 400, drpc_error(NULL, -32700, "parse error: %s at byte %d", je.text, je.position));
+		goto out;
+	}
+	static const char *const nul_data[] = { "/params/arguments", NULL };
+	char nul_at[400];
+	if (drpc_nul(msg, nul_data, 1, nul_at, sizeof nul_at)) {
+		json_t *jid = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+		if (json_is_string(jid) && memchr(json_string_value(jid), 0, json_string_length(jid))) jid = NULL;
+		dresp_json(r, 400, drpc_error(json_is_string(jid) || json_is_integer(jid) ? jid : NULL, -32600,
+		                              "invalid request: the string at %s holds U+0000 (a NUL character); World "
+		                              "takes one only as data, inside a tool's arguments (params.arguments)",
+		                              nul_at));
+		json_decref(msg);
 		goto out;
 	}
 	if (json_is_array(msg)) {
