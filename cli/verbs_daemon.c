@@ -42,6 +42,7 @@ static int serve_run(int argc, char **argv)
 		else if (strcmp(name, "--workspace-root") == 0) slot = &cfg.workspace_root;
 		else if (strcmp(name, "--tool-ailang-bin") == 0) slot = &cfg.tool_ailang_bin;
 		else if (strcmp(name, "--examples-dir") == 0) slot = &cfg.examples_dir;
+		else if (strcmp(name, "--log-key") == 0) slot = &cfg.log_key;
 		else if (strcmp(name, "--capacity") == 0 || strcmp(name, "--session-share") == 0) {
 			unsigned *num = name[2] == 'c' ? &cfg.capacity : &cfg.session_share;
 			char *end;
@@ -127,7 +128,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "usage: worldd serve --store DB [--ailang-bin BIN] [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
 	  "                    [--capacity N] [--session-share N] [--open-reads] [--require-cgroups]\n"
-	  "                    [--episode-calls N] [--episode-bytes N]\n"
+	  "                    [--episode-calls N] [--episode-bytes N] [--log-key FILE]\n"
 	  "                    [--exec-profile FILE ... [--exec-episode-project EP=PROJECT ...]\n"
 	  "                     [--exec-max-output-bytes N]]\n\n"
 	  "Start-up: opens DB as a writer (other daemons may share it), archives BIN, binds the\n"
@@ -164,6 +165,12 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --require-cgroups        refuse to start (exit 10) when capsules would get no memory or pids\n"
 	  "                           cgroup; without it that is one start-up line naming what is missing\n"
 	  "                           and the rlimits that remain\n"
+	  "  --log-key FILE           the log's signing key (issue 43; default DB.log-key, for a\n"
+	  "                           postgresql:// store the host cache's log-keys/NAME.log-key): the\n"
+	  "                           daemon signs a checkpoint in each commit batch (worldd log\n"
+	  "                           checkpoint). Without this flag and no default file: one start-up\n"
+	  "                           line, no signature; a FILE that is missing, not 0600 or not the\n"
+	  "                           store's key refuses the start (exit 4, 3, 8)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n"
 	  "  --allow-origin ORIGIN    an Origin /mcp/ and /a2a/ accept besides http://localhost,\n"

@@ -1,5 +1,6 @@
 /* coordinator/coordinator.c: see coordinator.h. */
 #include "coordinator/coordinator.h"
+#include "tlog/tlog.h"
 #include "broker/effect.h"
 #include "broker/grants.h"
 #include "broker/plan.h"
@@ -759,6 +760,8 @@ static int replay_committed(struct coordinator *c, const struct world_journal_ro
 	struct world_log_entry le;
 	if (world_log_get(c->cfg.store, idx, &le, err) < 0) goto done;
 	snprintf(res->entry_hash, WORLD_REF_SIZE, "%s", le.entry_hash);
+	struct tlog_hash lh = tlog_leaf_hash(le.json, le.json_len);
+	tlog_hash_b64(&lh, res->leaf_hash);
 	world_log_entry_free(&le);
 	if (world_object_get(c->cfg.store, o, &out, err) < 0) goto done;
 	res->output = malloc(out.len + 1);
@@ -1061,6 +1064,9 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 		memcpy(res->entry_hash, j.lr.entry_hash, WORLD_REF_SIZE);
 		memcpy(res->world_ref, j.lr.world_ref, WORLD_REF_SIZE);
 		memcpy(res->record_ref, j.rec_ref, WORLD_REF_SIZE);
+		struct tlog_hash lh;
+		memcpy(lh.b, j.lr.leaf_hash, sizeof lh.b);
+		tlog_hash_b64(&lh, res->leaf_hash);
 		res->output = out_bytes;
 		res->output_len = out_len;
 		out_bytes = NULL;

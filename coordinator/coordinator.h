@@ -154,6 +154,10 @@ struct coord_result {
 	char invocation_id[256];        /* CHANNEL:EPISODE:TASK */
 	long long entry_index;
 	char world_ref[WORLD_REF_SIZE], entry_hash[WORLD_REF_SIZE], record_ref[WORLD_REF_SIZE];
+	/* the receipt's leaf hash (issue 43, store/tree.h): base64 of
+	 * SHA-256(0x00 || the entry's canonical JSON), leaf entry_index - 1 of
+	 * the log's Merkle tree ("" when not committed) */
+	char leaf_hash[45];
 	int replayed;                   /* the task id was already committed: its result, re-verified */
 	char denial_ref[WORLD_REF_SIZE]; /* failed with WX_DENIED_SYSCALL: its denial record ("" = not written) */
 	long elapsed_ms, capsule_ms, broker_ms, commit_ms; /* where the time went */

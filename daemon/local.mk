@@ -45,3 +45,7 @@ EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tes
 # workspace-exec end to end (docs/exec.md)
 TESTS += tests/daemon/exec.sh
 EXTRA_DIST += tests/daemon/exec.sh
+# The verifiable log over HTTP and the CLI (issue 43): key init attended,
+# checkpoints per batch, receipts, scoped proofs, world-verify and Go.
+TESTS += tests/daemon/logtree.sh
+EXTRA_DIST += tests/daemon/logtree.sh

@@ -514,9 +514,11 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		 * where it broke the schema and holds the output as committed. */
 		char why[1100];
 		int v = dresult_verdict(tool, out, why, sizeof why);
-		json_t *meta = json_pack("{s:{s:s,s:s,s:I,s:b}}", "world/invocation", "invocation_id", res.invocation_id,
-		                         "world_ref", res.world_ref, "entry_index", (json_int_t)res.entry_index, "replayed",
-		                         res.replayed);
+		/* the receipt: entry_index and leaf_hash, the entry's leaf in the
+		 * log's Merkle tree (issue 43: GET /v1/log/proof/inclusion proves it) */
+		json_t *meta = json_pack("{s:{s:s,s:s,s:I,s:s,s:b}}", "world/invocation", "invocation_id", res.invocation_id,
+		                         "world_ref", res.world_ref, "entry_index", (json_int_t)res.entry_index, "leaf_hash",
+		                         res.leaf_hash, "replayed", res.replayed);
 		if (v == 2) {
 			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=OutputSchema");
 			dlog("tools/call invocation_id=%s: output does not match the outputSchema of %.128s: %s", res.invocation_id,

@@ -13,6 +13,7 @@
 #include "daemon/route.h"
 #include "store/sql.h"
 #include "store/store.h"
+#include "store/tree.h"
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -236,12 +237,98 @@ static void log_page(struct dreq *rq, struct dresp *r, struct world_store *st, c
 	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", i <= last ? json_integer(i) : json_null()));
 }
 
+/* ---- the verifiable log (issue 43, store/tree.h; docs/daemon.md) ---- */
+
+/* A required decimal query argument >= 1. */
+static int arg_req(struct dreq *rq, struct dresp *r, const char *name, long long *out)
+{
+	if (!dreq_arg(rq, name)) {
+		dresp_error(r, "BadRequest", "query argument %s is required", name);
+		return -1;
+	}
+	return arg_ll(rq, r, name, 1, (long long)1 << 62, 1, out);
+}
+
+/* a proof as text/plain: one base64 hash a line, RFC 6962 order (what
+ * `worldd log prove` prints, byte for byte) */
+static void proof_text(struct dreq *rq, struct dresp *r, const struct tlog_hash *p, size_t n)
+{
+	char *t = malloc(n * 45 + 1);
+	if (!t) { dresp_internal(rq, r, "log proof", NULL); return; }
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		tlog_hash_b64(&p[i], t + o);
+		o += 44;
+		t[o++] = '\n';
+	}
+	dresp_text(r, 200, "text/plain; charset=utf-8", t, o);
+	free(t);
+}
+
+/* GET /v1/log/checkpoint (public), /v1/log/proof/consistency (public: it
+ * tells tree hashes and sizes only), /v1/log/proof/inclusion and
+ * /v1/log/leaf/N (scoped as /v1/log/N: a session its own episode's
+ * entries, what it may not see answering as what does not exist). ep is
+ * NULL for the operator token, --open-reads and the public routes. */
+static void log_tree_route(struct dreq *rq, struct dresp *r, struct world_store *st, int which, const char *rest,
+                           const char *ep)
+{
+	struct world_err err = { 0, "" };
+	struct tlog_hash p[TLOG_MAX_PROOF];
+	size_t n = 0;
+	long long a, b;
+	int mine = 1;
+	switch (which) {
+	case 0: { /* checkpoint */
+		char *note = NULL;
+		if (world_log_checkpoint_get(st, &note, NULL, &err) < 0) { store_fail(rq, r, "log checkpoint", &err); return; }
+		dresp_text(r, 200, "text/plain; charset=utf-8", note, strlen(note));
+		free(note);
+		return;
+	}
+	case 1: /* consistency */
+		if (arg_req(rq, r, "from", &a) < 0 || arg_req(rq, r, "to", &b) < 0) return;
+		if (world_tree_prove_consistency(st, a, b, p, &n, &err) < 0) { store_fail(rq, r, "consistency proof", &err); return; }
+		proof_text(rq, r, p, n);
+		return;
+	case 2: /* inclusion */
+		if (arg_req(rq, r, "index", &a) < 0 || arg_req(rq, r, "size", &b) < 0) return;
+		if (ep && world_episode_has_entry(st, ep, a, &mine, &err) < 0) { store_fail(rq, r, "episode entry", &err); return; }
+		if (!mine) { dresp_error(r, "NotFound", "log entry %lld: not found", a); return; }
+		if (world_tree_prove_inclusion(st, a, b, p, &n, &err) < 0) { store_fail(rq, r, "inclusion proof", &err); return; }
+		proof_text(rq, r, p, n);
+		return;
+	default: { /* leaf */
+		char *end;
+		errno = 0;
+		long long i = strtoll(rest, &end, 10);
+		if (!*rest || *end || errno || i < 1 || rest[0] == '+' || rest[0] == '0') {
+			dresp_error(r, "BadRequest", "log index '%.40s' is not an integer >= 1", rest);
+			return;
+		}
+		struct world_log_entry e;
+		if (ep && world_episode_has_entry(st, ep, i, &mine, &err) < 0) { store_fail(rq, r, "episode entry", &err); return; }
+		if (!mine) { dresp_error(r, "NotFound", "log entry %lld: not found", i); return; }
+		if (world_log_get(st, i, &e, &err) < 0) { store_fail(rq, r, "log get", &err); return; }
+		/* the leaf's exact bytes: the entry's canonical JSON as stored, no newline */
+		dresp_text(r, 200, "application/octet-stream", e.json, e.json_len);
+		world_log_entry_free(&e);
+		return;
+	}
+	}
+}
+
 void reads_handle(struct dreq *rq, struct dresp *r)
 {
 	const char *p = rq->path;
-	enum { HEALTH, HEAD, OBJECT, BY_SID, LOG_ONE, LOG_PAGE, WORLD, REGISTRY } route;
+	enum { HEALTH, HEAD, OBJECT, BY_SID, LOG_ONE, LOG_PAGE, WORLD, REGISTRY, LOG_CHECKPOINT, LOG_CONSISTENCY,
+	       LOG_INCLUSION, LOG_LEAF } route;
 	const char *rest = NULL;
 	if (strcmp(p, "/v1/health") == 0) route = HEALTH;
+	else if (strcmp(p, "/v1/log/checkpoint") == 0) route = LOG_CHECKPOINT;
+	else if (strcmp(p, "/v1/log/proof/consistency") == 0) route = LOG_CONSISTENCY;
+	else if (strcmp(p, "/v1/log/proof/inclusion") == 0) route = LOG_INCLUSION;
+	else if (strncmp(p, "/v1/log/leaf/", 13) == 0) { route = LOG_LEAF; rest = p + 13; }
 	else if (strcmp(p, "/v1/head") == 0) route = HEAD;
 	else if (strncmp(p, "/v1/objects/by-semantic-id/", 27) == 0) { route = BY_SID; rest = p + 27; }
 	else if (strncmp(p, "/v1/objects/", 12) == 0 && p[12]) { route = OBJECT; rest = p + 12; }
@@ -283,7 +370,9 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	struct coord_session *sess = NULL;
-	struct world_store *st = dreader_scoped(rq, r, !rq->d->open_reads, &sess);
+	/* the checkpoint and consistency proofs are public: no credential */
+	int pub = route == LOG_CHECKPOINT || route == LOG_CONSISTENCY;
+	struct world_store *st = dreader_scoped(rq, r, !pub && !rq->d->open_reads, &sess);
 	if (!st) return;
 	/* NULL: the operator token (or --open-reads) sees everything */
 	const char *ep = sess ? sess->episode : NULL;
@@ -307,6 +396,10 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 	case OBJECT: get_object(rq, r, st, rest, ep); break;
 	case BY_SID: by_semantic_id(rq, r, st, rest, ep); break;
 	case LOG_PAGE: log_page(rq, r, st, ep); break;
+	case LOG_CHECKPOINT: log_tree_route(rq, r, st, 0, NULL, NULL); break;
+	case LOG_CONSISTENCY: log_tree_route(rq, r, st, 1, NULL, NULL); break;
+	case LOG_INCLUSION: log_tree_route(rq, r, st, 2, NULL, ep); break;
+	case LOG_LEAF: log_tree_route(rq, r, st, 3, rest, ep); break;
 	case LOG_ONE: {
 		char *end;
 		errno = 0;

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include "store/tree.h"
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <poll.h>
@@ -1120,6 +1121,37 @@ static int effects_need_workspace(struct world_store *st, struct world_err *err)
 	return rc;
 }
 
+/* The log's signing key (issue 43, store/tree.h): the coordinator's
+ * writer signs a checkpoint in the commit of each batch that appended.
+ * --log-key FILE must be there and be the store's key; without it the
+ * store's default file is used when there is one, else one start-up line
+ * and no signatures. */
+static int log_signer_start(struct dctx *d, const struct daemon_config *cfg, struct world_err *err)
+{
+	char path[4400];
+	if (cfg->log_key) snprintf(path, sizeof path, "%s", cfg->log_key);
+	else if (world_log_key_path(d->writer, path, sizeof path, 0, err) < 0) return -1;
+	char *skey = NULL;
+	struct world_err ke = { 0, "" };
+	if (world_log_key_read(path, &skey, &ke) < 0) {
+		if (cfg->log_key || ke.code != WX_NOT_FOUND) {
+			*err = ke;
+			return werr_prefix(err, "--log-key");
+		}
+		dlog("start: log checkpoints not signed: no key file %s (worldd log key init)", path);
+		return 0;
+	}
+	int rc = world_tree_set_signer(d->writer, skey, err);
+	OPENSSL_cleanse(skey, strlen(skey));
+	free(skey);
+	if (rc < 0) return werr_prefix(err, "--log-key %s", path);
+	char vkey[1024] = "";
+	struct world_err ig;
+	world_log_key_get(d->writer, vkey, sizeof vkey, &ig);
+	dlog("start: log checkpoints signed in each commit batch by %s (key file %s)", vkey, path);
+	return 0;
+}
+
 int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 {
 	char host[64];
@@ -1205,6 +1237,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	/* the record law is the broker's */
 	if (world_scan_start(d.writer, broker_record_check, stdout, &sr, err) < 0) goto out;
 	dlog("scan log_rows=%lld world_rows=%lld holes=%lld complete=%d", sr.log_rows, sr.world_rows, sr.holes, sr.complete);
+	if (log_signer_start(&d, cfg, err) < 0) goto out;
 
 	int keepwarm;
 	if (spawner) {

@@ -42,6 +42,8 @@ struct daemon_config {
 	const char *workspace_root;      /* --workspace-root (NULL = none) */
 	const char *tool_ailang_bin;     /* --tool-ailang-bin (NULL = none) */
 	const char *examples_dir;        /* --examples-dir (NULL = none) */
+	const char *log_key;             /* --log-key FILE: the log's signing key (NULL = the store's default
+	                                    file, if there is one: store/tree.h) */
 	unsigned capacity;               /* --capacity (0 = default) */
 	unsigned session_share;          /* --session-share: call workers one episode may hold at once
 	                                    (0 = default: DAEMON_DEFAULT_SHARE(capacity)); 1..capacity */
