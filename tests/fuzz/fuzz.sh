@@ -9,7 +9,8 @@
 # (FUZZ_SECONDS, default 600 each) keeping what it finds in
 # $top_builddir/tests/fuzz/found/NAME. Runs in the plain build's pass only
 # (the harnesses carry their own sanitizers). The ailang-lite harness is
-# interp/fuzz.c, run by tests/interp/fuzz.sh. manifest, mcp, a2a and http link
+# interp/fuzz.c, run by tests/interp/fuzz.sh. tlog is what world-verify reads
+# (tests/fuzz/fuzz_tlog.c). manifest, mcp, a2a and http link
 # the build's libworld.a for everything but the files under test.
 . "$top_srcdir/tests/tap.sh"
 case "${AILANG_LITE_DIRECT:-}" in
@@ -40,7 +41,10 @@ declare -A SOURCES=(
   [mcp]="daemon/mcp.c store/jschema.c"
   [a2a]="daemon/a2a.c"
   [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
+  [tlog]="tlog/tlog.c tlog/note.c tlog/checkpoint.c tlog/b64.c store/error.c"
 )
+# NAME: libraries it links besides jansson
+declare -A LIBS=( [tlog]=-lcrypto )
 # NAME: links the rest of the real code from the build's libworld.a (not
 # instrumented: only the files above are under coverage and the sanitizers'
 # checks; ASan still sees every heap block). Their sources stay as they are.
@@ -50,11 +54,11 @@ declare -A DICT=( [a2a]=mcp )
 LIBWORLD_A=${FUZZ_LIBWORLD:-$top_builddir/libworld.a}
 WORLD_LIBS=${FUZZ_WORLD_LIBS:--lseccomp -lcap -ljansson -lsqlite3 -lbsd -lmicrohttpd -lcrypto -lm}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan manifest mcp a2a http)
+[ ${#names[@]} -gt 0 ] || names=(canon jschema frame plan manifest mcp a2a http tlog)
 # Every harness is built first, two at a time (the builds are most of the
 # wall time that is not fuzzing), then each runs in turn.
 build_one() {
-  local n=$1 f srcs=() libs=$JANSSON
+  local n=$1 f srcs=() libs="$JANSSON ${LIBS[$n]:-}"
   for f in ${SOURCES[$n]}; do srcs+=("$src/$f"); done
   if [ -n "${LIBWORLD[$n]:-}" ]; then
     if [ ! -f "$LIBWORLD_A" ]; then echo "$LIBWORLD_A is not built" > "$work/$n.build"; return 1; fi
