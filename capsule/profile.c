@@ -926,7 +926,7 @@ static json_t *exec_mounts_json(const struct capsule_profile *p)
 	const struct capsule_exec_layout *x = p->exec;
 	json_t *m = json_array();
 	json_array_append_new(m, json_pack("{s:s,s:s,s:I,s:s}", "path", "/", "type", "tmpfs", "size",
-		(json_int_t)p->limits.root_size, "options", "ro,nosuid,nodev (mount points only)"));
+		(json_int_t)p->limits.root_size, "options", "ro,nosuid,nodev,noexec (mount points and symlinks only)"));
 	for (const char *const *d = x->system; *d; d++)
 		json_array_append_new(m, json_pack("{s:s,s:s,s:s}", "path", *d, "type", "bind",
 			"options", "ro,nosuid,nodev, not recursive; a host symlink (merged /usr) is copied as the same symlink; absent: skipped"));
@@ -1143,16 +1143,18 @@ static void render_text(const struct capsule_profile *p, const struct capsule_ho
 	fprintf(out, "\n[namespaces]\n ");
 	for (size_t i = 0; ns_names[i].name; i++)
 		if (p->namespaces & ns_names[i].flag) fprintf(out, " %s", ns_names[i].name);
-	fprintf(out, "\n  pidfd for the child; killing init kills the whole pid namespace\n"
-	        "  net: a new empty one per capsule; a root supervisor may opt in to one empty namespace\n"
-	        "       (loopback down, owned by the initial user namespace) shared by its capsules\n");
+	if (p->exec)
+		fprintf(out, "\n  pidfd for the child; killing init kills the whole pid namespace\n  net: %s\n  init: %s\n",
+		        json_string_value(json_object_get(o, "net_namespace")), json_string_value(json_object_get(o, "process")));
+	else
+		fprintf(out, "\n  pidfd for the child; killing init kills the whole pid namespace\n"
+		        "  net: a new empty one per capsule; a root supervisor may opt in to one empty namespace\n"
+		        "       (loopback down, owned by the initial user namespace) shared by its capsules\n");
 	fprintf(out, "\n[identity]\n  inside uid/gid %d/%d; as root mapped to host id 0x%x + host pid of init "
 	        "(range 0x%x..0x%x); unprivileged: the caller's own uid/gid\n",
 	        CAPSULE_INSIDE_ID, CAPSULE_INSIDE_ID, CAPSULE_HOST_ID_BASE, CAPSULE_HOST_ID_BASE,
 	        CAPSULE_HOST_ID_BASE + CAPSULE_HOST_ID_SPAN - 1);
 	if (p->exec) {
-		fprintf(out, "  (exec) %s\n  (exec) %s\n", json_string_value(json_object_get(o, "net_namespace")),
-		        json_string_value(json_object_get(o, "process")));
 		fprintf(out, "\n[mounts] (exec: in this order)\n");
 		json_t *m, *mounts = json_object_get(o, "mounts");
 		size_t i;
