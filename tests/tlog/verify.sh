@@ -129,4 +129,19 @@ is "$rc" 0 "a checkpoint with a witness's signature line beside the log's verifi
 grep -v "^— example.com/world " "$T/cp.17w" > "$T/cp.17wonly"
 run_capture out err rc "$V" checkpoint --key "$T/vk" "$T/cp.17wonly"
 is "$rc" 7 "control: with only the witness's signature it is refused"
+
+# tlog/ is a pure library: it includes nothing of World but store/error.h
+# (and itself), and world-verify links it alone (no libworld.a: no jansson,
+# SQLite or libseccomp in the program); each with a control
+forbidden() { # FILES...: the #include "..." lines naming anything but tlog/ and store/error.h
+  grep -H '^#include "' "$@" | grep -Ev '#include "(tlog/[a-z0-9_]+\.h|store/error\.h)"'
+}
+is "$(forbidden "$top_srcdir"/tlog/*.[ch])" "" "tlog/ includes nothing of World but store/error.h"
+printf '#include "store/store.h"\n' > "$T/bad.c"
+like "$(forbidden "$T/bad.c")" 'store/store.h' "control: an include of store/store.h would be found"
+if command -v nm >/dev/null; then
+  syms=$(nm -u "$V" 2>/dev/null)
+  unlike "$syms" '\b(json_|sqlite3_|seccomp_|world_store_)' "world-verify calls no jansson, SQLite, seccomp or store function"
+  like "$syms" 'EVP_DigestVerify' "control: the symbol list is read (libcrypto's EVP_DigestVerify is there)"
+fi
 done_testing
