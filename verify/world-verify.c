@@ -70,7 +70,8 @@ static const char help[] =
 	"--new one (the log was only appended to in between). --proof FILE as\n"
 	"`worldd log prove --from A --to B` prints it, A and B the checkpoints' sizes.\n\n"
 	"A proof file holds one base64 hash per line in RFC 6962 order, at most 64\n"
-	"(none when the sizes are equal, or for the one entry of a tree of size 1).\n"
+	"(none when the sizes are equal or the old tree is empty, or for the one\n"
+	"entry of a tree of size 1).\n"
 	"On success one line says what was verified; a refusal is one line on stderr\n"
 	"naming what failed. docs/provenance.md describes the formats.\n\n"
 	"exit codes:\n"
@@ -164,6 +165,12 @@ static int read_checkpoint(const char *path, const struct note_vkey *key, const 
 		return fail(e.code, "checkpoint %s: %s", path, e.msg);
 	}
 	free(note), free(text);
+	/* RFC 6962: the tree of no leaves has the root SHA-256 of nothing */
+	struct tlog_hash empty = tlog_empty_hash();
+	if (cp->size == 0 && !tlog_hash_equal(&cp->root, &empty)) {
+		tlog_checkpoint_free(cp);
+		return fail(WX_INTEGRITY, "checkpoint %s: size 0 with a root that is not SHA-256 of nothing (RFC 6962)", path);
+	}
 	const char *want = origin ? origin : key->name;
 	if (strcmp(cp->origin, want) != 0) {
 		rc = fail(WX_INTEGRITY, "checkpoint %s: origin \"%.200s\" is not %s \"%s\"", path, cp->origin,

@@ -114,4 +114,17 @@ wv "$T/go/go.vkey" "$T/cp.16e" 9 "$T/go/leaf.9" "$T/go/incl.9.16"
 like "$rc:$err" "^7:.*does not verify" "world-verify refuses Go's checkpoint with its size edited (7)"
 wv "$T/vk" "$T/go/cp.16" 9 "$T/go/leaf.9" "$T/go/incl.9.16"
 like "$rc:$err" "^7:.*no signature by example.com/world\+" "world-verify refuses Go's checkpoint under another key (7)"
+# one checkpoint, two signature lines (Go's key, then ours, as a witness
+# cosigns): each verifier takes the line of the key it is given and ignores
+# the other's
+sed '/^$/,$d' "$T/go/cp.16" | "$TOOL" sign "$T/sk" | tail -n 1 > "$T/oursig"
+cat "$T/go/cp.16" "$T/oursig" > "$T/cosigned"
+run_capture out err rc "$V" checkpoint --key "$T/go/go.vkey" "$T/cosigned"
+is "$rc" 0 "world-verify: a checkpoint signed by Go's key and by ours verifies under Go's key"
+run_capture out err rc "$V" checkpoint --key "$T/vk" --origin example.com/go-log "$T/cosigned"
+is "$rc" 0 "... and under ours (with --origin: the origin is Go's log's)"
+run_capture out err rc "$G" checkpoint "$T/go/go.vkey" "$T/cosigned"
+is "$rc" 0 "Go's note.Open verifies it under Go's key, our line beside (an unknown key's, ignored)"
+run_capture out err rc "$V" checkpoint --key "$T/vk" --origin example.com/go-log "$T/go/cp.16"
+is "$rc" 7 "control: without our line, our key refuses it"
 done_testing

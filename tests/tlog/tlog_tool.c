@@ -5,6 +5,7 @@
  *
  *   tlog_tool keygen NAME SKEYFILE VKEYFILE
  *   tlog_tool leaf N                      entry N's bytes (no newline)
+ *   tlog_tool sign SKEYFILE               signs the text on stdin (a signed note)
  *   tlog_tool checkpoint SKEYFILE SIZE    the signed checkpoint of SIZE entries
  *                                         (origin: the key's name)
  *   tlog_tool inclusion N SIZE            the proof, one base64 hash a line
@@ -87,6 +88,17 @@ int main(int argc, char **argv)
 		fclose(a), fclose(b);
 		free(sk), free(vk);
 		return 0;
+	}
+	if (!strcmp(cmd, "sign") && argc == 3) {
+		size_t len;
+		char *sk = slurp(argv[2], &len), *text = slurp("/dev/stdin", &len), *note = NULL;
+		int rc = 0;
+		if (!sk || !text || note_sign(sk, text, &note, &e) < 0)
+			rc = sk && text ? die(&e) : 4;
+		else
+			fputs(note, stdout);
+		free(sk), free(text), free(note);
+		return rc;
 	}
 	if (!strcmp(cmd, "leaf") && argc == 3) {
 		char b[256];

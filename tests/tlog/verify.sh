@@ -121,6 +121,14 @@ is "$rc" 7 "and so is the rewritten checkpoint with the honest proof"
 run_capture out err rc "$V" consistency --key "$T/vk" --old "$T/cp.9" --new "$T/cp.5" --proof "$T/orig.proof"
 is "$rc" 7 "an old checkpoint larger than the new is refused (7)"
 
+# the empty tree: its root is SHA-256 of nothing, a prefix of every tree (no proof)
+"$TOOL" checkpoint "$T/sk" 0 > "$T/cp.0"; : > "$T/none"
+run_capture out err rc "$V" consistency --key "$T/vk" --old "$T/cp.0" --new "$T/cp.9" --proof "$T/none"
+like "$rc:$out" "^0:verified: the tree of size 0 is a prefix of the tree of size 9 of example.com/world, old root 47DEQpj8HBSa[+]/TImW[+]5JCeuQeRkm5NMpJWZG3hSuFU=" "the empty tree (root SHA-256 of nothing) is a prefix of the tree of 9, with an empty proof"
+printf 'example.com/world\n0\n%s\n' "$("$TOOL" root 1)" | "$TOOL" sign "$T/sk" > "$T/cp.0x"
+run_capture out err rc "$V" checkpoint --key "$T/vk" "$T/cp.0x"
+is "$rc:$err" "7:world-verify checkpoint: checkpoint $T/cp.0x: size 0 with a root that is not SHA-256 of nothing (RFC 6962)" "a signed size-0 checkpoint with another root is refused"
+
 # another signature beside the log's (a witness's cosignature) is ignored
 "$TOOL" keygen witness.example "$T/wsk" "$T/wvk"
 { cat "$T/cp.17"; tail -n 1 "$("$TOOL" checkpoint "$T/wsk" 17 > "$T/w17"; echo "$T/w17")"; } > "$T/cp.17w"
