@@ -293,6 +293,16 @@ void mcp_streams_stop(void)
 	pthread_mutex_unlock(&S.mu);
 }
 
+/* One SSE event holding json (NULL stays NULL; malloc'd). */
+static char *event_of(const char *json)
+{
+	if (!json) return NULL;
+	size_t n = strlen(json) + 32;
+	char *b = malloc(n);
+	if (b) snprintf(b, n, "event: message\ndata: %s\n\n", json);
+	return b;
+}
+
 /* Open a stream for the credential of rq (sess: its session): the caps,
  * then the response, its first bytes (first: a comment, or a listen's
  * acknowledgment) queued. A listen (id non-NULL) gets its own notify and
@@ -324,10 +334,12 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		                        "_meta", meta);
 		char *a = ack ? json_dumps(ack, JSON_COMPACT) : NULL, *e = ev ? json_dumps(ev, JSON_COMPACT) : NULL,
 		     *f = fin ? json_dumps(fin, JSON_COMPACT) : NULL;
-		if (a && e && f && asprintf(&first, "event: message\ndata: %s\n\n", a) > 0 &&
-		    asprintf(&s->notify, "event: message\ndata: %s\n\n", e) > 0 &&
-		    asprintf(&s->final, "event: message\ndata: %s\n\n", f) > 0) {
-		} else {
+		first = event_of(a);
+		s->notify = event_of(e);
+		s->final = event_of(f);
+		if (!first || !s->notify || !s->final) {
+			free(first);
+			first = NULL;
 			free(s->notify);
 			free(s->final);
 			free(s);
