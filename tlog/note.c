@@ -59,10 +59,11 @@ static int is_space(unsigned r)
 	return r >= 0x2000 && r <= 0x200a;
 }
 
-/* Go's isValidName: non-empty UTF-8, no white space, no '+'. */
-static int valid_name(const char *name, size_t len)
+/* Go's isValidName: non-empty UTF-8, no white space, no '+' (any length:
+ * another key's signature line may carry a long name). */
+static int valid_name_any(const char *name, size_t len)
 {
-	if (len == 0 || len > NOTE_NAME_MAX)
+	if (len == 0)
 		return 0;
 	for (size_t i = 0; i < len;) {
 		unsigned r;
@@ -73,6 +74,9 @@ static int valid_name(const char *name, size_t len)
 	}
 	return 1;
 }
+
+/* ... and a name of ours, which struct note_vkey holds. */
+static int valid_name(const char *name, size_t len) { return len <= NOTE_NAME_MAX && valid_name_any(name, len); }
 
 /* Go's rule for a note: UTF-8 with no control character but '\n'. */
 static int valid_text(const char *s, size_t len)
@@ -392,7 +396,7 @@ int note_verify_key(const struct note_vkey *key, const char *note, size_t len, c
 		if (!raw)
 			return werr(err, WX_FAIL, "note: out of memory");
 		long rn = tlog_b64_decode(b, blen, raw, blen / 4 * 3 + 1);
-		if (!valid_name(l, nlen) || blen == 0 || rn < 5) {
+		if (!valid_name_any(l, nlen) || blen == 0 || rn < 5) {
 			free(raw);
 			return werr(err, WX_BAD_INPUT, "note: signature line %d is not \"\u2014 NAME BASE64\"", line);
 		}

@@ -329,6 +329,15 @@ static void test_notes(void)
 	char buf[2048];
 	snprintf(buf, sizeof buf, "%s\n%s%s", peter_text, enoch_sig, peter_sig);
 	is_int(verify(peter_vkey, buf, &err), 0, "another key's signature beside ours is ignored");
+	{
+		/* a witness whose name is longer than any key of ours: still only ignored */
+		char longname[400];
+		memset(longname, 'w', 300);
+		longname[300] = '\0';
+		snprintf(buf, sizeof buf, "%s\n%s\xe2\x80\x94 %s AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+		         peter_text, peter_sig, longname);
+		is_int(verify(peter_vkey, buf, &err), 0, "another key's line with a 300-byte name is ignored, as Go does (%s)", err.msg);
+	}
 	snprintf(buf, sizeof buf, "%s\n%s", peter_text, enoch_sig);
 	ok(verify(peter_vkey, buf, &err) < 0 && err.code == WX_INTEGRITY, "control: a note signed only by another key is refused (%s)",
 	   err.msg);
