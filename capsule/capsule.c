@@ -2394,6 +2394,14 @@ int capsule_start(const struct capsule_spec *spec, struct capsule_handle *h, str
 		werr(err, WX_SETUP, "capsule setup: attach to %s: %s", cgdirs[i], strerror(errno));
 		goto fail_child;
 	}
+	if (!child_gone && spec->place && spec->place(h->pid, spec->place_arg) < 0) {
+		if (errno == ESRCH) {
+			child_gone = true; /* it failed already: its report says why */
+		} else {
+			werr(err, WX_SETUP, "capsule setup: place the capsule: %s", strerror(errno));
+			goto fail_child;
+		}
+	}
 	if (!child_gone && send(go[1], "C", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && errno != ECONNRESET) {
 		werr(err, WX_SETUP, "capsule setup: signal the child: %s", strerror(errno));
 		goto fail_child;

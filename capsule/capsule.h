@@ -122,6 +122,12 @@ struct capsule_spec {
 	/* Limits replacing the profile's (cgroup memory and pids, rlimits),
 	 * or NULL. */
 	const struct capsule_limits *limits;
+	/* A placement of the caller's own (the exec capsule's CPU-time group):
+	 * called with the capsule's host pid after the memory and pids
+	 * attaches and before the child may go on, so nothing of the command
+	 * has run yet. -1 with errno fails the start (WX_SETUP). NULL: none. */
+	int (*place)(pid_t pid, void *arg);
+	void *place_arg;
 };
 
 enum capsule_cg_kind { CAPSULE_CG_NONE = 0, CAPSULE_CG_V1 = 1, CAPSULE_CG_V2 = 2 };

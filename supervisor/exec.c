@@ -125,6 +125,116 @@ const char *sup_exec_profile_digest(void)
 	return digest;
 }
 
+/* ---- CPU time of the whole tree: a v1 cpuacct group of its own ----------
+ * RLIMIT_CPU bounds each process; where this process may make a cpuacct
+ * group (v1, below its own), the run gets one more group, made for the call
+ * and removed after it, and the supervisor reads its usage while the run
+ * goes: past cpu_ms the tree is killed (limit "time"). Not pooled: the
+ * group is empty at the reap (the pid namespace is gone) and rmdir is
+ * cheap. A SIGKILLed supervisor leaves its empty group behind. */
+struct cpu_group {
+	char dir[512];
+	int usage_fd;      /* cpuacct.usage, read with pread */
+	char why[128];     /* why there is none */
+};
+
+static unsigned long cpu_seq;
+
+static int cpu_group_make(struct cpu_group *g)
+{
+	g->dir[0] = 0;
+	g->usage_fd = -1;
+	static const char *const mnts[] = { "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct",
+	                                    "/sys/fs/cgroup/cpuacct,cpu", NULL };
+	const char *mnt = NULL;
+	char probe[600];
+	for (size_t i = 0; mnts[i] && !mnt; i++) {
+		snprintf(probe, sizeof probe, "%s/cpuacct.usage", mnts[i]);
+		if (access(probe, F_OK) == 0) mnt = mnts[i];
+	}
+	if (!mnt) {
+		snprintf(g->why, sizeof g->why, "no v1 cpuacct hierarchy");
+		return -1;
+	}
+	/* this process's group in it: the /proc/self/cgroup line naming cpuacct */
+	char own[400] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[600];
+	while (f && fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2) continue;
+		*c2 = 0;
+		bool has = false;
+		for (char *w = strtok(c1 + 1, ","); w && !has; w = strtok(NULL, ",")) has = strcmp(w, "cpuacct") == 0;
+		if (!has) continue;
+		snprintf(own, sizeof own, "%s", c2 + 1);
+		own[strcspn(own, "\n")] = 0;
+		break;
+	}
+	if (f) fclose(f);
+	if (!own[0]) {
+		snprintf(g->why, sizeof g->why, "no cpuacct line in /proc/self/cgroup");
+		return -1;
+	}
+	unsigned long n = __atomic_add_fetch(&cpu_seq, 1, __ATOMIC_RELAXED);
+	if ((size_t)snprintf(g->dir, sizeof g->dir, "%s%s/world-exec-%d-%lu", mnt, strcmp(own, "/") ? own : "",
+	                     (int)getpid(), n) >= sizeof g->dir || mkdir(g->dir, 0755) < 0) {
+		snprintf(g->why, sizeof g->why, "mkdir a cpuacct group: %s", strerror(errno));
+		g->dir[0] = 0;
+		return -1;
+	}
+	snprintf(probe, sizeof probe, "%s/cpuacct.usage", g->dir);
+	g->usage_fd = open(probe, O_RDONLY | O_CLOEXEC);
+	if (g->usage_fd < 0) {
+		snprintf(g->why, sizeof g->why, "open cpuacct.usage: %s", strerror(errno));
+		rmdir(g->dir);
+		g->dir[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* capsule_spec.place: the capsule's init into the group, before it goes on */
+static int cpu_group_place(pid_t pid, void *arg)
+{
+	struct cpu_group *g = arg;
+	if (!g->dir[0]) return 0;
+	char path[600], val[24];
+	snprintf(path, sizeof path, "%s/cgroup.procs", g->dir);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	int n = snprintf(val, sizeof val, "%d", (int)pid);
+	ssize_t w = write(fd, val, (size_t)n);
+	int e = errno;
+	close(fd);
+	errno = w == n ? 0 : w < 0 ? e : EIO;
+	return w == n ? 0 : -1;
+}
+
+/* ns of CPU the tree used so far, or -1 */
+static long long cpu_group_usage(struct cpu_group *g)
+{
+	char buf[32];
+	ssize_t n = g->usage_fd >= 0 ? pread(g->usage_fd, buf, sizeof buf - 1, 0) : -1;
+	if (n <= 0) return -1;
+	buf[n] = 0;
+	return strtoll(buf, NULL, 10);
+}
+
+static void cpu_group_drop(struct cpu_group *g)
+{
+	if (g->usage_fd >= 0) close(g->usage_fd);
+	g->usage_fd = -1;
+	if (!g->dir[0]) return;
+	/* the pid namespace is gone at the reap; its tasks leave the group a
+	 * moment later */
+	for (int i = 0; i < 200 && rmdir(g->dir) < 0 && errno == EBUSY; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	g->dir[0] = 0;
+}
+
 /* capsule/'s "capsule setup: ..." lines become "exec capsule: ...". */
 static void reprefix(struct world_err *err)
 {
@@ -185,6 +295,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		.protected_names = req->protected_names, .cache_dir = req->cache_dir, .read_roots = req->read_roots,
 	};
 	int in = -1, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, stp[2] = { -1, -1 };
+	struct cpu_group cpu = { "", -1, "" };
 	struct capture co, ce;
 	bool cap_ok = cap_init(&co, -1) == 0;
 	cap_ok = cap_init(&ce, -1) == 0 && cap_ok;
@@ -203,9 +314,11 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	ce.fd = errp[0];
 	outp[0] = errp[0] = -1;
 	int keep[1] = { stp[1] };
+	bool have_cpu = cpu_group_make(&cpu) == 0;
 	struct capsule_spec spec = {
 		.profile = p, .interp_fd = req->argv0_fd, .stdin_fd = in, .stdout_fd = outp[1], .stderr_fd = errp[1],
 		.keep_fds = keep, .nkeep = 1, .exec = &x, .limits = &lim,
+		.place = have_cpu ? cpu_group_place : NULL, .place_arg = &cpu,
 	};
 	struct capsule_handle h;
 	int rc = capsule_start(&spec, &h, err);
@@ -219,6 +332,13 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	}
 	long t_started = now_ms(), t_exited = 0;
 	capsule_describe(&h, res->layers, sizeof res->layers);
+	{
+		size_t ll = strlen(res->layers);
+		snprintf(res->layers + ll, sizeof res->layers - ll, "; cpu time: %s%s",
+		         have_cpu ? "cpuacct v1 group (tree)" : "RLIMIT_CPU per process only: ", have_cpu ? "" : cpu.why);
+	}
+	bool cpu_hit = false;
+	long long cpu_max = (long long)cpu_ms * 1000000LL, t_cpu = 0;
 	(void)fcntl(co.fd, F_SETFL, O_NONBLOCK);
 	(void)fcntl(ce.fd, F_SETFL, O_NONBLOCK);
 
@@ -241,6 +361,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		if (stp[0] >= 0) pf[i_st = np++] = (struct pollfd){ stp[0], POLLIN, 0 };
 		long left = deadline - now_ms();
 		int timeout = exited ? 1000 : h.killed ? 100 : left > 0 ? (int)left : 0;
+		if (have_cpu && !exited && !h.killed && timeout > 50) timeout = 50; /* the tree's CPU time, read 20 times a second */
 		int pr = poll(pf, (nfds_t)np, timeout);
 		if (pr < 0 && errno == EINTR) continue;
 		if (pr < 0) {
@@ -251,6 +372,10 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 			if (exited) break; /* nobody can hold the pipes after the namespace died: never wait forever */
 			if (!h.killed && now_ms() >= deadline) {
 				res->timed_out = true;
+				capsule_kill(&h);
+			}
+			if (have_cpu && !h.killed && cpu_group_usage(&cpu) > cpu_max) {
+				cpu_hit = true;
 				capsule_kill(&h);
 			}
 			continue;
@@ -296,6 +421,14 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 			res->timed_out = true;
 			capsule_kill(&h);
 		}
+		if (have_cpu && !exited && !h.killed && now_ms() - t_cpu >= 50) {
+			t_cpu = now_ms();
+			long long used = cpu_group_usage(&cpu);
+			if (used > cpu_max) {
+				cpu_hit = true;
+				capsule_kill(&h);
+			}
+		}
 	}
 	free(buf);
 	status[slen] = 0;
@@ -330,7 +463,8 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	else if (have && WIFSIGNALED(wst)) res->exit_code = 128 + WTERMSIG(wst);
 	else res->exit_code = 128 + SIGKILL;
 	/* Which limit ended it, the supervisor's own first. */
-	const char *limit = output_hit ? "output" : res->timed_out ? "time" : rep.memory_limit_hit ? "memory"
+	cpu_group_drop(&cpu);
+	const char *limit = output_hit ? "output" : res->timed_out || cpu_hit ? "time" : rep.memory_limit_hit ? "memory"
 	                  : rep.pids_limit_hit ? "pids"
 	                  : have && WIFSIGNALED(wst) && WTERMSIG(wst) == SIGXCPU ? "time" : "";
 	snprintf(res->limit, sizeof res->limit, "%s", limit);
@@ -355,6 +489,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	return 0;
 
 fail:
+	cpu_group_drop(&cpu);
 	cap_free(&co);
 	cap_free(&ce);
 	close_fd(&in);

@@ -241,7 +241,18 @@ pass_as() { # pass_as LABEL [PREFIX...]
   a --wall-ms 800 "$W" -- ./attack spin
   is "$(field "$out" timed_out) $(field "$out" limit) $(field "$out" exit_code)" "true time 137" "$L: infinite loop: the deadline kills the tree"
   a --cpu-ms 500 --wall-ms 10000 "$W" -- ./attack spin
-  is "$(field "$out" limit) $(field "$out" timed_out)" "time false" "$L: CPU time: RLIMIT_CPU ends it (SIGXCPU)"
+  is "$(field "$out" limit) $(field "$out" timed_out)" "time false" "$L: CPU time of one process ends it"
+  # the tree's CPU time: 6 processes of 400 ms each (2.4 s), none past its own 1 s RLIMIT_CPU
+  ctl ./attack cpuforks 6 400
+  is "$cout" "done" "$L: control: 6 x 400 ms of CPU time unconfined"
+  a --cpu-ms 1000 --wall-ms 30000 "$W" -- ./attack cpuforks 6 400
+  case "$(field "$out" layers)" in
+    *"cpuacct v1 group (tree)"*)
+      is "$(field "$out" limit) $(field "$out" timed_out) $(field "$out" stdout)" "time false " \
+        "$L: the tree's CPU time (cpuacct group) ends it at 1 s";;
+    *) is "$(field "$out" limit) $(field "$out" stdout)" " done" \
+        "$L: without a cpuacct group only each process is bounded: the tree's 2.4 s run (residual, docs/exec.md)";;
+  esac
 
   # -- two episodes at once --
   run_capture out err rc "${AS[@]}" "$R" --parallel "$W2" "$W" -- sh -c 'cat whoami; ls /work | tr "\n" " "; ls -d /tmp/world-exec* 2>&1 | head -1'

@@ -9,6 +9,7 @@
  *   memhog MB       allocate and touch MB MiB        ok: "touched MB"
  *   flood BYTES     write BYTES to stdout
  *   spin            loop forever
+ *   cpuforks N MS   N children each spin MS ms of CPU time; "done" when all ended
  *   unshare         unshare(CLONE_NEWUSER)            ok: "unshared"
  *   mount DIR       mount a tmpfs on DIR              ok: "mounted"
  *   ptrace          PTRACE_ATTACH to an own child     ok: "attached"
@@ -27,6 +28,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const char *what)
@@ -115,6 +117,25 @@ int main(int argc, char **argv)
 			if (w <= 0) return fail("write");
 			left -= w;
 		}
+		return 0;
+	}
+	if (!strcmp(m, "cpuforks")) {
+		int n = atoi(a);
+		long ms = argc > 3 ? atol(argv[3]) : 100;
+		for (int i = 0; i < n; i++) {
+			pid_t p = fork();
+			if (p < 0) return fail("fork");
+			if (p == 0) {
+				struct timespec t;
+				do {
+					for (volatile int k = 0; k < 100000; k++) {}
+					clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+				} while (t.tv_sec * 1000L + t.tv_nsec / 1000000L < ms);
+				_exit(0);
+			}
+		}
+		while (wait(NULL) > 0) {}
+		printf("done\n");
 		return 0;
 	}
 	if (!strcmp(m, "spin")) {
