@@ -59,3 +59,11 @@ bench_tlog_bench_LDADD = tlog/libtlog.a $(CRYPTO_LIBS)
 EXTRA_DIST += bench/tlog_bench.sh
 bench_programs += bench/tlog_bench
 bench_scripts += bench/tlog_bench.sh
+# the log's Merkle tree and signed checkpoints beside none (issue 43)
+noinst_PROGRAMS += bench/tree_bench
+bench_tree_bench_SOURCES = bench/tree_bench.c tests/store/sfix.h
+bench_tree_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_tree_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/tree_bench.sh
+bench_programs += bench/tree_bench
+bench_scripts += bench/tree_bench.sh

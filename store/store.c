@@ -762,7 +762,8 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	int nosync = mode & WORLD_STORE_NOSYNC;
 	int existing = mode & WORLD_STORE_EXISTING;
 	int plain_wal = nosync || (mode & WORLD_STORE_PLAIN_WAL);
-	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING | WORLD_STORE_PLAIN_WAL);
+	int no_tree = mode & WORLD_STORE_NO_TREE;
+	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING | WORLD_STORE_PLAIN_WAL | WORLD_STORE_NO_TREE);
 	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
 	if (mode != WORLD_STORE_WRITER && mode != WORLD_STORE_READER)
 		return werr(err, WX_USAGE, "store %s: unknown open mode %d", path, mode);
@@ -776,6 +777,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	ws_stmt_init(st);
 	st->qfd = -1;
 	st->writer = mode == WORLD_STORE_WRITER;
+	st->no_tree = no_tree != 0;
 	/* No lock is held between transactions: a write waits for another
 	 * writer's transaction up to the busy timeout (--wait-lock, default 5 s). */
 	st->busy_ms = wait_lock_s > 0 ? wait_lock_s * 1000.0 : WORLD_STORE_BUSY_MS_DEFAULT;
@@ -1543,7 +1545,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	/* the log's Merkle tree (store/tree.c): leaf entry_index - 1 is this
 	 * entry's canonical JSON as stored, its hashes in this transaction */
 	unsigned char leaf[32] = { 0 };
-	rc = st->version >= 3 ? ws_tree_append(st, a->entry_index, c, n, leaf, err) : 0;
+	rc = st->version >= 3 && !st->no_tree ? ws_tree_append(st, a->entry_index, c, n, leaf, err) : 0;
 	free(c);
 	if (rc < 0) return -1;
 

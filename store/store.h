@@ -66,6 +66,10 @@ enum world_store_mode {
  * call per frame and header (store/walbuf.h gathers them otherwise), to
  * print what gathering gives side by side. */
 #define WORLD_STORE_PLAIN_WAL 0x400
+/* Bench only: appends write no Merkle tree (store/tree.h), to print what
+ * the tree and the checkpoint signatures cost beside none (bench/tree_bench).
+ * A store written so is not a transparency log: its scan reports holes. */
+#define WORLD_STORE_NO_TREE 0x800
 
 /* How long a write waits for another writer's transaction by default. */
 #define WORLD_STORE_BUSY_MS_DEFAULT 5000

@@ -69,6 +69,7 @@ struct world_store {
 	/* the log's tree (tree.c): entries were appended in this transaction;
 	 * the signer of this writer (NULL: none) and its counts */
 	int tree_dirty;
+	int no_tree; /* WORLD_STORE_NO_TREE (bench only) */
 	struct note_signer *signer;
 	long long signed_n, sign_failed;
 };
