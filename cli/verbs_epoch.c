@@ -161,7 +161,7 @@ static int bootstrap_run(int argc, char **argv)
 		printf("world/epoch-registry/v1 already nominates interpreter release \"%s\" as epoch %lld; unchanged "
 		       "(interpreter %s)\n",
 		       wi.version, epoch, wi.ref);
-	if (*vkey) printf("log key %s (signer key in %s, 0600)\n", vkey, kpath);
+	if (*vkey) fprintf(stderr, "worldd epoch bootstrap: log key %s (signer key in %s, 0600; worldd log key)\n", vkey, kpath);
 	return WX_OK;
 }
 
