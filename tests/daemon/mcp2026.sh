@@ -159,7 +159,9 @@ NPM="$top_srcdir/build/npm/node_modules"
 [ -d "$NPM/@modelcontextprotocol/client" ] || "$top_srcdir/scripts/install-test-deps.sh" >/dev/null 2>&1
 if command -v node >/dev/null && [ -d "$NPM/@modelcontextprotocol/client" ]; then
   mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-v2.mjs" "$T/node/"
-  timeout 120 node "$T/node/sdk-v2.mjs" "$URL" "$CRED" > "$T/v2.tap" 2>&1; rc=$?
+  SDK_V2_TOOL=tests_dviasdk SDK_V2_PUBLISH=$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' \
+    "$FIXTURE" publish "$DB" "$AILANG_LITE" tests.viasdk "$top_srcdir/tests/interp/conformance/echo.ail") \
+    timeout 120 node "$T/node/sdk-v2.mjs" "$URL" "$CRED" > "$T/v2.tap" 2>&1; rc=$?
   tap_relay "$T/v2.tap"
   is "$rc" 0 "the v2 SDK client script exits 0"
 else

@@ -10,6 +10,7 @@
 // Usage: node sdk-v2.mjs BASE_URL CREDENTIAL.
 // Prints TAP lines (no plan: tests/daemon/sdk.sh counts).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { execFileSync } from 'node:child_process';
 
 const [base, cred] = process.argv.slice(2);
 let n = 0, failed = 0;
@@ -54,5 +55,35 @@ try { await run(undefined, 'no option set', '2025-11-25'); } catch (e) { ok(fals
 const plain = seen.slice(before).map(s => { try { return JSON.parse(s.body); } catch { return null; } }).filter(Boolean);
 ok(plain[0]?.method === 'initialize' && plain[0]?.params?.protocolVersion === '2025-11-25',
   "MCP SDK v2 (no option set): its default 'legacy' mode opens with initialize offering 2025-11-25, and is served", plain.map(b => b.method));
+// subscriptions/listen through the SDK: in 'auto' mode with a tools
+// listChanged handler it opens the listen stream itself after
+// server/discover (it awaits the acknowledgment), and calls the handler
+// with the new list when another process publishes a tool
+// (SDK_V2_PUBLISH: the publishing command, a JSON array; SDK_V2_TOOL: the
+// MCP name of the tool it publishes).
+if (process.env.SDK_V2_PUBLISH) {
+  try {
+    let changed;
+    const got = new Promise((resolve) => { changed = resolve; });
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/`), { requestInit: { headers }, fetch: fetchLog });
+    const client = new Client({ name: 'world-test-v2-listen', version: '2.0.0' }, {
+      versionNegotiation: { mode: 'auto' },
+      listChanged: { tools: { debounceMs: 0, onChanged: (err, tools) => changed({ err, tools }) } },
+    });
+    const at = seen.length;
+    await client.connect(transport);
+    const listen = seen.slice(at).map(s => { try { return JSON.parse(s.body); } catch { return null; } }).find(b => b?.method === 'subscriptions/listen');
+    ok(listen?.params?.notifications?.toolsListChanged === true,
+      'MCP SDK v2 (auto, tools listChanged handler): it opened subscriptions/listen for tools list changes by itself', listen);
+    const before = (await client.listTools()).tools.map(t => t.name);
+    ok(!before.includes(process.env.SDK_V2_TOOL), `MCP SDK v2: ${process.env.SDK_V2_TOOL} is not listed before it is published`, before);
+    const argv = JSON.parse(process.env.SDK_V2_PUBLISH);
+    execFileSync(argv[0], argv.slice(1), { stdio: 'ignore' });
+    const r = await Promise.race([got, new Promise((res) => setTimeout(() => res({ err: new Error('no notification within 30 s') }), 30000))]);
+    ok(!r.err && r.tools?.some(t => t.name === process.env.SDK_V2_TOOL),
+      `MCP SDK v2: the publish reached its listen stream; its handler got the new list, with ${process.env.SDK_V2_TOOL}`, r.err ? String(r.err) : r.tools?.map(t => t.name));
+    await client.close();
+  } catch (e) { ok(false, `MCP SDK v2 (listen) threw: ${e?.stack || e}`); }
+}
 console.log(`# sdk-v2: ${n} assertions, ${failed} failed`);
 process.exit(failed ? 1 : 0);
