@@ -44,7 +44,7 @@ static int digit(char c)
 	return -1;
 }
 
-long tlog_b64_decode(const char *in, size_t len, unsigned char *out, size_t cap)
+static long decode(const char *in, size_t len, unsigned char *out, size_t cap, int strict)
 {
 	if (len % 4 != 0)
 		return -1;
@@ -65,7 +65,7 @@ long tlog_b64_decode(const char *in, size_t len, unsigned char *out, size_t cap)
 		}
 		unsigned v = (unsigned)d[0] << 18 | (unsigned)d[1] << 12 | (unsigned)d[2] << 6 | (unsigned)d[3];
 		size_t k = 3 - (size_t)pad;
-		if ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff)))
+		if (strict && ((pad == 1 && (v & 0xff)) || (pad == 2 && (v & 0xffff))))
 			return -1; /* non-zero padding bits */
 		if (o + k > cap)
 			return -1;
@@ -76,4 +76,14 @@ long tlog_b64_decode(const char *in, size_t len, unsigned char *out, size_t cap)
 			out[o++] = (unsigned char)v;
 	}
 	return (long)o;
+}
+
+long tlog_b64_decode(const char *in, size_t len, unsigned char *out, size_t cap)
+{
+	return decode(in, len, out, cap, 1);
+}
+
+long tlog_b64_decode_lax(const char *in, size_t len, unsigned char *out, size_t cap)
+{
+	return decode(in, len, out, cap, 0);
 }

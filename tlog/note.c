@@ -157,7 +157,7 @@ static int parse_key_fields(const char *what, const char *s, size_t len, char na
 		return werr(err, WX_BAD_INPUT, "%s %s: the key hash is not 8 hex digits", what, name);
 	unsigned char k[33 + 3];
 	const char *k64 = p2 + 1;
-	long kn = tlog_b64_decode(k64, len - (size_t)(k64 - s), k, sizeof k);
+	long kn = tlog_b64_decode_lax(k64, len - (size_t)(k64 - s), k, sizeof k);
 	if (kn < 1)
 		return werr(err, WX_BAD_INPUT, "%s %s: the key is not base64", what, name);
 	if (k[0] != ALG_ED25519)
@@ -395,7 +395,7 @@ int note_verify_key(const struct note_vkey *key, const char *note, size_t len, c
 		unsigned char *raw = malloc(blen / 4 * 3 + 1);
 		if (!raw)
 			return werr(err, WX_FAIL, "note: out of memory");
-		long rn = tlog_b64_decode(b, blen, raw, blen / 4 * 3 + 1);
+		long rn = tlog_b64_decode_lax(b, blen, raw, blen / 4 * 3 + 1);
 		if (!valid_name_any(l, nlen) || blen == 0 || rn < 5) {
 			free(raw);
 			return werr(err, WX_BAD_INPUT, "note: signature line %d is not \"\u2014 NAME BASE64\"", line);

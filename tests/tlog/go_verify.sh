@@ -127,4 +127,19 @@ run_capture out err rc "$G" checkpoint "$T/go/go.vkey" "$T/cosigned"
 is "$rc" 0 "Go's note.Open verifies it under Go's key, our line beside (an unknown key's, ignored)"
 run_capture out err rc "$V" checkpoint --key "$T/vk" --origin example.com/go-log "$T/go/cp.16"
 is "$rc" 7 "control: without our line, our key refuses it"
+
+# differential: 400 seeded variants of a signed checkpoint (a byte changed,
+# dropped or added, the signature line repeated or edited -- some edits
+# touch only base64 padding bits --, another key's line beside it, a blank
+# line inserted): world-verify accepts exactly those Go's note.Open does
+mkdir "$T/mut"
+"$G" mutate "$T/cp.11" "$T/mut" 400 || bail "Go's mutate failed"
+"$G" open "$T/vk" "$T/mut"/m.* | sort > "$T/go.verdicts"
+for f in "$T/mut"/m.*; do
+  if "$V" checkpoint --key "$T/vk" "$f" > /dev/null 2>&1; then echo "$f ok"; else echo "$f refused"; fi
+done | sort > "$T/wv.verdicts"
+is "$(diff "$T/go.verdicts" "$T/wv.verdicts" | grep -c '^>')" 0 "world-verify and Go's note.Open agree on 400 variants of a checkpoint"
+diff "$T/go.verdicts" "$T/wv.verdicts" | head -5 | sed 's/^/# /'
+accepted=$(grep -c ' ok$' "$T/go.verdicts")
+ok "$([ "$accepted" -gt 10 ] && [ "$accepted" -lt 390 ]; echo $?)" "control: both outcomes occur among them (Go accepts $accepted of 400)"
 done_testing

@@ -6,6 +6,11 @@
 //	verify checkpoint VKEYFILE CHECKPOINT          prints "SIZE ROOT"
 //	verify inclusion VKEYFILE CHECKPOINT N LEAF PROOF
 //	verify consistency VKEYFILE OLD NEW PROOF
+//	verify mutate NOTE DIR COUNT                   COUNT variants of a signed note, DIR/m.1..COUNT
+//	     (a byte changed, dropped or added; a signature line repeated, edited or
+//	     joined by another key's), for the differential test
+//	verify open VKEYFILE FILE...                   one line per FILE: "ok" or "refused"
+//	     (checkpoint's checks: note.Open with the key, the body, the origin)
 //	verify make DIR NAME COUNT SIZE...             Go's side: a key (DIR/go.skey,
 //	     DIR/go.vkey), entries DIR/leaf.1..COUNT, their stored hashes (tlog.StoredHashes),
 //	     a signed checkpoint DIR/cp.S of each SIZE (note.Sign), and the proofs
@@ -19,6 +24,8 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
+	mrand "math/rand"
 	"fmt"
 	"os"
 	"strconv"
@@ -49,30 +56,84 @@ type checkpoint struct {
 
 // openCheckpoint: note.Open with the one key, then the C2SP body.
 func openCheckpoint(vkeyFile, path string) checkpoint {
+	cp, err := tryCheckpoint(vkeyFile, read(path))
+	if err != nil {
+		fail("checkpoint %s: %v", path, err)
+	}
+	return cp
+}
+
+func tryCheckpoint(vkeyFile string, msg []byte) (checkpoint, error) {
 	v, err := note.NewVerifier(strings.TrimSpace(string(read(vkeyFile))))
 	if err != nil {
 		fail("key %s: %v", vkeyFile, err)
 	}
-	n, err := note.Open(read(path), note.VerifierList(v))
+	n, err := note.Open(msg, note.VerifierList(v))
 	if err != nil {
-		fail("checkpoint %s: %v", path, err)
+		return checkpoint{}, err
 	}
 	lines := strings.SplitN(n.Text, "\n", 4)
 	if len(lines) < 4 || lines[0] == "" {
-		fail("checkpoint %s: fewer than 3 lines", path)
+		return checkpoint{}, fmt.Errorf("fewer than 3 lines")
 	}
 	size, err := strconv.ParseInt(lines[1], 10, 64)
 	if err != nil || size < 0 || strconv.FormatInt(size, 10) != lines[1] {
-		fail("checkpoint %s: bad size %q", path, lines[1])
+		return checkpoint{}, fmt.Errorf("bad size %q", lines[1])
 	}
 	root, err := tlog.ParseHash(lines[2])
 	if err != nil {
-		fail("checkpoint %s: bad root %q", path, lines[2])
+		return checkpoint{}, fmt.Errorf("bad root %q", lines[2])
 	}
 	if lines[0] != v.Name() {
-		fail("checkpoint %s: origin %q is not the key's name %q", path, lines[0], v.Name())
+		return checkpoint{}, fmt.Errorf("origin %q is not the key's name %q", lines[0], v.Name())
 	}
-	return checkpoint{lines[0], size, root}
+	return checkpoint{lines[0], size, root}, nil
+}
+
+// mutate: variants of a signed note, seeded (the same files every run).
+func mutate(path, dir string, count int64) {
+	orig := read(path)
+	r := mrand.New(mrand.NewSource(43))
+	b64 := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	split := bytes.LastIndex(orig, []byte("\n\n"))
+	sig := orig[split+2:]
+	for i := int64(1); i <= count; i++ {
+		m := append([]byte(nil), orig...)
+		switch r.Intn(7) {
+		case 0: // a byte changed to any value
+			m[r.Intn(len(m))] = byte(r.Intn(256))
+		case 1: // a byte dropped
+			j := r.Intn(len(m))
+			m = append(m[:j], m[j+1:]...)
+		case 2: // a byte added
+			j := r.Intn(len(m) + 1)
+			m = append(m[:j], append([]byte{byte(r.Intn(256))}, m[j:]...)...)
+		case 3: // the signature line again, before or after
+			if r.Intn(2) == 0 {
+				m = append(m, sig...)
+			} else {
+				m = append(append(append([]byte(nil), orig[:split+2]...), sig...), sig...)
+			}
+		case 4: // one base64 character of the signature line changed (some only padding bits)
+			at := len(m) - 2 - r.Intn(8)
+			if m[at] == '=' {
+				at--
+			}
+			m[at] = b64[r.Intn(64)]
+		case 5: // another key's line, before or after ours
+			raw := make([]byte, 5+r.Intn(80))
+			r.Read(raw)
+			line := []byte(fmt.Sprintf("\u2014 other.example/w%d %s\n", r.Intn(9), base64.StdEncoding.EncodeToString(raw)))
+			if r.Intn(2) == 0 {
+				m = append(m, line...)
+			} else {
+				m = append(append(append([]byte(nil), orig[:split+2]...), line...), sig...)
+			}
+		case 6: // a text line changed: a digit of the size
+			m = bytes.Replace(m, []byte("\n"), []byte("\n\n"), 1)
+		}
+		os.WriteFile(fmt.Sprintf("%s/m.%d", dir, i), m, 0644)
+	}
 }
 
 func readProof(path string) []tlog.Hash {
@@ -131,6 +192,16 @@ func main() {
 			fail("tree %d -> %d: %v", old.size, nw.size, err)
 		}
 		fmt.Printf("tree %d prefix of %d: ok\n", old.size, nw.size)
+	case len(a) == 4 && a[0] == "mutate":
+		mutate(a[1], a[2], atoi(a[3]))
+	case len(a) >= 3 && a[0] == "open":
+		for _, f := range a[2:] {
+			if _, err := tryCheckpoint(a[1], read(f)); err != nil {
+				fmt.Printf("%s refused\n", f)
+			} else {
+				fmt.Printf("%s ok\n", f)
+			}
+		}
 	case len(a) >= 4 && a[0] == "make":
 		makeLog(a[1], a[2], atoi(a[3]), a[4:])
 	default:
