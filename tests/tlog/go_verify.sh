@@ -9,7 +9,10 @@
 #   - Go -> world-verify: world-verify accepts what note.Sign, note.GenerateKey,
 #     tlog.StoredHashes, tlog.ProveRecord and tlog.ProveTree make, and refuses
 #     the same four; and tlog/ computes Go's roots and Go's proofs byte for
-#     byte from Go's leaves.
+#     byte from Go's leaves;
+#   - differential: world-verify accepts exactly the variants of a signed
+#     checkpoint (bytes changed, dropped, added; signature lines repeated,
+#     edited, joined by another key's) that Go's note.Open accepts.
 . "$top_srcdir/tests/tap.sh"
 GO=${GO:-$(command -v go || true)}
 GOPATH_DIR=/usr/share/gocode

@@ -129,7 +129,7 @@ func mutate(path, dir string, count int64) {
 			} else {
 				m = append(append(append([]byte(nil), orig[:split+2]...), line...), sig...)
 			}
-		case 6: // a text line changed: a digit of the size
+		case 6: // a blank line inserted after the first line
 			m = bytes.Replace(m, []byte("\n"), []byte("\n\n"), 1)
 		}
 		os.WriteFile(fmt.Sprintf("%s/m.%d", dir, i), m, 0644)
