@@ -16,7 +16,9 @@
  * ("—" is the em dash U+2014). Verification, as Go's note.Open: the note
  * must be well formed; a signature by the given key (same name and hash)
  * must be present and valid; other signatures (keys we do not know) are
- * ignored; a bad signature by our key refuses the note.
+ * ignored; a bad signature by our key refuses the note. Base64 in key
+ * texts and signature lines is read as Go's StdEncoding reads it (non-zero
+ * padding bits accepted: tests/tlog/go_verify.sh's differential test).
  *
  * Returned strings are malloc'd; the caller frees them. Errors: WX_BAD_INPUT
  * for a malformed key or note, WX_INTEGRITY for a missing or bad signature,
@@ -47,7 +49,8 @@ int note_skey_vkey(const char *skey_text, char **vkey, struct world_err *err);
  * *signed_note = text ‖ "\n" ‖ signature line. */
 int note_sign(const char *skey_text, const char *text, char **signed_note, struct world_err *err);
 
-/* A parsed signer key, for signing many notes (the key parsed once). */
+/* A parsed signer key, for signing many notes (the key parsed once); one
+ * thread at a time per signer. */
 struct note_signer;
 struct note_signer *note_signer_new(const char *skey_text, struct world_err *err);
 int note_signer_sign(struct note_signer *s, const char *text, size_t len, char **signed_note,
