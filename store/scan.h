@@ -20,6 +20,8 @@
  *   integrity_hole table=artifacts index=N field=F ref=R    (interpreter file / manifest)
  *   integrity_hole table=journal index=N field=F ref=R      (the invocation's outcome)
  *   integrity_hole table=worlds ref=R field=F
+ *   integrity_hole table=log_tree index=N field=hash         (schema 3: the Merkle tree's
+ *                                                            hashes entry N's append stored)
  *   integrity_hole table=objects ref=R field=payload        (objects pass)
  *   integrity_scan_incomplete log_rows=N world_rows=N holes=N resume_log_index=N resume_world_ref=R
  *     [object_rows=N resume_object_ref=R]                   (objects pass only)
