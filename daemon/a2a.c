@@ -26,6 +26,7 @@
  * committed task back from the store (the journal's invocation row). */
 #include "daemon/http.h"
 #include "daemon/route.h"
+#include "tlog/tlog.h"
 #include "store/canon.h"
 #include "store/store.h"
 #include <errno.h>
@@ -47,6 +48,7 @@ struct task {
 	json_t *input;      /* the caller's arguments (history), or NULL */
 	char invocation_id[256], world_ref[WORLD_REF_SIZE];
 	long long entry_index;
+	char leaf_hash[45]; /* the receipt's leaf hash (issue 43; "" when unknown) */
 };
 
 static void task_clear(struct task *t)
@@ -112,8 +114,9 @@ static json_t *task_json(const struct task *t, const char *task_id)
 			json_object_set_new(art, "name", json_string("output"));
 		}
 		json_object_set_new(v, "artifacts", json_pack("[o]", art));
-		json_object_set_new(v, "metadata", json_pack("{s:s,s:s,s:I}", "invocation_id", t->invocation_id, "world_ref",
-		                                             t->world_ref, "entry_index", (json_int_t)t->entry_index));
+		json_object_set_new(v, "metadata", json_pack("{s:s,s:s,s:I,s:s}", "invocation_id", t->invocation_id, "world_ref",
+		                                             t->world_ref, "entry_index", (json_int_t)t->entry_index,
+		                                             "leaf_hash", t->leaf_hash));
 	} else {
 		json_object_set_new(v, "metadata", json_object());
 	}
@@ -469,6 +472,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		snprintf(t.invocation_id, sizeof t.invocation_id, "%s", res.invocation_id);
 		snprintf(t.world_ref, sizeof t.world_ref, "%s", res.world_ref);
 		t.entry_index = res.entry_index;
+		snprintf(t.leaf_hash, sizeof t.leaf_hash, "%s", res.leaf_hash);
 		coord_result_free(&res);
 		if (!json_is_object(t.output)) {
 			task_clear(&t);
@@ -518,6 +522,8 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 	if (ok && world_log_get(st, t->entry_index, &le, err) == 0) {
 		json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", le.entry_hash, "revision", (json_int_t)t->entry_index,
 		                      "stateRoot", json_string_value(json_object_get(r, "output")));
+		struct tlog_hash lh = tlog_leaf_hash(le.json, le.json_len);
+		tlog_hash_b64(&lh, t->leaf_hash);
 		world_log_entry_free(&le);
 		char *wb = w ? world_canon_json(w, NULL, err) : NULL;
 		json_decref(w);

@@ -139,6 +139,42 @@ if [ -n "${GO:-}" ] && [ -x "$GO" ] && [ -d "$GOPATH_DIR/src/golang.org/x/mod/su
 else
   for i in 1 2 3 4 5; do skip "go or golang-golang-x-mod-dev not installed" "Go's sumdb verifies the daemon's log"; done
 fi
+# ---- A2A: the same receipt in the task's metadata ----
+a2a() { local c=$1 j=$2; shift 2; http POST /a2a/ -H "$(auth "$c")" -H 'Content-Type: application/json' --data-binary "$j" "$@"; }
+a2a "$CRED" '{"jsonrpc":"2.0","id":9,"method":"tasks/send","params":{"id":"task-lt","message":{"role":"user","parts":[{"type":"data","data":{"message":"a2a"}}]},"metadata":{"skill_id":"tools.echo"}}}'
+is "$STATUS" 200 "A2A tasks/send committed"
+E5=$(printf '%s' "$BODY" | jget result.metadata.entry_index)
+L5=$(printf '%s' "$BODY" | jget result.metadata.leaf_hash)
+"$WORLDD" log get --store "$DB" "$E5" --leaf > "$T/leaf5"
+want=$(python3 -c 'import hashlib,base64,sys; print(base64.b64encode(hashlib.sha256(b"\0"+open(sys.argv[1],"rb").read()).digest()).decode())' "$T/leaf5")
+is "$E5:$L5" "5:$want" "its metadata's receipt: entry 5 and its leaf hash"
+
+# ---- two daemons on one store, calls to both at once: one tree ----
+"$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 > "$T/out2" 2> "$T/err2" &
+D2=$!
+URL2=""
+for _ in $(seq 1 300); do URL2=$(sed -n 's/^worldd listening on //p' "$T/out2"); [ -n "$URL2" ] && break; sleep 0.1; done
+ok "$([ -n "$URL2" ]; echo $?)" "a second daemon serves the same store"
+grep -q "log checkpoints signed in each commit batch by $VKEY" "$T/err2"; ok $? "... and signs with the same key"
+pids=()
+for i in $(seq 1 8); do
+  u=$URL; [ $((i % 2)) = 0 ] && u=$URL2
+  curl -sS -m 60 -o "$T/par.$i" -w '%{http_code}' -X POST "$u/mcp/" -H "$(auth "$CRED")" "${MCP_HDRS[@]}" \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"tools_decho\",\"arguments\":{\"message\":\"p$i\"}}}" \
+    > "$T/code.$i" &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+is "$(cat "$T"/code.* | tr -d '\n')" "200200200200200200200200" "eight calls to the two daemons at once: all committed"
+kill -TERM "$D2"; wait "$D2"; is "$?" 0 "the second daemon stopped cleanly"
+N=$(q 'SELECT count(*) FROM log_entries')
+is "$N" 13 "13 entries in the log"
+"$WORLDD" log checkpoint --store "$DB" > "$T/cpN"
+run_capture out err rc "$V" checkpoint --key "$T/vk" "$T/cpN"
+is "$rc:$(sed -n 2p "$T/cpN")" "0:$N" "the latest checkpoint is of the whole log, verified ($err)"
+"$WORLDD" log prove --store "$DB" --from 4 --to "$N" > "$T/c4N"
+run_capture out err rc "$V" consistency --key "$T/vk" --old "$T/cp4" --new "$T/cpN" --proof "$T/c4N"
+is "$rc" 0 "the log both daemons appended to extends the checkpoint of size 4 ($err)"
 daemon_stop
 is "$DRC" 0 "daemon stopped cleanly"
 run_capture out err rc "$WORLDD" scan --store "$DB"
