@@ -151,6 +151,16 @@ ok $? "the prompts-only listen was looked at for the same change"
 unlike "$(cat "$T/l2")" 'tools/list_changed' "control: ... and got nothing (its filter does not ask for tools)"
 mcp "$CRED" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":{}}}" -H 'MCP-Protocol-Version: 2025-11-25'
 is "$STATUS $(jget error.code <<<"$(sse_json)")" "200 -32601" "subscriptions/listen under 2025-11-25: -32601 (GET /mcp/ is that revision's stream)"
+# the caps hold for listens as for GET streams (4 per session): l1, l2 and two more, then a 5th refused
+listen l3 43 '{"toolsListChanged":true}'
+listen l4 44 '{"toolsListChanged":true}'
+wait_for grep -q acknowledged "$T/l3" && wait_for grep -q acknowledged "$T/l4"; ok $? "two more listens of the same session open (4 in all)"
+m26 subscriptions/listen '"notifications":{"toolsListChanged":true}'
+is "$STATUS $(jget error.code <<<"$BODY") $(jget id <<<"$BODY")" "503 -32603 1" "a 5th listen of the session: 503, a JSON-RPC error with its id"
+like "$(jget error.message <<<"$BODY")" "Capacity: this session holds the most notification streams it may" "... naming the per-session cap"
+gone=$(logged "closed: its client closed the connection")
+kill "$LP_l3" "$LP_l4"
+wait_for log_has "closed: its client closed the connection" $((gone + 2)); ok $? "... both released when their clients leave"
 gone=$(logged "closed: its client closed the connection")
 kill "$LP_l2"
 wait_for log_has "closed: its client closed the connection" $((gone + 1)); ok $? "a listen whose client leaves is released at once"
