@@ -68,6 +68,7 @@ struct mcp {
 	int listen;      /* subscriptions/listen may be opened (mcp_listen_check on the HTTP thread) */
 	json_t *listen_id;     /* ... and was: its id (the subscription id) */
 	int listen_tools;      /* ... its filter asks for tools list changes */
+	int listen_resources;  /* ... and for resources list changes */
 };
 
 /* Progress of one tools/call (coord_call's on_progress): each stage one
@@ -481,6 +482,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		m->cancelled = 1;
 		return NULL;
 	}
+	/* the request log names the invocation on every call, failed ones too */
+	if (res.invocation_id[0]) snprintf(m->rq->invocation_id, sizeof m->rq->invocation_id, "%s", res.invocation_id);
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
 		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
@@ -557,20 +560,23 @@ static void modern_stamp(json_t *answer, const char *method)
 	}
 }
 
-/* The capabilities of both eras: tools whose list changes are sent (the
- * GET /mcp/ stream of the 2025 revisions, subscriptions/listen of
- * 2026-07-28: daemon/stream.c), resources (the provenance, immutable: no
- * subscriptions), prompts (none are published: an empty list). */
-static json_t *capabilities(void)
+/* The capabilities: tools whose list changes are sent (the GET /mcp/
+ * stream of the 2025 revisions, subscriptions/listen of 2026-07-28:
+ * daemon/stream.c), resources (the provenance, immutable: no
+ * subscriptions; the list -- an episode's log entries -- changes with its
+ * commits, which a listen is told of: server/discover says listChanged,
+ * initialize, whose GET stream does not send it, does not), prompts (none
+ * are published: an empty list). */
+static json_t *capabilities(int listen)
 {
-	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b}}", "tools", "listChanged", 1, "resources", "listChanged", 0,
+	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b}}", "tools", "listChanged", 1, "resources", "listChanged", listen,
 	                 "subscribe", 0, "prompts", "listChanged", 0);
 }
 
 static json_t *discover(json_t *id)
 {
 	return rpc_result(id, json_pack("{s:[s,s,s,s],s:o,s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
-	                                "2025-06-18", "2025-03-26", "capabilities", capabilities(), "instructions",
+	                                "2025-06-18", "2025-03-26", "capabilities", capabilities(1), "instructions",
 	                                "Each tool is a published World transition; every successful call commits one log entry."));
 }
 
@@ -917,7 +923,7 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		/* tools.listChanged: the GET /mcp/ stream (daemon/stream.c) sends
 		 * notifications/tools/list_changed under every revision initialize
 		 * serves */
-		return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", capabilities(),
+		return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", capabilities(0),
 		                                "serverInfo", "name", "worldd", "version", DAEMON_VERSION, "instructions",
 		                                "Each tool is a published World transition; every successful call commits one log entry."));
 	}
@@ -950,6 +956,7 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 			return drpc_error(id, -32603, "subscriptions/listen could not be opened for this request");
 		m->listen_id = json_incref(id);
 		m->listen_tools = json_is_true(json_object_get(f, "toolsListChanged"));
+		m->listen_resources = json_is_true(json_object_get(f, "resourcesListChanged"));
 		return NULL;
 	}
 	return drpc_error(id, -32601, "method not found: %.200s", mn);
@@ -977,10 +984,40 @@ static void answer(struct dresp *r, json_t *v, int sse)
 /* Every check of a POST and the answer (docs/daemon.md, "MCP"); with
  * m->listen, a subscriptions/listen that passed them is left for the
  * caller (m->listen_id set, r untouched). */
+/* The session could not be checked because the store does not answer
+ * (dauth's 503): a JSON-RPC request with an id is answered as documented,
+ * a tools/call with an isError result of class StoreUnavailable, any other
+ * method with a JSON-RPC error naming it -- in the same 503 with
+ * Retry-After -- not with a bare error envelope (issue 44). */
+static void store_down(struct dresp *r, const struct dreq *rq)
+{
+	json_t *msg = json_loadb(rq->body, rq->body_len, 0, NULL);
+	json_t *id = json_object_get(msg, "id");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	if (!method || !(json_is_string(id) || json_is_integer(id))) {
+		json_decref(msg);
+		return;
+	}
+	const char *text = "the store's database server cannot be reached; retry (with the same task id a call runs at "
+	                   "most once)";
+	json_t *a = strcmp(method, "tools/call") == 0 ? rpc_result(id, tool_error("StoreUnavailable", text, WX_UNAVAILABLE))
+	                                               : drpc_error(id, -32603, "StoreUnavailable: %s", text);
+	json_decref(msg);
+	if (!a) return;
+	int retry = r->retry_after_s;
+	free(r->body);
+	r->body = NULL;
+	dresp_json(r, 503, a);
+	r->retry_after_s = retry;
+}
+
 static void handle(struct mcp *m, struct dresp *r)
 {
 	struct dreq *rq = m->rq;
-	if (dauth(rq, r, 0, 0, &m->sess, NULL) < 0) goto out;
+	if (dauth(rq, r, 0, 0, &m->sess, NULL) < 0) {
+		if (r->status == 503) store_down(r, rq);
+		goto out;
+	}
 	if (!ctype_is_json(dreq_header(rq, "Content-Type"))) {
 		dresp_error(r, "BadRequest", "Content-Type must be application/json");
 		r->status = 415;
@@ -1097,7 +1134,8 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	coord_session_free(m.sess);
 }
 
-int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools)
+int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools,
+                     int *resources)
 {
 	struct mcp m = { .rq = rq, .listen = 1 };
 	handle(&m, r);
@@ -1109,5 +1147,6 @@ int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **se
 	*sess = m.sess;
 	*id = m.listen_id;
 	*tools = m.listen_tools;
+	*resources = m.listen_resources;
 	return 0;
 }

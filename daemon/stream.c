@@ -32,10 +32,12 @@
  * notifications/subscriptions/acknowledged, every notification carries the
  * subscription id (the request's id) in
  * params._meta["io.modelcontextprotocol/subscriptionId"], only what the
- * filter asked for and the server honours is sent (toolsListChanged), and
+ * filter asked for and the server honours is sent (toolsListChanged, and
+ * resourcesListChanged: a commit of the session's episode), and
  * a stream the server ends is closed with the listen request's response. */
 #include "daemon/http.h"
 #include "daemon/route.h"
+#include "store/store.h"
 #include <microhttpd.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -55,7 +57,10 @@ struct stream {
 	time_t last;                /* when bytes were last queued */
 	int fd;                     /* its connection's socket, polled for the client's hang-up (-1: unknown) */
 	int tools_wanted;           /* notify tools list changes (GET /mcp/: always; a listen: its filter) */
+	int res_wanted;             /* a listen asking for resources list changes (its episode's log entries) */
+	long long res_last;         /* ... the episode's newest entry it was last told of (0: none) */
 	char *notify;               /* a listen's tools list_changed event (with its subscription id); NULL: notify_event */
+	char *res_notify;           /* a listen's resources list_changed event */
 	char *final;                /* a listen's response, sent when the server ends it; NULL for GET /mcp/ */
 	struct stream *next;
 };
@@ -70,6 +75,7 @@ static struct {
 	pthread_t th;
 	int running, stop;
 	unsigned long long reg_gen, sess_gen;
+	long long log_last;        /* the log's last index at the last look (resources listens) */
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 static const char notify_event[] =
@@ -138,6 +144,7 @@ static void stream_free(void *cls)
 	pthread_mutex_unlock(&S.mu);
 	free(s->tools);
 	free(s->notify);
+	free(s->res_notify);
 	free(s->final);
 	free(s->q.buf);
 	free(s);
@@ -192,6 +199,59 @@ struct snap {
 	char cred[65], episode[65];
 };
 
+/* The listens asking for resources list changes: when the log's last
+ * entry moved since the last look, each one's episode's newest entry is
+ * read again, and a listen whose episode has a newer one than it was told
+ * of gets notifications/resources/list_changed (its resources are its
+ * episode's log entries, "Resources" in docs/daemon.md). Called without
+ * S.mu (the store is read); n bounds the snapshot. */
+static void resources_look(unsigned n)
+{
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(S.d, &err);
+	long long last = 0;
+	char hash[WORLD_REF_SIZE];
+	if (!st || world_log_last(st, &last, hash, &err) < 0) {
+		if (st) dreader_put(S.d, st);
+		dlog("error: stream resources: %s", err.msg);
+		return;
+	}
+	if (last == S.log_last) {
+		dreader_put(S.d, st);
+		return;
+	}
+	S.log_last = last;
+	struct snap_res { unsigned long long serial; char episode[65]; } *sn = n ? calloc(n, sizeof *sn) : NULL;
+	unsigned k = 0;
+	pthread_mutex_lock(&S.mu);
+	for (struct stream *s = S.list; s && sn && k < n; s = s->next)
+		if (s->res_wanted && !s->q.closing) {
+			sn[k].serial = s->serial;
+			memcpy(sn[k].episode, s->episode, sizeof s->episode);
+			k++;
+		}
+	pthread_mutex_unlock(&S.mu);
+	for (unsigned i = 0; i < k; i++) {
+		long long newest = 0;
+		if (world_episode_last_entry(st, sn[i].episode, &newest, &err) < 0) {
+			dlog("error: stream resources of episode %s: %s", sn[i].episode, err.msg);
+			continue;
+		}
+		pthread_mutex_lock(&S.mu);
+		struct stream *s = S.list;
+		while (s && s->serial != sn[i].serial) s = s->next;
+		if (s && !s->q.closing && newest != s->res_last) {
+			s->res_last = newest;
+			push(s, s->res_notify, strlen(s->res_notify));
+			dlog("stream episode=%s notified: notifications/resources/list_changed (entry %lld)", s->episode, newest);
+		} else if (s && !s->q.closing)
+			dlog("stream episode=%s unchanged: the log moved, its episode's resources did not", s->episode);
+		pthread_mutex_unlock(&S.mu);
+	}
+	free(sn);
+	dreader_put(S.d, st);
+}
+
 static void *stream_main(void *arg)
 {
 	(void)arg;
@@ -212,7 +272,10 @@ static void *stream_main(void *arg)
 			else if (now - s->last >= STREAM_KEEPALIVE_S) push(s, ": keep-alive\n\n", 14);
 		}
 		unsigned n = S.n;
+		int res_any = 0;
+		for (struct stream *s = S.list; s; s = s->next) res_any |= s->res_wanted && !s->q.closing;
 		pthread_mutex_unlock(&S.mu);
+		if (res_any) resources_look(n);
 		unsigned long long rg = 0, sg = 0;
 		coord_generations(S.d->coord, &rg, &sg);
 		pthread_mutex_lock(&S.mu);
@@ -308,7 +371,7 @@ static char *event_of(const char *json)
  * acknowledgment) queued. A listen (id non-NULL) gets its own notify and
  * final events. 0 with *out, or -1 with r filled. */
 static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out,
-                       struct coord_session *sess, json_t *id, int tools_wanted)
+                       struct coord_session *sess, json_t *id, int tools_wanted, int res_wanted)
 {
 	const char *h = dreq_header(rq, "Authorization");
 	const char *cred = h ? h + 7 : "";
@@ -325,9 +388,17 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	if (s && id) {
 		/* the subscription id is the listen request's id */
 		json_t *meta = json_pack("{s:O}", "io.modelcontextprotocol/subscriptionId", id);
+		json_t *honoured = json_object();
+		if (tools_wanted) json_object_set_new(honoured, "toolsListChanged", json_true());
+		if (res_wanted) json_object_set_new(honoured, "resourcesListChanged", json_true());
 		json_t *ack = json_pack("{s:s,s:s,s:{s:O,s:o}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
-		                        "params", "_meta", meta, "notifications",
-		                        tools_wanted ? json_pack("{s:b}", "toolsListChanged", 1) : json_object());
+		                        "params", "_meta", meta, "notifications", honoured);
+		json_t *rev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/resources/list_changed",
+		                        "params", "_meta", meta);
+		char *re = rev ? json_dumps(rev, JSON_COMPACT) : NULL;
+		s->res_notify = event_of(re);
+		free(re);
+		json_decref(rev);
 		json_t *ev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/tools/list_changed",
 		                       "params", "_meta", meta);
 		json_t *fin = json_pack("{s:s,s:O,s:{s:s,s:O}}", "jsonrpc", "2.0", "id", id, "result", "resultType", "complete",
@@ -337,10 +408,11 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		first = event_of(a);
 		s->notify = event_of(e);
 		s->final = event_of(f);
-		if (!first || !s->notify || !s->final) {
+		if (!first || !s->notify || !s->final || !s->res_notify) {
 			free(first);
 			first = NULL;
 			free(s->notify);
+			free(s->res_notify);
 			free(s->final);
 			free(s);
 			s = NULL;
@@ -366,6 +438,24 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	s->q.mu = &S.mu;
 	s->tools = tools;
 	s->tools_wanted = id ? tools_wanted : 1;
+	s->res_wanted = id && res_wanted;
+	if (s->res_wanted) {
+		/* what it is told of is what comes after its opening */
+		struct world_err e = { 0, "" };
+		struct world_store *st = dreader_get(rq->d, &e);
+		if (!st || world_episode_last_entry(st, sess->episode, &s->res_last, &e) < 0) {
+			if (st) dreader_put(rq->d, st);
+			free(tools);
+			free(first);
+			free(s->notify);
+			free(s->res_notify);
+			free(s->final);
+			free(s);
+			dresp_internal(rq, r, "stream resources", &e);
+			return -1;
+		}
+		dreader_put(rq->d, st);
+	}
 	s->expires_at = exp;
 	s->last = time(NULL);
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -389,6 +479,7 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		else dresp_internal(rq, r, "stream response", NULL);
 		free(s->tools);
 		free(s->notify);
+		free(s->res_notify);
 		free(s->final);
 		free(s);
 		free(first);
@@ -441,7 +532,7 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 		                             "2025-11-25, 2025-06-18, 2025-03-26)", ver);
 		goto out;
 	}
-	rc = open_common(rq, r, conn, out, sess, NULL, 1);
+	rc = open_common(rq, r, conn, out, sess, NULL, 1, 0);
 out:
 	coord_session_free(sess);
 	return rc;
@@ -452,9 +543,9 @@ int mcp_listen_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 	*out = NULL;
 	struct coord_session *sess = NULL;
 	json_t *id = NULL;
-	int tools = 0;
-	if (mcp_listen_check(rq, r, &sess, &id, &tools) < 0) return -1;
-	int rc = open_common(rq, r, conn, out, sess, id, tools);
+	int tools = 0, resources = 0;
+	if (mcp_listen_check(rq, r, &sess, &id, &tools, &resources) < 0) return -1;
+	int rc = open_common(rq, r, conn, out, sess, id, tools, resources);
 	if (rc < 0 && r->status == 503 && r->body) {
 		/* over a cap: the envelope's text as a JSON-RPC error, same status */
 		json_t *v = json_loadb(r->body, r->len, 0, NULL);

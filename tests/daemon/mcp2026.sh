@@ -24,8 +24,8 @@ entries() { "$SQLITE3_SHELL" -readonly "$DB" 'SELECT count(*) FROM log_entries' 
 m26 server/discover ''
 J=$(sse_json)
 is "$STATUS $(jget result.supportedVersions <<<"$J")" '200 ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]' "server/discover lists 2026-07-28 beside the 2025 revisions"
-is "$(jget result.resultType <<<"$J") $(jget result.capabilities.tools.listChanged <<<"$J") $(jget result.capabilities.prompts.listChanged <<<"$J")" \
-  "complete true false" "... resultType complete, tools.listChanged (subscriptions/listen sends it), the prompts capability"
+is "$(jget result.resultType <<<"$J") $(jget result.capabilities.tools.listChanged <<<"$J") $(jget result.capabilities.resources.listChanged <<<"$J") $(jget result.capabilities.prompts.listChanged <<<"$J")" \
+  "complete true true false" "... resultType complete, tools and resources listChanged (subscriptions/listen sends them), the prompts capability"
 like "$J" '"io.modelcontextprotocol/serverInfo":\{"name":"worldd"' "... and the server's identity in _meta"
 m26 tools/list ''
 J=$(sse_json)
@@ -123,8 +123,8 @@ logged() { grep -c -- "$1" "$T/err"; }
 log_has() { [ "$(logged "$1")" -ge "$2" ]; }
 LPIDS=()
 trap 'for p in "${LPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; daemon_kill; rm -rf "$T"' EXIT
-listen() { # NAME ID FILTER: a curl holding a listen stream, its bytes in $T/NAME
-  curl -sS -N -m 120 "$URL/mcp/" -H "$(auth "$CRED")" "${MCP_HDRS[@]}" -H 'MCP-Protocol-Version: 2026-07-28' \
+listen() { # NAME ID FILTER [CREDENTIAL]: a curl holding a listen stream, its bytes in $T/NAME
+  curl -sS -N -m 120 "$URL/mcp/" -H "$(auth "${4:-$CRED}")" "${MCP_HDRS[@]}" -H 'MCP-Protocol-Version: 2026-07-28' \
     -H 'Mcp-Method: subscriptions/listen' -D "$T/$1.h" \
     --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$2,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":$3,$ENV}}" \
     > "$T/$1" 2>/dev/null &
@@ -164,6 +164,18 @@ wait_for log_has "closed: its client closed the connection" $((gone + 2)); ok $?
 gone=$(logged "closed: its client closed the connection")
 kill "$LP_l2"
 wait_for log_has "closed: its client closed the connection" $((gone + 1)); ok $? "a listen whose client leaves is released at once"
+# resources list changes: a session's resources are its episode's log entries
+listen l5 45 '{"resourcesListChanged":true}'
+listen l6 46 '{"resourcesListChanged":true}' "$CRED_GRANT"
+wait_for grep -q acknowledged "$T/l5" && wait_for grep -q acknowledged "$T/l6"; ok $? "two resources listens open (ep-a's and ep-b's)"
+like "$(data l5 1)" '"notifications":\{"resourcesListChanged":true\}' "... acknowledged with resourcesListChanged"
+moved=$(logged "unchanged: the log moved, its episode's resources did not")
+m26 tools/call '"name":"tools_decho","arguments":{"r":1}' -H 'Mcp-Name: tools_decho'
+is "$(jget result.isError <<<"$(sse_json)")" false "a call of ep-a commits"
+wait_for grep -q 'resources/list_changed' "$T/l5"; ok $? "... ep-a's listen gets notifications/resources/list_changed"
+like "$(grep resources/list_changed "$T/l5")" '"io.modelcontextprotocol/subscriptionId":45' "... with its subscription id"
+wait_for log_has "unchanged: the log moved, its episode's resources did not" $((moved + 1)); ok $? "ep-b's listen was looked at for the same commit"
+unlike "$(cat "$T/l6")" 'resources/list_changed' "control: ... and got nothing (its episode's entries did not change)"
 
 NPM="$top_srcdir/build/npm/node_modules"
 [ -d "$NPM/@modelcontextprotocol/client" ] || "$top_srcdir/scripts/install-test-deps.sh" >/dev/null 2>&1
