@@ -43,6 +43,18 @@ static int serve_run(int argc, char **argv)
 		else if (strcmp(name, "--tool-ailang-bin") == 0) slot = &cfg.tool_ailang_bin;
 		else if (strcmp(name, "--examples-dir") == 0) slot = &cfg.examples_dir;
 		else if (strcmp(name, "--log-key") == 0) slot = &cfg.log_key;
+		else if (strcmp(name, "--host-id") == 0) slot = &cfg.host_id;
+		else if (strcmp(name, "--advertise-url") == 0) slot = &cfg.advertise_url;
+		else if (strcmp(name, "--home-lease") == 0) {
+			char *end;
+			errno = 0;
+			long long n = strtoll(v, &end, 10);
+			if (!*v || *end || errno || n < 2 || n > 86400)
+				return worldd_usage(verb, "--home-lease needs a number of seconds 2-86400, got '%s'", v);
+			if (cfg.home_lease_s) return worldd_usage(verb, "flag --home-lease given twice");
+			cfg.home_lease_s = n;
+			continue;
+		}
 		else if (strcmp(name, "--capacity") == 0 || strcmp(name, "--session-share") == 0) {
 			unsigned *num = name[2] == 'c' ? &cfg.capacity : &cfg.session_share;
 			char *end;
@@ -128,6 +140,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "usage: worldd serve --store DB [--ailang-bin BIN] [--listen HOST:PORT]\n"
 	  "                    [--workspace-root DIR --tool-ailang-bin BIN] [--examples-dir DIR]\n"
 	  "                    [--capacity N] [--session-share N] [--open-reads] [--require-cgroups]\n"
+	  "                    [--host-id NAME] [--advertise-url URL] [--home-lease S]\n"
 	  "                    [--episode-calls N] [--episode-bytes N] [--log-key FILE]\n"
 	  "                    [--exec-profile FILE ... [--exec-episode-project EP=PROJECT ...]\n"
 	  "                     [--exec-max-output-bytes N]]\n\n"
@@ -171,6 +184,16 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           checkpoint). Without this flag and no default file: one start-up\n"
 	  "                           line, no signature; a FILE that is missing, not 0600 or not the\n"
 	  "                           store's key refuses the start (exit 4, 3, 8)\n"
+	  "  --host-id NAME           this host's id for episode homes (default: the host name up to its\n"
+	  "                           first dot; [A-Za-z0-9._-], 1-128). Homes are on for a postgresql://\n"
+	  "                           store, and on SQLite only with this flag: an episode's first\n"
+	  "                           effectful call claims it for this host; on another host its\n"
+	  "                           effectful calls are answered HTTP 307 NotHome naming the home\n"
+	  "                           (docs/operations.md, \"Past one machine\"; worldd episode move)\n"
+	  "  --advertise-url URL      the URL other hosts send this host's episodes to (default the\n"
+	  "                           listening URL, http://HOST:PORT); e.g. the proxy in front of it\n"
+	  "  --home-lease S           seconds a claim is leased, renewed by the home's effectful calls\n"
+	  "                           once half is gone (default 120, 2-86400)\n"
 	  "  --open-reads             GET /v1/* without a credential (default: a session credential or\n"
 	  "                           the operator token; /v1/health is always open)\n"
 	  "  --allow-origin ORIGIN    an Origin /mcp/ and /a2a/ accept besides http://localhost,\n"

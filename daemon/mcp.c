@@ -18,6 +18,7 @@
  * the call is a tool result with isError:true whose text names the error
  * class and message (never an untyped -32603). */
 #include "daemon/http.h"
+#include "daemon/home.h"
 #include "daemon/route.h"
 #include "coordinator/provenance.h"
 #include "coordinator/registry.h"
@@ -64,6 +65,7 @@ struct mcp {
 	int batched;     /* this request is a batch (no progress: one answer for them all) */
 	int cancelled;   /* a tools/call of it was cancelled: no answer for it */
 	int unavailable; /* a tools/call of it failed: the store's server unreachable (HTTP 503) */
+	char home_url[WORLD_HOME_URL_MAX + 1]; /* a tools/call of it is another host's episode's: 307 there (daemon/home.h) */
 	int http_status; /* the HTTP status of its refusal (2026-07-28: 400, or 404 for an unknown method); 0 = usual */
 	int listen;      /* subscriptions/listen may be opened (mcp_listen_check on the HTTP thread) */
 	json_t *listen_id;     /* ... and was: its id (the subscription id) */
@@ -431,6 +433,29 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
 			return drpc_error(id, -32602, "params._meta[\"world/task_id\"] must be 1-128 characters of [A-Za-z0-9._-]");
 		task = t;
+	}
+	/* an effectful call of an episode whose home is another host: answered
+	 * before anything runs (docs/daemon.md, "Episode homes") */
+	if (json_array_size(json_object_get(tool, "declaredEffects")) > 0 && dhome_on()) {
+		struct world_home h;
+		struct world_err he = { 0, "" };
+		int hr = dhome_check(m->sess->episode, &h, &he);
+		if (hr < 0) {
+			const char *k = coord_error_class(he.code);
+			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
+			dlog("error route=/mcp/ tool=%.128s: %s", skill, he.msg);
+			if (he.code == WX_UNAVAILABLE) m->unavailable = 1;
+			return rpc_result(id, tool_error(k, he.code == WX_UNAVAILABLE ? "the store's database server cannot be "
+			                                     "reached; retry (with the same task id a call runs at most once)"
+			                                                          : "internal store failure", he.code));
+		}
+		if (hr == 1) {
+			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=NotHome,home=%.60s", h.host);
+			snprintf(m->home_url, sizeof m->home_url, "%s", h.url);
+			json_t *e = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
+			                      dhome_rpc_error(m->sess->episode, &h, "/mcp/"));
+			return e;
+		}
 	}
 	char *text = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17)) : strdup("{}");
 	if (!text) return drpc_error(id, -32603, "Internal: internal store failure");
@@ -1117,6 +1142,12 @@ static void handle(struct mcp *m, struct dresp *r)
 			if (m->unavailable) {
 				r->status = 503;
 				r->retry_after_s = DAEMON_RETRY_AFTER_S;
+			}
+			/* another host's episode: 307 to its home, the body the
+			 * JSON-RPC error naming it (a batch keeps 200, as above) */
+			if (m->home_url[0] && !m->unavailable) {
+				r->status = 307;
+				snprintf(r->location, sizeof r->location, "%s/mcp/", m->home_url);
 			}
 		}
 	}

@@ -85,6 +85,7 @@ struct dresp {
 	int www_auth;                    /* 401: add WWW-Authenticate: Bearer */
 	char www_auth_hdr[640];          /* 401: that header's whole value, when dauth filled it ("" = "Bearer") */
 	int retry_after_s;               /* 503 StoreUnavailable: a Retry-After header of that many seconds (0 = none) */
+	char location[600];              /* 307 NotHome: the Location header, the home's URL (daemon/home.h; "" = none) */
 };
 
 /* TEST ENTRY (tests/fuzz/fuzz_http.c): server.c's route dispatch of one

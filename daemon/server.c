@@ -2,6 +2,7 @@
  * request logs and shutdown (see server.h), and the shared helpers of
  * route.h (responses, envelope classes, credentials, the reader pool). */
 #include "daemon/server.h"
+#include "daemon/home.h"
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
 #include "daemon/http.h"
@@ -166,6 +167,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, const char *method
 			snprintf(ra, sizeof ra, "%d", r->retry_after_s);
 			MHD_add_response_header(resp, "Retry-After", ra);
 		}
+		if (r->location[0]) MHD_add_response_header(resp, "Location", r->location);
 		if (r->ctype && strncmp(r->ctype, "text/event-stream", 17) == 0)
 			MHD_add_response_header(resp, "Cache-Control", "no-cache");
 		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -1335,6 +1337,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	unsigned real = info ? info->port : port;
 	if (strcmp(host, "::1") == 0) snprintf(d.base_url, sizeof d.base_url, "http://[::1]:%u", real);
 	else snprintf(d.base_url, sizeof d.base_url, "http://%s:%u", host, real);
+	/* episode homes (daemon/home.h): the advertised URL defaults to this one */
+	if (dhome_start(cfg, d.base_url, err) < 0) goto out;
 	printf("worldd listening on %s\n", d.base_url);
 	fflush(stdout);
 	dlog("listening url=%s capacity=%u session_share=%u open_reads=%d operator_token=%s header_deadline_s=%u "
@@ -1372,6 +1376,7 @@ out:
 		edge.reaping = 0;
 	}
 	if (d.coord) coord_free(d.coord); /* reaps every capsule */
+	dhome_stop();
 	exec_profiles_free(&exec_set);
 	/* The spawner removes its pooled groups and exits; waited for, so
 	 * nothing of ours is left when "stopped" is logged. */

@@ -67,6 +67,14 @@ struct daemon_config {
 	const char *const *exec_episode_projects;
 	size_t n_exec_episode_projects;
 	unsigned long long exec_output_max;
+	unsigned exec_max_ms;            /* --exec-max-ms: the cap on one exec run's wall time, and on a
+	                                  * profile's timeout_ms (0 = EXEC_MAX_MS_DEFAULT, 600 s) */
+	/* Episode homes (daemon/home.h): --host-id NAME (NULL = the host's
+	 * name; on SQLite, homes are on only when given), --advertise-url URL
+	 * (NULL = the listen URL) and --home-lease S (0 = WORLD_HOME_LEASE_S_DEFAULT). */
+	const char *host_id;
+	const char *advertise_url;
+	long long home_lease_s;
 };
 
 /* Checks a --listen value: HOST:PORT with HOST one of 127.0.0.1, ::1

@@ -5,7 +5,7 @@ libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h stor
 	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
 	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c store/walbuf.c store/walbuf.h store/spent.c \
 	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
-	store/copy.c store/copy.h store/tree.c store/tree.h
+	store/copy.c store/copy.h store/tree.c store/tree.h store/home.c store/home.h
 # a store opened with a postgresql:// password file (--store-password-file)
 libworld_a_SOURCES += store/open_opts.c store/open_opts.h
 

@@ -91,6 +91,10 @@ const char world_pg_schema[] =
      * ref = sha256 of bytes, manifest = that manifest.json, byte for byte
      * (written by store/copy.c, which re-hashes them both ways) */
     "CREATE TABLE archive(ref TEXT PRIMARY KEY, bytes BYTEA NOT NULL, manifest BYTEA NOT NULL);"
+    /* episode homes (store/home.h; a writer's open makes it in a database
+     * of an earlier build) */
+    "CREATE TABLE episode_homes(episode TEXT PRIMARY KEY, host TEXT NOT NULL, url TEXT NOT NULL,"
+    " lease_until BIGINT NOT NULL, claimed_at BIGINT NOT NULL);"
     /* schema 3 */
     WORLD_PG_SCHEMA_V3;
 

@@ -235,6 +235,16 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	Q(LOG_CHECKPOINT_PUT, "INSERT INTO log_checkpoint(id, tree_size, note, signed_at) VALUES (1,?,?,?) "
 	                      "ON CONFLICT(id) DO UPDATE SET tree_size = excluded.tree_size, note = excluded.note, "
 	                      "signed_at = excluded.signed_at WHERE excluded.tree_size >= log_checkpoint.tree_size"),
+	/* episode homes (store/home.c): by the primary key; a claim never replaces another host's row */
+	Q(HOME_GET, "SELECT host, url, lease_until, claimed_at FROM episode_homes WHERE episode = ?"),
+	Q(HOME_CLAIM, "INSERT INTO episode_homes(episode, host, url, lease_until, claimed_at) VALUES (?,?,?,?,?) "
+	              "ON CONFLICT(episode) DO NOTHING"),
+	Q(HOME_RENEW, "UPDATE episode_homes SET lease_until = ?3, url = ?4 WHERE episode = ?1 AND host = ?2"),
+	Q(HOME_MOVE, "INSERT INTO episode_homes(episode, host, url, lease_until, claimed_at) VALUES (?1,?2,?3,?4,?5) "
+	             "ON CONFLICT(episode) DO UPDATE SET host = excluded.host, url = excluded.url, "
+	             "lease_until = excluded.lease_until, claimed_at = excluded.claimed_at"),
+	SCAN(HOME_LIST, "SELECT episode, host, url, lease_until, claimed_at FROM episode_homes ORDER BY episode",
+	     "worldd episode homes lists every home (an operator's verb)"),
 };
 
 _Static_assert(sizeof world_sql / sizeof world_sql[0] == WSQ_COUNT, "one entry per statement id");

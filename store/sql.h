@@ -101,6 +101,12 @@ enum world_sql_id {
 	WSQ_LOG_KEY_PUT,
 	WSQ_LOG_CHECKPOINT_GET,
 	WSQ_LOG_CHECKPOINT_PUT,
+	/* episode homes (store/home.c) */
+	WSQ_HOME_GET,
+	WSQ_HOME_CLAIM,
+	WSQ_HOME_RENEW,
+	WSQ_HOME_MOVE,
+	WSQ_HOME_LIST,
 	WSQ_COUNT
 };
 

@@ -752,7 +752,8 @@ static int pg_open(struct world_store *st, const char *uri, struct world_err *er
 	if (!name) return werr(err, WX_FAIL, "store %s: out of memory", wdb_name(st->wdb));
 	free(st->path);
 	st->path = name;
-	return pg_schema(st, err);
+	if (pg_schema(st, err) < 0) return -1;
+	return ws_home_setup(st, err);
 }
 
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
@@ -982,6 +983,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		goto fail;
 	if (st->writer && ws_changes_setup(st, err) < 0) goto fail;
 	if (st->writer && ws_spent_setup(st, err) < 0) goto fail;
+	if (st->writer && ws_home_setup(st, err) < 0) goto fail;
 	/* A savepoint keeps a copy of each page it changes (its statement
 	 * journal): in memory, not in a temporary file written and read back
 	 * for every savepoint of a commit (docs/store.md, The write path). Set

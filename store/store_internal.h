@@ -131,6 +131,8 @@ int ws_changes_setup(struct world_store *st, struct world_err *err);
 /* The running budget totals (spent.c): their table and trigger, made by
  * every writer's open of a SQLite store that lacks them. */
 int ws_spent_setup(struct world_store *st, struct world_err *err);
+/* The episode homes' table (home.c), created by a writer's open when absent. */
+int ws_home_setup(struct world_store *st, struct world_err *err);
 /* The write queue (queue.c): ws_queue_lock before a transaction's BEGIN
  * IMMEDIATE (waits up to the busy timeout, then WX_LOCKED), ws_queue_unlock
  * after its COMMIT or ROLLBACK. */
