@@ -168,6 +168,26 @@ static void *group_thread(void *p)
 /* the scan's hole lines other than the unarchived interpreter's (the
  * fixture names an interpreter it never archives: sfix_append_unarchived),
  * the first of them into lines */
+struct kjob {
+	const char *path;
+	char key[600], vkey[1024], msg[1100];
+	int rc, code;
+};
+static void *keyinit_thread(void *p)
+{
+	struct kjob *j = p;
+	struct world_store *st;
+	struct world_err err = { 0 };
+	j->rc = -1;
+	if (world_store_open_wait(j->path, WORLD_STORE_WRITER, 30, &st, &err) == 0) {
+		j->rc = world_log_key_init(st, j->key, NULL, 0, j->vkey, sizeof j->vkey, &err);
+		world_store_close(st);
+	}
+	j->code = err.code;
+	snprintf(j->msg, sizeof j->msg, "%s", err.msg);
+	return NULL;
+}
+
 static long long scan_holes(struct world_store *st, char *lines, size_t n)
 {
 	struct world_scan_opts o = { 0 };
@@ -409,6 +429,22 @@ static void backend(const char *name, const char *path, const char *dir, int is_
 			char vk[1024];
 			ok(world_log_key_get(st, vk, sizeof vk, &err) < 0 && err.code == WX_NOT_FOUND,
 			   "%s: a migrated store has no key until one is made (%s)", name, err.msg);
+			/* two key inits at once, each on a handle of its own: one key */
+			struct kjob kj[2];
+			pthread_t kt[2];
+			for (int i = 0; i < 2; i++) {
+				kj[i] = (struct kjob){ .path = path };
+				snprintf(kj[i].key, sizeof kj[i].key, "%s/race%d.log-key", dir, i);
+				pthread_create(&kt[i], NULL, keyinit_thread, &kj[i]);
+			}
+			for (int i = 0; i < 2; i++) pthread_join(kt[i], NULL);
+			int won = (kj[0].rc == 0) + (kj[1].rc == 0);
+			int w = kj[0].rc == 0 ? 0 : 1;
+			ok(won == 1 && kj[1 - w].code == WX_CONFLICT, "%s: two key inits at once: one made the key, the other "
+			   "refused (%s)", name, kj[1 - w].msg);
+			ok(world_log_key_get(st, vk, sizeof vk, &err) == 0 && !strcmp(vk, kj[w].vkey) &&
+			   access(kj[w].key, F_OK) == 0 && access(kj[1 - w].key, F_OK) != 0,
+			   "%s: ... the store's verifier key is the winner's, whose file alone exists", name);
 		}
 	}
 	free(skey);
