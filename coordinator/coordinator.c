@@ -265,6 +265,10 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 		}
 	} else {
 		rc = broker_session_open(c->cfg.store, credential, now, *out, err);
+		/* a connection that died while the server was away fails its
+		 * first statement and reconnects on the next: one more read */
+		if (rc < 0 && err && err->code == WX_UNAVAILABLE)
+			rc = broker_session_open(c->cfg.store, credential, now, *out, err);
 		if (rc == 0) sess_keep(c, *out);
 		else if (err && err->code == WX_NOT_FOUND) sess_forget(c, ref + 7);
 	}
@@ -505,6 +509,7 @@ struct call_state {
 	char plan_ref[WORLD_REF_SIZE];
 	json_t *plan_result;    /* the plan's result (no effects) */
 	int have_effect;
+	int held_gave_up; /* hold_commit gave up: the intents stay open, nothing more is written */
 	struct broker_effect_out eff;
 	long broker_ms;
 	unsigned long long sess_gen; /* the sessions' generation its session was last found live in */
@@ -595,21 +600,50 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 
 /* The call failed after an effect may have happened: keep the evidence
  * (record, outcome) and close the invocation's intent as failed. */
+static void held_note(struct coordinator *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The effect's outcome and the call's "failed" in one transaction. When
+ * the store does not answer, the outcome is held and tried again every
+ * 250 ms (at most hold_s, as hold_commit below); an outcome already
+ * written (a COMMIT whose answer was lost) is a conflict: done. */
 static void record_failure(struct call_state *cs)
 {
-	if (!cs->have_effect) return;
+	if (!cs->have_effect || cs->held_gave_up) return;
 	struct coordinator *c = cs->c;
-	struct world_err e;
-	pthread_mutex_lock(&c->store_lock);
-	if (world_store_begin(c->cfg.store, &e) == 0) {
-		if (broker_effect_write(c->cfg.store, &cs->eff, &e) == 0 &&
-		    (!cs->eff.invocation_intent_id ||
-		     world_journal_outcome(c->cfg.store, cs->eff.invocation_intent_id, "failed", NULL, &e) == 0))
-			world_store_commit(c->cfg.store, &e);
-		else
-			world_store_rollback(c->cfg.store);
+	int hold_s = c->cfg.hold_s > 0 ? c->cfg.hold_s : COORD_HOLD_S;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long tries = 1;; tries++) {
+		struct world_err e = { 0, "" };
+		int ok = 0;
+		pthread_mutex_lock(&c->store_lock);
+		if (world_store_begin(c->cfg.store, &e) == 0) {
+			if (broker_effect_write(c->cfg.store, &cs->eff, &e) == 0 &&
+			    (!cs->eff.invocation_intent_id ||
+			     world_journal_outcome(c->cfg.store, cs->eff.invocation_intent_id, "failed", NULL, &e) == 0))
+				ok = world_store_commit(c->cfg.store, &e) == 0;
+			else
+				world_store_rollback(c->cfg.store);
+		}
+		pthread_mutex_unlock(&c->store_lock);
+		if (ok || e.code != WX_UNAVAILABLE) {
+			if (tries > 1)
+				held_note(c, "held invocation_id=%s: failed outcome %s after %ld tries", cs->invocation_id,
+				          ok ? "written" : "found written", tries);
+			return;
+		}
+		if (tries == 1)
+			held_note(c, "held invocation_id=%s: its effect ran and the call failed, the store does not answer "
+			          "(%s); the outcome is written when it does", cs->invocation_id, e.msg);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= hold_s) {
+			held_note(c, "held invocation_id=%s: given up after %d s; its intents stay open: worldd journal "
+			          "--indeterminate", cs->invocation_id, hold_s);
+			return;
+		}
+		struct timespec nap = { 0, 250 * 1000000L };
+		while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
 	}
-	pthread_mutex_unlock(&c->store_lock);
 }
 
 /* A cancelled call (WX_CANCELLED): in one transaction its input, the
@@ -1133,6 +1167,82 @@ static int session_live(struct coordinator *c, const struct coord_session *s, un
 	return rc;
 }
 
+static void held_note(struct coordinator *c, const char *fmt, ...)
+{
+	if (!c->cfg.on_held) return;
+	char line[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	c->cfg.on_held(c->cfg.on_denial_ctx, line);
+}
+
+/* Outages settle (issue 44): the call's effect ran -- its handler finished
+ * -- but its commit, which writes the effect's outcome with the call's
+ * entry, did not reach the store (WX_UNAVAILABLE). Nothing of the call is
+ * lost while this process holds it: the commit is tried again every 250 ms
+ * until the store answers (at most hold_s), the call's claim on its task id
+ * held meanwhile, so a retry of the same id in this daemon waits for it and
+ * then answers the committed result. A COMMIT whose answer was lost may
+ * have committed: the journal is looked at first, and a committed call is
+ * answered from it. Past the hold the call fails as it would have, its
+ * intents open (worldd journal --indeterminate; settle). */
+static int hold_commit(struct call_state *cs, json_t *output, struct coord_result *res, struct world_err *err)
+{
+	struct coordinator *c = cs->c;
+	int hold_s = c->cfg.hold_s > 0 ? c->cfg.hold_s : COORD_HOLD_S;
+#ifdef WORLD_TEST_HOOKS
+	/* test builds: WORLD_TEST_HOLD=0 turns the hold off, the control of
+	 * tests/daemon/pg_serve.sh (the call fails as it did before issue 44) */
+	const char *th = getenv("WORLD_TEST_HOLD");
+	if (th && strcmp(th, "0") == 0) return -1;
+#endif
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	held_note(c, "held invocation_id=%s: its effect ran, the store does not answer (%s); its outcome is written "
+	          "when it does", cs->invocation_id, err->msg);
+	world_pause("coord.held");
+	for (long tries = 1;; tries++) {
+		struct timespec nap = { 0, 250 * 1000000L };
+		while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec >= hold_s) {
+			held_note(c, "held invocation_id=%s: given up after %d s (%ld tries); its intents stay open: worldd "
+			          "journal --indeterminate", cs->invocation_id, hold_s, tries);
+			size_t l = strlen(err->msg);
+			snprintf(err->msg + l, sizeof err->msg - l, " (its effect ran; its outcome was held %d s and not written)",
+			         hold_s);
+			cs->held_gave_up = 1;
+			return -1;
+		}
+		struct world_journal_row jr;
+		struct world_err fe = { 0, "" };
+		pthread_mutex_lock(&c->store_lock);
+		int found = world_journal_find(c->cfg.store, "invocation", cs->invocation_id, &jr, &fe);
+		int rc = -1;
+		if (found == 0 && strcmp(jr.status, "committed") == 0) {
+			rc = replay_committed(c, &jr, cs->input_ref, res, err);
+			res->replayed = 0; /* its own commit, whose answer was lost */
+		}
+		pthread_mutex_unlock(&c->store_lock);
+		if (found == 0 && strcmp(jr.status, "committed") == 0) {
+			if (rc == 0)
+				held_note(c, "held invocation_id=%s: had committed (entry %lld); answered from the journal",
+				          cs->invocation_id, res->entry_index);
+			return rc;
+		}
+		if (found < 0 && fe.code == WX_UNAVAILABLE) continue;
+		rc = commit_call(cs, output, res, err);
+		if (rc == 0) {
+			held_note(c, "held invocation_id=%s: outcome written (entry %lld) after %ld tries", cs->invocation_id,
+			          res->entry_index, tries);
+			return 0;
+		}
+		if (err->code != WX_UNAVAILABLE) return rc;
+	}
+}
+
 int coord_call(struct coordinator *c, const struct coord_call *call, struct coord_result *res, struct world_err *err)
 {
 	memset(res, 0, sizeof *res);
@@ -1283,6 +1393,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 		goto out;
 	}
 	rc = commit_call(&cs, output, res, err);
+	if (rc < 0 && err && err->code == WX_UNAVAILABLE && cs.have_effect) rc = hold_commit(&cs, output, res, err);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	res->commit_ms = ms_between(&t1, &t2);
 	if (rc == 0) {

@@ -441,6 +441,8 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	json_t *ctx = json_object_get(message, "contextId");
 	t.context = strdup(json_is_string(ctx) && *json_string_value(ctx) ? json_string_value(ctx) : s->episode);
 	char tid[160];
+	/* the request log names the invocation on every call, failed ones too */
+	if (res.invocation_id[0]) snprintf(rq->invocation_id, sizeof rq->invocation_id, "%s", res.invocation_id);
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
 		if ((err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) &&
@@ -910,7 +912,21 @@ static int is_push_config_method(const char *mn)
 void a2a_handle(struct dreq *rq, struct dresp *r)
 {
 	struct coord_session *s = NULL;
-	if (dauth(rq, r, 0, 0, &s, NULL) < 0) return;
+	if (dauth(rq, r, 0, 0, &s, NULL) < 0) {
+		/* the store does not answer (503): a JSON-RPC request with an id
+		 * gets a JSON-RPC error naming StoreUnavailable in that 503, not
+		 * a bare envelope (issue 44) */
+		json_t *msg = r->status == 503 ? json_loadb(rq->body, rq->body_len, 0, NULL) : NULL;
+		json_t *id = json_object_get(msg, "id");
+		if (json_is_string(id) || json_is_integer(id)) {
+			int retry = r->retry_after_s;
+			dresp_json(r, 503, drpc_error(id, -32603, "StoreUnavailable: the store's database server cannot be "
+			                                          "reached; retry (with the same task id a call runs at most once)"));
+			r->retry_after_s = retry;
+		}
+		json_decref(msg);
+		return;
+	}
 	const char *ct = dreq_header(rq, "Content-Type");
 	size_t n = ct ? strcspn(ct, ";") : 0;
 	while (n && (ct[n - 1] == ' ')) n--;

@@ -203,16 +203,26 @@ const char *dauth_bearer(const char *h)
  * hash is read from the store for every request (one primary-key lookup
  * through a pooled reader), so a `worldd token rotate` is seen by every
  * daemon of the store on its next request. */
-int dauth_operator(struct dctx *d, const char *c)
+int dauth_operator(struct dctx *d, const char *c, struct world_err *why)
 {
 	struct world_err err = { 0, "" };
-	struct world_store *st = dreader_get(d, &err);
-	int match = 0;
-	if (!st || world_operator_token_match(st, c, &match, &err) < 0) {
-		dlog("error: operator token check: %s", err.msg[0] ? err.msg : "failed");
-		match = 0;
+	int match = 0, rc = 0;
+	/* A pooled reader whose server went away and came back fails its
+	 * first statement (the dead socket is seen only then) and reconnects
+	 * on the next: one more try, so the first read after the server's
+	 * return is answered, not refused (issue 44). */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		err = (struct world_err){ 0, "" };
+		struct world_store *st = dreader_get(d, &err);
+		rc = st && world_operator_token_match(st, c, &match, &err) == 0 ? 0 : -1;
+		dreader_put(d, st);
+		if (rc == 0 || err.code != WX_UNAVAILABLE) break;
 	}
-	dreader_put(d, st);
+	if (rc < 0) {
+		dlog("error: operator token check: %s", err.msg[0] ? err.msg : "failed");
+		if (why) *why = err;
+		return -1;
+	}
 	return match;
 }
 
@@ -236,9 +246,16 @@ int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, st
 		return -1;
 	}
 	struct dctx *d = rq->d;
-	if (allow_operator && dauth_operator(d, c)) return 0;
 	struct world_err err = { 0, "" };
-	if (coord_session_open(d->coord, c, sess, &err) == 0) return 0;
+	int op = allow_operator ? dauth_operator(d, c, &err) : 0;
+	if (op > 0) return 0;
+	/* the store unreachable is never "no such credential": 503, not 401 */
+	if (op < 0 || coord_session_open(d->coord, c, sess, &err) == 0) {
+		if (op == 0) return 0;
+		*sess = NULL;
+		dresp_internal(rq, r, "operator token check", &err);
+		return -1;
+	}
 	*sess = NULL;
 	switch (err.code) {
 	case WX_USAGE:

@@ -107,7 +107,8 @@ const char *dauth_bearer(const char *h);
  * mcp_resource_metadata's): a 401 envelope in r gets r->www_auth_hdr from
  * its class and text (anything else is left as it is). */
 void dwww_authenticate(const struct dreq *rq, struct dresp *r);
-int dauth_operator(struct dctx *d, const char *c);
+/* 1 the operator token, 0 not, -1 the store could not say (*why: the error) */
+int dauth_operator(struct dctx *d, const char *c, struct world_err *why);
 
 /* Writes one line to the daemon's log (stderr), prefixed "worldd ". */
 void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -318,13 +318,32 @@ static void log_tree_route(struct dreq *rq, struct dresp *r, struct world_store 
 	}
 }
 
+/* 1 when the store answers a read now (the head, through a pooled reader;
+ * a reader whose connection died is tried once more: it reconnects), else
+ * 0 with *err the reason. */
+static int store_ready(struct dctx *d, struct world_err *err)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		*err = (struct world_err){ 0, "" };
+		struct world_store *st = dreader_get(d, err);
+		struct world_world w;
+		int rc = st ? world_head_get(st, &w, err) : -1;
+		dreader_put(d, st);
+		if (rc == 0 || (rc < 0 && err->code == WX_NOT_FOUND)) return 1; /* an empty log answers too */
+		if (err->code != WX_UNAVAILABLE) return 0;
+	}
+	return 0;
+}
+
 void reads_handle(struct dreq *rq, struct dresp *r)
 {
 	const char *p = rq->path;
-	enum { HEALTH, HEAD, OBJECT, BY_SID, LOG_ONE, LOG_PAGE, WORLD, REGISTRY, LOG_CHECKPOINT, LOG_CONSISTENCY,
+	enum { HEALTH, READY, HEAD, OBJECT, BY_SID, LOG_ONE, LOG_PAGE, WORLD, REGISTRY, LOG_CHECKPOINT, LOG_CONSISTENCY,
 	       LOG_INCLUSION, LOG_LEAF } route;
 	const char *rest = NULL;
+	int health_ready = 0;
 	if (strcmp(p, "/v1/health") == 0) route = HEALTH;
+	else if (strcmp(p, "/v1/ready") == 0) route = READY;
 	else if (strcmp(p, "/v1/log/checkpoint") == 0) route = LOG_CHECKPOINT;
 	else if (strcmp(p, "/v1/log/proof/consistency") == 0) route = LOG_CONSISTENCY;
 	else if (strcmp(p, "/v1/log/proof/inclusion") == 0) route = LOG_INCLUSION;
@@ -343,6 +362,27 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		r->allow = "GET";
 		return;
 	}
+	if (route == READY || route == HEALTH) {
+		/* whether the store answers now (issue 44): a load balancer probes
+		 * /v1/ready (503 while the store does not answer), a liveness
+		 * check /v1/health (200 while the daemon runs, ready beside) */
+		struct world_err re = { 0, "" };
+		int ready = store_ready(rq->d, &re);
+		if (route == READY) {
+			json_t *v = ready ? json_pack("{s:b}", "ready", 1)
+			                  : json_pack("{s:b,s:s,s:s}", "ready", 0, "class", "StoreUnavailable", "message",
+			                              re.msg[0] ? re.msg : "the store does not answer");
+			if (!v) {
+				struct world_err oom = { WX_FAIL, "out of memory" };
+				dresp_internal(rq, r, "ready", &oom);
+				return;
+			}
+			dresp_json(r, ready ? 200 : 503, v);
+			if (!ready) r->retry_after_s = DAEMON_RETRY_AFTER_S;
+			return;
+		}
+		health_ready = ready;
+	}
 	if (route == HEALTH) {
 		/* open to anyone: status, version and the interpreter pin
 		 * (interpreter_ref is the replay pin, in every record a caller
@@ -355,8 +395,9 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		int op = dreq_header(rq, "Authorization") && dauth(rq, &scratch, 1, 1, &s, &present) == 0 && present && !s;
 		free(scratch.body);
 		coord_session_free(s);
-		json_t *h = json_pack("{s:s,s:s,s:s,s:s}", "status", "ok", "daemon_version", DAEMON_VERSION,
-		                      "interpreter_ref", rq->d->interp_ref, "interpreter_version", rq->d->interp_version);
+		json_t *h = json_pack("{s:s,s:b,s:s,s:s,s:s}", "status", "ok", "ready", health_ready, "daemon_version",
+		                      DAEMON_VERSION, "interpreter_ref", rq->d->interp_ref, "interpreter_version",
+		                      rq->d->interp_version);
 		if (h && op && json_object_set_new(h, "db_path", json_string(world_store_path(rq->d->writer))) < 0) {
 			json_decref(h);
 			h = NULL;

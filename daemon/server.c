@@ -42,6 +42,18 @@
 
 #define DROP_MAX ((size_t)16 << 20) /* an over-limit body is dropped up to this much more */
 
+/* A call's outcome held while the store does not answer (coordinator.h,
+ * on_held): one log line each time it is held, written or given up. */
+static void log_held(void *ctx, const char *line)
+{
+	(void)ctx;
+	char l[1200];
+	size_t j = 0;
+	for (; *line && j + 1 < sizeof l; line++) l[j++] = (*line >= 32 && *line < 127) ? *line : '?';
+	l[j] = 0;
+	dlog("%s", l);
+}
+
 /* A call the capsule's seccomp filter stopped (coordinator.h, on_denial):
  * one line of stable keys, so that an operator can tell afterwards who
  * probed what (docs/daemon.md, Logs). Written before the call's request
@@ -539,7 +551,7 @@ static void share_key(struct dctx *d, struct MHD_Connection *conn, const char *p
 		}
 		snprintf(found.id, sizeof found.id, "%s", ref + 7);
 	}
-	if (dauth_operator(d, c)) {
+	if (dauth_operator(d, c, NULL) > 0) {
 		found.operator = 1;
 	} else {
 		struct world_err err = { 0, "" };
@@ -1277,6 +1289,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);
 	if (!d.coord) goto out;
+	cc.on_held = log_held;
 	int token_created = 0;
 	if (token_setup(&d, token_path, &token_created, err) < 0) goto out;
 	dlog("operator token: %s (%s)", token_path,

@@ -117,7 +117,8 @@ bash -c "$PG_STOP" || bail "pg_ctl stop"
 s0=$(date +%s%N)
 call "$CRED_GRANT" 8 tools_decho '{"n":8}' down-1
 ms=$(( ($(date +%s%N) - s0) / 1000000 ))
-is "$STATUS:$(jget error.class <<<"$BODY")" "503:StoreUnavailable" "the server down: a call answered HTTP 503 StoreUnavailable (in $ms ms)"
+is "$STATUS:$(sse_json | jget result.isError):$(sse_json | jget 'result._meta.world/error.class')" "503:true:StoreUnavailable" \
+  "the server down: a call answered HTTP 503, a JSON-RPC isError result of class StoreUnavailable (in $ms ms)"
 ok "$([ "$ms" -lt 15000 ]; echo $?)" "... at once, not after a hang (a guard of 15 s, not a timing bound)"
 ra=$(curl -sS -m 30 -D - -o /dev/null -H "$(auth "$CRED_GRANT")" "${MCP_HDRS[@]}" \
   --data-binary '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"tools_decho","arguments":{}}}' "$URL/mcp/" |
