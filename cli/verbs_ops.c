@@ -1,7 +1,8 @@
 /* cli/verbs_ops.c: the worldd verbs of running a live store (see
  * cli/verbs.h): `token rotate` and `token path` (the operator token the
  * store keeps as a hash: store/optoken.c) and `backup` (an online copy:
- * store/backup.c). Argument parsing and the attended fence live here. */
+ * store/backup.c), `episode move` and `episode homes` (an episode's home:
+ * store/home.h). Argument parsing and the attended fence live here. */
 #include "cli/store_uri.h"
 #include "cli/attended.h"
 #include "cli/copy_exec.h"
@@ -10,12 +11,14 @@
 #include "broker/effect.h"
 #include "store/backup.h"
 #include "store/db.h"
+#include "store/home.h"
 #include "store/open_opts.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* ---- token rotate / token path ---- */
 
@@ -166,10 +169,147 @@ static int verb_backup(int argc, char **argv)
 	return WX_OK;
 }
 
+/* ---- episode move / episode homes (store/home.h) ---- */
+
+static const char move_help[] =
+    "usage: worldd episode move EPISODE --to HOST --url URL --store DB [--force] [--wait-lock SECONDS]\n"
+    "\n"
+    "Moves the home of EPISODE to host HOST, whose daemons advertise URL\n"
+    "(docs/operations.md, \"Past one machine\"): from then on the daemons of HOST\n"
+    "run the episode's effectful calls and every other host answers them HTTP 307\n"
+    "NotHome naming URL. The verb moves the record only, NOT the files: the\n"
+    "episode's worktree is WORKSPACE_ROOT/EPISODE under the old home's\n"
+    "--workspace-root; copy it to the same place under HOST's before the episode's\n"
+    "next effectful call (rsync -a OLD:ROOT/EPISODE/ ROOT/EPISODE/). Refused while\n"
+    "the old home's lease is live (a daemon of it ran an effectful call of the\n"
+    "episode within the lease, --home-lease, default 120 s: stop sending it the\n"
+    "episode's calls and wait, or give --force when its host is gone). Attended:\n"
+    "refused with CI or GITHUB_ACTIONS set, without a controlling terminal, or when\n"
+    "standard input is not that terminal; asks\n"
+    "  Confirm move of the home of episode EPISODE from host OLD to host HOST (URL)?\n"
+    "  Its worktree is not moved by this verb. [y/N]\n"
+    "and proceeds only on y or yes. Prints one line on stdout:\n"
+    "  episode EPISODE home=HOST url=URL was=OLD worktree=move ROOT/EPISODE from OLD to HOST\n"
+    "\n"
+    WORLDD_WAIT_LOCK_HELP
+    "\n"
+    "exit codes: 0 moved, 2 usage (a HOST or URL malformed), 4 no store at DB, 5 store busy,\n"
+    "  8 the old home's lease is live (nothing written; --force), 9 I/O, 20 attended step refused\n"
+    "  (nothing written), 29 the store's PostgreSQL server unreachable\n";
+
+static void fmt_time(long long t, char *out, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!gmtime_r(&tt, &tm) || strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) snprintf(out, n, "%lld", t);
+}
+
+static int verb_episode_move(int argc, char **argv)
+{
+	const char *verb = "episode move";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--to", .has_value = 1 },
+		                   { .name = "--url", .has_value = 1 }, { .name = "--force" },
+		                   { .name = "--wait-lock", .has_value = 1 }, { .name = NULL } };
+	const char *pos[2];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 2, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (npos != 1) return worldd_usage(verb, "one EPISODE is required");
+	if (!f[1].value || !f[2].value) return worldd_usage(verb, "--to HOST and --url URL are required");
+	struct world_err e = { 0, "" };
+	if (world_home_host_check(f[1].value, &e) < 0 || world_home_url_check(f[2].value, &e) < 0)
+		return worldd_usage(verb, "%s", e.msg);
+	double wait = 0;
+	if ((rc = worldd_wait_lock(verb, f[4].value, &wait))) return rc;
+	const char *ep = pos[0];
+	struct world_store *st;
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, wait, &st, &e) < 0)
+		return worldd_fail(verb, &e);
+	struct world_home cur;
+	int had = world_home_get(st, ep, &cur, &e);
+	if (had < 0) {
+		world_store_close(st);
+		return worldd_fail(verb, &e);
+	}
+	long long now = (long long)time(NULL);
+	char until[64];
+	fmt_time(cur.lease_until, until, sizeof until);
+	if (had && cur.lease_until > now && strcmp(cur.host, f[1].value) != 0 && !f[3].value) {
+		world_store_close(st);
+		werr(&e, WX_CONFLICT,
+		     "episode %s: its home, host %s (%s), holds a live lease until %s (%lld s): a daemon there ran an "
+		     "effectful call of it; stop sending it the episode's calls and wait, or give --force when that host "
+		     "is gone; nothing written",
+		     ep, cur.host, cur.url, until, cur.lease_until - now);
+		return worldd_fail(verb, &e);
+	}
+	char question[2400];
+	snprintf(question, sizeof question,
+	         "Confirm move of the home of episode %s from host %s to host %s (%s)?\n"
+	         "Its worktree is not moved by this verb: copy WORKSPACE_ROOT/%s from %s to %s first. [y/N] ",
+	         ep, had ? cur.host : "(none)", f[1].value, f[2].value, ep, had ? cur.host : "(none)", f[1].value);
+	struct attended_stop stop;
+	if (attended_confirm_yes(question, &stop) < 0) {
+		world_store_close(st);
+		return attended_report(stderr, &stop);
+	}
+	struct world_home prev;
+	int was = 0;
+	/* leased until now: the new home's first effectful call renews it */
+	rc = world_home_move(st, ep, f[1].value, f[2].value, now, &prev, &was, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	printf("episode %s home=%s url=%s was=%s worktree=move ROOT/%s from %s to %s\n", ep, f[1].value, f[2].value,
+	       was ? prev.host : "-", ep, was ? prev.host : "-", f[1].value);
+	return WX_OK;
+}
+
+static const char homes_help[] =
+    "usage: worldd episode homes --store DB\n"
+    "\n"
+    "Lists every episode's home, one line each, in episode order:\n"
+    "  episode EPISODE home=HOST url=URL lease_until=TIME live|expired\n"
+    "(docs/operations.md, \"Past one machine\"). Reads only.\n"
+    "\n"
+    "exit codes: 0 listed, 2 usage, 4 no store at DB, 6 not a store of a known schema,\n"
+    "  9 I/O, 29 the store's PostgreSQL server unreachable\n";
+
+static int print_home(void *ctx, const char *episode, const struct world_home *h)
+{
+	long long now = *(long long *)ctx;
+	char until[64];
+	fmt_time(h->lease_until, until, sizeof until);
+	printf("episode %s home=%s url=%s lease_until=%s %s\n", episode, h->host, h->url, until,
+	       h->lease_until > now ? "live" : "expired");
+	return 0;
+}
+
+static int verb_episode_homes(int argc, char **argv)
+{
+	const char *verb = "episode homes";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 0, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	struct world_err e = { 0, "" };
+	struct world_store *st;
+	/* a writer: the table is made by a writer's open when absent */
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, 0, &st, &e) < 0)
+		return worldd_fail(verb, &e);
+	long long now = (long long)time(NULL);
+	rc = world_home_list(st, print_home, &now, &e);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	return WX_OK;
+}
+
 const struct worldd_verb ops_verbs[] = {
 	{ "backup", "an online copy of a store and its interpreter archive, scanned", backup_help, verb_backup },
 	{ "token rotate", "replace the operator token every daemon of a store accepts (attended)", rotate_help,
 	  verb_token_rotate },
 	{ "token path", "print the path of a store's operator token file", path_help, verb_token_path },
+	{ "episode move", "move an episode's home to another host (attended)", move_help, verb_episode_move },
+	{ "episode homes", "list every episode's home and its lease", homes_help, verb_episode_homes },
 	{ NULL, NULL, NULL, NULL },
 };

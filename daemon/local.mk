@@ -13,8 +13,8 @@ EXTRA_DIST += tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh tests/daemon/ser
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
-TESTS += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh
-EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh
+TESTS += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh tests/daemon/home.sh
+EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh tests/daemon/home.sh
 # the HTTP edge: Origin/Host, framing, health, slow clients (trickle.py floods from 127.0.0.2)
 TESTS += tests/daemon/edge.sh
 EXTRA_DIST += tests/daemon/edge.sh tests/daemon/trickle.py
@@ -49,3 +49,6 @@ EXTRA_DIST += tests/daemon/exec.sh
 # checkpoints per batch, receipts, scoped proofs, world-verify and Go.
 TESTS += tests/daemon/logtree.sh
 EXTRA_DIST += tests/daemon/logtree.sh
+# A write refused for budget is a refusal (issue 44 item 5): isError, the budget named.
+TESTS += tests/daemon/budget.sh
+EXTRA_DIST += tests/daemon/budget.sh
