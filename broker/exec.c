@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the environment ---- */
@@ -362,8 +363,17 @@ static int root_ok(int wt, const char *root, char *why, size_t whylen, struct wo
 	return werr(err, WX_IO, "exec: the profile's root %s in the worktree: %s", root, strerror(errno));
 }
 
+static double mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **output, struct world_err *err)
 {
+	/* WORLD_EXEC_TIMING (as supervisor/exec.c): where the handler's time goes */
+	double tm[6] = { mono_ms(), 0, 0, 0, 0, 0 };
 	*output = NULL;
 	if (!json_is_object(payload)) return broker_refuse(output, "payload is not an object");
 	const char *k;
@@ -423,16 +433,21 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 		werr(err, WX_IO, "exec: the workspace root %.200s is too long a path", ctx->workspace_root);
 		goto out;
 	}
+	tm[1] = mono_ms();
 	if (exec_cache_prepare(croot, ctx->episode, p, cdir, sizeof cdir, err) < 0) goto out;
 	if (exec_build_env(p, &envp, err) < 0) goto out;
+	tm[2] = mono_ms();
 	/* what runs is what was hashed: the capsule executes this fd */
 	if (exec_binary_open(&c->bin, &bfd, err) < 0) goto out;
+	tm[3] = mono_ms();
 	static const char *const no_roots[] = { NULL };
+	/* the profile's timeout up to the daemon's cap (checked at load too) */
+	unsigned max_ms = ctx->exec_max_ms ? ctx->exec_max_ms : EXEC_MAX_MS_DEFAULT;
 	struct sup_exec_req rq = {
 		.argv = (const char *const *)argv, .argv0_fd = bfd, .envp = (const char *const *)envp,
 		.worktree = worktree, .cwd_rel = p->root, .protected_names = workspace_protected_names(),
 		.cache_dir = cdir, .read_roots = p->read_roots ? (const char *const *)p->read_roots : no_roots,
-		.wall_ms = ctx->wall_ms && ctx->wall_ms < p->timeout_ms ? ctx->wall_ms : p->timeout_ms,
+		.wall_ms = p->timeout_ms < max_ms ? p->timeout_ms : max_ms, .cancel = ctx->cancel,
 		.memory_max = p->memory_max, .pids_max = p->pids_max, .cpu_ms = p->cpu_ms,
 		.output_max = ctx->exec_output_max ? ctx->exec_output_max : SUP_EXEC_OUTPUT_MAX,
 	};
@@ -448,6 +463,7 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 		werr_prefix(err, "exec %s %s", p->project, c->id);
 		goto out;
 	}
+	tm[4] = mono_ms();
 	json_t *removed = json_array();
 	if (!removed) {
 		werr(err, WX_FAIL, "exec result: out of memory");
@@ -467,6 +483,10 @@ int workspace_exec(const struct broker_handler_ctx *ctx, const json_t *payload, 
 		goto out;
 	}
 	rc = 0;
+	tm[5] = mono_ms();
+	if (getenv("WORLD_EXEC_TIMING"))
+		fprintf(stderr, "exec handler ms: checks+worktree=%.2f cache+env=%.2f rehash=%.2f run=%.2f result=%.2f\n",
+		        tm[1] - tm[0], tm[2] - tm[1], tm[3] - tm[2], tm[4] - tm[3], tm[5] - tm[4]);
 out:
 	if (bfd >= 0) close(bfd);
 	if (wt >= 0) close(wt);

@@ -567,9 +567,14 @@ static int parse_profile(struct lctx *l, const json_t *o, struct exec_profile *p
 	}
 	long long n;
 	v = json_object_get(o, "timeout_ms");
-	p->timeout_ms = SUP_EXEC_WALL_MS;
+	/* the daemon's cap (serve --exec-max-ms): above it is refused, never clamped */
+	unsigned cap = l->env && l->env->max_ms ? l->env->max_ms : EXEC_MAX_MS_DEFAULT;
+	p->timeout_ms = SUP_EXEC_WALL_MS < cap ? SUP_EXEC_WALL_MS : cap;
 	if (v) {
 		if (parse_uint(l, v, "/timeout_ms", 1, EXEC_TIMEOUT_MS_MAX, &n) < 0) return -1;
+		if (n > cap)
+			return lerr(l, WX_BAD_INPUT, "/timeout_ms", "%lld ms is above this daemon's cap on one exec run, %u ms "
+			            "(serve --exec-max-ms)", n, cap);
 		p->timeout_ms = (unsigned)n;
 	}
 	v = json_object_get(o, "limits");

@@ -31,6 +31,10 @@
 #define EXEC_VALUE_REGEX_MAX 256u  /* a "regex" flag value: 1..256 bytes */
 #define EXEC_VALUE_INT_MAX 1000000 /* an "int" flag value: 0..10^6 */
 #define EXEC_TIMEOUT_MS_MAX 3600000u
+/* The daemon-wide cap on one exec run's wall time (serve --exec-max-ms):
+ * a profile's timeout_ms above it is refused at load; an absent timeout_ms
+ * is min(SUP_EXEC_WALL_MS, the cap). */
+#define EXEC_MAX_MS_DEFAULT 600000u
 #define EXEC_PROFILES_MAX 64
 
 enum exec_flag_kind { EXEC_FLAG_BOOL, EXEC_FLAG_REGEX, EXEC_FLAG_INT, EXEC_FLAG_RELPATH, EXEC_FLAG_ENUM };
@@ -97,6 +101,7 @@ struct exec_profile_env {
 	const char *store_dir;      /* the store's folder (NULL: a URI store has none) */
 	const char *home;           /* the daemon's $HOME (NULL = none) */
 	const char *homes_dir;      /* "/home" normally: each entry under it is an operator home (NULL = skip) */
+	unsigned max_ms;            /* --exec-max-ms, the cap on timeout_ms (0 = EXEC_MAX_MS_DEFAULT) */
 };
 
 /* Load one file. 0 with *out (exec_profile_free), or -1 with err. */

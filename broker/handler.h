@@ -25,6 +25,7 @@
 
 struct supervisor;
 struct exec_profiles;
+struct sup_cancel;
 
 struct broker_handler_ctx {
 	const char *workspace_root;   /* <workspace-root>; NULL when the caller gave none */
@@ -41,6 +42,13 @@ struct broker_handler_ctx {
 	const struct exec_profiles *exec_profiles;
 	const char *exec_cache_root;
 	uint64_t exec_output_max;
+	/* An exec run's wall time is the profile's timeout_ms, up to this
+	 * daemon-wide cap (serve --exec-max-ms; 0 = EXEC_MAX_MS_DEFAULT), not
+	 * wall_ms above: a test suite outlives the 10 s of a tool run. */
+	unsigned exec_max_ms;
+	/* The call's cancel handle (NULL = none): an exec run watches it and
+	 * kills its tree once fired (supervisor/exec.h). */
+	const struct sup_cancel *cancel;
 };
 
 typedef int (*broker_handler_fn)(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **output,

@@ -4,6 +4,7 @@
 #include "daemon/server.h"
 #include "cli/serve_exec.h"
 #include "cli/store_uri.h"
+#include "broker/exec_profile.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,15 @@ static int serve_run(int argc, char **argv)
 			if (cfg.exec_output_max) return worldd_usage(verb, "flag %s given twice", name);
 			cfg.exec_output_max = n;
 			continue;
+		} else if (strcmp(name, "--exec-max-ms") == 0) {
+			char *end;
+			errno = 0;
+			unsigned long n = strtoul(v, &end, 10);
+			if (!*v || *v == '-' || *end || errno || n < 1000 || n > EXEC_TIMEOUT_MS_MAX)
+				return worldd_usage(verb, "--exec-max-ms needs a number 1000-%u, got '%s'", EXEC_TIMEOUT_MS_MAX, v);
+			if (cfg.exec_max_ms) return worldd_usage(verb, "flag %s given twice", name);
+			cfg.exec_max_ms = (unsigned)n;
+			continue;
 		} else if (strcmp(name, "--allow-origin") == 0) {
 			if (cfg.n_allow_origins == sizeof origins / sizeof origins[0])
 				return worldd_usage(verb, "--allow-origin given more than %zu times", sizeof origins / sizeof origins[0]);
@@ -123,9 +133,11 @@ static int serve_run(int argc, char **argv)
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
 	if (cfg.n_exec_profiles && !cfg.workspace_root) return worldd_usage(verb, "--exec-profile needs --workspace-root");
-	if ((cfg.n_exec_episode_projects || cfg.exec_output_max) && !cfg.n_exec_profiles)
+	if ((cfg.n_exec_episode_projects || cfg.exec_output_max || cfg.exec_max_ms) && !cfg.n_exec_profiles)
 		return worldd_usage(verb, "%s needs --exec-profile",
-		                    cfg.n_exec_episode_projects ? "--exec-episode-project" : "--exec-max-output-bytes");
+		                    cfg.n_exec_episode_projects ? "--exec-episode-project"
+		                    : cfg.exec_output_max     ? "--exec-max-output-bytes"
+		                                              : "--exec-max-ms");
 	unsigned capacity = cfg.capacity ? cfg.capacity : DAEMON_DEFAULT_CAPACITY;
 	if (cfg.session_share > capacity)
 		return worldd_usage(verb, "--session-share %u is over the capacity (%u call workers)", cfg.session_share,
@@ -143,7 +155,7 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                    [--host-id NAME] [--advertise-url URL] [--home-lease S]\n"
 	  "                    [--episode-calls N] [--episode-bytes N] [--log-key FILE]\n"
 	  "                    [--exec-profile FILE ... [--exec-episode-project EP=PROJECT ...]\n"
-	  "                     [--exec-max-output-bytes N]]\n\n"
+	  "                     [--exec-max-output-bytes N] [--exec-max-ms MS]]\n\n"
 	  "Start-up: opens DB as a writer (other daemons may share it), archives BIN, binds the\n"
 	  "store to BIN's release (semantics epoch 1 on a store without one; another release is refused),\n"
 	  "reports journal intents left without an outcome (one line each on stdout,\n"
@@ -218,7 +230,15 @@ const struct worldd_verb daemon_verbs[] = {
 	  "                           without one gets the only profile, or with several a refusal\n"
 	  "  --exec-max-output-bytes N  stdout + stderr bytes one exec command may write before its\n"
 	  "                           process tree is killed, recorded limit \"output\" (default 67108864\n"
-	  "                           = 64 MiB, 65536-1099511627776)\n\n"
+	  "                           = 64 MiB, 65536-1099511627776)\n"
+	  "  --exec-max-ms MS         the cap on one exec run's wall time (default 600000 = 10 min,\n"
+	  "                           1000-3600000): a run gets its profile's timeout_ms (absent: 120000,\n"
+	  "                           or MS when lower), not the 10 s of a tool run; a profile whose\n"
+	  "                           timeout_ms is above MS is refused at start (exit 3, one line naming\n"
+	  "                           the file and /timeout_ms). An exec call that long holds its HTTP\n"
+	  "                           request, a call worker and its episode's turn until the run ends;\n"
+	  "                           SIGTERM waits 25 s for calls in flight, then for the workers to\n"
+	  "                           finish theirs\n\n"
 	  "exit codes:\n"
 	  "  0  stopped cleanly by SIGTERM / SIGINT\n"
 	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root,\n"

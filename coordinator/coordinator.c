@@ -575,13 +575,18 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 		          .examples_dir = c->examples_dir, .wall_ms = BROKER_HANDLER_WALL_MS,
 		          .output_max = BROKER_HANDLER_OUTPUT_MAX, .file_max = BROKER_FILE_MAX,
 		          .exec_profiles = c->cfg.exec_profiles, .exec_cache_root = c->cfg.exec_cache_root,
-		          .exec_output_max = c->cfg.exec_output_max },
+		          .exec_output_max = c->cfg.exec_output_max, .exec_max_ms = c->cfg.exec_max_ms,
+		          .cancel = cs->call->cancel },
 	};
+	const char *ename = json_string_value(json_object_get(p.effect, "effect"));
+	/* An exec run is bounded by its profile's timeout_ms (up to the
+	 * daemon's --exec-max-ms), not by the invocation deadline, which
+	 * bounds the plan capsule's own time. */
+	reply->own_deadline = ename && strcmp(ename, "Workspace.Exec") == 0;
 	int rc = broker_effect_run(&rq, &cs->eff, err);
 	if (rc == 0) {
 		cs->have_effect = 1;
 		const char *eid = json_string_value(json_object_get(p.effect, "id"));
-		const char *ename = json_string_value(json_object_get(p.effect, "effect"));
 		progress(cs->call, "effect", "effect %.64s (%.64s) %s", eid ? eid : "?", ename ? ename : "?",
 		         cs->eff.status == BROKER_EFFECT_OK ? "succeeded" : cs->eff.status == BROKER_EFFECT_FAILED ? "failed" : "denied");
 		if (p.finish) {

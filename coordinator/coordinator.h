@@ -69,6 +69,7 @@ struct coord_config {
 	const struct exec_profiles *exec_profiles;
 	const char *exec_cache_root;
 	unsigned long long exec_output_max;
+	unsigned exec_max_ms;           /* --exec-max-ms: the cap on an exec run's wall time (0 = EXEC_MAX_MS_DEFAULT) */
 	/* Episode quotas (pure and effectful calls alike): calls committed, and
 	 * bytes their inputs, plans, outputs and effect results/records stored.
 	 * 0 = the default below; -1 = no limit. A call is refused (WX_QUOTA,

@@ -1079,7 +1079,8 @@ static int exec_start(const struct daemon_config *cfg, struct world_err *err)
 	}
 	const char *home = getenv("HOME");
 	struct exec_profile_env pe = { .workspace_root = cfg->workspace_root, .store_dir = store_dir[0] ? store_dir : NULL,
-		                       .home = home && home[0] == '/' ? home : NULL, .homes_dir = "/home" };
+		                       .home = home && home[0] == '/' ? home : NULL, .homes_dir = "/home",
+		                       .max_ms = cfg->exec_max_ms };
 	for (size_t i = 0; i < cfg->n_exec_profiles; i++) {
 		struct exec_profile *p;
 		if (exec_profile_load(cfg->exec_profiles[i], &pe, &p, err) < 0) return -1;
@@ -1284,7 +1285,8 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	                           .written_by = "worldd/" DAEMON_VERSION,
 	                           .episode_calls_max = cfg->episode_calls_max,
 	                           .episode_bytes_max = cfg->episode_bytes_max, .on_denial = log_denial,
-	                           .exec_profiles = exec_set.n ? &exec_set : NULL, .exec_output_max = cfg->exec_output_max };
+	                           .exec_profiles = exec_set.n ? &exec_set : NULL, .exec_output_max = cfg->exec_output_max,
+	                           .exec_max_ms = cfg->exec_max_ms };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
 	d.coord = coord_new(&cc, err);

@@ -6,6 +6,7 @@
 #include "capsule/capsule.h"
 #include "capsule/exec_capsule.h"
 #include "capsule/profile.h"
+#include "supervisor/supervisor.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -260,6 +261,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	if (!p || !p->exec) return werr(err, WX_FAIL, "exec capsule: no exec profile in this build");
 	if (!req->argv || !req->argv[0] || req->argv0_fd < 0 || !req->envp || !req->worktree)
 		return werr(err, WX_USAGE, "exec capsule: argv, argv0_fd, envp and worktree are required");
+	if (sup_cancel_fired(req->cancel)) return werr(err, WX_CANCELLED, "exec capsule: call cancelled before the command ran");
 	snprintf(res->profile_name, sizeof res->profile_name, "%s", p->name);
 	snprintf(res->profile_digest, sizeof res->profile_digest, "%s", sup_exec_profile_digest());
 
@@ -352,9 +354,11 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 		werr(err, WX_SETUP, "exec capsule: out of memory");
 	}
 	while (buf && (!exited || co.fd >= 0 || ce.fd >= 0 || stp[0] >= 0)) {
-		struct pollfd pf[5];
-		int np = 0, i_pid = -1, i_not = -1, i_out = -1, i_err = -1, i_st = -1;
+		struct pollfd pf[6];
+		int np = 0, i_pid = -1, i_not = -1, i_out = -1, i_err = -1, i_st = -1, i_can = -1;
 		if (!exited) pf[i_pid = np++] = (struct pollfd){ h.pidfd, POLLIN, 0 };
+		if (!exited && !h.killed && req->cancel && req->cancel->fd >= 0)
+			pf[i_can = np++] = (struct pollfd){ req->cancel->fd, POLLIN, 0 };
 		if (!exited && notify_open) pf[i_not = np++] = (struct pollfd){ h.notify_fd, POLLIN, 0 };
 		if (co.fd >= 0) pf[i_out = np++] = (struct pollfd){ co.fd, POLLIN, 0 };
 		if (ce.fd >= 0) pf[i_err = np++] = (struct pollfd){ ce.fd, POLLIN, 0 };
@@ -379,6 +383,10 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 				capsule_kill(&h);
 			}
 			continue;
+		}
+		if (i_can >= 0 && (pf[i_can].revents & POLLIN)) {
+			res->cancelled = true;
+			capsule_kill(&h);
 		}
 		if (i_not >= 0 && (pf[i_not].revents & POLLIN)) (void)capsule_on_notify(&h);
 		/* The listener hangs up once no process uses the filter (the init

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include "store/error.h"
 
+struct sup_cancel;
+
 /* Where things are inside an exec capsule. */
 #define SUP_EXEC_WORKTREE "/work"   /* the episode's worktree, read-write */
 #define SUP_EXEC_CACHE "/cache"     /* the episode's exec cache (HOME, TMPDIR, caches), read-write */
@@ -56,12 +58,15 @@ struct sup_exec_req {
 	const char *cache_dir;               /* host dir bound read-write at SUP_EXEC_CACHE, or NULL */
 	const char *const *read_roots;       /* host dirs bound read-only at their own paths, NULL-terminated */
 	/* Limits (0 = the default above). wall_ms is already min(profile
-	 * timeout, the call's deadline). */
+	 * timeout, the daemon's cap on an exec run). */
 	unsigned wall_ms;
 	uint64_t memory_max;
 	unsigned pids_max;
 	unsigned cpu_ms;
 	uint64_t output_max;                 /* stdout + stderr bytes before the tree is killed */
+	/* The call's cancel handle (supervisor.h; NULL = none): once fired the
+	 * tree is killed as at the deadline (exit_code 137, res->cancelled). */
+	const struct sup_cancel *cancel;
 };
 
 struct sup_exec_stream {
@@ -76,6 +81,7 @@ struct sup_exec_stream {
 struct sup_exec_result {
 	int exit_code;         /* the exit status, or 128+n for a signal death */
 	bool timed_out;        /* the wall deadline killed it */
+	bool cancelled;        /* req->cancel fired and the tree was killed */
 	char limit[16];        /* "" or "output", "memory", "pids", "time" */
 	long duration_ms;
 	struct sup_exec_stream out, err;

@@ -429,9 +429,14 @@ static int handle_plan(struct run *r, json_t *f)
 	/* The broker decides; the capsule waits (its plan phase is over). */
 	r->phase_end = r->inv_end;
 	if (arm_timer(r) < 0) return -1;
-	struct sup_broker_reply reply = { 0, NULL, 0 };
+	struct sup_broker_reply reply = { 0, NULL, 0, 0 };
 	struct world_err berr = { 0, "" };
-	if (r->broker(r->ctx, r->res->plan, len, &reply, &berr) < 0) {
+	uint64_t t_broker = now_ns();
+	int brc = r->broker(r->ctx, r->res->plan, len, &reply, &berr);
+	/* An effect under a deadline of its own (an exec run): the invocation
+	 * deadline moves by the time it took. */
+	if (reply.own_deadline && r->inv_end != UINT64_MAX) r->inv_end += now_ns() - t_broker;
+	if (brc < 0) {
 		free(reply.results);
 		return fail(r, berr.code ? berr.code : WX_FAIL, "%s", berr.msg[0] ? berr.msg : "broker refused the plan");
 	}

@@ -106,11 +106,15 @@ struct sup_broker_reply {
 	int finish;        /* run the finish phase */
 	char *results;     /* malloc'd JSON array text (the finish-phase results); supervisor frees */
 	size_t results_len;
+	int own_deadline;  /* the effect ran under a deadline of its own (an exec run's timeout):
+	                    * the time spent in this callback does not count against the
+	                    * whole-invocation deadline */
 };
 /* Called on the caller's thread with the plan bytes (≤ payload_max, a JSON
  * object, otherwise unvalidated). Return 0 with *reply filled, or -1 with
  * err set: the call then fails with that error. Time spent here counts
- * against the whole-invocation deadline, not a phase deadline. */
+ * against the whole-invocation deadline, not a phase deadline, unless the
+ * reply says own_deadline (set even when returning -1). */
 typedef int (*sup_broker_fn)(void *ctx, const char *plan, size_t plan_len,
                              struct sup_broker_reply *reply, struct world_err *err);
 

@@ -19,7 +19,11 @@
 #     --exec-max-output-bytes kills a flood (limit output); a binary swapped
 #     after start-up is a failed effect; a protected name the command
 #     creates is removed; the seeded cache; the grant and the budget; two
-#     profiles with --exec-episode-project, and timeout_ms ending a run;
+#     profiles with --exec-episode-project, and timeout_ms ending a run
+#     (sleep 12 under timeout_ms 1000: timed out), while the same sleep 12
+#     under a profile's timeout_ms 20000 -- past the 10 s a tool run gets
+#     and within --exec-max-ms -- runs to exit 0 (the one long test); a
+#     profile's timeout_ms above --exec-max-ms is refused at load;
 #   - without the capsule: the probe's start-up line names the arm, and an
 #     exec call is refused naming it (never run).
 . "$top_srcdir/tests/tap.sh"
@@ -43,6 +47,7 @@ C2=$("$PFIX" "$T" "$top_srcdir" ep2 "$top_srcdir/packages/se-tools/transitions.j
 C3=$("$PFIX" "$T" "$top_srcdir" ep3 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Exec=worktree:1) || bail "packages fixture ep3"
 C4=$("$PFIX" "$T" "$top_srcdir" ep4 "$top_srcdir/packages/se-tools/transitions.json" Workspace.Read=worktree:10) || bail "packages fixture ep4"
 C5=$("$PFIX" "$T" "$top_srcdir" ep5 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep5"
+C6=$("$PFIX" "$T" "$top_srcdir" ep6 "$top_srcdir/packages/se-tools/transitions.json" "${GRANTS[@]}") || bail "packages fixture ep6"
 
 cat > "$E/demo.json" <<'EOF'
 {"profile":"world/exec-profile/v1","project":"demo","root":".","path":["/usr/bin","/bin"],
@@ -65,7 +70,8 @@ sed -i "s|SEEDDIR|$E/seed|" "$E/demo.json"
 chmod 755 "$E"; mkdir -p "$E/bin"; cp /usr/bin/printf "$E/bin/mine"   # an operator's own binary, swapped later
 sed -i "s|MINEBIN|$E/bin/mine|; s|\"caches\":|\"read_roots\":[\"$E/bin\"],\"caches\":|" "$E/demo.json"
 echo '{"profile":"world/exec-profile/v1","project":"demo","path":["/usr/bin"],"env":{"HTTPS_PROXY":"http://x"},"commands":{"t":{"argv":["make"]}}}' > "$E/bad.json"
-echo '{"profile":"world/exec-profile/v1","project":"slow","path":["/usr/bin"],"timeout_ms":300,"commands":{"sleep":{"argv":["sleep","30"],"max_args":0}}}' > "$E/slow.json"
+echo '{"profile":"world/exec-profile/v1","project":"slow","path":["/usr/bin"],"timeout_ms":1000,"commands":{"sleep":{"argv":["sleep","12"],"max_args":0}}}' > "$E/slow.json"
+echo '{"profile":"world/exec-profile/v1","project":"long","path":["/usr/bin"],"timeout_ms":20000,"commands":{"sleep":{"argv":["sleep","12"],"max_args":0}}}' > "$E/long.json"
 
 start() { # OUT ERR flags...: serve on port 0; sets URL, DPID
   local o=$1 e=$2; shift 2
@@ -94,6 +100,11 @@ is "$rc" 3 "a profile naming HTTPS_PROXY in env: serve exits 3"
 is "$(printf '%s\n' "$err" | grep -c .)" 1 "... with one line"
 like "$err" "exec profile $E/bad.json: /env/HTTPS_PROXY: " "... naming the file and the field"
 is "$(stat -c %Y:%s "$DB")" "$before" "... and the store is untouched"
+run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 \
+  --workspace-root "$WS" --exec-profile "$E/demo.json" --exec-max-ms 5000
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "3:1" "a profile's timeout_ms 9000 above --exec-max-ms 5000: serve exits 3 with one line"
+like "$err" "exec profile $E/demo.json: /timeout_ms: 9000 ms is above this daemon's cap on one exec run, 5000 ms" \
+  "... naming the file and /timeout_ms (refused, not clamped)"
 cp "$E/demo.json" "$T/inside.json"
 run_capture out err rc "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 \
   --workspace-root "$WS" --exec-profile "$T/inside.json"
@@ -255,11 +266,16 @@ ok "$([ ! -e "$WS/ep4/ran.log" ]; echo $?)" "... nothing ran in its worktree"
 stop
 
 # ---- two profiles: an episode maps to its project; timeout_ms ends a run ----
-start "$T/out7" "$T/err7" --exec-profile "$E/demo.json" --exec-profile "$E/slow.json" \
-  --exec-episode-project ep5=slow --exec-episode-project ep1=demo || bail "daemon 7"
-is "$(grep -c 'exec profile .*: offered;' "$T/err7")" 2 "two profiles loaded and probed"
+start "$T/out7" "$T/err7" --exec-profile "$E/demo.json" --exec-profile "$E/slow.json" --exec-profile "$E/long.json" \
+  --exec-episode-project ep5=slow --exec-episode-project ep1=demo --exec-episode-project ep6=long || bail "daemon 7"
+is "$(grep -c 'exec profile .*: offered;' "$T/err7")" 3 "three profiles loaded and probed"
 xcall "$C5" '{"command":"sleep"}' s-1
-is "$(sc ok):$(sc timed_out):$(sc profile.project)" "true:true:slow" "ep5 runs its project's command; timeout_ms 300 ends sleep 30 (timed_out)"
+is "$(sc ok):$(sc timed_out):$(sc limit):$(sc profile.project)" "true:true:time:slow" \
+  "ep5 runs its project's command; timeout_ms 1000 ends sleep 12 (timed_out, limit time)"
+xcall "$C6" '{"command":"sleep"}' s-4
+is "$(sc ok):$(sc exit_code):$(sc timed_out):$(sc limit):$(sc profile.project)" "true:0:false:null:long" \
+  "the same sleep 12 under timeout_ms 20000 runs to exit 0, not timed out (past the 10 s of a tool run)"
+ok "$([ "$(sc duration_ms)" -ge 12000 ]; echo $?)" "... it ran its 12 s ($(sc duration_ms) ms)"
 xcall "$C1" '{"command":"sleep"}' s-2
 like "$(sc refused)" "command sleep is not in project demo's profile" "ep1 is mapped to demo: slow's command is not its"
 xcall "$C2" '{"command":"test"}' s-3

@@ -156,6 +156,16 @@ static long ms_since(struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/* The test broker after 1 s, with reply->own_deadline = *(int *)ctx. */
+static int slow_broker(void *ctx, const char *plan, size_t plan_len, struct sup_broker_reply *reply, struct world_err *err)
+{
+	struct timespec one = { 1, 0 };
+	nanosleep(&one, NULL);
+	int rc = sup_test_broker(NULL, plan, plan_len, reply, err);
+	reply->own_deadline = *(int *)ctx;
+	return rc;
+}
+
 int main(void)
 {
 	const char *tmp = private_tmpdir();
@@ -298,6 +308,19 @@ int main(void)
 		expect_fail(s2, "spin\n", WX_DEADLINE, "whole-invocation deadline (700 ms)", "whole-invocation deadline");
 		el = ms_since(&t0);
 		ok(el >= 700 && el < 700 + 3000, "killed at the whole-invocation deadline after %ld ms", el);
+		/* An effect under a deadline of its own (an exec run, docs/exec.md):
+		 * the broker's 1 s does not count against the 700 ms; the control,
+		 * the same broker without own_deadline, fails at the deadline. */
+		int own = 1;
+		rc = sup_run_effectful(s2, "effect\n", 7, "{}", 2, slow_broker, &own, &res, &err);
+		ok(rc == 0 && res.finished, "a 1 s effect with its own deadline under a 700 ms invocation deadline completes (%s)",
+		   rc ? err.msg : "ok");
+		sup_result_free(&res);
+		own = 0;
+		rc = sup_run_effectful(s2, "effect\n", 7, "{}", 2, slow_broker, &own, &res, &err);
+		ok(rc < 0 && err.code == WX_DEADLINE && strstr(err.msg, "while the broker handled the plan"),
+		   "control: the same 1 s effect without it fails at the invocation deadline: %s", rc ? err.msg : "ran");
+		sup_result_free(&res);
 		sup_free(s2);
 	}
 
