@@ -25,6 +25,7 @@
  * before execution is a JSON-RPC error. tasks/get / GetTask read the
  * committed task back from the store (the journal's invocation row). */
 #include "daemon/http.h"
+#include "daemon/home.h"
 #include "daemon/route.h"
 #include "tlog/tlog.h"
 #include "store/canon.h"
@@ -379,6 +380,33 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 			return drpc_error(id, -32602, "metadata.skill_id is required (this session sees %zu skills)", seen);
 		}
 		skill = json_string_value(json_object_get(json_array_get(vis, 0), "id"));
+	}
+	/* an effectful skill of an episode whose home is another host: answered
+	 * before anything runs (daemon/home.h; docs/daemon.md, "Episode homes") */
+	if (skill && dhome_on()) {
+		size_t vi;
+		json_t *vd;
+		int eff = 0;
+		json_array_foreach(vis, vi, vd) {
+			const char *vid = json_string_value(json_object_get(vd, "id"));
+			if (vid && strcmp(vid, skill) == 0) eff = json_array_size(json_object_get(vd, "declaredEffects")) > 0;
+		}
+		struct world_home h;
+		struct world_err he = { 0, "" };
+		int hr = eff ? dhome_check(s->episode, &h, &he) : 0;
+		if (hr != 0) {
+			const char *k = hr == 1 ? "NotHome" : coord_error_class(he.code);
+			if (hr < 0) dlog("error route=/a2a/ skill=%.128s: %s", skill, he.msg);
+			snprintf(rq->note, sizeof rq->note, "%s,skill=%.64s,error=%s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage",
+			         skill, k);
+			json_t *e = hr == 1 ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
+			                                dhome_rpc_error(s->episode, &h, "/a2a/"))
+			                    : drpc_error(id, -32603, "%s: %s", k, he.code == WX_UNAVAILABLE ? "the store's database "
+			                                 "server cannot be reached; retry" : "internal store failure");
+			json_decref(args);
+			json_decref(vis);
+			return e;
+		}
 	}
 	char *text = json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17));
 	if (!text || !skill) {
@@ -1084,5 +1112,13 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 		free(j);
 		return;
 	}
+	/* NotHome (daemon/home.h): 307 to the home's /a2a/, the body the error */
+	char hloc[600] = "";
+	json_t *hl = code == DHOME_RPC_CODE ? json_object_get(json_object_get(e, "data"), "location") : NULL;
+	if (json_is_string(hl)) snprintf(hloc, sizeof hloc, "%s", json_string_value(hl));
 	dresp_json(r, code == -32700 || code == -32600 ? 400 : 200, out);
+	if (hloc[0]) {
+		r->status = 307;
+		snprintf(r->location, sizeof r->location, "%s", hloc);
+	}
 }

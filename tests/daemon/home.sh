@@ -163,6 +163,14 @@ is "$STATUS:$(sse_json | jget result.structuredContent.content)" "200:one" "afte
 call 1 "$C1" ailang-write "$(W d.txt four)" w4
 is "$STATUS:$LOC" "307:${U[2]}/mcp/" "... and daemon 1 redirects ep1's write to daemon 2"
 ok "$([ ! -e "$T/ws1/ep1/d.txt" ]; echo $?)" "... writing nothing under daemon 1's root"
+# A2A: the same answer on /a2a/
+h=$(curl -sS -m 60 -X POST -D - -o "$T/body" -H "$(auth "$C1")" -H 'Content-Type: application/json' --data-binary \
+  '{"jsonrpc":"2.0","id":3,"method":"tasks/send","params":{"id":"a2a-w","message":{"role":"user","parts":[{"type":"data","data":{"path":"e.txt","content":"five"}}]},"metadata":{"skill_id":"ailang-write"}}}' \
+  "${U[1]}/a2a/" 2>"$T/curlerr")
+is "$(printf '%s' "$h" | sed -n '1s/^HTTP\/[0-9.]* \([0-9]*\).*/\1/p'):$(printf '%s' "$h" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')" \
+  "307:${U[2]}/a2a/" "A2A tasks/send of ep1's ailang-write through daemon 1: 307 to daemon 2's /a2a/"
+is "$(jget error.data.class < "$T/body"):$(jget error.data.url < "$T/body")" "NotHome:${U[2]}" "... the JSON-RPC error NotHome naming daemon 2"
+ok "$([ ! -e "$T/ws1/ep1/e.txt" ]; echo $?)" "... nothing written under daemon 1's root"
 stop_d 1; stop_d 2
 
 # ---- SQLite without --host-id: homes off (one host, always home)
