@@ -271,12 +271,14 @@ static void verdict(struct task *t, const json_t *dsc, char *note, size_t nn)
 	if (!v) return;
 	char msg[1300];
 	if (v == 2) snprintf(msg, sizeof msg, "OutputSchema: the result does not match the skill's outputSchema: %s", why);
+	else if (v == 3) snprintf(msg, sizeof msg, "EffectDenied: %s", why);
 	else snprintf(msg, sizeof msg, "%s", why);
 	t->failed = 1;
 	free(t->text);
 	t->text = strdup(msg);
 	size_t l = strlen(note);
-	if (l < nn) snprintf(note + l, nn - l, ",%s", v == 2 ? "error=OutputSchema" : "result=failed");
+	if (l < nn)
+		snprintf(note + l, nn - l, ",%s", v == 2 ? "error=OutputSchema" : v == 3 ? "error=EffectDenied" : "result=failed");
 }
 
 /* SendStreamingMessage / message/stream: the stream goes live once the

@@ -236,6 +236,24 @@ json_t *dtool_annotations(const json_t *dsc)
 
 int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n)
 {
+	/* An effect the broker refused (budget, scope, effect name, expiry)
+	 * and an output that does not say "ok": true is a refusal (issue 44
+	 * item 5), before the schema (an output the plan never finished has
+	 * only its world block). */
+	const json_t *effs = json_object_get(json_object_get(output, "world"), "effects");
+	size_t i;
+	const json_t *we;
+	if (!json_is_true(json_object_get(output, "ok")))
+		json_array_foreach(effs, i, we) {
+			if (!json_is_string(json_object_get(we, "status")) ||
+			    strcmp(json_string_value(json_object_get(we, "status")), "denied") != 0)
+				continue;
+			const char *eid = json_string_value(json_object_get(we, "id"));
+			const char *rec = json_string_value(json_object_get(we, "record"));
+			snprintf(why, n, "effect %.100s was refused by the broker (its record %.80s says why)", eid ? eid : "-",
+			         rec ? rec : "-");
+			return 3;
+		}
 	const json_t *schema = json_object_get(dsc, "outputSchema");
 	if (schema) {
 		struct world_err e = { 0, "" };
@@ -252,6 +270,48 @@ int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n
 		return 1;
 	}
 	return 0;
+}
+
+/* The refusal of the first denied effect of a committed output, from its
+ * effect record (effect, scope, denial label, budget left, cost): its class
+ * -- BudgetExhausted for denied:budget, else EffectDenied -- and why. The
+ * record unreadable: why stays dresult_verdict's. */
+static const char *denial_why(struct dctx *d, const json_t *out, char *why, size_t n)
+{
+	const json_t *effs = json_object_get(json_object_get(out, "world"), "effects");
+	size_t i;
+	const json_t *we;
+	const char *rec = NULL;
+	json_array_foreach(effs, i, we)
+		if (json_is_string(json_object_get(we, "status")) &&
+		    strcmp(json_string_value(json_object_get(we, "status")), "denied") == 0) {
+			rec = json_string_value(json_object_get(we, "record"));
+			break;
+		}
+	struct world_err err = { 0, "" };
+	struct world_store *st = rec ? dreader_get(d, &err) : NULL;
+	struct world_object o = { 0 };
+	json_t *r = NULL;
+	const char *klass = "EffectDenied";
+	if (st && world_object_get(st, rec, &o, &err) == 0) r = json_loadb((const char *)o.payload, o.len, 0, NULL);
+	dreader_put(d, st);
+	const char *label = json_string_value(json_object_get(r, "denial"));
+	const char *eff = json_string_value(json_object_get(r, "effect"));
+	const char *scope = json_string_value(json_object_get(r, "scope"));
+	if (label && eff && scope) {
+		long long left = json_integer_value(json_object_get(r, "budgetBefore"));
+		long long cost = json_integer_value(json_object_get(r, "cost"));
+		if (strcmp(label, "denied:budget") == 0) {
+			klass = "BudgetExhausted";
+			snprintf(why, n, "the budget of %.100s on %.200s is spent: %lld left, the effect costs %lld (worldd "
+			         "session list shows budget/spent/remaining; nothing was written)", eff, scope, left, cost);
+		} else
+			snprintf(why, n, "effect %.100s on %.200s refused: %.40s (its grants do not allow it; nothing was done)",
+			         eff, scope, label);
+	}
+	json_decref(r);
+	world_object_free(&o);
+	return klass;
 }
 
 /* ---- credentials and the clients that read them (docs/daemon.md,
@@ -547,7 +607,17 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		json_t *meta = json_pack("{s:{s:s,s:s,s:I,s:s,s:b}}", "world/invocation", "invocation_id", res.invocation_id,
 		                         "world_ref", res.world_ref, "entry_index", (json_int_t)res.entry_index, "leaf_hash",
 		                         res.leaf_hash, "replayed", res.replayed);
-		if (v == 2) {
+		if (v == 3) {
+			/* a refused effect: isError, the refusal named from its record */
+			const char *klass = denial_why(m->rq->d, out, why, sizeof why);
+			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", klass);
+			char head[1300];
+			snprintf(head, sizeof head, "%s: %s", klass, why);
+			json_object_set_new(meta, "world/error", json_pack("{s:s,s:s}", "class", klass, "message", why));
+			result = json_pack("{s:[{s:s,s:s},{s:s,s:s%}],s:o,s:b,s:o}", "content", "type", "text", "text", head,
+			                   "type", "text", "text", res.output, res.output_len, "structuredContent", out,
+			                   "isError", 1, "_meta", meta);
+		} else if (v == 2) {
 			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=OutputSchema");
 			dlog("tools/call invocation_id=%s: output does not match the outputSchema of %.128s: %s", res.invocation_id,
 			     skill, why);

@@ -6,7 +6,9 @@
  *   fixture publish DB AILANG_BIN ID SOURCE_FILE [ACCESS_JSON [OUTPUT_SCHEMA]]
  *       adds (or replaces) descriptor ID in the transition registry, in the
  *       stored format of coordinator/registry.h: the source is
- *       canonicalised and stored, BIN archived, the head moved by CAS.
+ *       canonicalised and stored, BIN archived, the head moved by CAS;
+ *       FIXTURE_EFFECTFUL='{"effect":E,"scope":S,"cost":N}' in the
+ *       environment makes that its one declared effect.
  * Prints nothing on success; one line and exit != 0 on failure. */
 #include "coordinator/registry.h"
 #include "store/canon.h"
@@ -64,8 +66,12 @@ static int publish(char **a, int n)
 	if (old) json_array_foreach(json_object_get(old, "transitions"), i, d)
 		if (strcmp(json_string_value(json_object_get(d, "id")), a[2]) != 0) json_array_append(list, d);
 	json_decref(old);
-	json_array_append_new(list, json_pack("{s:O,s:[],s:s,s:s,s:{s:s},s:s,s:o,s:i,s:s,s:s}", "access", access,
-	                                      "declaredEffects", "description", "fixture transition", "id", a[2],
+	/* FIXTURE_EFFECTFUL='{"effect":..,"scope":..,"cost":..}': its one declared effect */
+	const char *fx = getenv("FIXTURE_EFFECTFUL");
+	json_t *fxe = fx ? json_loads(fx, 0, NULL) : NULL;
+	json_t *declared = json_is_object(fxe) ? json_pack("[o]", fxe) : (json_decref(fxe), json_array());
+	json_array_append_new(list, json_pack("{s:O,s:o,s:s,s:s,s:{s:s},s:s,s:o,s:i,s:s,s:s}", "access", access,
+	                                      "declaredEffects", declared, "description", "fixture transition", "id", a[2],
 	                                      "inputSchema", "type", "object", "interpreter", in.ref, "outputSchema",
 	                                      oschema, "semanticsEpoch", 1, "title", a[2], "transitionFn", src_ref));
 	/* sorted by id */
