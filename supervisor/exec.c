@@ -166,7 +166,8 @@ static int cpu_group_make(struct cpu_group *g)
 		if (!c2) continue;
 		*c2 = 0;
 		bool has = false;
-		for (char *w = strtok(c1 + 1, ","); w && !has; w = strtok(NULL, ",")) has = strcmp(w, "cpuacct") == 0;
+		char *sv = NULL; /* strtok_r: concurrent calls (the daemon's workers) each parse their own line */
+		for (char *w = strtok_r(c1 + 1, ",", &sv); w && !has; w = strtok_r(NULL, ",", &sv)) has = strcmp(w, "cpuacct") == 0;
 		if (!has) continue;
 		snprintf(own, sizeof own, "%s", c2 + 1);
 		own[strcspn(own, "\n")] = 0;
