@@ -188,5 +188,5 @@ check_PROGRAMS += tests/store/test_tree
 tests_store_test_tree_SOURCES = tests/store/test_tree.c tests/store/sfix.h
 tests_store_test_tree_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_tree_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
-TESTS += tests/store/tree.sh
-EXTRA_DIST += tests/store/tree.sh
+TESTS += tests/store/tree.sh tests/store/log_pg.sh
+EXTRA_DIST += tests/store/tree.sh tests/store/log_pg.sh

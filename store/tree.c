@@ -318,6 +318,13 @@ int world_log_key_path(const struct world_store *st, char *path, size_t n, int m
 	    snprintf(path, n, "%s/%s.log-key", dir, safe) >= (int)n)
 		return werr(err, WX_IO, "log key: path too long under %s", root);
 	if (!make_dirs) return 0;
+	/* the cache's parents too (a fresh $XDG_CACHE_HOME or ~/.cache), 0700 */
+	for (char *sl = strchr(root + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+		*sl = 0;
+		int e = mkdir(root, 0700) < 0 ? errno : 0;
+		*sl = '/';
+		if (e && e != EEXIST) return werr(err, WX_IO, "log key: mkdir %.*s: %s", (int)(sl - root), root, strerror(e));
+	}
 	const char *levels[2] = { root, dir };
 	for (int i = 0; i < 2; i++) {
 		if (mkdir(levels[i], 0700) < 0 && errno != EEXIST)
