@@ -59,7 +59,7 @@ for line in sys.stdin:
         req.append({k: float(v) for k, v in re.findall(r"\b(\w*ms)=([0-9.]+)", line)})
     elif line.startswith("start "):
         for k, v in re.findall(r"(\w+) (-?\d+)", line): tm.setdefault(k, []).append(float(v))
-    elif line.startswith("exec handler ms:"):
+    elif line.startswith("exec handler ms:") or line.startswith("exec before capsule_start ms:"):
         for k, v in re.findall(r"(\S+)=([0-9.]+)", line): hd.setdefault(k, []).append(float(v))
     elif "clone3" in line:
         for k, v in re.findall(r"\s*(.+?)=([0-9.]+)", line): ph.setdefault(k, []).append(float(v))
@@ -70,7 +70,8 @@ ms, cap, brk, com = med("ms"), med("capsule_ms"), med("broker_ms"), med("commit_
 print("\nwhere an MCP exec call goes (medians of the daemon request log, %d calls, whole ms): request %.0f;"
       " plan capsule %.0f; broker + exec handler %.0f; store commit %.0f" % (len(req), ms, cap, brk, com))
 if hd:
-    print("the exec handler (medians, ms): " + ", ".join("%s %.2f" % (k, st.median(v)) for k, v in hd.items()))
+    print("the exec handler and sup_run_exec before its capsule (medians, ms): " +
+          ", ".join("%s %.2f" % (k, st.median(v)) for k, v in hd.items()))
 if tm:
     print("its sup_run_exec (medians, ms from its start): capsule started %.0f, command exited %.0f, streams drained %.0f,"
           " finished %.0f" % tuple(st.median(tm.get(k, [0])) for k in ("start", "exited", "drained", "finished")))

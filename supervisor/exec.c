@@ -100,6 +100,13 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+static double now_fms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* The exec profile's settings digest: sha256 of its JSON (what `worldd
  * profile show exec --format json` prints without this host's facts),
  * keys sorted, computed once. */
@@ -258,6 +265,7 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 {
 	memset(res, 0, sizeof *res);
 	long t0 = now_ms();
+	double f0 = now_fms(), f_group = 0, f_start = 0; /* WORLD_EXEC_TIMING */
 	const struct capsule_profile *p = capsule_profile_find("exec");
 	if (!p || !p->exec) return werr(err, WX_FAIL, "exec capsule: no exec profile in this build");
 	if (!req->argv || !req->argv[0] || req->argv0_fd < 0 || !req->envp || !req->worktree)
@@ -317,7 +325,9 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 	ce.fd = errp[0];
 	outp[0] = errp[0] = -1;
 	int keep[1] = { stp[1] };
+	f_group = now_fms();
 	bool have_cpu = cpu_group_make(&cpu) == 0;
+	f_start = now_fms();
 	struct capsule_spec spec = {
 		.profile = p, .interp_fd = req->argv0_fd, .stdin_fd = in, .stdout_fd = outp[1], .stderr_fd = errp[1],
 		.keep_fds = keep, .nkeep = 1, .exec = &x, .limits = &lim,
@@ -454,6 +464,8 @@ int sup_run_exec(const struct sup_exec_req *req, struct sup_exec_result *res, st
 			fprintf(stderr, "%s=%.2f ", capsule_phase_names[i], h.timing.ns[i] / 1e6);
 		fprintf(stderr, "\nstart %ld exited %ld drained %ld finished %ld\n", t_started - t0, t_exited - t0,
 		        t_drained - t0, res->duration_ms);
+		fprintf(stderr, "exec before capsule_start ms: checks+pipes=%.2f cpuacct_group=%.2f\n", f_group - f0,
+		        f_start - f_group);
 	}
 	snprintf(res->denied, sizeof res->denied, "%s", rep.denied);
 	if (!buf) goto fail;
