@@ -607,6 +607,18 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
  * (record, outcome) and close the invocation's intent as failed. */
 static void held_note(struct coordinator *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Test builds: WORLD_TEST_HOLD=0 turns the holds off, the control of
+ * tests/daemon/pg_serve.sh (a call fails as it did before issue 44). */
+static int hold_off(void)
+{
+#ifdef WORLD_TEST_HOOKS
+	const char *th = getenv("WORLD_TEST_HOLD");
+	return th && strcmp(th, "0") == 0;
+#else
+	return 0;
+#endif
+}
+
 /* The effect's outcome and the call's "failed" in one transaction. When
  * the store does not answer, the outcome is held and tried again every
  * 250 ms (at most hold_s, as hold_commit below); an outcome already
@@ -631,7 +643,7 @@ static void record_failure(struct call_state *cs)
 				world_store_rollback(c->cfg.store);
 		}
 		pthread_mutex_unlock(&c->store_lock);
-		if (ok || e.code != WX_UNAVAILABLE) {
+		if (ok || e.code != WX_UNAVAILABLE || hold_off()) {
 			if (tries > 1)
 				held_note(c, "held invocation_id=%s: failed outcome %s after %ld tries", cs->invocation_id,
 				          ok ? "written" : "found written", tries);
@@ -1197,12 +1209,7 @@ static int hold_commit(struct call_state *cs, json_t *output, struct coord_resul
 {
 	struct coordinator *c = cs->c;
 	int hold_s = c->cfg.hold_s > 0 ? c->cfg.hold_s : COORD_HOLD_S;
-#ifdef WORLD_TEST_HOOKS
-	/* test builds: WORLD_TEST_HOLD=0 turns the hold off, the control of
-	 * tests/daemon/pg_serve.sh (the call fails as it did before issue 44) */
-	const char *th = getenv("WORLD_TEST_HOLD");
-	if (th && strcmp(th, "0") == 0) return -1;
-#endif
+	if (hold_off()) return -1;
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	held_note(c, "held invocation_id=%s: its effect ran, the store does not answer (%s); its outcome is written "
