@@ -18,6 +18,7 @@
 #include "tlog/checkpoint.h"
 #include "tlog/note.h"
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,15 @@ static void *writer_main(void *p)
 	return NULL;
 }
 
+static double cpu_us(void)
+{
+	struct rusage r;
+	getrusage(RUSAGE_SELF, &r);
+	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
 struct run {
-	double rate;
+	double rate, cpu; /* appends/s; CPU us (user + system, all threads) per append */
 	long long batches, signatures;
 };
 
@@ -109,6 +117,7 @@ static struct run arm(const char *dir, int writers, long long n, int tree, int r
 	pthread_t *th = calloc((size_t)writers, sizeof *th);
 	struct writer *w = calloc((size_t)writers, sizeof *w);
 	if (!th || !w) die("out of memory", NULL);
+	double c0 = cpu_us();
 	double t0 = now_s();
 	for (int i = 0; i < writers; i++) {
 		w[i] = (struct writer){ g, &a, n / writers, 0 };
@@ -124,6 +133,7 @@ static struct run arm(const char *dir, int writers, long long n, int tree, int r
 	world_tree_sign_stats(st, &s1, NULL);
 	r.signatures = s1 - s0;
 	r.rate = (double)done / s;
+	r.cpu = done ? (cpu_us() - c0) / (double)done : 0;
 	world_group_free(g);
 	world_store_close(st);
 	/* the files go: a run's store is not the next one's */
@@ -181,22 +191,28 @@ int main(int argc, char **argv)
 	for (int k = 0; k < nw; k++) {
 		int W = (int)wl[k];
 		long long per = n / W > 0 ? n / W * W : W;
-		double with[15], without[15], bare[15];
+		double with[15], without[15], bare[15], cw[15], co[15];
 		struct run last = { 0 };
 		for (int r = 0; r < rounds; r++) {
 			struct run a = arm(dir, W, per, 1, r), b = arm(dir, W, per, 0, r), c = arm(dir, W, per, 2, r);
 			with[r] = a.rate;
 			without[r] = b.rate;
 			bare[r] = c.rate;
+			cw[r] = a.cpu;
+			co[r] = b.cpu;
 			last = a;
 		}
 		qsort(with, (size_t)rounds, sizeof with[0], cmp_d);
 		qsort(without, (size_t)rounds, sizeof without[0], cmp_d);
 		qsort(bare, (size_t)rounds, sizeof bare[0], cmp_d);
+		qsort(cw, (size_t)rounds, sizeof cw[0], cmp_d);
+		qsort(co, (size_t)rounds, sizeof co[0], cmp_d);
 		double mw = with[rounds / 2], mo = without[rounds / 2], mb = bare[rounds / 2];
 		printf("writers=%-4d tree+signed %9.0f/s   tree unsigned %9.0f/s   neither %9.0f/s   ratio %.3f (cost %+.1f %%)   "
 		       "last round: %lld batches, %lld signatures\n",
 		       W, mw, mb, mo, mw / mo, (1.0 - mw / mo) * 100.0, last.batches, last.signatures);
+		printf("             CPU per append: tree+signed %.1f us, neither %.1f us (%+.1f %%)\n", cw[rounds / 2],
+		       co[rounds / 2], (cw[rounds / 2] / co[rounds / 2] - 1.0) * 100.0);
 	}
 
 	/* a store of n entries with the tree: what one checkpoint and one proof cost */
