@@ -182,6 +182,20 @@ static void test_load(void)
 	refused(profile(NULL, "{\"test\":{\"argv\":[\"tool\"],\"max_args\":17}}"), WX_BAD_INPUT,
 	        "/commands/test/max_args", "0..16", "max_args over 16");
 	refused(profile("\"timeout_ms\":0", NULL), WX_BAD_INPUT, "/timeout_ms", "integer", "timeout_ms 0");
+	/* the daemon's cap (serve --exec-max-ms, default 600000): above it refused, never clamped */
+	refused(profile("\"timeout_ms\":600001", NULL), WX_BAD_INPUT, "/timeout_ms",
+	        "600001 ms is above this daemon's cap on one exec run, 600000 ms (serve --exec-max-ms)",
+	        "timeout_ms above the default cap");
+	loads(profile("\"timeout_ms\":600000", NULL), "timeout_ms at the default cap");
+	penv.max_ms = 5000;
+	refused(profile("\"timeout_ms\":5001", NULL), WX_BAD_INPUT, "/timeout_ms", "5000 ms (serve --exec-max-ms)",
+	        "timeout_ms above --exec-max-ms 5000");
+	{
+		struct exec_profile *c = load_text(PFILE, profile(NULL, NULL));
+		ok(c && c->timeout_ms == 5000, "an absent timeout_ms under --exec-max-ms 5000 is the cap (%u)", c ? c->timeout_ms : 0);
+		exec_profile_free(c);
+	}
+	penv.max_ms = 0;
 	refused(profile(NULL, "{}"), WX_BAD_INPUT, "/commands", "at least one", "no command");
 
 	/* argv[0] */
