@@ -43,9 +43,17 @@ WORLD_EXEC_TIMING=1 "$WORLDD" serve --store "$DB" --ailang-bin "$AIL" --listen 1
 DPID=$!
 for _ in $(seq 1 600); do grep -q '^worldd listening on' "$T/serve.out" && break; kill -0 $DPID 2>/dev/null || break; sleep 0.1; done
 PORT=$(sed -n 's/^worldd listening on http:\/\/127.0.0.1://p' "$T/serve.out")
-if [ -z "$PORT" ] || ! grep -q 'exec profile .*: offered;' "$T/serve.log"; then
-  echo "exec_bench.sh: the daemon did not start with the exec profile offered:"; grep -v '^[a-z_]*=' "$T/serve.log" | tail -5
+if [ -z "$PORT" ]; then
+  echo "exec_bench.sh: the daemon did not start:"; tail -5 "$T/serve.log"
   exit 1
+fi
+if ! grep -q 'exec profile .*: offered;' "$T/serve.log"; then
+  # the host cannot confine an exec run (the probe says which arm): the
+  # other arms still run, and say whether the capsule can be made at all
+  echo "exec_bench.sh: no MCP arm: $(grep 'exec profile' "$T/serve.log" | head -1)"
+  kill -TERM $DPID; wait $DPID || true; DPID=""
+  "$B/bench/exec_bench" "$N"
+  exit $?
 fi
 : > "$T/mark"; L0=$(wc -l < "$T/serve.log")   # what the probe printed is before this line
 "$B/bench/exec_bench" "$N" "$PORT" "$CRED"
