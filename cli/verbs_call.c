@@ -9,6 +9,7 @@
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/coordinator.h"
+#include "store/file.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>
@@ -370,7 +371,9 @@ static const char journal_help[] =
     "--indeterminate lists every journal intent without an outcome: an effect (or\n"
     "a call) that may or may not have happened because the process died between\n"
     "the intent and its outcome. They are never re-run and never closed silently;\n"
-    "the same task id is refused while its effect is indeterminate. One line each:\n"
+    "the same task id is refused while its effect is indeterminate (a daemon that\n"
+    "lost the store after an effect holds its outcome and writes it when the store\n"
+    "answers; what is left is settled by `worldd journal settle ID`). One line each:\n"
     "  indeterminate intent=ID kind=effect|invocation subject=SUBJECT ref=REF\n"
     "then `N indeterminate intent(s)`. --json: a JSON array of {id, kind, subject, ref}.\n"
     "\n"
@@ -547,11 +550,190 @@ static int verb_journal(int argc, char **argv)
 	return WX_OK;
 }
 
+/* ---- journal settle (issue 44) ---- */
+
+static const char settle_help[] =
+    "usage: worldd journal settle ID --as failed|succeeded --store DB [--workspace-root DIR]\n"
+    "\n"
+    "Closes journal intent ID, one `worldd journal --indeterminate` lists, that no\n"
+    "daemon could settle: the process holding its outcome died, or held it past\n"
+    "its limit (docs/daemon.md, \"Outages settle\"). Attended. First the evidence\n"
+    "is printed on stdout, what the journal and the worktree know:\n"
+    "  intent ID kind=K subject=S episode=EP\n"
+    "  journal: ...      the intent, and whether the call's invocation intent is\n"
+    "                    open and whether the call committed\n"
+    "  request: ...      the effect's request (effect, scope, cost, payload)\n"
+    "  handler: ...      what its handler left in the store (for an open intent:\n"
+    "                    nothing -- its result never reached it)\n"
+    "  worktree: ...     with --workspace-root DIR and a Workspace.* request naming a\n"
+    "                    path: the file DIR/EP/PATH (absent, or its size and sha256,\n"
+    "                    and whether it holds the content the request wrote)\n"
+    "then the phrase `settle intent ID as STATUS` is typed at the terminal. In one\n"
+    "transaction: a world/journal-settlement/v1 record (intent, kind, subject, as,\n"
+    "by: operator), the intent's outcome STATUS naming it, and the call's open\n"
+    "invocation intent closed `failed` (the call was never committed: a retry with\n"
+    "the same task id runs it again -- its effect too, so settle `succeeded` only\n"
+    "when the evidence shows it happened, and retry with a new task id). One line:\n"
+    "  settled intent=ID as=STATUS invocation_intent=N|- record=REF\n"
+    "An invocation intent alone is settled `failed` only.\n"
+    "\n"
+    "exit codes: 0 settled, 2 usage (--as, an invocation as succeeded), 4 no store at DB,\n"
+    "  or no open intent ID, 5 busy, 6 schema, 8 the intent was closed meanwhile,\n"
+    "  9 I/O, 20 not confirmed at a terminal (refused under CI), 29 the store's\n"
+    "  PostgreSQL server unreachable\n";
+
+struct settle_find {
+	long long id;
+	int found;
+	char kind[32], subject[400], ref[WORLD_REF_SIZE];
+};
+
+static int settle_one(void *ctx, long long id, const char *kind, const char *subject, const char *ref)
+{
+	struct settle_find *f = ctx;
+	if (id != f->id) return 0;
+	f->found = 1;
+	snprintf(f->kind, sizeof f->kind, "%s", kind ? kind : "");
+	snprintf(f->subject, sizeof f->subject, "%s", subject ? subject : "");
+	snprintf(f->ref, sizeof f->ref, "%s", ref ? ref : "");
+	return 1;
+}
+
+/* The worktree's evidence for a Workspace.* request naming a path. */
+static void settle_worktree(const char *root, const char *episode, const json_t *payload)
+{
+	const char *path = json_string_value(json_object_get(payload, "path"));
+	if (!path) { printf("  worktree: the request names no path\n"); return; }
+	if (!root) { printf("  worktree: not looked at (give --workspace-root DIR to see DIR/%s/%s)\n", episode, path); return; }
+	if (path[0] == '/' || strstr(path, "..")) { printf("  worktree: the request's path %s is not inside a worktree\n", path); return; }
+	char full[4096];
+	snprintf(full, sizeof full, "%s/%s/%s", root, episode, path);
+	char *buf = NULL;
+	size_t len = 0;
+	struct world_err e = { 0, "" };
+	if (world_read_file(full, 64u << 20, &buf, &len, &e) < 0) {
+		printf("  worktree: %s: %s\n", full, e.code == WX_NOT_FOUND ? "absent" : e.msg);
+		return;
+	}
+	char h[WORLD_REF_SIZE] = "";
+	world_hash_ref(buf, len, h, NULL);
+	const char *content = json_string_value(json_object_get(payload, "content"));
+	char ch[WORLD_REF_SIZE] = "";
+	if (content) world_hash_ref(content, strlen(content), ch, NULL);
+	printf("  worktree: %s: %zu bytes, %s%s%s\n", full, len, h,
+	       content ? (strcmp(h, ch) == 0 ? "; it holds the content the request wrote" : "; it does not hold the content the request wrote")
+	               : "", "");
+	free(buf);
+}
+
+static int verb_journal_settle(int argc, char **argv)
+{
+	const char *verb = "journal settle";
+	struct worldd_flag f[] = { { .name = "--store", .has_value = 1 }, { .name = "--as", .has_value = 1 },
+		                   { .name = "--workspace-root", .has_value = 1 }, { .name = NULL } };
+	const char *pos[1];
+	int npos, rc = worldd_parse_flags(verb, argc, argv, f, pos, 1, &npos);
+	if (rc) return rc;
+	if (!f[0].value) return worldd_usage(verb, "--store DB is required");
+	if (npos != 1) return worldd_usage(verb, "give the intent's ID (worldd journal --indeterminate lists them)");
+	char *end;
+	errno = 0;
+	long long id = strtoll(pos[0], &end, 10);
+	if (errno || *end || id <= 0) return worldd_usage(verb, "intent ID '%s': want a positive integer", pos[0]);
+	const char *as = f[1].value;
+	if (!as || (strcmp(as, "failed") != 0 && strcmp(as, "succeeded") != 0))
+		return worldd_usage(verb, "--as failed or --as succeeded is required");
+	struct world_err e = { 0, "" };
+	struct world_store *st;
+	if (worldd_store_open(f[0].value, WORLD_STORE_WRITER, 5, &st, &e) < 0) return worldd_fail(verb, &e);
+	struct settle_find sf = { .id = id };
+	if (world_journal_indeterminate(st, settle_one, &sf, &e) < 0) { world_store_close(st); return worldd_fail(verb, &e); }
+	if (!sf.found) {
+		world_store_close(st);
+		werr(&e, WX_NOT_FOUND, "journal intent %lld: no open intent of that id (worldd journal --indeterminate)", id);
+		return worldd_fail(verb, &e);
+	}
+	int effect = strcmp(sf.kind, "effect") == 0;
+	if (!effect && strcmp(as, "succeeded") == 0) {
+		world_store_close(st);
+		return worldd_usage(verb, "intent %lld is an invocation's: it is settled failed only (a call is committed only "
+		                    "by its commit)", id);
+	}
+	/* the call: the subject up to '#' (an effect's is INVOCATION#EFFECT) */
+	char inv[400];
+	snprintf(inv, sizeof inv, "%s", sf.subject);
+	char *hash = strchr(inv, '#');
+	if (hash) *hash = 0;
+	char episode[128] = "-";
+	const char *c1 = strchr(inv, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	if (c1 && c2 && (size_t)(c2 - c1 - 1) < sizeof episode) snprintf(episode, sizeof episode, "%.*s", (int)(c2 - c1 - 1), c1 + 1);
+	struct world_journal_row jr = { 0 };
+	struct world_err fe = { 0, "" };
+	int ifound = world_journal_find(st, "invocation", inv, &jr, &fe);
+	if (ifound < 0 && fe.code != WX_NOT_FOUND) { world_store_close(st); return worldd_fail(verb, &fe); }
+	long long inv_intent = ifound == 0 && jr.status[0] == 0 && jr.intent_id != id ? jr.intent_id : 0;
+
+	printf("intent %lld kind=%s subject=%s episode=%s\n", id, sf.kind, sf.subject, episode);
+	printf("  journal: the intent has no outcome; the call %s: %s\n", inv,
+	       ifound < 0 ? "has no invocation intent"
+	       : strcmp(jr.status, "committed") == 0 ? "COMMITTED (its entry holds the effect's outcome)"
+	       : jr.status[0] ? jr.status : "its invocation intent has no outcome either: nothing of it was committed");
+	json_t *req = NULL;
+	if (effect && sf.ref[0]) {
+		struct world_object o = { 0 };
+		if (world_object_get(st, sf.ref, &o, &e) == 0) req = json_loadb((const char *)o.payload, o.len, 0, NULL);
+		world_object_free(&o);
+	}
+	if (effect) {
+		char *pl = req ? json_dumps(json_object_get(req, "payload"), JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		printf("  request: %s effect=%s scope=%s cost=%lld payload=%.600s\n", sf.ref[0] ? sf.ref : "-",
+		       req ? json_string_value(json_object_get(req, "effect")) : "?",
+		       req ? json_string_value(json_object_get(req, "scope")) : "?",
+		       req ? (long long)json_integer_value(json_object_get(req, "cost")) : 0LL, pl ? pl : "?");
+		free(pl);
+		printf("  handler: no effect record or result in the store: whether it ran, and how, never reached it\n");
+		const char *en = req ? json_string_value(json_object_get(req, "effect")) : NULL;
+		if (en && strncmp(en, "Workspace.", 10) == 0) settle_worktree(f[2].value, episode, json_object_get(req, "payload"));
+		else printf("  worktree: the request is not a Workspace.* effect\n");
+	} else {
+		printf("  request: the call's input %s\n", sf.ref[0] ? sf.ref : "-");
+	}
+	fflush(stdout);
+	char phrase[128];
+	snprintf(phrase, sizeof phrase, "settle intent %lld as %s", id, as);
+	struct attended_stop stop;
+	if (attended_confirm_phrase("To close this intent, type:", phrase, &stop) < 0) {
+		json_decref(req);
+		world_store_close(st);
+		return attended_report(stderr, &stop);
+	}
+	json_t *rec = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I}", "intent", (json_int_t)id, "kind", sf.kind, "subject", sf.subject,
+	                        "as", as, "by", "operator", "at", (json_int_t)time(NULL));
+	char ref[WORLD_REF_SIZE] = "";
+	rc = rec ? world_store_begin(st, &e) : werr(&e, WX_FAIL, "settlement record: out of memory");
+	if (rc == 0) {
+		rc = world_object_put_json(st, "world/journal-settlement/v1", inv, rec, ref, &e);
+		if (rc == 0) rc = world_journal_outcome(st, id, as, ref, &e);
+		if (rc == 0 && inv_intent) rc = world_journal_outcome(st, inv_intent, "failed", ref, &e);
+		if (rc == 0) rc = world_store_commit(st, &e);
+		else world_store_rollback(st);
+	}
+	json_decref(rec);
+	json_decref(req);
+	world_store_close(st);
+	if (rc < 0) return worldd_fail(verb, &e);
+	if (inv_intent) printf("settled intent=%lld as=%s invocation_intent=%lld record=%s\n", id, as, inv_intent, ref);
+	else printf("settled intent=%lld as=%s invocation_intent=- record=%s\n", id, as, ref);
+	return WX_OK;
+}
+
 const struct worldd_verb broker_verbs[] = {
 	{ "call", "one invocation of a published transition, committed to the log", call_help, verb_call },
 	{ "session mint", "mint a session credential for an episode (attended)", mint_help, verb_session_mint },
 	{ "session list", "list sessions (ids, episodes, grants, expiry)", list_help, verb_session_list },
 	{ "session revoke", "delete a session or every session of an episode", revoke_help, verb_session_revoke },
 	{ "journal", "list journal intents without an outcome, or the calls the seccomp filter denied", journal_help, verb_journal },
+	{ "journal settle", "close an indeterminate journal intent as failed or succeeded, with its evidence (attended)",
+	  settle_help, verb_journal_settle },
 	{ NULL, NULL, NULL, NULL },
 };

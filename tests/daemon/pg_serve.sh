@@ -191,6 +191,23 @@ retry 21 held-0 "$T/h0r"
 like "$(body "$T/h0r" | jget 'result.content.0.text')" "HeadConflict: task id of mcp:ep-h:held-0 has an indeterminate effect" \
   "control: its retry with the same task id is refused as indeterminate (the behaviour before issue 44)"
 is "$(open_intents held-0)" 2 "control: two intents left open (the effect's and the invocation's)"
+# what no daemon settles: listed, then settled by the operator (attended)
+run_capture out err rc "$WORLDD" journal "${PG[@]}" --indeterminate
+EID=$(sed -n 's/^indeterminate intent=\([0-9]*\) kind=effect subject=mcp:ep-h:held-0#.*/\1/p' <<<"$out")
+like "$out" "indeterminate intent=$EID kind=effect subject=mcp:ep-h:held-0#e1 " "worldd journal --indeterminate lists the effect's intent"
+CI=true run_capture out err rc "$WORLDD" journal settle "$EID" --as failed "${PG[@]}" --workspace-root "$T/ws"
+is "$rc:$(open_intents held-0)" "20:2" "journal settle with CI=true: refused (exit 20), both intents still open"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --answer "settle intent $EID as failed" --out "$T/st.out" --err "$T/st.err" --tty "$T/st.tty" -- \
+  "$WORLDD" journal settle "$EID" --as failed "${PG[@]}" --workspace-root "$T/ws"
+is "$?" 0 "journal settle confirmed at a terminal: exit 0 ($(cat "$T/st.err"))"
+EV=$(cat "$T/st.out")
+like "$EV" "journal: the intent has no outcome; the call mcp:ep-h:held-0: its invocation intent has no outcome either" "... the evidence: the journal (nothing of the call committed)"
+like "$EV" "request: sha256:[0-9a-f]{64} effect=Workspace.Read scope=worktree cost=1 payload=\\{\"op\":\"read\",\"path\":\"README.md\"\\}" "... the request"
+like "$EV" "worktree: $T/ws/ep-h/README.md: 6 bytes, sha256:" "... and the worktree's file"
+like "$EV" "settled intent=$EID as=failed invocation_intent=[0-9]+ record=sha256:" "... one line: settled, the invocation intent closed too"
+is "$(open_intents held-0)" 0 "... no intent of held-0 is open"
+retry 25 held-0 "$T/h0s"
+is "$(cat "$T/h0s.code"):$(body "$T/h0s" | jget result.isError)" "200:false" "the task id settled failed: a retry runs the call again and commits"
 daemon_stop
 
 # the fix: the daemon holds the outcome and writes it when the server returns
