@@ -67,3 +67,11 @@ bench_tree_bench_LDADD = libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/tree_bench.sh
 bench_programs += bench/tree_bench
 bench_scripts += bench/tree_bench.sh
+# what an episode's home costs an effectful call (issue 44 item 3)
+noinst_PROGRAMS += bench/home_bench
+bench_home_bench_SOURCES = bench/home_bench.c
+bench_home_bench_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+bench_home_bench_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
+EXTRA_DIST += bench/home_bench.sh
+bench_programs += bench/home_bench
+bench_scripts += bench/home_bench.sh
