@@ -34,6 +34,7 @@
  *   store.wal_sync     a durable commit's WAL frames are gathered (store/walbuf.c), before they go to the file
  *   store.group_commit a group commit's batch is written, before its COMMIT (store/group.c)
  *   scan.page          a paged scan cursor read a whole page, before it asks for the next (store/scan.c)
+ *   home.claim         a daemon found no home for an episode, before it inserts its claim (store/home.c)
  *   archive.materialise an interpreter's bytes are written and fsync'd under a temporary name in the per-host cache (PostgreSQL store), before the rename */
 #ifndef WORLD_STORE_PAUSE_H
 #define WORLD_STORE_PAUSE_H
