@@ -2,6 +2,7 @@
  * `serve`. Only argument parsing lives here; daemon/server.c runs it. */
 #include "cli/verbs.h"
 #include "daemon/server.h"
+#include "daemon/a2a_push.h"
 #include "cli/serve_exec.h"
 #include "cli/store_uri.h"
 #include "broker/exec_profile.h"
@@ -111,6 +112,11 @@ static int serve_run(int argc, char **argv)
 				return worldd_usage(verb, "--allow-origin '%s': expected an origin, SCHEME://HOST[:PORT]", v);
 			origins[cfg.n_allow_origins++] = v;
 			continue;
+		} else if (strcmp(name, "--a2a-webhook-allow") == 0) {
+			char why[200];
+			if (a2a_push_allow(v, why, sizeof why) < 0)
+				return worldd_usage(verb, "--a2a-webhook-allow '%s': %s", v, why);
+			continue;
 		} else if (strcmp(name, "--header-deadline") == 0 || strcmp(name, "--body-deadline") == 0 ||
 		           strcmp(name, "--per-ip-connections") == 0) {
 			int ip = name[2] == 'p';
@@ -211,6 +217,12 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  --allow-origin ORIGIN    an Origin /mcp/ and /a2a/ accept besides http://localhost,\n"
 	  "                           127.0.0.1 or [::1] with the daemon's port (repeatable, at most 16);\n"
 	  "                           its HOST[:PORT] is then accepted as Host too; others answer 403\n"
+	  "  --a2a-webhook-allow PREFIX\n"
+	  "                           a URL prefix A2A push-notification webhooks may be under\n"
+	  "                           (repeatable, at most 16): http://HOST[:PORT][/PATH], HOST an IP\n"
+	  "                           address or localhost (no names resolved, no TLS client). None:\n"
+	  "                           every webhook is refused (-32602). A match ends at a '/' (a PREFIX\n"
+	  "                           http://127.0.0.1:9 allows http://127.0.0.1:9/x, not :90/x)\n"
 	  "  --header-deadline S      seconds a request's whole header may take, however it trickles\n"
 	  "                           (default 20); then the connection is closed\n"
 	  "  --body-deadline S        seconds a request's whole body may take (default 60)\n"

@@ -26,6 +26,7 @@
  * committed task back from the store (the journal's invocation row). */
 #include "daemon/http.h"
 #include "daemon/home.h"
+#include "daemon/a2a_push.h"
 #include "daemon/route.h"
 #include "tlog/tlog.h"
 #include "store/canon.h"
@@ -167,7 +168,7 @@ static json_t *card_json(struct dreq *rq, const struct coord_session *s, int v1,
 	                         "answers a task whose artifact is its output object. This card lists the skills open to "
 	                         "every session; the extended card (GetExtendedAgentCard, with a credential) lists the "
 	                         "session's own.",
-	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 1, "pushNotifications", 0,
+	                         "url", url, "version", DAEMON_VERSION, "capabilities", "streaming", 1, "pushNotifications", 1,
 	                         "stateTransitionHistory", 0, "defaultInputModes", "application/json", "text/plain",
 	                         "defaultOutputModes", "application/json", "skills", skills);
 	if (v1) {
@@ -292,6 +293,8 @@ struct a2a_stream {
 	char task[160], context[160];
 	struct dlive *live;
 	int failed;          /* could not go live: answered as one event */
+	int stream;          /* a stream answers this call (else: push notifications only) */
+	char episode[129];   /* push notifications: the task's configs are the episode's */
 };
 
 static int stream_event(struct a2a_stream *st, json_t *result, char **out, size_t *len)
@@ -327,11 +330,38 @@ static void stream_push(struct a2a_stream *st, json_t *result)
 	free(b);
 }
 
+/* The task's terminal update for its push-notification webhooks, as a
+ * stream ends: its artifact (a committed call's output), then the final
+ * status with the task's metadata. */
+static void push_final(const char *episode, const char *task, enum dialect dia, const json_t *tj)
+{
+	if (dia == D_REF || a2a_push_count(episode, task) == 0) return;
+	const char *cx = json_string_value(json_object_get(tj, "contextId"));
+	if (!cx) cx = episode;
+	json_t *art = json_array_get(json_object_get(tj, "artifacts"), 0);
+	if (art)
+		a2a_push_event(episode, task, dia == D_V03,
+		               dia == D_V1 ? json_pack("{s:{s:s,s:s,s:O}}", "artifactUpdate", "taskId", task, "contextId", cx,
+		                                       "artifact", art)
+		                           : json_pack("{s:s,s:s,s:s,s:O,s:b}", "kind", "artifact-update", "taskId", task,
+		                                       "contextId", cx, "artifact", art, "lastChunk", 1));
+	json_t *su = status_update(dia, task, cx, json_deep_copy(json_object_get(tj, "status")), 1);
+	json_t *md = json_object_get(tj, "metadata");
+	if (su && md) json_object_set(dia == D_V1 ? json_object_get(su, "statusUpdate") : su, "metadata", md);
+	a2a_push_event(episode, task, dia == D_V03, su);
+}
+
 static void a2a_progress(void *ctx, const char *stage, const char *message)
 {
 	(void)message;
 	struct a2a_stream *st = ctx;
-	if (st->live || st->failed || strcmp(stage, "admitted") != 0) return;
+	if (strcmp(stage, "admitted") != 0) return;
+	/* push notifications: the task is working (its webhooks are told) */
+	if (st->episode[0] && !st->live && !st->failed)
+		a2a_push_event(st->episode, st->task, st->dia == D_V03,
+		               status_update(st->dia, st->task, st->context,
+		                             json_pack("{s:s}", "state", st->dia == D_V1 ? "TASK_STATE_WORKING" : "working"), 0));
+	if (!st->stream || st->live || st->failed) return;
 	st->live = dlive_start(st->rq, "text/event-stream");
 	if (!st->live) { st->failed = 1; return; }
 	/* the stream begins with the Task (A2A 1.0 3.1.2), then working */
@@ -437,6 +467,29 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		for (int i = 0; i < 8; i++) snprintf(fresh + 2 * i, 3, "%02x", rb[i]);
 		task = call.task_id = fresh;
 	}
+	/* push notifications asked for with the message (A2A 1.0
+	 * configuration.taskPushNotificationConfig, 0.3 pushNotificationConfig):
+	 * checked against the operator's allowlist before anything runs */
+	char pushed[129] = ""; /* the config this request stored (removed again on a refusal) */
+	if (dia != D_REF) {
+		json_t *conf = json_object_get(params, "configuration");
+		json_t *pc = json_object_get(conf, dia == D_V1 ? "taskPushNotificationConfig" : "pushNotificationConfig");
+		if (pc && !json_is_null(pc)) {
+			struct a2a_push_cfg pcfg;
+			char why[700];
+			if (a2a_push_parse(pc, dia == D_V03, &pcfg, why, sizeof why) < 0 ||
+			    a2a_push_put(s->episode, task, &pcfg, NULL, NULL, why, sizeof why) < 0) {
+				free(text);
+				json_decref(args);
+				json_decref(vis);
+				snprintf(rq->note, sizeof rq->note, "%s,error=PushConfig", dia == D_V03 ? "message/send" : "SendMessage");
+				return drpc_error(id, -32602, "configuration: %s", why);
+			}
+			snprintf(pushed, sizeof pushed, "%s", pcfg.id);
+		}
+	}
+	struct a2a_stream pst = { 0 }; /* push notifications of a call answered without a stream */
+	if (!stream && dia != D_REF && a2a_push_count(s->episode, task) > 0) stream = &pst;
 	char owner[80];
 	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
 	struct dcall dc;
@@ -451,6 +504,9 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	if (registered)
 		dcall_set_context(&dc, json_is_string(ctx0) && *json_string_value(ctx0) ? json_string_value(ctx0) : s->episode);
 	if (stream) {
+		stream->stream = stream != &pst;
+		if (dia != D_REF && a2a_push_count(s->episode, task) > 0)
+			snprintf(stream->episode, sizeof stream->episode, "%s", s->episode);
 		stream->rq = rq;
 		stream->id = id;
 		stream->dia = dia;
@@ -477,6 +533,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		const char *k = coord_error_class(err.code);
 		if ((err.code == WX_REFUSED || err.code == WX_BAD_INPUT || err.code == WX_CONFLICT || err.code == WX_USAGE) &&
 		    !(stream && stream->live)) {
+			if (pushed[0]) a2a_push_del(s->episode, task, pushed); /* refused: nothing to notify */
 			task_clear(&t);
 			json_decref(vis);
 			return drpc_error(id, -32602, "%s", err.msg);
@@ -518,6 +575,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	vis = NULL;
 	json_t *tj = task_json(&t, tid);
 	task_clear(&t);
+	push_final(s->episode, tid, dia, tj);
 	json_t *result = dia == D_V1 ? json_pack("{s:o}", "task", tj) : tj;
 	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
 }
@@ -926,17 +984,108 @@ static json_t *list(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 	                 "nextPageToken", nt, "pageSize", (json_int_t)ps, "totalSize", (json_int_t)total);
 }
 
-/* The push-notification config methods, A2A 1.0 and 0.3 names. */
-static int is_push_config_method(const char *mn)
+/* The push-notification config methods, A2A 1.0 and 0.3 names: 0 none,
+ * else which (1 create/set, 2 get, 3 list, 4 delete). */
+static int push_method(const char *mn)
 {
-	static const char *const names[] = {
-		"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfig",
-		"ListTaskPushNotificationConfigs",  "DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/set",
-		"tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete",
+	static const struct { const char *name; int op; } names[] = {
+		{ "CreateTaskPushNotificationConfig", 1 }, { "GetTaskPushNotificationConfig", 2 },
+		{ "ListTaskPushNotificationConfigs", 3 },  { "ListTaskPushNotificationConfig", 3 },
+		{ "DeleteTaskPushNotificationConfig", 4 }, { "tasks/pushNotificationConfig/set", 1 },
+		{ "tasks/pushNotificationConfig/get", 2 }, { "tasks/pushNotificationConfig/list", 3 },
+		{ "tasks/pushNotificationConfig/delete", 4 },
 	};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (strcmp(mn, names[i]) == 0) return 1;
+		if (strcmp(mn, names[i].name) == 0) return names[i].op;
 	return 0;
+}
+
+struct still_ctx {
+	const char *owner, *task;
+};
+
+/* called under the configs' lock: the task's call is still in flight */
+static int still_working(void *p)
+{
+	struct still_ctx *c = p;
+	char cx[160];
+	return dcall_lookup(c->owner, c->task, cx, sizeof cx);
+}
+
+/* Create / Get / List / Delete a task's push-notification configs (A2A
+ * 1.0 3.1.7-3.1.10; 0.3 tasks/pushNotificationConfig/set, get, list, delete). A config is
+ * created for a working task of the episode (its call in flight; or with
+ * the message itself, SendMessage's configuration): a committed or
+ * canceled task changes no more (-32004). Get, List and Delete work on
+ * any task of the episode that has configs or is known. */
+static json_t *push_rpc(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, const char *mn, int op)
+{
+	int v03 = strncmp(mn, "tasks/", 6) == 0;
+	const json_t *jt = json_object_get(params, v03 && op != 1 ? "id" : "taskId");
+	const json_t *jc = op == 1 ? (v03 ? json_object_get(params, "pushNotificationConfig") : params)
+	                           : json_object_get(params, v03 ? "pushNotificationConfigId" : "id");
+	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+		return drpc_error(id, -32602, "params.%s must be a task id (1-128 characters of [A-Za-z0-9._-])",
+		                  v03 && op != 1 ? "id" : "taskId");
+	const char *task = json_string_value(jt);
+	const char *cid = op != 1 && json_is_string(jc) ? json_string_value(jc) : NULL;
+	if (op != 1 && jc && !json_is_null(jc) && !json_is_string(jc))
+		return drpc_error(id, -32602, "the config id must be a string");
+	if (op == 4 && (!cid || !*cid)) return drpc_error(id, -32602, "params.%s (the config id) is required", v03 ? "pushNotificationConfigId" : "id");
+	char owner[80], cx[160];
+	snprintf(owner, sizeof owner, "a2a:%s", s->episode);
+	snprintf(rq->invocation_id, sizeof rq->invocation_id, "a2a:%s:%s", s->episode, task);
+	int working = dcall_lookup(owner, task, cx, sizeof cx);
+	int known = working || a2a_push_count(s->episode, task) > 0;
+	const char *state = "working";
+	if (!working) {
+		struct task t;
+		struct world_err err = { 0, "" };
+		int rc = task_read(rq, s, task, D_V1, &t, &err);
+		state = rc == 2 ? "canceled" : t.failed ? "failed" : "completed";
+		task_clear(&t);
+		if (rc < 0) {
+			dlog("error route=/a2a/ %s %.200s: %s", mn, task, err.msg[0] ? err.msg : "damaged record");
+			return drpc_error(id, -32603, "Internal: internal store failure");
+		}
+		if (rc == 0 || rc == 2) known = 1;
+	}
+	if (!known)
+		return drpc_error(id, -32001, "task not found: \"%s\" (no call of this episode with that task id is in flight or "
+		                              "committed)", task);
+	json_t *res = NULL;
+	if (op == 1) {
+		struct a2a_push_cfg c;
+		char why[700];
+		if (!working)
+			return drpc_error(id, -32004, "unsupported operation: task \"%s\" is in a terminal state (%s); it changes no "
+			                              "more, so its webhook would never be called (read it with GetTask)", task, state);
+		if (a2a_push_parse(jc, v03, &c, why, sizeof why) < 0) return drpc_error(id, -32602, "%s", why);
+		struct still_ctx sc = { owner, task };
+		int pr = a2a_push_put(s->episode, task, &c, still_working, &sc, why, sizeof why);
+		if (pr < 0) return drpc_error(id, -32602, "%s", why);
+		if (pr == 1)
+			return drpc_error(id, -32004, "unsupported operation: task \"%s\" has just reached a terminal state; it "
+			                              "changes no more (read it with GetTask)", task);
+		dlog("push episode=%s task=%.128s config=%s: created for a working task", s->episode, task, c.id);
+		res = a2a_push_json(task, &c, v03);
+	} else if (op == 2) {
+		struct a2a_push_cfg c;
+		if (a2a_push_get(s->episode, task, cid, &c) < 0)
+			return drpc_error(id, -32001, "push notification config not found: task \"%s\" has %s%.130s%s", task,
+			                  cid && *cid ? "no config \"" : "no config", cid && *cid ? cid : "", cid && *cid ? "\"" : "");
+		res = a2a_push_json(task, &c, v03);
+	} else if (op == 3) {
+		json_t *l = a2a_push_list(s->episode, task, v03);
+		res = v03 ? l : json_pack("{s:o,s:s}", "configs", l, "nextPageToken", "");
+	} else {
+		/* idempotent (A2A 1.0 3.1.10): a config deleted twice is deleted */
+		if (a2a_push_del(s->episode, task, cid))
+			dlog("push episode=%s task=%.128s config=%.128s: deleted", s->episode, task, cid);
+		res = v03 ? json_null() : json_object();
+	}
+	if (!res) return drpc_error(id, -32603, "Internal: out of memory");
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", res);
 }
 
 void a2a_handle(struct dreq *rq, struct dresp *r)
@@ -1025,14 +1174,8 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 					dlog("error route=/a2a/ %s: visible transitions: %s", mn, err.msg);
 					out = drpc_error(id, -32603, "Internal: internal store failure");
 				} else out = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", card);
-			} else if (is_push_config_method(mn))
-				/* the card says capabilities.pushNotifications: false;
-				 * A2A's own error, so a client that did not read the
-				 * card learns why and what to do instead */
-				out = drpc_error(id, -32003, "push notifications are not supported: %.100s (this agent's card says "
-				                 "capabilities.pushNotifications false; follow a task with GetTask, "
-				                 "SendStreamingMessage or SubscribeToTask)", mn);
-			else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers SendMessage, GetTask, ListTasks, CancelTask, GetExtendedAgentCard and the 0.3 names message/send, tasks/get, tasks/cancel, agent/getAuthenticatedExtendedCard, tasks/send)", mn);
+			} else if (push_method(mn)) out = push_rpc(rq, s, id, params, mn, push_method(mn));
+			else out = drpc_error(id, -32601, "method not found: %.200s (this agent answers the eleven A2A 1.0 methods -- SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, Create/Get/Delete TaskPushNotificationConfig, ListTaskPushNotificationConfigs, GetExtendedAgentCard -- their 0.3 names and tasks/send)", mn);
 		}
 		json_decref(noparams);
 	}

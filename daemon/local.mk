@@ -1,7 +1,7 @@
 # daemon/: `worldd serve` -- the HTTP server, the read routes, the MCP and
 # A2A projections over the coordinator (docs/daemon.md).
 libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/http.c daemon/http.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c \
-	daemon/replay_route.c daemon/stream.c daemon/calls.c daemon/home.c daemon/home.h
+	daemon/replay_route.c daemon/stream.c daemon/calls.c daemon/home.c daemon/home.h daemon/a2a_push.c daemon/a2a_push.h
 
 # Tests: the fixture sets up sessions and registries through the store API.
 check_PROGRAMS += tests/daemon/fixture
@@ -13,6 +13,9 @@ EXTRA_DIST += tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh tests/daemon/ser
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
+# A2A push notifications to loopback webhooks, the extended card (@a2a-js/sdk)
+TESTS += tests/daemon/a2a_push.sh
+EXTRA_DIST += tests/daemon/a2a_push.sh tests/daemon/a2a-push.mjs tests/daemon/a2a-hook.mjs
 TESTS += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh tests/daemon/home.sh
 EXTRA_DIST += tests/daemon/optoken.sh tests/daemon/backup.sh tests/daemon/turns.sh tests/daemon/home.sh
 # the HTTP edge: Origin/Host, framing, health, slow clients (trickle.py floods from 127.0.0.2)

@@ -136,29 +136,27 @@ async function a2a() {
   // the extended card: the session's skills (tests.shape needs no grant but this session sees it too)
   const ext = await client.getAgentCard();
   ok(ext.skills.some(s => s.id === 'tools.echo') && ext.securitySchemes?.worldSession?.scheme?.$case === 'httpAuthSecurityScheme', 'A2A SDK: getAgentCard fetches the extended card (GetExtendedAgentCard) with the skills and the bearer scheme', [ext.skills.map(s => s.id), ext.securitySchemes]);
-  // push notifications: the card says pushNotifications false, so the SDK
-  // refuses each config method itself; a client that asks anyway gets A2A's
-  // PushNotificationNotSupported (-32003) from the agent, in both dialects
-  ok(card.capabilities?.pushNotifications === false, 'A2A SDK: the card says pushNotifications: false', card.capabilities);
-  for (const [name, call] of [
-    ['createTaskPushNotificationConfig', () => client.createTaskPushNotificationConfig({ taskId: messageId, pushNotificationConfig: { id: 'c1', url: 'https://127.0.0.1/hook' } })],
-    ['getTaskPushNotificationConfig', () => client.getTaskPushNotificationConfig({ taskId: messageId, id: 'c1' })],
-    ['listTaskPushNotificationConfig', () => client.listTaskPushNotificationConfig({ taskId: messageId })],
-    ['deleteTaskPushNotificationConfig', () => client.deleteTaskPushNotificationConfig({ taskId: messageId, id: 'c1' })],
-  ]) {
-    let pe;
-    try { await call(); } catch (e) { pe = e; }
-    // the SDK checks the card for create/get/list; delete it sends, and the
-    // agent's -32003 comes back as the same error, with the agent's reason
-    const viaAgent = /this agent's card says capabilities.pushNotifications false/.test(String(pe?.message));
-    ok(pe && /^PushNotificationNotSupportedError/.test(String(pe)),
-      `A2A SDK: ${name} is refused as PushNotificationNotSupported (${viaAgent ? 'by the agent, whose reason the SDK shows' : 'by the SDK, from the card'})`, String(pe));
-  }
-  for (const [ver, method] of [['1.0', 'CreateTaskPushNotificationConfig'], ['1.0', 'ListTaskPushNotificationConfigs'], ['0.3', 'tasks/pushNotificationConfig/set']]) {
-    const pr = await (await fetch(`${base}/a2a/`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': ver },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { taskId: messageId } }) })).json();
-    ok(pr.error?.code === -32003 && /push notifications are not supported/.test(pr.error?.message), `A2A: ${method} asked anyway is -32003 PushNotificationNotSupported`, pr);
-  }
+  // push notifications (tests/daemon/a2a_push.sh delivers them): this
+  // daemon has no --a2a-webhook-allow, so every webhook is refused; a
+  // committed task changes no more, so no config is made for it
+  ok(card.capabilities?.pushNotifications === true, 'A2A SDK: the card says pushNotifications: true', card.capabilities);
+  let pe;
+  try { await client.createTaskPushNotificationConfig({ taskId: messageId, id: 'c1', url: 'http://127.0.0.1:9/hook' }); } catch (e) { pe = e; }
+  ok(pe && /terminal state \(completed\)/.test(String(pe.message)), 'A2A SDK: createTaskPushNotificationConfig for a completed task is UnsupportedOperation (it changes no more)', String(pe));
+  const pl = await client.listTaskPushNotificationConfig({ taskId: messageId });
+  ok(Array.isArray(pl.configs) && pl.configs.length === 0, 'A2A SDK: listTaskPushNotificationConfig of it: none', pl);
+  let pg;
+  try { await client.getTaskPushNotificationConfig({ taskId: messageId, id: 'c1' }); } catch (e) { pg = e; }
+  ok(pg && /push notification config not found/.test(String(pg.message)), 'A2A SDK: getTaskPushNotificationConfig of an absent config is TaskNotFound', String(pg));
+  let pn;
+  try {
+    await client.sendMessage({ message: { messageId: `w-${messageId}`, role: 1, parts: [{ content: { $case: 'data', value: { w: 1 } } }], metadata: { skill_id: 'tools.echo' } },
+      configuration: { taskPushNotificationConfig: { url: 'http://127.0.0.1:9/hook' } } });
+  } catch (e) { pn = e; }
+  ok(pn && /none given: every webhook is refused/.test(String(pn.message)), 'A2A SDK: sendMessage with a webhook and no --a2a-webhook-allow is refused', String(pn));
+  let pnf;
+  try { await client.getTask({ id: `w-${messageId}` }); } catch (e) { pnf = e; }
+  ok(pnf && /task not found/.test(String(pnf.message)), 'A2A SDK: ... and nothing ran (getTask: not found)', String(pnf));
   // the public card, fetched without a credential: the service, its scheme, the open skills
   const pub = await new DefaultAgentCardResolver({}).resolve(base);
   ok(pub.skills.some(s => s.id === 'tools.echo') && !pub.skills.some(s => s.id === 'tests.secret') && /session credential/.test(JSON.stringify(pub.securitySchemes)),

@@ -288,7 +288,7 @@ is "$(jget securitySchemes.worldSession.scheme <<<"$BODY")/$(jget supportsAuthen
 http GET /.well-known/agent.json -H "$(auth "$CRED")"
 is "$(jget skills <<<"$BODY" | python3 -c 'import json,sys; print(" ".join(sorted(s["id"] for s in json.load(sys.stdin))))')" "tests.notobject tools.echo" "agent card: the session's skills"
 is "$(jget url <<<"$BODY")" "$URL/a2a/" "agent card url is /a2a/"
-is "$(jget capabilities <<<"$BODY")" '{"streaming": true, "pushNotifications": false, "stateTransitionHistory": false}' "agent card capabilities (streaming: message/stream sends the task, working, then its final state)"
+is "$(jget capabilities <<<"$BODY")" '{"streaming": true, "pushNotifications": true, "stateTransitionHistory": false}' "agent card capabilities (streaming: message/stream sends the task, working, then its final state; push notifications to allowed webhooks)"
 is "$(jget defaultInputModes <<<"$BODY")" '["application/json", "text/plain"]' "agent card input modes (a text part holding the arguments' JSON is accepted)"
 http GET /.well-known/agent.json -H "$(auth "$CRED_GRANT")"
 like "$(jget skills <<<"$BODY")" 'tests.secret' "agent card with the grant lists tests.secret (skills filtered by grants)"
@@ -328,8 +328,8 @@ is "$(jget result.status.state <<<"$BODY")" failed "an execution failure: the ta
 like "$(jget result.status.message.parts.0.text <<<"$BODY")" '^NotAnObject: ' "... its status message names the class"
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"id":"t6"}}'
 is "$(jget error.code <<<"$BODY")" "-32001" "tasks/cancel of a task that failed before its commit: -32001 not found (nothing committed)"
-a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/set","params":{"id":"t6"}}'
-is "$(jget error.code <<<"$BODY")" "-32003" "a push-notification config method: -32003 PushNotificationNotSupported (the card says pushNotifications false)"
+a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/set","params":{"taskId":"t6","pushNotificationConfig":{"url":"http://127.0.0.1:9/x"}}}'
+is "$(jget error.code <<<"$BODY")" "-32001" "tasks/pushNotificationConfig/set for a task that failed before its commit: -32001 not found (tests/daemon/a2a_push.sh delivers)"
 a2a "$CRED" '{"jsonrpc":"2.0","id":7,"method":"tasks/frobnicate","params":{"id":"t6"}}'
 is "$(jget error.code <<<"$BODY")" "-32601" "control: an unknown A2A method: -32601"
 # No skill_id and several skills: the refusal counts them (the count was
