@@ -27,6 +27,7 @@
 #include "cli/default_interp.h"
 #include "cli/output.h"
 #include "broker/effect.h"
+#include "coordinator/catalog.h"
 #include "coordinator/registry.h"
 #include "store/canon.h"
 #include "store/error.h"
@@ -103,7 +104,9 @@ enum sources_rel { SOURCES_CWD, SOURCES_MANIFEST };
 struct manifest {
 	json_t *root;
 	struct entry *e;
-	size_t n;
+	size_t n;               /* transitions (entries without "kind") */
+	json_t *prompts;        /* stored forms (coordinator/catalog.h) of the "kind": "prompt" entries */
+	json_t *resources;      /* ... and of the "kind": "resource" entries */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -476,6 +479,8 @@ static void manifest_free(struct manifest *mf)
 	}
 	free(mf->e);
 	json_decref(mf->root);
+	json_decref(mf->prompts);
+	json_decref(mf->resources);
 	memset(mf, 0, sizeof *mf);
 }
 
@@ -505,12 +510,47 @@ static int manifest_parse(const char *text, size_t len, const char *path, enum s
 	}
 	if (!json_is_array(mf->root))
 		return werr(err, WX_BAD_INPUT, "manifest %s: not a JSON array of descriptors", quote(path, q, sizeof q));
-	mf->n = json_array_size(mf->root);
-	if (mf->n == 0) return werr(err, WX_BAD_INPUT, "manifest %s: holds no descriptors", quote(path, q, sizeof q));
-	if (mf->n > ENTRIES_MAX)
-		return werr(err, WX_BAD_INPUT, "manifest %s: %zu descriptors; at most %d", quote(path, q, sizeof q), mf->n,
+	size_t total = json_array_size(mf->root);
+	if (total == 0) return werr(err, WX_BAD_INPUT, "manifest %s: holds no descriptors", quote(path, q, sizeof q));
+	if (total > ENTRIES_MAX)
+		return werr(err, WX_BAD_INPUT, "manifest %s: %zu descriptors; at most %d", quote(path, q, sizeof q), total,
 		            ENTRIES_MAX);
-	mf->e = calloc(mf->n, sizeof *mf->e);
+	/* prompts and resources (an entry with "kind"): checked here, whole */
+	mf->prompts = json_array();
+	mf->resources = json_array();
+	if (!mf->prompts || !mf->resources) return werr(err, WX_FAIL, "manifest: out of memory");
+	for (size_t i = 0; i < total; i++) {
+		json_t *m = json_array_get(mf->root, i), *kind = json_is_object(m) ? json_object_get(m, "kind") : NULL;
+		if (!kind) { mf->n++; continue; }
+		const char *k = json_string_value(kind);
+		int prompt = k && strcmp(k, "prompt") == 0;
+		if (!k || (!prompt && strcmp(k, "resource") != 0))
+			return werr(err, WX_BAD_INPUT, "manifest %s: entry #%zu: \"kind\" must be \"prompt\" or \"resource\" (a "
+			            "transition's entry has no \"kind\")", quote(path, q, sizeof q), i + 1);
+		char why[1400];
+		json_t *stored = NULL;
+		if ((prompt ? catalog_prompt_from_manifest(m, &stored, why, sizeof why)
+		            : catalog_resource_from_manifest(m, &stored, why, sizeof why)) < 0)
+			return werr(err, WX_BAD_INPUT, "manifest %s: entry #%zu: %s", quote(path, q, sizeof q), i + 1, why);
+		json_t *list = prompt ? mf->prompts : mf->resources;
+		size_t j;
+		json_t *o;
+		json_array_foreach(list, j, o) if (strcmp(catalog_key(o), catalog_key(stored)) == 0) {
+			json_decref(stored);
+			return werr(err, WX_BAD_INPUT, "manifest %s: entry #%zu: %s \"%.200s\" twice", quote(path, q, sizeof q),
+			            i + 1, prompt ? "prompt" : "resource", catalog_key(o));
+		}
+		size_t bytes = 0;
+		char *canon = world_canon_json(stored, &bytes, NULL);
+		free(canon);
+		if (!canon || bytes > CATALOG_ENTRY_MAX) {
+			json_decref(stored);
+			return werr(err, WX_BAD_INPUT, "manifest %s: entry #%zu: %zu bytes canonicalised; at most %d",
+			            quote(path, q, sizeof q), i + 1, bytes, CATALOG_ENTRY_MAX);
+		}
+		json_array_append_new(list, stored);
+	}
+	mf->e = calloc(mf->n ? mf->n : 1, sizeof *mf->e);
 	if (!mf->e) return werr(err, WX_FAIL, "manifest: out of memory");
 	/* the manifest's directory, without a trailing slash ("/" for one in
 	 * the root); "" when it has none (the current directory, or stdin);
@@ -523,10 +563,12 @@ static int manifest_parse(const char *text, size_t len, const char *path, enum s
 		memcpy(base, path, bl);
 		base[bl] = 0;
 	}
-	for (size_t i = 0; i < mf->n; i++) {
-		mf->e[i].index = (int)i + 1;
-		mf->e[i].m = json_array_get(mf->root, i);
-		validate_entry(&mf->e[i], strcmp(path, "-") ? path : "(stdin)", base, rel);
+	for (size_t i = 0, k = 0; i < total; i++) {
+		json_t *m = json_array_get(mf->root, i);
+		if (json_is_object(m) && json_object_get(m, "kind")) continue;
+		mf->e[k].index = (int)i + 1;
+		mf->e[k].m = m;
+		validate_entry(&mf->e[k++], strcmp(path, "-") ? path : "(stdin)", base, rel);
 	}
 	for (size_t i = 0; i < mf->n; i++) {
 		if (!mf->e[i].id) continue;
@@ -779,6 +821,77 @@ static int same_json(const json_t *v, const json_t *w)
 	return same;
 }
 
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(catalog_key(*(json_t *const *)a), catalog_key(*(json_t *const *)b));
+}
+
+/* base's member ("prompts" / "resources") with every key of mine replaced,
+ * sorted by key; NULL when it holds none (the member is then omitted, so a
+ * registry without prompts keeps its bytes). */
+static json_t *extras_merged(const json_t *base, const json_t *mine, const char *member)
+{
+	json_t *have = base ? json_object_get(base, member) : NULL;
+	size_t nb = json_array_size(have), nm = json_array_size(mine), k = 0, i;
+	if (nb + nm == 0) return NULL;
+	json_t **all = calloc(nb + nm, sizeof *all), *d;
+	if (!all) return NULL;
+	json_array_foreach(mine, i, d) all[k++] = d;
+	json_array_foreach(have, i, d) {
+		int replaced = 0;
+		size_t j;
+		json_t *x;
+		json_array_foreach(mine, j, x) replaced |= strcmp(catalog_key(x), catalog_key(d)) == 0;
+		if (!replaced) all[k++] = d;
+	}
+	qsort(all, k, sizeof *all, by_key);
+	json_t *out = json_array();
+	for (size_t j = 0; out && j < k; j++) json_array_append(out, all[j]);
+	free(all);
+	return out;
+}
+
+/* The next revision over base keeps base's prompts and resources as they are
+ * (1) or changes them (0). */
+static int extras_same(const json_t *base, const struct manifest *mf)
+{
+	static const char *const members[] = { "prompts", "resources" };
+	for (int i = 0; i < 2; i++) {
+		json_t *next = extras_merged(base, i ? mf->resources : mf->prompts, members[i]);
+		int same = same_json(next, base ? json_object_get(base, members[i]) : NULL);
+		json_decref(next);
+		if (!same) return 0;
+	}
+	return 1;
+}
+
+/* payload's "prompts" and "resources" for the next revision over base. */
+static int extras_set(json_t *payload, const json_t *base, const struct manifest *mf)
+{
+	json_t *p = extras_merged(base, mf ? mf->prompts : NULL, "prompts");
+	json_t *r = extras_merged(base, mf ? mf->resources : NULL, "resources");
+	int rc = (p && json_object_set_new(payload, "prompts", p) < 0) || (r && json_object_set_new(payload, "resources", r) < 0);
+	return rc ? -1 : 0;
+}
+
+/* "  new prompt NAME" / "  changed ..." / "  UNCHANGED ..." per prompt and
+ * resource of the manifest against cur. */
+static void extras_status(const json_t *cur, const struct manifest *mf)
+{
+	static const char *const members[] = { "prompts", "resources" };
+	for (int i = 0; i < 2; i++) {
+		size_t j, k;
+		json_t *d, *o;
+		json_array_foreach(i ? mf->resources : mf->prompts, j, d) {
+			const json_t *old = NULL;
+			json_array_foreach(cur ? json_object_get(cur, members[i]) : NULL, k, o)
+				if (strcmp(catalog_key(o), catalog_key(d)) == 0) old = o;
+			printf("  %s %s %s\n", !old ? "new" : same_json(old, d) ? "UNCHANGED" : "changed", i ? "resource" : "prompt",
+			       catalog_key(d));
+		}
+	}
+}
+
 /* One line per descriptor of this publish against the registry cur (NULL =
  * none yet): "  new ID", "  changed ID (KEYS)" naming the keys whose bytes
  * differ, "  UNCHANGED ID"; an id retired in cur is "new" again, saying so. */
@@ -865,6 +978,7 @@ static int test_rival(struct world_store *st, const json_t *descs, int attempt, 
 	json_decref(one);
 	json_t *payload = json_pack("{s:o, s:I, s:o}", "parent", *head ? json_string(head) : json_null(), "revision",
 	                            (json_int_t)(rev + 1), "transitions", list);
+	if (payload) extras_set(payload, cur, NULL);
 	json_decref(cur);
 	char ref[WORLD_REF_SIZE];
 	int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, "world-publish test rival", payload, ref, err);
@@ -953,7 +1067,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			return too_many(n, brev, err);
 		}
 		json_t *retired = retired_after(basecopy, descs);
-		if (basecopy && same_json(list, json_object_get(basecopy, "transitions"))) {
+		if (basecopy && same_json(list, json_object_get(basecopy, "transitions")) && extras_same(basecopy, mf)) {
 			json_decref(retired);
 			json_decref(list);
 			json_decref(basecopy);
@@ -1001,7 +1115,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 		if (reverify(st, list, err) < 0) goto fail;
 		json_t *payload = json_pack("{s:o, s:I, s:O}", "parent", *bhead ? json_string(bhead) : json_null(),
 		                            "revision", (json_int_t)(brev + 1), "transitions", list);
-		if (payload && retired && json_object_set(payload, "retired", retired) < 0) {
+		if (payload && ((retired && json_object_set(payload, "retired", retired) < 0) || extras_set(payload, basecopy, mf) < 0)) {
 			json_decref(payload);
 			payload = NULL;
 		}
@@ -1308,7 +1422,7 @@ static int transitions_run(int argc, char **argv)
 			goto out;
 		}
 		json_t *list = now ? merged(now, d0) : NULL;
-		int same = list && same_json(list, json_object_get(now, "transitions"));
+		int same = list && same_json(list, json_object_get(now, "transitions")) && extras_same(now, &mf);
 		json_decref(list);
 		if (same) {
 			if (derived0)
@@ -1317,6 +1431,7 @@ static int transitions_run(int argc, char **argv)
 			printf("transition registry UNCHANGED at revision %lld (head %s); nothing written, nothing to confirm\n",
 			       nrv, nh);
 			status_lines(now, d0);
+			extras_status(now, &mf);
 		}
 		json_decref(d0);
 		json_decref(now);
@@ -1329,6 +1444,11 @@ static int transitions_run(int argc, char **argv)
 		snprintf(intro, sizeof intro,
 		         "Type exactly, to write a LOCAL transition-registry revision (%zu descriptor(s) from %s):", mf.n,
 		         o.manifest);
+		if (json_array_size(mf.prompts) + json_array_size(mf.resources))
+			snprintf(intro, sizeof intro,
+			         "Type exactly, to write a LOCAL transition-registry revision (%zu descriptor(s), %zu prompt(s), "
+			         "%zu resource(s) from %s):",
+			         mf.n, json_array_size(mf.prompts), json_array_size(mf.resources), o.manifest);
 		/* the store as every message names it: never a URI's password */
 		snprintf(phrase, sizeof phrase, "publish %zu transitions to %s", mf.n, world_store_path(st));
 		struct attended_stop stop;
@@ -1373,6 +1493,7 @@ static int transitions_run(int argc, char **argv)
 		       "skills on its next read\n",
 		       nrev, nhead);
 	status_lines(cur, descs);
+	extras_status(cur, &mf);
 out:
 	json_decref(descs);
 	json_decref(cur);
@@ -1406,6 +1527,10 @@ static int check_run(int argc, char **argv)
 	if (!(sup = make_supervisor(o.bin, NULL, &err))) { code = fail(&err); goto out; }
 	size_t ok = (size_t)check_all(sup, &mf);
 	code = report_entries(&mf, 1);
+	size_t j;
+	json_t *x;
+	json_array_foreach(mf.prompts, j, x) printf("ok prompt \"%s\": would publish\n", catalog_key(x));
+	json_array_foreach(mf.resources, j, x) printf("ok resource \"%s\": would publish\n", catalog_key(x));
 	printf("%zu of %zu descriptor(s) would publish\n", ok, mf.n);
 out:
 	if (sup) sup_free(sup);
@@ -1441,8 +1566,14 @@ static json_t *retired_payload(const json_t *cur, const char *head, long long re
 	qsort(all, k, sizeof *all, by_id_member);
 	json_t *ret = json_array();
 	for (size_t j = 0; j < k; j++) json_array_append_new(ret, all[j]);
-	return json_pack("{s:o, s:o, s:I, s:o}", "parent", json_string(head), "retired", ret, "revision", (json_int_t)rev,
-	                 "transitions", tr);
+	json_t *payload = json_pack("{s:o, s:o, s:I, s:o}", "parent", json_string(head), "retired", ret, "revision",
+	                            (json_int_t)rev, "transitions", tr);
+	/* a retire keeps the prompts and resources as they are */
+	if (payload && extras_set(payload, cur, NULL) < 0) {
+		json_decref(payload);
+		payload = NULL;
+	}
+	return payload;
 }
 
 static int retire_run(int argc, char **argv)

@@ -15,7 +15,12 @@
  * the ids `world-publish retire` took out of "transitions" and the revision
  * that did it; a retired id is in no session's view (the coordinator reads
  * "transitions" only), its descriptor stays in the parent revisions, and
- * publishing the id again takes it off the list. A DESCRIPTOR is
+ * publishing the id again takes it off the list. "prompts" and "resources"
+ * (each absent when empty, for the same reason) hold the prompt templates
+ * and package resources a manifest's "kind" entries published, in the
+ * stored forms of coordinator/catalog.h, sorted by name / URI; a publish
+ * replaces those it names and keeps the others, a retire keeps them all.
+ * A DESCRIPTOR is
  *   {"access":{"cost":N,"effect":E,"scope":S}|null,
  *    "declaredEffects":[{"cost":N,"effect":E,"scope":S},...],
  *    "description":TEXT,"id":ID,"inputSchema":OBJ,"interpreter":REF,

@@ -20,6 +20,7 @@
 #include "daemon/http.h"
 #include "daemon/home.h"
 #include "daemon/route.h"
+#include "coordinator/catalog.h"
 #include "coordinator/provenance.h"
 #include "coordinator/registry.h"
 #include "store/jschema.h"
@@ -460,6 +461,29 @@ static json_t *param_headers(struct mcp *m, json_t *id, const json_t *schema, co
 	return NULL;
 }
 
+/* An output's "content", when it has one: 1 to TOOL_CONTENT_MAX MCP content
+ * items (coordinator/catalog.h). 0 (none, or valid), -1 with why. */
+#define TOOL_CONTENT_MAX 64
+static int content_of(const json_t *out, char *why, size_t n)
+{
+	json_t *items = json_object_get(out, "content");
+	if (!items) return 0;
+	if (!json_is_array(items) || json_array_size(items) == 0 || json_array_size(items) > TOOL_CONTENT_MAX) {
+		snprintf(why, n, "/content must be an array of 1-%d content items", TOOL_CONTENT_MAX);
+		return -1;
+	}
+	size_t i;
+	json_t *c;
+	json_array_foreach(items, i, c) {
+		char w[600];
+		if (catalog_content_check(c, w, sizeof w) < 0) {
+			snprintf(why, n, "/content/%zu: %s", i, w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 {
 	json_t *jname = json_object_get(params, "name");
@@ -627,10 +651,30 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 			result = json_pack("{s:[{s:s,s:s},{s:s,s:s%}],s:b,s:o}", "content", "type", "text", "text", head, "type",
 			                   "text", "text", res.output, res.output_len, "isError", 1, "_meta", meta);
 			json_decref(out);
+		} else if (content_of(out, why, sizeof why) < 0) {
+			/* the output's "content" is not MCP content: nothing of it is
+			 * handed over as content; the text says which item and why */
+			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=Content");
+			dlog("tools/call invocation_id=%s: the content of %.128s's result is not MCP content: %s",
+			     res.invocation_id, skill, why);
+			char head[1300];
+			snprintf(head, sizeof head, "Content: the result of %.128s carries content that is not MCP content: %s",
+			         skill, why);
+			json_object_set_new(meta, "world/error", json_pack("{s:s,s:s}", "class", "Content", "message", why));
+			result = json_pack("{s:[{s:s,s:s},{s:s,s:s%}],s:b,s:o}", "content", "type", "text", "text", head, "type",
+			                   "text", "text", res.output, res.output_len, "isError", 1, "_meta", meta);
+			json_decref(out);
 		} else {
 			if (v == 1) snprintf(m->rq->note, sizeof m->rq->note, "tools/call,result=failed");
-			result = json_pack("{s:[{s:s,s:s%}],s:o,s:b,s:o}", "content", "type", "text", "text", res.output,
-			                   res.output_len, "structuredContent", out, "isError", v == 1, "_meta", meta);
+			json_t *items = json_object_get(out, "content");
+			/* the output convention (docs/publishing.md): a "content" array
+			 * of MCP content items is the result's content, as it is */
+			if (json_is_array(items))
+				result = json_pack("{s:O,s:o,s:b,s:o}", "content", items, "structuredContent", out, "isError", v == 1,
+				                   "_meta", meta);
+			else
+				result = json_pack("{s:[{s:s,s:s%}],s:o,s:b,s:o}", "content", "type", "text", "text", res.output,
+				                   res.output_len, "structuredContent", out, "isError", v == 1, "_meta", meta);
 		}
 	}
 	coord_result_free(&res);
@@ -664,8 +708,8 @@ static void modern_stamp(json_t *answer, const char *method)
  * are published: an empty list). */
 static json_t *capabilities(int listen)
 {
-	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b}}", "tools", "listChanged", 1, "resources", "listChanged", listen,
-	                 "subscribe", 0, "prompts", "listChanged", 0);
+	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1, "resources", "listChanged", listen,
+	                 "subscribe", 0, "prompts", "listChanged", 0, "completions");
 }
 
 static json_t *discover(json_t *id)
@@ -807,7 +851,211 @@ static int era_of(struct mcp *m, json_t *msg, json_t **err)
  * "not found" for another episode's data). */
 #define RES_PAGE 50
 
-static json_t *resources_templates(json_t *id)
+static json_t *resources_templates_world(json_t *id);
+
+/* The prompts or package resources (member "prompts" / "resources" of the
+ * transition registry, coordinator/catalog.h) the session may see: 0 with
+ * *out (a new array), -1 when the store failed (logged; *out NULL). */
+static int catalog_of(struct mcp *m, const char *member, json_t **out)
+{
+	struct world_err err = { 0, "" };
+	json_t *reg = NULL;
+	long long rev = 0;
+	*out = NULL;
+	struct world_store *st = dreader_get(m->rq->d, &err);
+	int rc = st ? registry_load(st, &reg, &rev, NULL, &err) : -1;
+	if (rc == 0) rc = catalog_visible(st, m->sess, reg, member, out, &err);
+	if (st) dreader_put(m->rq->d, st);
+	json_decref(reg);
+	if (rc < 0) dlog("error route=/mcp/ %s: %s", member, err.msg);
+	return rc;
+}
+
+static const json_t *catalog_find(const json_t *list, const char *key)
+{
+	size_t i;
+	json_t *d;
+	json_array_foreach(list, i, d) if (strcmp(catalog_key(d), key) == 0) return d;
+	return NULL;
+}
+
+static json_t *prompts_list(struct mcp *m, json_t *id)
+{
+	json_t *list;
+	if (catalog_of(m, "prompts", &list) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
+	json_t *out = json_array();
+	size_t i, j;
+	json_t *p, *a;
+	json_array_foreach(list, i, p) {
+		json_t *args = json_array();
+		json_array_foreach(json_object_get(p, "arguments"), j, a)
+			json_array_append_new(args, json_pack("{s:O,s:O,s:O}", "name", json_object_get(a, "name"), "description",
+			                                      json_object_get(a, "description"), "required",
+			                                      json_object_get(a, "required")));
+		json_array_append_new(out, json_pack("{s:O,s:O,s:O,s:o}", "name", json_object_get(p, "name"), "title",
+		                                     json_object_get(p, "title"), "description",
+		                                     json_object_get(p, "description"), "arguments", args));
+	}
+	json_decref(list);
+	return rpc_result(id, json_pack("{s:o}", "prompts", out));
+}
+
+static json_t *prompts_get(struct mcp *m, json_t *id, json_t *params)
+{
+	const char *pn = json_string_value(json_object_get(params, "name"));
+	if (!pn) return drpc_error(id, -32602, "prompts/get needs params.name (a string)");
+	json_t *list;
+	if (catalog_of(m, "prompts", &list) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
+	/* one answer for a prompt that does not exist and one the session may not see */
+	const json_t *p = catalog_find(list, pn);
+	if (!p) {
+		json_decref(list);
+		return drpc_error(id, -32602, "unknown prompt \"%.200s\"", pn);
+	}
+	char why[800];
+	json_t *msgs = catalog_prompt_render(p, json_object_get(params, "arguments"), why, sizeof why);
+	json_t *ans = msgs ? rpc_result(id, json_pack("{s:O,s:o}", "description", json_object_get(p, "description"),
+	                                              "messages", msgs))
+	                   : drpc_error(id, -32602, "%s", why);
+	json_decref(list);
+	return ans;
+}
+
+/* completion/complete: a prompt's argument (its declared "values" that start
+ * with the value typed), or a resource template's -- the session's own
+ * entry indexes for world://log/{index} and world://why/{index}. */
+#define COMPLETE_MAX 100
+#define COMPLETE_SCAN 5000
+static json_t *complete(struct mcp *m, json_t *id, json_t *params)
+{
+	json_t *ref = json_object_get(params, "ref"), *arg = json_object_get(params, "argument");
+	const char *type = json_string_value(json_object_get(ref, "type"));
+	const char *an = json_string_value(json_object_get(arg, "name"));
+	const char *av = json_string_value(json_object_get(arg, "value"));
+	if (!type || !an || !av)
+		return drpc_error(id, -32602, "completion/complete needs params.ref {type, name | uri} and params.argument {name, value}");
+	size_t vl = strlen(av);
+	json_t *values = json_array();
+	size_t total = 0;
+	int more = 0;
+	if (strcmp(type, "ref/prompt") == 0) {
+		const char *pn = json_string_value(json_object_get(ref, "name"));
+		json_t *list;
+		if (!pn) { json_decref(values); return drpc_error(id, -32602, "completion/complete: ref/prompt needs a name"); }
+		if (catalog_of(m, "prompts", &list) < 0) { json_decref(values); return drpc_error(id, -32603, "Internal: internal store failure"); }
+		const json_t *p = catalog_find(list, pn), *decl = NULL;
+		size_t i;
+		json_t *a, *v;
+		json_array_foreach(p ? json_object_get(p, "arguments") : NULL, i, a)
+			if (strcmp(json_string_value(json_object_get(a, "name")), an) == 0) decl = a;
+		if (!decl) {
+			json_decref(list);
+			json_decref(values);
+			return p ? drpc_error(id, -32602, "completion/complete: prompt \"%.200s\" has no argument \"%.64s\"", pn, an)
+			         : drpc_error(id, -32602, "unknown prompt \"%.200s\"", pn);
+		}
+		json_array_foreach(json_object_get(decl, "values"), i, v)
+			if (strncmp(json_string_value(v), av, vl) == 0) {
+				if (total++ < COMPLETE_MAX) json_array_append(values, v);
+			}
+		json_decref(list);
+	} else if (strcmp(type, "ref/resource") == 0) {
+		const char *uri = json_string_value(json_object_get(ref, "uri"));
+		if (!uri) { json_decref(values); return drpc_error(id, -32602, "completion/complete: ref/resource needs a uri"); }
+		if (strcmp(uri, "world://log/{index}") == 0 || strcmp(uri, "world://why/{index}") == 0) {
+			if (strcmp(an, "index") != 0) {
+				json_decref(values);
+				return drpc_error(id, -32602, "completion/complete: %.64s has no variable \"%.64s\" (it has index)", uri, an);
+			}
+			struct world_err err = { 0, "" };
+			struct world_store *st = dreader_get(m->rq->d, &err);
+			long long from = 1, idx[500];
+			size_t n = 0, seen = 0;
+			int rc = st ? 0 : -1;
+			/* oldest first, at most COMPLETE_SCAN entries looked at */
+			while (rc == 0 && seen < COMPLETE_SCAN) {
+				rc = world_episode_entries(st, m->sess->episode, from, 500, idx, &n, &err);
+				if (rc < 0 || n == 0) break;
+				for (size_t i = 0; i < n; i++) {
+					char d[32];
+					snprintf(d, sizeof d, "%lld", idx[i]);
+					if (strncmp(d, av, vl) == 0 && total++ < COMPLETE_MAX) json_array_append_new(values, json_string(d));
+				}
+				seen += n;
+				from = idx[n - 1] + 1;
+				if (n < 500) break;
+			}
+			if (seen >= COMPLETE_SCAN) more = 1;
+			if (st) dreader_put(m->rq->d, st);
+			if (rc < 0) {
+				json_decref(values);
+				dlog("error route=/mcp/ completion/complete: %s", err.msg);
+				return drpc_error(id, -32603, "Internal: internal store failure");
+			}
+		} else if (strcmp(uri, "world://objects/{ref}") == 0) {
+			/* a ref is not guessed: none offered */
+		} else {
+			json_t *list;
+			if (catalog_of(m, "resources", &list) < 0) { json_decref(values); return drpc_error(id, -32603, "Internal: internal store failure"); }
+			const json_t *r = catalog_find(list, uri);
+			char var[64];
+			snprintf(var, sizeof var, "{%.60s}", an);
+			int has = r && json_object_get(r, "uriTemplate") && strstr(uri, var);
+			json_decref(list);
+			if (!has) {
+				json_decref(values);
+				return drpc_error(id, -32602, "completion/complete: no resource template %.200s with a variable \"%.64s\"", uri, an);
+			}
+			/* a package's template declares no values: none offered */
+		}
+	} else {
+		json_decref(values);
+		return drpc_error(id, -32602, "completion/complete: params.ref.type must be ref/prompt or ref/resource");
+	}
+	return rpc_result(id, json_pack("{s:{s:o,s:I,s:b}}", "completion", "values", values, "total", (json_int_t)total,
+	                                "hasMore", more || total > COMPLETE_MAX));
+}
+
+static json_t *resources_templates(struct mcp *m, json_t *id)
+{
+	json_t *list;
+	if (catalog_of(m, "resources", &list) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
+	json_t *ans = resources_templates_world(id);
+	json_t *arr = json_object_get(json_object_get(ans, "result"), "resourceTemplates");
+	size_t i;
+	json_t *r;
+	json_array_foreach(list, i, r) if (json_object_get(r, "uriTemplate"))
+		json_array_append_new(arr, json_pack("{s:O,s:O,s:O,s:O}", "uriTemplate", json_object_get(r, "uriTemplate"), "name",
+		                                     json_object_get(r, "name"), "description", json_object_get(r, "description"),
+		                                     "mimeType", json_object_get(r, "mimeType")));
+	json_decref(list);
+	return ans;
+}
+
+/* A package resource (its uri, or one of its templates matching) as
+ * resources/read answers it; NULL when none matches (*found 0). */
+static json_t *package_read(struct mcp *m, json_t *id, const char *uri, int *found)
+{
+	json_t *list;
+	*found = 1;
+	if (catalog_of(m, "resources", &list) < 0) return drpc_error(id, -32603, "Internal: internal store failure");
+	size_t i;
+	json_t *r, *vars = NULL, *c = NULL;
+	json_array_foreach(list, i, r) {
+		const char *u = json_string_value(json_object_get(r, "uri"));
+		const char *t = json_string_value(json_object_get(r, "uriTemplate"));
+		if (u && strcmp(u, uri) == 0) { c = catalog_resource_contents(r, uri, NULL); break; }
+		if (t && catalog_template_match(t, uri, &vars)) { c = catalog_resource_contents(r, uri, vars); break; }
+	}
+	json_decref(vars);
+	int matched = i < json_array_size(list);
+	json_decref(list);
+	if (!matched) { *found = 0; return NULL; }
+	if (!c) return drpc_error(id, -32603, "Internal: out of memory");
+	return rpc_result(id, json_pack("{s:[o]}", "contents", c));
+}
+
+static json_t *resources_templates_world(json_t *id)
 {
 	return rpc_result(id, json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "resourceTemplates",
 	                                "uriTemplate", "world://log/{index}", "name", "log entry", "description",
@@ -840,6 +1088,19 @@ static json_t *resources_list(struct mcp *m, json_t *id, json_t *params)
 	}
 	dreader_put(m->rq->d, st);
 	json_t *list = json_array();
+	if (!cur) {
+		/* the package resources of fixed URI, on the first page */
+		json_t *pk;
+		if (catalog_of(m, "resources", &pk) < 0) { json_decref(list); return drpc_error(id, -32603, "Internal: internal store failure"); }
+		size_t j;
+		json_t *r;
+		json_array_foreach(pk, j, r) if (json_object_get(r, "uri"))
+			json_array_append_new(list, json_pack("{s:O,s:O,s:O,s:O}", "uri", json_object_get(r, "uri"), "name",
+			                                      json_object_get(r, "name"), "description",
+			                                      json_object_get(r, "description"), "mimeType",
+			                                      json_object_get(r, "mimeType")));
+		json_decref(pk);
+	}
 	for (size_t i = 0; i < n && i < RES_PAGE; i++) {
 		char uri[64], name[64];
 		snprintf(uri, sizeof uri, "world://log/%lld", idx[i]);
@@ -919,9 +1180,13 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 		if (world_ref_parse(uri + 16, "ref", NULL, &e) < 0)
 			return with_uri(drpc_error(id, -32602, "resource not found: %.200s (%s)", uri, e.msg), uri);
 		snprintf(path, sizeof path, "/v1/objects/%s", uri + 16);
-	} else
-		return with_uri(drpc_error(id, -32602, "resource not found: %.200s (an unknown URI: this server has world://log/{index}, "
-		                                        "world://why/{index}, world://objects/{ref})", uri), uri);
+	} else {
+		int found = 0;
+		json_t *pa = package_read(m, id, uri, &found);
+		if (found) return pa;
+		return with_uri(drpc_error(id, NOT_FOUND(m), "resource not found: %.200s (neither a resource published by a package "
+		                                             "nor world://log/{index}, world://why/{index}, world://objects/{ref})", uri), uri);
+	}
 	/* the read route answers it, with its scoping, for this same request's credential */
 	struct dreq sub = *m->rq;
 	sub.method = "GET";
@@ -1002,7 +1267,8 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		 * resources/(un)subscribe: those, as any method it does not
 		 * have, are 404 with -32601 (its Streamable HTTP page) */
 		static const char *const modern[] = { "tools/list", "tools/call", "resources/list", "resources/templates/list",
-		                                      "resources/read", "prompts/list", "prompts/get", "subscriptions/listen" };
+		                                      "resources/read", "prompts/list", "prompts/get", "subscriptions/listen",
+		                                      "completion/complete" };
 		int known = 0;
 		for (size_t i = 0; i < sizeof modern / sizeof modern[0]; i++) known |= strcmp(mn, modern[i]) == 0;
 		if (!known) {
@@ -1025,19 +1291,18 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 	if (strcmp(mn, "ping") == 0) return rpc_result(id, json_object());
 	if (strcmp(mn, "tools/list") == 0) return tools_list(m, id);
 	if (strcmp(mn, "resources/list") == 0) return resources_list(m, id, params);
-	if (strcmp(mn, "resources/templates/list") == 0) return resources_templates(id);
+	if (strcmp(mn, "resources/templates/list") == 0) return resources_templates(m, id);
+	if (strcmp(mn, "completion/complete") == 0) {
+		if (!json_is_object(params)) return drpc_error(id, -32602, "completion/complete needs params {ref, argument}");
+		return complete(m, id, params);
+	}
 	if (strcmp(mn, "resources/read") == 0) {
 		if (!json_is_object(params)) return drpc_error(id, -32602, "resources/read needs params {uri}");
 		return resources_read(m, id, params);
 	}
-	/* No prompt is published (packages publish transitions): the list is
-	 * empty and every name is unknown. */
-	if (strcmp(mn, "prompts/list") == 0) return rpc_result(id, json_pack("{s:[]}", "prompts"));
-	if (strcmp(mn, "prompts/get") == 0) {
-		const char *pn = json_string_value(json_object_get(params, "name"));
-		if (!pn) return drpc_error(id, -32602, "prompts/get needs params.name (a string)");
-		return drpc_error(id, -32602, "unknown prompt \"%.200s\" (this server publishes no prompts)", pn);
-	}
+	/* the prompt templates packages publish (coordinator/catalog.h) */
+	if (strcmp(mn, "prompts/list") == 0) return prompts_list(m, id);
+	if (strcmp(mn, "prompts/get") == 0) return prompts_get(m, id, params);
 	if (strcmp(mn, "tools/call") == 0) {
 		if (!json_is_object(params)) return drpc_error(id, -32602, "tools/call needs params {name, arguments}");
 		return tools_call(m, id, params);

@@ -102,6 +102,11 @@ print(f"{p} passed, {f} failed of {p + f} scenarios ({c} checks passed)")
 EOF
 }
 FIXTURES="tools-call-simple-text tools-call-error json-schema-2020-12"
+# issue 41 item 2: prompts, package resources, completion, content items
+# (packages/conformance's prompts, resources and content transitions)
+ITEM2="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
+  resources-read-text resources-read-binary resources-templates-read completion-complete
+  tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content"
 
 # ---- control: before the package is published, the fixture tools are missing ----
 suite "$T/before" --scenario tools-call-simple-text
@@ -114,7 +119,9 @@ if [ -f "$SUITE_NEXT" ]; then
 fi
 
 # ---- publish packages/conformance as a publisher would ----
-n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$top_srcdir/packages/conformance/transitions.json")
+# the phrase counts transitions (the entries without "kind"; prompts and
+# resources are named in the line above it)
+n=$(python3 -c 'import json,sys; print(len([e for e in json.load(open(sys.argv[1])) if "kind" not in e]))' "$top_srcdir/packages/conformance/transitions.json")
 (cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish $n transitions to $DB" \
   --out "$T/pub.out" --err "$T/pub.err" --tty "$T/pub.tty" -- \
   "$top_builddir/cli/world-publish" transitions --store "$DB" \
@@ -126,7 +133,7 @@ suite "$T/all" --suite all --expected-failures "$BASELINE"
 is "$SRC" 0 "the conformance suite passes with only the baseline's scenarios failing: $(tally "$T/all")"
 [ "$SRC" -eq 0 ] || diag "$(tail -n 40 "$T/all/stdout")"
 diag "conformance: $(tally "$T/all")"
-for s in server-initialize ping tools-list $FIXTURES tools-call-with-progress resources-list dns-rebinding-protection; do
+for s in server-initialize ping tools-list $FIXTURES tools-call-with-progress resources-list dns-rebinding-protection $ITEM2; do
   is "$(verdict "$T/all" "$s")" SUCCESS "scenario $s passes"
 done
 # every listed scenario ran and failed (the suite's stale check, seen from here)
@@ -182,7 +189,7 @@ EOF
   is "$SRC" 0 "conformance 0.2.0-alpha.12 --requirements 2026-07-28 passes with only its baseline's scenarios failing: $(scored "$T/next")"
   [ "$SRC" -eq 0 ] || diag "$(tail -n 40 "$T/next/stdout")"
   diag "conformance 2026-07-28: $(scored "$T/next")"
-  for s in http-header-validation http-custom-header-server-validation caching sep-2164-resource-not-found; do
+  for s in http-header-validation http-custom-header-server-validation caching sep-2164-resource-not-found $ITEM2; do
     is "$(verdict "$T/next" "$s")" SUCCESS "2026-07-28: scenario $s passes (every check, no warning)"
   done
   # server-stateless, check by check: every one passes (or is skipped as
@@ -218,8 +225,8 @@ EOF
   missing=""; for s in $listed; do grep -q -- "\`$s\`" "$top_srcdir/docs/daemon.md" || missing="$missing $s"; done
   is "$missing" "" "docs/daemon.md names every scenario of the 2026-07-28 baseline with its reason"
   # controls: the baseline is what makes the run pass, and it cannot go stale
-  next "$T/next-nobase" --scenario completion-complete --spec-version 2026-07-28
-  is "$SRC" 1 "control: completion-complete (2026-07-28) without the baseline fails the run (exit 1)"
+  next "$T/next-nobase" --scenario input-required-result-basic-elicitation --spec-version 2026-07-28
+  is "$SRC" 1 "control: input-required-result-basic-elicitation (2026-07-28) without the baseline fails the run (exit 1)"
   printf 'server:\n  - caching\n' > "$T/stale-next.yml"
   next "$T/next-stale" --scenario caching --spec-version 2026-07-28 --expected-failures "$T/stale-next.yml"
   is "$SRC" 1 "control: a 2026-07-28 baseline that lists a passing scenario fails the run (stale entry)"
