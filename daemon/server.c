@@ -1144,8 +1144,12 @@ static int effects_need_workspace(struct world_store *st, struct world_err *err)
 static int log_signer_start(struct dctx *d, const struct daemon_config *cfg, struct world_err *err)
 {
 	char path[4400];
+	struct world_err pe = { 0, "" };
 	if (cfg->log_key) snprintf(path, sizeof path, "%s", cfg->log_key);
-	else if (world_log_key_path(d->writer, path, sizeof path, 0, err) < 0) return -1;
+	else if (world_log_key_path(d->writer, path, sizeof path, 0, &pe) < 0) {
+		dlog("start: log checkpoints not signed: %s", pe.msg);
+		return 0;
+	}
 	char *skey = NULL;
 	struct world_err ke = { 0, "" };
 	if (world_log_key_read(path, &skey, &ke) < 0) {
