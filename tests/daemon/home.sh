@@ -39,6 +39,7 @@ psqlc() { "$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U worldsu -d w
 GR=(Workspace.Read=worktree:1000 Workspace.Write=worktree:1000)
 C1=$("$PFIX" "$T" "$top_srcdir" ep1 "$top_srcdir/packages/se-tools/transitions.json" "${GR[@]}") || bail "packages fixture"
 C2=$("$PFIX" "$T" "$top_srcdir" ep2 "$top_srcdir/packages/quickstart/transitions.json" "${GR[@]}") || bail "packages fixture 2"
+C3=$("$PFIX" "$T" "$top_srcdir" ep3 "$top_srcdir/packages/se-tools/transitions.json" "${GR[@]}") || bail "packages fixture 3"
 "$WORLDD" store copy "$T/world.db" "$PG_URI" > "$T/copy.out" 2> "$T/copy.err" || bail "store copy: $(cat "$T/copy.err")"
 XDG_CACHE_HOME=$T/cache; export XDG_CACHE_HOME
 
@@ -171,7 +172,52 @@ is "$(printf '%s' "$h" | sed -n '1s/^HTTP\/[0-9.]* \([0-9]*\).*/\1/p'):$(printf 
   "307:${U[2]}/a2a/" "A2A tasks/send of ep1's ailang-write through daemon 1: 307 to daemon 2's /a2a/"
 is "$(jget error.data.class < "$T/body"):$(jget error.data.url < "$T/body")" "NotHome:${U[2]}" "... the JSON-RPC error NotHome naming daemon 2"
 ok "$([ ! -e "$T/ws1/ep1/e.txt" ]; echo $?)" "... nothing written under daemon 1's root"
-stop_d 1; stop_d 2
+stop_d 1
+
+# ---- the lease: renewed by the home's calls, never handing the episode over by itself
+mkdir -p "$T/ws5"
+"$WORLDD" serve --store "$PG_URI" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 --host-id h5 --home-lease 2 \
+  --workspace-root "$T/ws5" --tool-ailang-bin "$AILANG_LITE" >"$T/out5" 2>"$T/err5" & P[5]=$!; PIDS+=("${P[5]}")
+for _ in $(seq 1 300); do U[5]=$(sed -n 's/^worldd listening on //p' "$T/out5"); [ -n "${U[5]}" ] && break; sleep 0.1; done
+lease_of() { psqlc -c "SELECT lease_until FROM episode_homes WHERE episode = '$1'"; }
+call 5 "$C3" ailang-write "$(W l.txt a)" l1
+l1=$(lease_of ep3)
+is "$STATUS:$(home_of ep3)" "200:h5 ${U[5]}" "--home-lease 2: ep3's first write through daemon 5 claims it for h5"
+sleep 2.2 # past half the 2 s lease, whatever the second it was claimed in
+call 5 "$C3" ailang-write "$(W l.txt b)" l2
+l2=$(lease_of ep3)
+ok "$([ "$STATUS" = 200 ] && [ "$l2" -gt "$l1" ]; echo $?)" "... a write past half the lease renews it (lease_until $l1 -> $l2)"
+kill -TERM "${P[5]}"; wait "${P[5]}" 2>/dev/null
+sleep 3.2 # past the renewed lease
+call 2 "$C3" ailang-write "$(W l.txt c)" l3
+is "$STATUS:$LOC" "307:${U[5]}/mcp/" "h5 stopped and its lease expired: ep3's write through daemon 2 is still redirected to h5 (no automatic takeover)"
+like "$(jget error.message <<<"$(sse_json)")" "lease has expired: if its host is gone, an operator moves the episode \(worldd episode move\)" \
+  "... the NotHome message says the lease expired and names the move"
+ok "$([ ! -e "$T/ws2/ep3" ]; echo $?)" "... nothing of ep3 under daemon 2's root"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/mv3.out" --err "$T/mv3.err" --tty "$T/mv3.tty" -- \
+  "$WORLDD" episode move ep3 --to h2 --url "${U[2]}" --store "$PG_URI"
+is "$?:$(home_of ep3)" "0:h2 ${U[2]}" "an expired lease: episode move without --force, confirmed at a terminal, moves ep3 to h2"
+mkdir -p "$T/ws2/ep3" && cp -a "$T/ws5/ep3/." "$T/ws2/ep3/"
+call 2 "$C3" ailang-read '{"path":"l.txt"}' l4
+is "$STATUS:$(sse_json | jget result.structuredContent.content)" "200:b" "... and daemon 2 serves it, the moved file read back"
+stop_d 2
+
+# ---- SQLite with --host-id: two hosts of one SQLite store redirect as on PostgreSQL
+"$WORLDD" serve --store "$T/world.db" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 --host-id s1 --workspace-root "$T/wss1" \
+  --tool-ailang-bin "$AILANG_LITE" >"$T/outs1" 2>"$T/errs1" & P[7]=$!; PIDS+=("${P[7]}")
+"$WORLDD" serve --store "$T/world.db" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 --host-id s2 --workspace-root "$T/wss2" \
+  --tool-ailang-bin "$AILANG_LITE" >"$T/outs2" 2>"$T/errs2" & P[8]=$!; PIDS+=("${P[8]}")
+for _ in $(seq 1 300); do
+  U[7]=$(sed -n 's/^worldd listening on //p' "$T/outs1"); U[8]=$(sed -n 's/^worldd listening on //p' "$T/outs2")
+  [ -n "${U[7]}" ] && [ -n "${U[8]}" ] && break; sleep 0.1
+done
+call 7 "$C1" ailang-write "$(W q.txt s1)" sq-1
+is "$STATUS" 200 "SQLite, --host-id s1: ep1's write through daemon s1 runs"
+call 8 "$C1" ailang-write "$(W q.txt s2)" sq-2
+is "$STATUS:$LOC:$([ -e "$T/wss2/ep1" ] && echo written || echo none)" "307:${U[7]}/mcp/:none" \
+  "... through daemon s2 (--host-id s2): 307 to s1, nothing written under its root"
+kill -TERM "${P[7]}" "${P[8]}"; wait "${P[7]}" "${P[8]}" 2>/dev/null
+"$SQLITE3_SHELL" "$T/world.db" "DELETE FROM episode_homes" || bail "sqlite: clear homes"
 
 # ---- SQLite without --host-id: homes off (one host, always home)
 mkdir -p "$T/wsq"
