@@ -41,6 +41,22 @@ is "$(stat -c %a "$DB.log-key")" 600 "the signer key file is 0600"
 ok "$(q "SELECT count(*) FROM log_key WHERE verifier LIKE 'PRIVATE%'")" "the store holds no private key"
 printf '%s\n' "$VKEY" > "$T/vk"
 
+# ---- --log-key FILE refusals: the start refused, nothing served ----
+serve_once() { run_capture out err rc timeout 60 "$WORLDD" serve --store "$DB" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0 "$@"; }
+serve_once --log-key "$T/absent.key"
+is "$rc" 4 "--log-key naming no file: the start refused, exit 4 ($(printf '%s' "$err" | tail -n1))"
+cp "$DB.log-key" "$T/wide.key"; chmod 644 "$T/wide.key"
+serve_once --log-key "$T/wide.key"
+is "$rc" 3 "--log-key 0644: refused, exit 3 ($(printf '%s' "$err" | tail -n1))"
+TOOL="$top_builddir/tests/tlog/tlog_tool"
+if [ -x "$TOOL" ] && "$TOOL" keygen "${VKEY%%+*}" "$T/other.key" "$T/other.vk" >/dev/null 2>&1; then
+  chmod 600 "$T/other.key"
+  serve_once --log-key "$T/other.key"
+  is "$rc" 8 "--log-key of another key (same name): refused, exit 8 ($(printf '%s' "$err" | tail -n1))"
+else
+  skip "tests/tlog/tlog_tool not built" "--log-key of another key refused"
+fi
+
 # ---- the daemon signs; receipts ----
 daemon_start || bail "daemon did not start"
 grep -q "log checkpoints signed in each commit batch by $VKEY" "$T/err"; ok $? "start-up line names the signing key"
