@@ -42,7 +42,7 @@ for v in "${verbs[@]}"; do
   is "$(cat "$T/rc.$i"):$(printf '%s\n' "$err" | wc -l)" "9:1" "worldd $v on a full disk: exit 9, one stderr line ($err)"
   like "$err" "store $T/fs/w.db: No space left on device" "... naming the store and the full disk"
 done
-like "$(cat "$T/after.ls")" "^w\.db (w\.db-shm w\.db-wal )?w\.db\.artifacts (w\.db\.write-queue )?$" \
-  "nothing beside the store but the archive (and SQLite's -wal/-shm, and the writers' queue lock, docs/store.md)"
+like "$(cat "$T/after.ls")" "^w\.db (w\.db-shm w\.db-wal )?w\.db\.artifacts (w\.db\.log-key )?(w\.db\.write-queue )?$" \
+  "nothing beside the store but the archive (and SQLite's -wal/-shm, the log's signing key made by bootstrap, and the writers' queue lock, docs/store.md)"
 is "$(tail -n1 "$T/same")" 0 "the store is byte-identical"
 done_testing

@@ -97,7 +97,7 @@ static void setup(void)
 	if (!mkdtemp(tmpl)) bail("mkdtemp: %s", strerror(errno));
 	char rp[PATH_MAX];
 	if (!realpath(tmpl, rp) || strlen(rp) > 900) bail("realpath %s", tmpl);
-	snprintf(T, sizeof T, "%s", rp);
+	memcpy(T, rp, strlen(rp) + 1); /* checked above: it fits */
 	snprintf(WS, sizeof WS, "%s/ws", T);
 	snprintf(STORE, sizeof STORE, "%s/state", T);
 	snprintf(HOMED, sizeof HOMED, "%s/home-op", T);
