@@ -263,7 +263,20 @@ is "$(wc -l < "$WS/ep3/ran.log")" 1 "... and did not run"
 xcall "$C4" '{"command":"append"}' b-3
 unlike "$J" '"structuredContent":\{"exit_code"' "a session without a Workspace.Exec grant gets no run"
 ok "$([ ! -e "$WS/ep4/ran.log" ]; echo $?)" "... nothing ran in its worktree"
+# ---- a cancel ends an exec run at once (the run above waited for 'go': the control) ----
+rm -f "$WS/ep1/started" "$WS/ep1/go"
+( xcall "$C1" '{"command":"wait"}' cx-1; printf '%s' "$J" > "$T/cx" ) & w=$!
+for _ in $(seq 1 1200); do [ -e "$WS/ep1/started" ] && break; sleep 0.05; done
+ok "$([ -e "$WS/ep1/started" ]; echo $?)" "an exec call waiting for 'go' is running"
+code=$(curl -sS -m 30 -o /dev/null -w '%{http_code}' -X POST "$URL/mcp/" -H "$(auth "$C1")" "${MCP_HDRS[@]}" \
+  --data-binary '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"test"}}')
+is "$code" 202 "notifications/cancelled for it: 202"
+wait $w
+unlike "$(cat "$T/cx")" "WAITED" "... the call ended without its command finishing (never given 'go')"
+ok "$(! pgrep -f 'while \[ ! -e go \]' >/dev/null; echo $?)" "... and no process of the run is left"
 stop
+run_capture out err rc "$WORLDD" why mcp:ep1:cx-1 --store "$DB"
+like "$out$err" "cancelled" "worldd why: the exec call is recorded cancelled"
 
 # ---- two profiles: an episode maps to its project; timeout_ms ends a run ----
 start "$T/out7" "$T/err7" --exec-profile "$E/demo.json" --exec-profile "$E/slow.json" --exec-profile "$E/long.json" \
