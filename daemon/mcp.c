@@ -461,14 +461,16 @@ static json_t *param_headers(struct mcp *m, json_t *id, const json_t *schema, co
 	return NULL;
 }
 
-/* An output's "content", when it has one: 1 to TOOL_CONTENT_MAX MCP content
- * items (coordinator/catalog.h). 0 (none, or valid), -1 with why. */
+/* An output's "content" array, when it has one: 1 to TOOL_CONTENT_MAX MCP
+ * content items (coordinator/catalog.h). A "content" that is not an array
+ * (ailang-read's file text, a string) is data, not the convention. 0 (none,
+ * or valid), -1 with why. */
 #define TOOL_CONTENT_MAX 64
 static int content_of(const json_t *out, char *why, size_t n)
 {
 	json_t *items = json_object_get(out, "content");
-	if (!items) return 0;
-	if (!json_is_array(items) || json_array_size(items) == 0 || json_array_size(items) > TOOL_CONTENT_MAX) {
+	if (!json_is_array(items)) return 0;
+	if (json_array_size(items) == 0 || json_array_size(items) > TOOL_CONTENT_MAX) {
 		snprintf(why, n, "/content must be an array of 1-%d content items", TOOL_CONTENT_MAX);
 		return -1;
 	}

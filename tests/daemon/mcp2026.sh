@@ -98,7 +98,7 @@ is "$(rr world://why/1)" "resource not found: world://why/1 (log entry 1: not fo
 mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{}}'
 is "$(jget result.resources <<<"$(sse_json)")" "[]" "resources/list of an episode with no calls is empty"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///etc/passwd"}}'
-is "$(jget error.code <<<"$(sse_json)")" "-32602" "a URI outside world://: -32602"
+is "$(jget error.code <<<"$(sse_json)")" "-32002" "a URI nothing serves (file://, no package publishes it): resource not found, -32002 under 2025"
 m26 resources/list ''
 is "$(jget result.resultType <<<"$(sse_json)") $(jget result.resources.0.uri <<<"$(sse_json)")" "complete world://log/1" "resources/list under 2026-07-28: stamped, the episode's entry"
 

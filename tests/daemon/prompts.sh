@@ -31,8 +31,13 @@ export func main(input: string) -> string {
   "{\"content\":[{\"type\":\"image\",\"data\":\"not base64!\",\"mimeType\":\"image/png\"}]}"
 }
 EOF
+cat > "$T/str.ail" <<'EOF'
+module str
+export func main(input: string) -> string { "{\"content\":\"file text\",\"ok\":true}" }
+EOF
 cat > "$T/m.json" <<EOF
 [
+  {"id": "t.str", "transitionFnFile": "str.ail"},
   {"id": "t.good", "transitionFnFile": "good.ail"},
   {"id": "t.bad", "transitionFnFile": "bad.ail"},
   {"kind": "prompt", "name": "greet", "description": "a greeting",
@@ -83,11 +88,11 @@ is "$?:$(grep -c '^ok prompt "p"' "$T/r.out")" "0:1" "control: the same prompt w
 daemon_start || bail "worldd serve did not start"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"prompts/list"}'
 is "$(sse_json | jget result.prompts)" "[]" "control: before the publish no prompt is listed"
-publish m.json 2
-is "$?" 0 "world-publish publishes 2 transitions, 2 prompts and 3 resources"
-like "$(cat "$T/pub.tty")" '2 descriptor\(s\), 2 prompt\(s\), 3 resource\(s\) from m.json' "... the attended step names the prompts and resources"
+publish m.json 3
+is "$?" 0 "world-publish publishes 3 transitions, 2 prompts and 3 resources"
+like "$(cat "$T/pub.tty")" '3 descriptor\(s\), 2 prompt\(s\), 3 resource\(s\) from m.json' "... the attended step names the prompts and resources"
 like "$(cat "$T/pub.out")" 'new prompt greet' "... and the outcome lines name them"
-publish m.json 2
+publish m.json 3
 like "$(grep UNCHANGED "$T/pub.out" | head -1)" 'UNCHANGED at revision [0-9]+ .*nothing to confirm' "an identical republish writes nothing"
 
 # ---- prompts, by the same grants as tools ----
@@ -138,16 +143,21 @@ is "$(jget result.isError <<<"$R"):$(jget result._meta.world/error.class <<<"$R"
 like "$(jget result.content.0.text <<<"$R")" '/content/0: image item: "data" is not Base64' "... naming the item and why"
 is "$(jget result.structuredContent <<<"$R")" "null" "... and nothing of it handed over as structuredContent"
 
+mcp "$CRED" '{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"t_dstr","arguments":{}}}'
+R=$(sse_json)
+is "$(jget result.isError <<<"$R"):$(jget result.content.0.type <<<"$R"):$(jget result.content.0.text <<<"$R")" \
+  'false:text:{"content":"file text","ok":true}' "control: a \"content\" that is not an array (a file's text) is data: the output's text as ever"
+
 # ---- completion ----
 mcp "$CRED" '{"jsonrpc":"2.0","id":17,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"w"}}}'
 is "$(sse_json | jget result.completion.values)" '["world", "wombat"]' "completion of a prompt argument: its values that start with what was typed"
-# ep-a made entries 1 and 2 (t.good, t.bad); ep-b one (below): only ep-a's
+# ep-a made entries 1-3 (t.good, t.bad, t.str); ep-b one (below): only ep-a's
 mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"t_dgood","arguments":{}}}'
 mcp "$CRED" '{"jsonrpc":"2.0","id":19,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"world://log/{index}"},"argument":{"name":"index","value":""}}}'
 A=$(sse_json | jget result.completion.values)
 mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":20,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"world://log/{index}"},"argument":{"name":"index","value":""}}}'
 B=$(sse_json | jget result.completion.values)
-is "$A | $B" '["1", "2"] | ["3"]' "completion of world://log/{index}: each session's own entry indexes"
+is "$A | $B" '["1", "2", "3"] | ["4"]' "completion of world://log/{index}: each session's own entry indexes"
 mcp "$CRED" '{"jsonrpc":"2.0","id":21,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"world://log/{index}"},"argument":{"name":"ref","value":""}}}'
 is "$(sse_json | jget error.code)" "-32602" "a variable the template does not have: -32602"
 
