@@ -5,6 +5,7 @@
 #include "daemon/a2a_push.h"
 #include "cli/serve_exec.h"
 #include "cli/store_uri.h"
+#include "store/home.h"
 #include "broker/exec_profile.h"
 #include <errno.h>
 #include <stdio.h>
@@ -139,6 +140,13 @@ static int serve_run(int argc, char **argv)
 	if (cfg.tool_ailang_bin && !cfg.workspace_root)
 		return worldd_usage(verb, "--tool-ailang-bin needs --workspace-root");
 	if (cfg.n_exec_profiles && !cfg.workspace_root) return worldd_usage(verb, "--exec-profile needs --workspace-root");
+	{
+		/* episode homes (daemon/home.h): refused before anything is opened */
+		struct world_err he = { 0, "" };
+		if ((cfg.host_id && world_home_host_check(cfg.host_id, &he) < 0) ||
+		    (cfg.advertise_url && world_home_url_check(cfg.advertise_url, &he) < 0))
+			return worldd_usage(verb, "%s", he.msg);
+	}
 	if ((cfg.n_exec_episode_projects || cfg.exec_output_max || cfg.exec_max_ms) && !cfg.n_exec_profiles)
 		return worldd_usage(verb, "%s needs --exec-profile",
 		                    cfg.n_exec_episode_projects ? "--exec-episode-project"
