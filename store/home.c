@@ -189,7 +189,9 @@ int world_home_claim(struct world_store *st, const char *episode, const char *ho
 		return 0;
 	}
 	if (strcmp(out->host, host) != 0) return 0;
-	if (out->lease_until - now >= lease_s / 2 && strcmp(out->url, url) == 0) return 0;
+	/* the URL is written with a renewal, never alone: daemons of one host
+	 * advertising different URLs would otherwise write at every call */
+	if (out->lease_until - now >= lease_s / 2) return 0;
 	if (renew_write(st, episode, host, url, now + lease_s, err) < 0) return werr_prefix(err, "episode %s", episode);
 	got = world_home_get(st, episode, out, err);
 	if (got < 0) return -1;

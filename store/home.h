@@ -44,8 +44,9 @@ int world_home_get(struct world_store *st, const char *episode, struct world_hom
  * more than half its lease is left); no row: an INSERT that does nothing
  * when another host's claim committed first (ON CONFLICT DO NOTHING, so
  * of two hosts racing exactly one row is written), then read again; the
- * row host's and under half its lease left (or url changed): the lease
- * moved to now + lease_s. Another host's row is never changed here,
+ * row host's and under half its lease left: the lease moved to now +
+ * lease_s and the url written with it (never alone: daemons of one host
+ * advertising different URLs would otherwise write at every call). Another host's row is never changed here,
  * expired or not (its worktree is on that host: an operator moves it).
  * *out gets the row as it stands; the caller compares out->host. Needs a
  * WRITER handle outside a transaction of the caller's. */
