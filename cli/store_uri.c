@@ -69,10 +69,100 @@ static int has_password(const char *s)
 	return (at && memchr(a, ':', (size_t)(at - a))) || strstr(s, "password=");
 }
 
+/* Makes the process's argument area -- what /proc/PID/cmdline and ps show,
+ * here and in every forked child -- one line: the program's name and the
+ * arguments (the store URI masked, its password one '*' whatever its
+ * length) joined by spaces, then NULs, and the area's last byte a space:
+ * the kernel then shows the area up to its first NUL (setproctitle's
+ * rule), so neither the password nor its length is shown (issue 44). The
+ * verb's arguments are first copied out of the area (argv points at the
+ * copies). Returns -1 when out of memory (nothing changed). */
+static char *area_end; /* one past the last byte of the arguments' strings, as given */
+static int cmdline_mask(int argc, char **argv, int store_at)
+{
+	extern char *program_invocation_name;
+	char *lo = program_invocation_name, *hi = area_end;
+	if (!lo || !hi || hi <= lo) return 0;
+	char **copies = calloc((size_t)argc + 1, sizeof *copies);
+	char *name = strdup(lo);
+	if (!copies || !name) { free(copies); free(name); return -1; }
+	for (int i = 0; i < argc; i++)
+		if (!(copies[i] = i == store_at ? store_copy : strdup(argv[i]))) {
+			for (int k = 0; k < i; k++)
+				if (copies[k] != store_copy) free(copies[k]);
+			free(copies);
+			free(name);
+			return -1;
+		}
+	/* the masked URI: USER:*@... and password=* */
+	char *m = malloc(strlen(store_copy) + 16), *w = m;
+	if (!m) {
+		for (int k = 0; k < argc; k++)
+			if (copies[k] != store_copy) free(copies[k]);
+		free(copies);
+		free(name);
+		return -1;
+	}
+	for (const char *r = store_copy; *r;) {
+		const char *a = strstr(store_copy, "://");
+		size_t auth = a ? strcspn(a + 3, "/?#") : 0;
+		const char *at = NULL;
+		for (size_t i = 0; a && i < auth; i++)
+			if (a[3 + i] == '@') at = a + 3 + i;
+		const char *colon = at ? memchr(a + 3, ':', (size_t)(at - a - 3)) : NULL;
+		if (colon && r == colon + 1) {
+			*w++ = '*';
+			r = at;
+			continue;
+		}
+		if (strncmp(r, "password=", 9) == 0) {
+			memcpy(w, "password=*", 10);
+			w += 10;
+			r += 9;
+			while (*r && *r != '&' && *r != '#') r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = 0;
+	/* what comes before the verb's arguments (the program's name, the
+	 * verb's words) stays, its NULs made spaces */
+	char *first = hi;
+	for (int i = 0; i < argc; i++)
+		if (i != store_at && argv[i] > lo && argv[i] < first) first = argv[i];
+	if (store_at > 0 && first == hi) first = argv[0];
+	size_t cap = (size_t)(hi - lo), k = (size_t)(first - lo);
+	for (size_t i = 0; i + 1 < k; i++)
+		if (!lo[i]) lo[i] = ' ';
+	if (k) lo[k - 1] = ' ';
+	memset(lo + k, 0, cap - k);
+	for (int i = 0; i < argc && cap > 1; i++) {
+		const char *t = i == store_at ? m : copies[i];
+		if (i > 0 && k + 1 < cap - 1) lo[k++] = ' ';
+		for (; *t && k + 1 < cap - 1; t++) lo[k++] = *t;
+	}
+	lo[cap - 1] = ' ';
+	free(m);
+	program_invocation_name = name;
+	for (int i = 0; i < argc; i++) argv[i] = copies[i];
+	free(copies); /* the strings stay: argv holds them for the process's life */
+	return 0;
+}
+
 int worldd_store_take(const char *who, int *argc, char **argv)
 {
 	const char *file = NULL, *store = NULL;
 	int store_at = -1;
+	{
+		/* the end of the argument area (the strings main's argv points
+		 * into, within 1 MiB of the program's name), before any is dropped */
+		extern char *program_invocation_name;
+		char *lo = program_invocation_name;
+		for (int i = 0; lo && i < *argc; i++) {
+			char *e = argv[i] + strlen(argv[i]) + 1;
+			if (argv[i] > lo && argv[i] < lo + (1 << 20) && e > area_end) area_end = e;
+		}
+	}
 	for (int i = 0; i < *argc; i++) {
 		if (strcmp(argv[i], "--") == 0) break;
 		const char *v;
@@ -105,6 +195,11 @@ int worldd_store_take(const char *who, int *argc, char **argv)
 		fprintf(stderr, "%s: usage: --store-password-file is for a postgresql:// --store only\n", who);
 		return WX_USAGE;
 	}
+	/* a copy: the argument area may be rewritten below (cmdline_mask) */
+	if (file && !(file = strdup(file))) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return WX_FAIL;
+	}
 	password_file = file;
 	if (pg && has_password(store)) {
 		/* the verb reads a private copy; the argument area -- what
@@ -116,6 +211,10 @@ int worldd_store_take(const char *who, int *argc, char **argv)
 		}
 		mask_uri(argv[store_at]);
 		argv[store_at] = store_copy;
+		if (cmdline_mask(*argc, argv, store_at) < 0) {
+			fprintf(stderr, "%s: out of memory\n", who);
+			return WX_FAIL;
+		}
 	}
 	return 0;
 }

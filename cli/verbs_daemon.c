@@ -184,7 +184,8 @@ const struct worldd_verb daemon_verbs[] = {
 	  "SIGTERM / SIGINT: stop accepting, let calls in flight finish (at most 25 s), reap every\n"
 	  "capsule, exit 0. docs/daemon.md lists every route.\n\n"
 	  "  --store DB               the store; it must exist (worldd epoch bootstrap makes one): a path\n"
-	  "                           that does not is exit 4 and nothing is created\n"
+	  "                           that does not, or an empty PostgreSQL database, is exit 4 and\n"
+	  "                           nothing is created (worldd store copy DB URI moves a store there)\n"
 	  "  --ailang-bin BIN         the transition interpreter (archived and pinned; default the\n"
 	  "                           installed ailang-lite, worldd --help names it)\n"
 	  "  --listen HOST:PORT       loopback only: 127.0.0.1, [::1] or localhost (default 127.0.0.1:7644;\n"
@@ -264,13 +265,15 @@ const struct worldd_verb daemon_verbs[] = {
 	  "  2  usage (a flag, --listen not on loopback, effectful transitions and no --workspace-root,\n"
 	  "     two profiles of one project, an --exec-episode-project naming no loaded project)\n"
 	  "  3  an --exec-profile refused (one line: the file and the field)\n"
-	  "  4  no store at DB (nothing created), or no --exec-profile FILE\n"
+	  "  4  no store at DB or an empty database (nothing created), or no --exec-profile FILE\n"
 	  "  5  another writer's transaction outlasted the busy timeout (5 s) at start-up\n"
 	  "  6  DB is not a store of a known schema version\n"
 	  "  8  DB is bound to another interpreter release\n"
 	  "  9  I/O: archive, token file, or the listen socket (address in use)\n"
 	  " 10  --require-cgroups and the capsules would get no memory or pids cgroup\n"
-	  " 14  BIN --version failed\n",
+	  " 14  BIN --version failed\n"
+	  " 29  the store's PostgreSQL server unreachable at start-up (once serving, its absence is\n"
+	  "     HTTP 503 StoreUnavailable and service resumes by itself: GET /v1/ready says which)\n",
 	  serve_run },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -374,6 +374,12 @@ static int p_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 	set_name(d);
 	if (PQstatus(d->conn) != CONNECTION_OK) {
 		int rc = pfail(d, connect_class(d->conn), WX_IO, "connect", PQerrorMessage(d->conn), NULL, err);
+		/* the server asked for a password and none was given: say where one goes */
+		if (err && strstr(err->msg, "no password supplied")) {
+			size_t l = strlen(err->msg);
+			snprintf(err->msg + l, sizeof err->msg - l,
+			         " (give it in a file: --store-password-file FILE, mode 0600; or libpq's PGPASSFILE / ~/.pgpass)");
+		}
 		PQfinish(d->conn);
 		free_secrets(d);
 		free(d);

@@ -691,6 +691,10 @@ static int pg_schema(struct world_store *st, struct world_err *err)
 		if (n > 0) return werr(err, WX_SCHEMA, "store %s: not a World store (no world_schema table, %lld other tables); "
 		                       "left untouched", st->path, n);
 		if (!st->writer) return werr(err, WX_SCHEMA, "store %s: not a World store (an empty database)", st->path);
+		if (st->existing)
+			return werr(err, WX_NOT_FOUND, "store %s: an empty database, no World store in it; nothing created (make "
+			            "one first: worldd store copy DB %s, or worldd epoch bootstrap --store %s)",
+			            st->path, st->path, st->path);
 		for (int tries = 0;; tries++) {
 			st->retry_seen = 0;
 			if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
@@ -779,6 +783,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 	st->qfd = -1;
 	st->writer = mode == WORLD_STORE_WRITER;
 	st->no_tree = no_tree != 0;
+	st->existing = existing != 0;
 	/* No lock is held between transactions: a write waits for another
 	 * writer's transaction up to the busy timeout (--wait-lock, default 5 s). */
 	st->busy_ms = wait_lock_s > 0 ? wait_lock_s * 1000.0 : WORLD_STORE_BUSY_MS_DEFAULT;

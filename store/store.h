@@ -60,7 +60,8 @@ enum world_store_mode {
 #define WORLD_STORE_NOSYNC 0x100
 /* Or'ed into WORLD_STORE_WRITER by every verb that needs a store to be
  * there already (call, session mint/revoke, token rotate, serve): a path
- * that does not exist is WX_NOT_FOUND and nothing is created. */
+ * that does not exist is WX_NOT_FOUND and nothing is created; so is an
+ * empty PostgreSQL database (no schema is made in it: issue 44). */
 #define WORLD_STORE_EXISTING 0x200
 /* Bench only: a durable writer with SQLite's own WAL writes, one system
  * call per frame and header (store/walbuf.h gathers them otherwise), to

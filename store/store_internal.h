@@ -70,6 +70,7 @@ struct world_store {
 	 * the signer of this writer (NULL: none) and its counts */
 	int tree_dirty;
 	int no_tree; /* WORLD_STORE_NO_TREE (bench only) */
+	int existing; /* WORLD_STORE_EXISTING: a PostgreSQL database without a store is refused, not made one */
 	struct note_signer *signer;
 	long long signed_n, sign_failed;
 };

@@ -154,6 +154,18 @@ is "$rc:$out" "0:" "worldd scan of the URI: clean"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 
+# ---- serve never makes a store in an empty database (issue 44 item 4)
+psqlc -d world -c "CREATE DATABASE empty1 OWNER wu" && psqlc -d empty1 -c "ALTER SCHEMA public OWNER TO wu" || bail "create empty1"
+EU="postgresql://wu@$PG_TCP/empty1"
+run_capture out err rc "$WORLDD" serve --store "$EU" --store-password-file "$T/pw" --ailang-bin "$AILANG_LITE" --listen 127.0.0.1:0
+is "$rc:$(printf '%s\n' "$err" | grep -c .)" "4:1" "serve on an empty database: exit 4, one line"
+like "$err" "an empty database, no World store in it; nothing created \\(make one first: worldd store copy DB $EU, or worldd epoch bootstrap --store $EU\\)" \
+  "... pointing at store copy and epoch bootstrap"
+is "$(psqlc -d empty1 -c "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'")" 0 "... and no table made there"
+run_capture out err rc "$WORLDD" epoch bootstrap --store "$EU" --store-password-file "$T/pw" --ailang-bin "$AILANG_LITE"
+ok "$([ "$rc" = 0 ] && [ "$(psqlc -d empty1 -c "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = 'public'")" -gt 0 ]; echo $?)" \
+  "control: epoch bootstrap makes the store in it ($err)"
+
 # ---- outages settle (issue 44 item 2): the server stops between an
 # effect's handler finishing and the call's commit (the pause point
 # coord.before_commit holds the call there while the server is stopped)

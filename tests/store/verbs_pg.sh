@@ -202,7 +202,8 @@ done
 cmdline=$(tr '\0' ' ' < "/proc/$child/cmdline" 2>/dev/null)
 ptycmd=$(tr '\0' ' ' < "/proc/$ptypid/cmdline" 2>/dev/null)
 like "$ptycmd" "wu:$PWENC@" "control: the URI given (the harness's own argv) holds the password"
-like "$cmdline" "session mint --store postgresql://wu:\*+@$PG_TCP/w1 " "the running verb's /proc/PID/cmdline: the URI with its password masked"
+like "$cmdline" "session mint --store postgresql://wu:\*@$PG_TCP/w1 " "the running verb's /proc/PID/cmdline: the URI with its password masked as one '*' (not its length)"
+is "$(tr -dc '*' <<<"$cmdline" | wc -c):$(tr -cd '\0' < "/proc/$child/cmdline" | wc -c)" "1:1" "... one '*' in all, and one line (ps shows no run of NULs as long as the password)"
 unlike "$cmdline" "$PWENC" "... not the password"
 kill "$child" 2>/dev/null
 wait "$ptypid" 2>/dev/null
@@ -219,6 +220,7 @@ pgrun out err rc "$WORLDD" log get --store "postgresql://wu:$WRONG@$PG_TCP/w1" -
 is "$rc" 0 "the right one in the file wins over a wrong one in the URI: exit 0"
 pgrun out err rc "$WORLDD" log get --store "$U" 1
 is "$rc" 9 "no password at all: exit 9 ($err)"
+like "$err" "no password supplied \\(give it in a file: --store-password-file FILE" "... the line says where a password goes (--store-password-file)"
 pgrun out err rc "$WORLDD" log get --store "$DB" --store-password-file "$T/pw" 1
 is "$rc:$err" "2:worldd log get: usage: --store-password-file is for a postgresql:// --store only (see worldd log get --help)" \
   "--store-password-file with a SQLite path: usage, exit 2"
