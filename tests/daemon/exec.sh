@@ -23,7 +23,8 @@
 #     (sleep 12 under timeout_ms 1000: timed out), while the same sleep 12
 #     under a profile's timeout_ms 20000 -- past the 10 s a tool run gets
 #     and within --exec-max-ms -- runs to exit 0 (the one long test); a
-#     profile's timeout_ms above --exec-max-ms is refused at load;
+#     profile's timeout_ms above --exec-max-ms is refused at load; a
+#     notifications/cancelled ends a running exec call, its tree killed;
 #   - without the capsule: the probe's start-up line names the arm, and an
 #     exec call is refused naming it (never run).
 . "$top_srcdir/tests/tap.sh"
