@@ -190,3 +190,10 @@ tests_store_test_tree_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_tree_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
 TESTS += tests/store/tree.sh tests/store/log_pg.sh
 EXTRA_DIST += tests/store/tree.sh tests/store/log_pg.sh
+# an episode's home (store/home.h, issue 44 item 3): on SQLite and a throwaway PostgreSQL cluster
+check_PROGRAMS += tests/store/test_home
+tests_store_test_home_SOURCES = tests/store/test_home.c
+tests_store_test_home_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_store_test_home_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+TESTS += tests/store/home_pg.sh
+EXTRA_DIST += tests/store/home_pg.sh
