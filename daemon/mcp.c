@@ -25,6 +25,7 @@
 #include "coordinator/registry.h"
 #include "store/jschema.h"
 #include "store/store.h"
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -994,7 +995,7 @@ static json_t *complete(struct mcp *m, json_t *id, json_t *params)
 				dlog("error route=/mcp/ completion/complete: %s", err.msg);
 				return drpc_error(id, -32603, "Internal: internal store failure");
 			}
-		} else if (strcmp(uri, "world://objects/{ref}") == 0) {
+		} else if (strcmp(uri, "world://objects/{ref}") == 0 || strcmp(uri, "world://objects/{ref}/payload") == 0) {
 			/* a ref is not guessed: none offered */
 		} else {
 			json_t *list;
@@ -1059,14 +1060,18 @@ static json_t *package_read(struct mcp *m, json_t *id, const char *uri, int *fou
 
 static json_t *resources_templates_world(json_t *id)
 {
-	return rpc_result(id, json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}", "resourceTemplates",
+	return rpc_result(id, json_pack("{s:[{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}",
+	                                "resourceTemplates",
 	                                "uriTemplate", "world://log/{index}", "name", "log entry", "description",
 	                                "one entry of this episode's log (GET /v1/log/N)", "mimeType", "application/json",
 	                                "uriTemplate", "world://why/{index}", "name", "provenance walk", "description",
 	                                "why an entry of this episode is what it is: the verified links of its walk (worldd why)",
 	                                "mimeType", "application/json", "uriTemplate", "world://objects/{ref}", "name", "object",
 	                                "description", "an object this episode made or read, or a public one (GET /v1/objects/REF)",
-	                                "mimeType", "application/json"));
+	                                "mimeType", "application/json", "uriTemplate", "world://objects/{ref}/payload", "name",
+	                                "object payload", "description",
+	                                "the bytes of such an object, as stored (their sha256 is in its ref's hash input)",
+	                                "mimeType", "application/octet-stream"));
 }
 
 static json_t *resources_list(struct mcp *m, json_t *id, json_t *params)
@@ -1138,6 +1143,8 @@ static json_t *with_uri(json_t *e, const char *uri)
 }
 #define NOT_FOUND(m) ((m)->modern ? -32602 : -32002)
 
+static json_t *object_payload(struct mcp *m, json_t *id, const char *uri, const char *ref);
+
 static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 {
 	const char *uri = json_string_value(json_object_get(params, "uri"));
@@ -1179,6 +1186,13 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 		snprintf(path, sizeof path, "/v1/log/%lld", n);
 	} else if (strncmp(uri, "world://objects/", 16) == 0) {
 		struct world_err e = { 0, "" };
+		size_t ul = strlen(uri);
+		if (ul > 24 && strcmp(uri + ul - 8, "/payload") == 0) {
+			char ref[WORLD_REF_SIZE + 8];
+			if (ul - 24 >= sizeof ref || (snprintf(ref, sizeof ref, "%.*s", (int)(ul - 24), uri + 16), world_ref_parse(ref, "ref", NULL, &e) < 0))
+				return with_uri(drpc_error(id, -32602, "resource not found: %.200s (%s)", uri, e.msg[0] ? e.msg : "not a ref"), uri);
+			return object_payload(m, id, uri, ref);
+		}
 		if (world_ref_parse(uri + 16, "ref", NULL, &e) < 0)
 			return with_uri(drpc_error(id, -32602, "resource not found: %.200s (%s)", uri, e.msg), uri);
 		snprintf(path, sizeof path, "/v1/objects/%s", uri + 16);
@@ -1216,6 +1230,45 @@ static json_t *resources_read(struct mcp *m, json_t *id, json_t *params)
 		json_decref(v);
 	} else ans = drpc_error(id, -32603, "Internal: internal store failure");
 	free(r.body);
+	return ans;
+}
+
+/* world://objects/{ref}/payload: the object's bytes as a blob. Whether the
+ * session may see the object is the read route's answer (GET
+ * /v1/objects/REF for this request's credential: 404 for another
+ * episode's, as for none); the bytes are then read from the store. */
+static json_t *object_payload(struct mcp *m, json_t *id, const char *uri, const char *ref)
+{
+	char path[200];
+	snprintf(path, sizeof path, "/v1/objects/%s", ref);
+	struct dreq sub = *m->rq;
+	sub.method = "GET";
+	sub.path = path;
+	sub.body = "";
+	sub.body_len = 0;
+	struct dresp r;
+	memset(&r, 0, sizeof r);
+	reads_handle(&sub, &r);
+	int status = r.status;
+	free(r.body);
+	if (status == 404) return with_uri(drpc_error(id, NOT_FOUND(m), "resource not found: %.200s (object %s: not found)", uri, ref), uri);
+	if (status != 200) return drpc_error(id, -32603, "Internal: internal store failure");
+	struct world_err err = { 0, "" };
+	struct world_store *st = dreader_get(m->rq->d, &err);
+	struct world_object o;
+	if (!st || world_object_get(st, ref, &o, &err) < 0) {
+		if (st) dreader_put(m->rq->d, st);
+		dlog("error route=/mcp/ resources/read %.200s: %s", uri, err.msg);
+		return drpc_error(id, -32603, "Internal: internal store failure");
+	}
+	dreader_put(m->rq->d, st);
+	char *b64 = malloc(4 * ((o.len + 2) / 3) + 1);
+	if (b64) EVP_EncodeBlock((unsigned char *)b64, o.payload, (int)o.len);
+	world_object_free(&o);
+	if (!b64) return drpc_error(id, -32603, "Internal: out of memory");
+	json_t *ans = rpc_result(id, json_pack("{s:[{s:s,s:s,s:s}]}", "contents", "uri", uri, "mimeType",
+	                                       "application/octet-stream", "blob", b64));
+	free(b64);
 	return ans;
 }
 

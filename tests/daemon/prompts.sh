@@ -148,6 +148,18 @@ R=$(sse_json)
 is "$(jget result.isError <<<"$R"):$(jget result.content.0.type <<<"$R"):$(jget result.content.0.text <<<"$R")" \
   'false:text:{"content":"file text","ok":true}' "control: a \"content\" that is not an array (a file's text) is data: the output's text as ever"
 
+# ---- the provenance read as binary: an object's payload as a blob ----
+mcp "$CRED" '{"jsonrpc":"2.0","id":25,"method":"resources/read","params":{"uri":"world://why/1"}}'
+REC=$(sse_json | jget result.contents.0.text | jget record)
+mcp "$CRED" "{\"jsonrpc\":\"2.0\",\"id\":26,\"method\":\"resources/read\",\"params\":{\"uri\":\"world://objects/$REC/payload\"}}"
+R=$(sse_json)
+is "$(jget result.contents.0.mimeType <<<"$R")" "application/octet-stream" "world://objects/{ref}/payload reads an object's bytes as a blob"
+like "$(jget result.contents.0.blob <<<"$R" | base64 -d)" '"mcp:ep-a:[0-9a-f]+"' "... the invocation record of ep-a's call, as stored"
+mcp "$CRED_GRANT" "{\"jsonrpc\":\"2.0\",\"id\":27,\"method\":\"resources/read\",\"params\":{\"uri\":\"world://objects/$REC/payload\"}}"
+is "$(sse_json | jget error.code)" "-32002" "another episode's object payload: not found (control: its own episode read it above)"
+mcp "$CRED" '{"jsonrpc":"2.0","id":28,"method":"resources/templates/list"}'
+like "$(sse_json | jget result.resourceTemplates)" '"world://objects/\{ref\}/payload"' "... and it is listed among the templates"
+
 # ---- completion ----
 mcp "$CRED" '{"jsonrpc":"2.0","id":17,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"w"}}}'
 is "$(sse_json | jget result.completion.values)" '["world", "wombat"]' "completion of a prompt argument: its values that start with what was typed"
