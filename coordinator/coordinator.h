@@ -84,7 +84,6 @@ struct coord_config {
 	 * can log it; NULL = nobody is told. */
 	void (*on_denial)(void *ctx, const struct coord_denial *d);
 	void *on_denial_ctx;
-};
 	/* Called with one line when a call's outcome is held because the store
 	 * does not answer, and when it is written or given up (issue 44: the
 	 * daemon logs them); NULL = nobody is told. */
@@ -93,8 +92,9 @@ struct coord_config {
 	 * intents then stay open: worldd journal --indeterminate); 0 = the
 	 * default, COORD_HOLD_S. */
 	int hold_s;
-#define COORD_EPISODE_CALLS_DEFAULT 100000LL
+};
 #define COORD_HOLD_S 120
+#define COORD_EPISODE_CALLS_DEFAULT 100000LL
 #define COORD_EPISODE_BYTES_DEFAULT (1LL << 30)
 
 /* Archives the tool interpreter (when given). Transition interpreters are
