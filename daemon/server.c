@@ -1293,9 +1293,9 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	                           .exec_max_ms = cfg->exec_max_ms };
 	sup_limits_default(&cc.limits);
 	cc.limits.capacity = capacity;
+	cc.on_held = log_held;
 	d.coord = coord_new(&cc, err);
 	if (!d.coord) goto out;
-	cc.on_held = log_held;
 	int token_created = 0;
 	if (token_setup(&d, token_path, &token_created, err) < 0) goto out;
 	dlog("operator token: %s (%s)", token_path,
