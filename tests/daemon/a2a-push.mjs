@@ -109,6 +109,17 @@ ok(events(log1, '/hook/s').every(h => h.headers['x-a2a-notification-token'] === 
 const sl = await a.listTaskPushNotificationConfig({ taskId: sid });
 ok(sl.configs.length === 1 && sl.configs[0].url === `${hook1}/s` && sl.configs[0].taskId === sid, 'A2A SDK: the message\'s config is listed for its task', sl);
 
+// a streamed call with a webhook: the stream and the webhook carry the same updates
+const stid = `pst-${process.pid}`;
+const sev = [];
+for await (const ev of a.sendMessageStream({ message: msg(stid, { t: 4 }), configuration: { taskPushNotificationConfig: { url: `${hook1}/st` } } })) sev.push(ev);
+await until(() => events(log1, '/hook/st').length >= 3);
+const st = events(log1, '/hook/st').map(h => h.ev);
+ok(sev.at(-1)?.payload?.$case === 'statusUpdate' && sev.at(-1).payload.value.status?.state === 3 && st.length === 3 &&
+   st[0].statusUpdate?.status?.state === 'TASK_STATE_WORKING' && st[1].artifactUpdate?.artifact?.parts?.[0]?.data?.echo?.t === 4 &&
+   st[2].statusUpdate?.status?.state === 'TASK_STATE_COMPLETED' && st[2].statusUpdate.taskId === stid,
+  'A2A SDK: sendMessageStream with a webhook: the stream ends completed and the webhook gets working, the artifact, completed', [sev.map(e => e.payload?.$case), st]);
+
 // a failed task is notified failed
 const fres = await a.sendMessage({ message: msg(`pf-${process.pid}`, {}, 'tests.notobject'), configuration: { taskPushNotificationConfig: { url: `${hook1}/f` } } });
 await until(() => events(log1, '/hook/f').some(h => h.ev.statusUpdate?.status?.state === 'TASK_STATE_FAILED'));
