@@ -19,6 +19,7 @@
  *   coord.claimed      the call's task id is claimed, nothing has run yet
  *   coord.claim_wait   a call found its task id claimed by another and waits
  *   coord.before_commit the call's output exists, its commit not yet written
+ *   coord.held         a call's effect ran and its commit found the store away: the hold starts
  *   coord.batch        a call leads a group commit, before it begins the batch's transaction
  *   coord.queued       a call queued for a group commit another call leads
  *   sup.running        a transition's capsule has its start frame; its event loop has not looked yet
