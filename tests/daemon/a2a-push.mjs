@@ -1,15 +1,16 @@
 // tests/daemon/a2a-push.mjs: A2A push notifications and the extended card
 // with the official @a2a-js/sdk client, unmodified, against a running
 // worldd serve --a2a-webhook-allow HOOK1 (tests/daemon/a2a_push.sh).
-// Usage: node a2a-push.mjs BASE CRED CRED_GRANT HOOK1 LOG1 HOOK2 LOG2 PAUSEDIR|-
+// Usage: node a2a-push.mjs BASE CRED CRED_GRANT HOOK1 LOG1 HOOK2 LOG2 PAUSEDIR|- DAEMON_ERR_LOG
 // HOOK1 (allowed) and HOOK2 (not) are loopback receivers (a2a-hook.mjs)
 // logging each request to LOG1 / LOG2. PAUSEDIR: the daemon holds its first
-// call at coord.before_commit (test hooks), so a config can be made for a
-// working task; "-": that part is skipped. Prints TAP lines without a plan.
+// call at coord.before_commit and the second in its capsule at sup.running
+// (test hooks), so a config can be made for a working task and a task with
+// a webhook cancelled; "-": that part is skipped. Prints TAP lines without a plan.
 import fs from 'node:fs';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 
-const [base, cred, credGrant, hook1, log1, hook2, log2, pd] = process.argv.slice(2);
+const [base, cred, credGrant, hook1, log1, hook2, log2, pd, errLog] = process.argv.slice(2);
 let n = 0;
 function ok(cond, name, extra) {
   n++;
@@ -94,6 +95,21 @@ if (pd !== '-') {
   ok(e6 && /terminal state \(completed\)/.test(String(e6.message)), 'A2A SDK: a config for the completed task is UnsupportedOperation', String(e6));
   const kept = await a.listTaskPushNotificationConfig({ taskId: tid });
   ok(kept.configs.length === 1, 'A2A SDK: the completed task\'s config is still listed until deleted', kept);
+  // a task with a webhook, cancelled by CancelTask while its capsule is held
+  const cid = `pc-${process.pid}`;
+  const cs = a.sendMessage({ message: msg(cid, { c: 1 }), configuration: { taskPushNotificationConfig: { url: `${hook1}/c` } } });
+  cs.catch(() => {});
+  ok(await until(() => fs.existsSync(`${pd}/sup.running.2.reached`), 30000), 'a second call is held in its capsule (working)');
+  const cc = a.cancelTask({ id: cid });
+  cc.catch(() => {});
+  const fired = await until(() => fs.readFileSync(errLog, 'utf8').includes(`task=${cid}: the call in flight is cancelled`));
+  fs.writeFileSync(`${pd}/sup.running.2.go`, '');
+  const cr = await cs;
+  await until(() => events(log1, '/hook/c').some(h => h.ev.statusUpdate?.status?.state === 'TASK_STATE_CANCELED'));
+  const c = events(log1, '/hook/c').map(h => h.ev);
+  ok(fired && cr.status?.state === 5 && c[0]?.statusUpdate?.status?.state === 'TASK_STATE_WORKING' &&
+     c.at(-1)?.statusUpdate?.status?.state === 'TASK_STATE_CANCELED' && !c.some(e => e.artifactUpdate),
+    'webhook: a task cancelled by CancelTask: working, then canceled (no artifact)', [fired, cr.status, c]);
 }
 
 // the config given with the message: working, the artifact, completed

@@ -4,7 +4,8 @@
 # serve --a2a-webhook-allow, with two loopback receivers (a2a-hook.mjs): one
 # under the allowlist, one outside it (never called: the control). With
 # test hooks the daemon holds the first call before its commit, so a config
-# is made, read, listed and deleted for a working task.
+# is made, read, listed and deleted for a working task, and the second
+# call is held in its capsule to be cancelled.
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/daemon/lib.sh"
 NPM="$top_srcdir/build/npm/node_modules"
@@ -34,13 +35,13 @@ is "$?" 2 "--a2a-webhook-allow with a host name: usage (exit 2; the daemon resol
 PD=-
 if grep -q -- '-DWORLD_TEST_HOOKS=1' "$top_builddir/Makefile"; then
   PD=$T/pause; mkdir -p "$PD"
-  export WORLD_TEST_PAUSE=coord.before_commit@1 WORLD_TEST_PAUSE_DIR=$PD
+  export WORLD_TEST_PAUSE=coord.before_commit@1,sup.running@2 WORLD_TEST_PAUSE_DIR=$PD
 else
   skip "built without --enable-test-hooks (no pause points)" "a config made for a working task"
 fi
 daemon_start --a2a-webhook-allow "$H1" || bail "daemon did not start"
 unset WORLD_TEST_PAUSE WORLD_TEST_PAUSE_DIR
-timeout 120 node "$T/node/a2a-push.mjs" "$URL" "$CRED" "$CRED_GRANT" "$H1" "$T/h1.log" "$H2" "$T/h2.log" "$PD" >"$T/push.tap" 2>&1
+timeout 120 node "$T/node/a2a-push.mjs" "$URL" "$CRED" "$CRED_GRANT" "$H1" "$T/h1.log" "$H2" "$T/h2.log" "$PD" "$T/err" >"$T/push.tap" 2>&1
 rc=$?
 tap_relay "$T/push.tap"
 is "$rc" 0 "the SDK client script exits 0"
