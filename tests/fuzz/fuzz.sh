@@ -37,9 +37,9 @@ declare -A SOURCES=(
   [jschema]="store/jschema.c store/error.c"
   [frame]="supervisor/frame.c store/file.c store/error.c"
   [plan]="broker/plan.c store/canon.c store/error.c"
-  [manifest]="cli/attended.c cli/output.c cli/default_interp.c cli/store_uri.c cli/flags.c cli/serve_exec.c store/jschema.c store/canon.c"
-  [mcp]="daemon/mcp.c store/jschema.c"
-  [a2a]="daemon/a2a.c"
+  [manifest]="cli/attended.c cli/output.c cli/default_interp.c cli/store_uri.c cli/flags.c cli/serve_exec.c store/jschema.c store/canon.c coordinator/catalog.c"
+  [mcp]="daemon/mcp.c store/jschema.c coordinator/catalog.c"
+  [a2a]="daemon/a2a.c daemon/a2a_push.c"
   [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
   [tlog]="tlog/tlog.c tlog/note.c tlog/checkpoint.c tlog/b64.c store/error.c"
 )
