@@ -431,6 +431,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 			if (hr < 0) dlog("error route=/a2a/ skill=%.128s: %s", skill, he.msg);
 			snprintf(rq->note, sizeof rq->note, "%s,skill=%.64s,error=%s", dia == D_REF ? "tasks/send" : dia == D_V03 ? "message/send" : "SendMessage",
 			         skill, k);
+			if (task) snprintf(rq->invocation_id, sizeof rq->invocation_id, "a2a:%.100s:%s", s->episode, task);
 			json_t *e = hr == 1 ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
 			                                dhome_rpc_error(s->episode, &h, "/a2a/"))
 			                    : drpc_error(id, -32603, "%s: %s", k, he.code == WX_UNAVAILABLE ? "the store's database "

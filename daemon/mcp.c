@@ -538,6 +538,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		}
 		if (hr == 1) {
 			snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=NotHome,home=%.60s", h.host);
+			if (task) /* the request log names the invocation the home will run */
+				snprintf(m->rq->invocation_id, sizeof m->rq->invocation_id, "mcp:%.100s:%s", m->sess->episode, task);
 			snprintf(m->home_url, sizeof m->home_url, "%s", h.url);
 			json_t *e = json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
 			                      dhome_rpc_error(m->sess->episode, &h, "/mcp/"));

@@ -97,7 +97,7 @@ ok "$([ ! -e "$T/ws2/ep1" ]; echo $?)" "nothing is written under daemon 2's root
 call 2 "$C1" ailang-read '{"path":"a.txt"}' r1
 is "$STATUS:$(jget error.data.class <<<"$(sse_json)")" "307:NotHome" "ailang-read of ep1 through daemon 2 (an effect: Workspace.Read): 307 NotHome, not a \"no such file\" result"
 is "$(entries)" "$n0" "... nothing committed for either"
-like "$(cat "$T/err2")" "rpc=tools/call,error=NotHome,home=h1" "daemon 2's request log names the redirect"
+like "$(cat "$T/err2")" "status=307 ms=[0-9]+ invocation_id=mcp:ep1:w2 rpc=tools/call,error=NotHome,home=h1" "daemon 2's request log names the redirect and the invocation the home will run"
 # the same read through the home answers the file
 call 1 "$C1" ailang-read '{"path":"a.txt"}' r2
 is "$STATUS:$(sse_json | jget result.structuredContent.content)" "200:one" "the same ailang-read through daemon 1 (the home): the file's content"
