@@ -90,14 +90,17 @@ http GET /v1/health
 is "$STATUS" 200 "health answers without a credential"
 is "$(jget interpreter_ref <<<"$BODY")" "$PIN" "... and tells anyone the interpreter pin: interpreter_ref is the running interpreter's hash"
 is "$(jget interpreter_version <<<"$BODY")" "$PINVER" "... and interpreter_version its release"
-is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,status" \
+is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,ready,status" \
   "... and nothing else: no db_path without the operator token"
+is "$(jget ready <<<"$BODY")" true "... ready: the store answers (issue 44)"
+http GET /v1/ready
+is "$STATUS:$BODY" '200:{"ready":true}' "GET /v1/ready without a credential: 200 {\"ready\":true}"
 http GET /v1/health -H "$(auth "$CRED")"
-is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,status" \
+is "$(keys)" "daemon_version,interpreter_ref,interpreter_version,ready,status" \
   "a session credential is shown no more (no db_path)"
 http GET /v1/health -H "$(auth "$TOKEN")"
 is "$(jget db_path <<<"$BODY")" "$DB" "control: the operator token is shown db_path"
-is "$(keys)" "daemon_version,db_path,interpreter_ref,interpreter_version,status" "... beside the same pin"
+is "$(keys)" "daemon_version,db_path,interpreter_ref,interpreter_version,ready,status" "... beside the same pin"
 is "$(jget interpreter_ref <<<"$BODY")" "$PIN" "... the same interpreter_ref"
 daemon_stop
 is "$DRC" 0 "daemon stopped cleanly"
