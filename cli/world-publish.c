@@ -955,7 +955,8 @@ static json_t *retired_after(const json_t *base, const json_t *descs)
  * writer that moves the head between the checks and the swap. "same-id"
  * republishes the first descriptor with another title; "moving" adds a
  * descriptor under a fresh id on every attempt. */
-static int test_rival(struct world_store *st, const json_t *descs, int attempt, struct world_err *err)
+static int test_rival(struct world_store *st, const json_t *descs, const struct manifest *mf, int attempt,
+                      struct world_err *err)
 {
 	const char *mode = getenv("WORLD_PUBLISH_TEST_RIVAL");
 	if (!mode || !*mode) return 0;
@@ -963,6 +964,26 @@ static int test_rival(struct world_store *st, const json_t *descs, int attempt, 
 	long long rev;
 	char head[WORLD_REF_SIZE];
 	if (registry_load(st, &cur, &rev, head, err) < 0) return -1;
+	if (strcmp(mode, "same-prompt") == 0) {
+		/* another writer sets the manifest's first prompt with another title */
+		json_t *p = json_deep_copy(json_array_get(mf->prompts, 0));
+		if (attempt > 0 || !p) { json_decref(p); json_decref(cur); return 0; }
+		json_object_set_new(p, "title", json_string("a rival publisher's title"));
+		struct manifest one = { 0 };
+		one.prompts = json_array();
+		json_array_append_new(one.prompts, p);
+		json_t *payload = cur ? json_deep_copy(cur) : json_pack("{s:[]}", "transitions");
+		json_object_set_new(payload, "parent", *head ? json_string(head) : json_null());
+		json_object_set_new(payload, "revision", json_integer(rev + 1));
+		extras_set(payload, cur, &one);
+		json_decref(one.prompts);
+		json_decref(cur);
+		char ref[WORLD_REF_SIZE];
+		int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, "world-publish test rival", payload, ref, err);
+		json_decref(payload);
+		if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_TRANSITIONS, *head ? head : NULL, ref, NULL, err);
+		return rc;
+	}
 	json_t *d = json_deep_copy(json_array_get(descs, 0));
 	if (strcmp(mode, "same-id") == 0) {
 		if (attempt > 0) { json_decref(d); json_decref(cur); return 0; }
@@ -1002,6 +1023,31 @@ static int same_id_conflict(const json_t *base, const json_t *cur, long long cur
 			            "both this publish and the registry's revision %lld set \"%s\" with different bytes; "
 			            "nothing was written \xe2\x80\x94 republish the winner's descriptor, or remove the entry",
 			            cur_rev, id);
+	}
+	return 0;
+}
+
+/* The same for prompts and resources: one of ours that the other writer
+ * set to other bytes than ours is refused, never overwritten. */
+static int extras_conflict(const json_t *base, const json_t *cur, long long cur_rev, const struct manifest *mf,
+                           struct world_err *err)
+{
+	static const char *const members[] = { "prompts", "resources" };
+	for (int i = 0; i < 2; i++) {
+		size_t j, k;
+		json_t *d, *o;
+		json_array_foreach(i ? mf->resources : mf->prompts, j, d) {
+			const json_t *b = NULL, *c = NULL;
+			json_array_foreach(base ? json_object_get(base, members[i]) : NULL, k, o)
+				if (strcmp(catalog_key(o), catalog_key(d)) == 0) b = o;
+			json_array_foreach(cur ? json_object_get(cur, members[i]) : NULL, k, o)
+				if (strcmp(catalog_key(o), catalog_key(d)) == 0) c = o;
+			if (!same_json(b, c) && c && !same_json(c, d))
+				return werr(err, WX_CONFLICT,
+				            "both this publish and the registry's revision %lld set %s \"%s\" with different bytes; "
+				            "nothing was written \xe2\x80\x94 republish the winner's, or remove the entry",
+				            cur_rev, i ? "resource" : "prompt", catalog_key(d));
+		}
 	}
 	return 0;
 }
@@ -1076,7 +1122,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			snprintf(head_out, WORLD_REF_SIZE, "%s", bhead);
 			return 0;
 		}
-		if (test_rival(st, descs, attempt, err) < 0 || world_store_begin(st, err) < 0) {
+		if (test_rival(st, descs, mf, attempt, err) < 0 || world_store_begin(st, err) < 0) {
 			json_decref(retired);
 			json_decref(list);
 			json_decref(basecopy);
@@ -1093,6 +1139,7 @@ static int publish(struct world_store *st, const struct manifest *mf, const json
 			json_decref(list);
 			json_decref(retired);
 			int c = same_id_conflict(basecopy, cur, crev, descs, err);
+			if (c == 0) c = extras_conflict(basecopy, cur, crev, mf, err);
 			json_decref(basecopy);
 			if (c < 0) { json_decref(cur); return -1; }
 			basecopy = cur;

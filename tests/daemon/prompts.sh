@@ -180,6 +180,21 @@ mcp "$CRED" "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"prompts/get\",\"params\
 is "$(sse_json | jget result.resultType):$(sse_json | jget result.messages.0.content.text)" "complete:Say hello to Bo ()." \
   "2026-07-28: prompts/get answers complete (an optional argument left out is empty)"
 
+# ---- another writer sets the same prompt meanwhile: refused, never overwritten ----
+cat > "$T/p2.json" <<'EOF'
+[{"kind": "prompt", "name": "greet", "description": "changed", "messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]}]
+EOF
+WORLD_PUBLISH_TEST_RIVAL=same-prompt publish p2.json 0
+is "$?" 8 "a publish whose prompt another writer set meanwhile is refused (exit 8)"
+like "$(cat "$T/pub.err")" 'set prompt "greet" with different bytes; nothing was written' "... naming the prompt"
+mcp "$CRED" '{"jsonrpc":"2.0","id":29,"method":"prompts/list"}'
+is "$(sse_json | jget result.prompts.0.title):$(sse_json | jget result.prompts.0.description)" "a rival publisher's title:changed" \
+  "... the rival's revision stands (its title on our prompt), ours wrote nothing"
+publish p2.json 0
+is "$?:$(grep -c 'changed prompt greet' "$T/pub.out")" "0:1" "control: without the rival a manifest of one prompt (no transition) publishes it"
+mcp "$CRED" '{"jsonrpc":"2.0","id":30,"method":"prompts/get","params":{"name":"greet"}}'
+is "$(sse_json | jget result.description):$(sse_json | jget result.messages.0.content.text)" "changed:hello" "... and prompts/get serves the new revision"
+
 # ---- a retire keeps the prompts ----
 (cd "$T" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "retire 1 transitions from $DB" \
   --out "$T/ret.out" --err "$T/ret.err" --tty "$T/ret.tty" -- "$top_builddir/cli/world-publish" retire --store "$DB" t.bad)
