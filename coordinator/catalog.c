@@ -476,10 +476,11 @@ json_t *catalog_prompt_render(const json_t *prompt, const json_t *args, char *wh
 	json_object_foreach((json_t *)args, k, v) {
 		int known = 0;
 		json_array_foreach(decl, i, a) known |= strcmp(k, json_string_value(json_object_get(a, "name"))) == 0;
-		if (!known || !json_is_string(v)) {
+		if (!known || !json_is_string(v) || memchr(json_string_value(v), 0, json_string_length(v))) {
 			json_decref(vals);
-			why_set(why, n, known ? "prompts/get: argument \"%.64s\" must be a string"
-			                      : "prompts/get: argument \"%.64s\" is not an argument of this prompt", k);
+			why_set(why, n, !known ? "prompts/get: argument \"%.64s\" is not an argument of this prompt"
+			                : json_is_string(v) ? "prompts/get: argument \"%.64s\" holds U+0000"
+			                                    : "prompts/get: argument \"%.64s\" must be a string", k);
 			return NULL;
 		}
 	}

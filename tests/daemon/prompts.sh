@@ -116,6 +116,8 @@ mcp "$CRED" '{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"gr
 is "$(sse_json | jget error.code):$(sse_json | jget error.message)" '-32602:prompts/get: argument "who" is required' "a required argument missing: -32602"
 mcp "$CRED" '{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"x","mood":"y"}}}'
 like "$(sse_json | jget error.message)" 'argument "mood" is not an argument of this prompt' "an unknown argument: -32602"
+mcp "$CRED" '{"jsonrpc":"2.0","id":31,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"a\u0000b"}}}'
+is "$(sse_json | jget error.code):$(sse_json | jget error.message)" '-32602:prompts/get: argument "who" holds U+0000' "a value holding U+0000: -32602 (never cut short at it)"
 
 # ---- resources: fixed, templates, by grant ----
 mcp "$CRED" '{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"pkg://item/42/json"}}'
