@@ -709,8 +709,9 @@ static void modern_stamp(json_t *answer, const char *method)
  * daemon/stream.c), resources (the provenance, immutable: no
  * subscriptions; the list -- an episode's log entries -- changes with its
  * commits, which a listen is told of: server/discover says listChanged,
- * initialize, whose GET stream does not send it, does not), prompts (none
- * are published: an empty list). */
+ * initialize, whose GET stream does not send it, does not), prompts (the
+ * templates packages publish; their list changes are not notified),
+ * completions (completion/complete). */
 static json_t *capabilities(int listen)
 {
 	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1, "resources", "listChanged", listen,
