@@ -73,6 +73,7 @@ struct mcp {
 	json_t *listen_id;     /* ... and was: its id (the subscription id) */
 	int listen_tools;      /* ... its filter asks for tools list changes */
 	int listen_resources;  /* ... and for resources list changes */
+	int listen_prompts;    /* ... and for prompts list changes */
 };
 
 /* Progress of one tools/call (coord_call's on_progress): each stage one
@@ -710,12 +711,13 @@ static void modern_stamp(json_t *answer, const char *method)
  * subscriptions; the list -- an episode's log entries -- changes with its
  * commits, which a listen is told of: server/discover says listChanged,
  * initialize, whose GET stream does not send it, does not), prompts (the
- * templates packages publish; their list changes are not notified),
- * completions (completion/complete). */
+ * templates packages publish: the GET stream and a listen that asks are
+ * sent notifications/prompts/list_changed when a publish changes the
+ * session's), completions (completion/complete). */
 static json_t *capabilities(int listen)
 {
 	return json_pack("{s:{s:b},s:{s:b,s:b},s:{s:b},s:{}}", "tools", "listChanged", 1, "resources", "listChanged", listen,
-	                 "subscribe", 0, "prompts", "listChanged", 0, "completions");
+	                 "subscribe", 0, "prompts", "listChanged", 1, "completions");
 }
 
 static json_t *discover(json_t *id)
@@ -1375,6 +1377,7 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		m->listen_id = json_incref(id);
 		m->listen_tools = json_is_true(json_object_get(f, "toolsListChanged"));
 		m->listen_resources = json_is_true(json_object_get(f, "resourcesListChanged"));
+		m->listen_prompts = json_is_true(json_object_get(f, "promptsListChanged"));
 		return NULL;
 	}
 	return drpc_error(id, -32601, "method not found: %.200s", mn);
@@ -1559,7 +1562,7 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 }
 
 int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools,
-                     int *resources)
+                     int *resources, int *prompts)
 {
 	struct mcp m = { .rq = rq, .listen = 1 };
 	handle(&m, r);
@@ -1572,5 +1575,6 @@ int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **se
 	*id = m.listen_id;
 	*tools = m.listen_tools;
 	*resources = m.listen_resources;
+	*prompts = m.listen_prompts;
 	return 0;
 }

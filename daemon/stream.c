@@ -37,6 +37,8 @@
  * a stream the server ends is closed with the listen request's response. */
 #include "daemon/http.h"
 #include "daemon/route.h"
+#include "coordinator/catalog.h"
+#include "coordinator/registry.h"
 #include "store/store.h"
 #include <microhttpd.h>
 #include <poll.h>
@@ -53,6 +55,9 @@ struct stream {
 	char episode[65];
 	long long expires_at;
 	char *tools;                /* the visible tool names last told, one per line */
+	char *prompts;              /* the visible prompt names last told, one per line */
+	int prompts_wanted;         /* notify prompts list changes (GET /mcp/: always; a listen: its filter) */
+	char *prompts_notify;       /* a listen's prompts list_changed event */
 	struct dsse q;              /* bytes queued for the client (q.mu = &S.mu) */
 	time_t last;                /* when bytes were last queued */
 	int fd;                     /* its connection's socket, polled for the client's hang-up (-1: unknown) */
@@ -80,6 +85,8 @@ static struct {
 
 static const char notify_event[] =
     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+static const char prompts_event[] =
+    "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n";
 
 /* Queue bytes on s and wake its connection. Call with S.mu held. A client
  * that reads nothing for a long time cannot make the queue grow without
@@ -143,7 +150,9 @@ static void stream_free(void *cls)
 		}
 	pthread_mutex_unlock(&S.mu);
 	free(s->tools);
+	free(s->prompts);
 	free(s->notify);
+	free(s->prompts_notify);
 	free(s->res_notify);
 	free(s->final);
 	free(s->q.buf);
@@ -152,9 +161,10 @@ static void stream_free(void *cls)
 
 /* The names of the tools s sees, one per line (malloc'd), or NULL when
  * the session is gone (*gone: 1 revoked or expired, 0 another failure). */
-static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, int *gone)
+static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, int *gone, char **prompts)
 {
 	*gone = 0;
+	*prompts = NULL;
 	struct coord_session *sess = NULL;
 	struct world_err err = { 0, "" };
 	if (coord_session_open(d->coord, cred, &sess, &err) < 0) {
@@ -182,6 +192,30 @@ static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, i
 		if (!id || dtool_name(id, name) < 0) continue; /* tools/list leaves it out too */
 		o += (size_t)snprintf(out + o, cap - o, "%s\n", name);
 	}
+	/* the prompt names it sees (coordinator/catalog.h): a failure to read
+	 * them fails the look, as the tools' does */
+	json_decref(vis);
+	vis = NULL;
+	json_t *reg = NULL;
+	long long rev = 0;
+	struct world_store *st = dreader_get(d, &err);
+	int rc = st ? registry_load(st, &reg, &rev, NULL, &err) : -1;
+	if (rc == 0) rc = catalog_visible(st, sess, reg, "prompts", &vis, &err);
+	if (st) dreader_put(d, st);
+	json_decref(reg);
+	size_t pc = 1;
+	json_t *p;
+	json_array_foreach(vis, i, p) pc += strlen(catalog_key(p)) + 1;
+	*prompts = rc == 0 ? malloc(pc) : NULL;
+	if (!*prompts) {
+		dlog("error: stream prompts: %s", err.msg[0] ? err.msg : "out of memory");
+		free(out);
+		out = NULL;
+		goto done;
+	}
+	size_t po = 0;
+	(*prompts)[0] = 0;
+	json_array_foreach(vis, i, p) po += (size_t)snprintf(*prompts + po, pc - po, "%s\n", catalog_key(p));
 done:
 	json_decref(vis);
 	coord_session_free(sess);
@@ -297,7 +331,8 @@ static void *stream_main(void *arg)
 		for (unsigned i = 0; i < k; i++) {
 			long long exp = 0;
 			int gone = 0;
-			char *tools = tools_of(S.d, sn[i].cred, &exp, &gone);
+			char *prompts = NULL;
+			char *tools = tools_of(S.d, sn[i].cred, &exp, &gone, &prompts);
 			pthread_mutex_lock(&S.mu);
 			struct stream *s = S.list;
 			while (s && s->serial != sn[i].serial) s = s->next;
@@ -318,9 +353,20 @@ static void *stream_main(void *arg)
 					s->expires_at = exp;
 					dlog("stream episode=%s unchanged: the store changed, the tools it sees did not", s->episode);
 				}
+				if (!gone && prompts && strcmp(prompts, s->prompts ? s->prompts : "") != 0) {
+					free(s->prompts);
+					s->prompts = prompts;
+					prompts = NULL;
+					if (s->prompts_wanted) {
+						if (s->prompts_notify) push(s, s->prompts_notify, strlen(s->prompts_notify));
+						else push(s, prompts_event, sizeof prompts_event - 1);
+						dlog("stream episode=%s notified: notifications/prompts/list_changed", s->episode);
+					}
+				}
 			}
 			pthread_mutex_unlock(&S.mu);
 			free(tools);
+			free(prompts);
 		}
 		free(sn);
 		pthread_mutex_lock(&S.mu);
@@ -371,14 +417,15 @@ static char *event_of(const char *json)
  * acknowledgment) queued. A listen (id non-NULL) gets its own notify and
  * final events. 0 with *out, or -1 with r filled. */
 static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out,
-                       struct coord_session *sess, json_t *id, int tools_wanted, int res_wanted)
+                       struct coord_session *sess, json_t *id, int tools_wanted, int res_wanted, int prompts_wanted)
 {
 	const char *h = dreq_header(rq, "Authorization");
 	const char *cred = h ? h + 7 : "";
 	while (*cred == ' ') cred++;
 	long long exp = 0;
 	int gone = 0;
-	char *tools = tools_of(rq->d, cred, &exp, &gone);
+	char *prompts = NULL;
+	char *tools = tools_of(rq->d, cred, &exp, &gone, &prompts);
 	if (!tools) {
 		dresp_internal(rq, r, "stream tools", NULL);
 		return -1;
@@ -391,6 +438,7 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		json_t *honoured = json_object();
 		if (tools_wanted) json_object_set_new(honoured, "toolsListChanged", json_true());
 		if (res_wanted) json_object_set_new(honoured, "resourcesListChanged", json_true());
+		if (prompts_wanted) json_object_set_new(honoured, "promptsListChanged", json_true());
 		json_t *ack = json_pack("{s:s,s:s,s:{s:O,s:o}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
 		                        "params", "_meta", meta, "notifications", honoured);
 		json_t *rev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/resources/list_changed",
@@ -401,6 +449,12 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		json_decref(rev);
 		json_t *ev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/tools/list_changed",
 		                       "params", "_meta", meta);
+		json_t *pev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/prompts/list_changed",
+		                        "params", "_meta", meta);
+		char *pe = pev ? json_dumps(pev, JSON_COMPACT) : NULL;
+		s->prompts_notify = event_of(pe);
+		free(pe);
+		json_decref(pev);
 		json_t *fin = json_pack("{s:s,s:O,s:{s:s,s:O}}", "jsonrpc", "2.0", "id", id, "result", "resultType", "complete",
 		                        "_meta", meta);
 		char *a = ack ? json_dumps(ack, JSON_COMPACT) : NULL, *e = ev ? json_dumps(ev, JSON_COMPACT) : NULL,
@@ -408,10 +462,11 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		first = event_of(a);
 		s->notify = event_of(e);
 		s->final = event_of(f);
-		if (!first || !s->notify || !s->final || !s->res_notify) {
+		if (!first || !s->notify || !s->final || !s->res_notify || !s->prompts_notify) {
 			free(first);
 			first = NULL;
 			free(s->notify);
+			free(s->prompts_notify);
 			free(s->res_notify);
 			free(s->final);
 			free(s);
@@ -427,6 +482,7 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	}
 	if (!s) {
 		free(tools);
+		free(prompts);
 		free(first);
 		dresp_internal(rq, r, "stream", NULL);
 		return -1;
@@ -437,7 +493,9 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	s->q.conn = conn;
 	s->q.mu = &S.mu;
 	s->tools = tools;
+	s->prompts = prompts;
 	s->tools_wanted = id ? tools_wanted : 1;
+	s->prompts_wanted = id ? prompts_wanted : 1;
 	s->res_wanted = id && res_wanted;
 	if (s->res_wanted) {
 		/* what it is told of is what comes after its opening */
@@ -446,8 +504,10 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		if (!st || world_episode_last_entry(st, sess->episode, &s->res_last, &e) < 0) {
 			if (st) dreader_put(rq->d, st);
 			free(tools);
+			free(prompts);
 			free(first);
 			free(s->notify);
+			free(s->prompts_notify);
 			free(s->res_notify);
 			free(s->final);
 			free(s);
@@ -478,7 +538,9 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 			            STREAMS_PER_SESSION);
 		else dresp_internal(rq, r, "stream response", NULL);
 		free(s->tools);
+		free(s->prompts);
 		free(s->notify);
+		free(s->prompts_notify);
 		free(s->res_notify);
 		free(s->final);
 		free(s);
@@ -532,7 +594,7 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 		                             "2025-11-25, 2025-06-18, 2025-03-26)", ver);
 		goto out;
 	}
-	rc = open_common(rq, r, conn, out, sess, NULL, 1, 0);
+	rc = open_common(rq, r, conn, out, sess, NULL, 1, 0, 1);
 out:
 	coord_session_free(sess);
 	return rc;
@@ -543,9 +605,9 @@ int mcp_listen_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 	*out = NULL;
 	struct coord_session *sess = NULL;
 	json_t *id = NULL;
-	int tools = 0, resources = 0;
-	if (mcp_listen_check(rq, r, &sess, &id, &tools, &resources) < 0) return -1;
-	int rc = open_common(rq, r, conn, out, sess, id, tools, resources);
+	int tools = 0, resources = 0, prompts = 0;
+	if (mcp_listen_check(rq, r, &sess, &id, &tools, &resources, &prompts) < 0) return -1;
+	int rc = open_common(rq, r, conn, out, sess, id, tools, resources, prompts);
 	if (rc < 0 && r->status == 503 && r->body) {
 		/* over a cap: the envelope's text as a JSON-RPC error, same status */
 		json_t *v = json_loadb(r->body, r->len, 0, NULL);

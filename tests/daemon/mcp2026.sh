@@ -25,7 +25,7 @@ m26 server/discover ''
 J=$(sse_json)
 is "$STATUS $(jget result.supportedVersions <<<"$J")" '200 ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]' "server/discover lists 2026-07-28 beside the 2025 revisions"
 is "$(jget result.resultType <<<"$J") $(jget result.capabilities.tools.listChanged <<<"$J") $(jget result.capabilities.resources.listChanged <<<"$J") $(jget result.capabilities.prompts.listChanged <<<"$J")" \
-  "complete true true false" "... resultType complete, tools and resources listChanged (subscriptions/listen sends them), the prompts capability"
+  "complete true true true" "... resultType complete, tools, resources and prompts listChanged (subscriptions/listen sends them)"
 like "$J" '"io.modelcontextprotocol/serverInfo":\{"name":"worldd"' "... and the server's identity in _meta"
 m26 tools/list ''
 J=$(sse_json)
@@ -140,8 +140,8 @@ like "$(cat "$T/l1.h")" "text/event-stream" "... each a text/event-stream respon
 J=$(data l1 1)
 is "$(jget method <<<"$J")" "notifications/subscriptions/acknowledged" "the first message is notifications/subscriptions/acknowledged"
 like "$J" '"_meta":\{"io.modelcontextprotocol/subscriptionId":41\}' "... carrying the subscription id (the request's id, 41)"
-like "$J" '"notifications":\{"toolsListChanged":true\}' "... and the filter it honours: tools, not prompts (none are published)"
-like "$(data l2 1)" '"notifications":\{\}' "a prompts-only listen is acknowledged with an empty filter"
+like "$J" '"notifications":\{"toolsListChanged":true,"promptsListChanged":true\}' "... and the filter it honours: tools and prompts (packages publish prompts: prompts.sh)"
+like "$(data l2 1)" '"notifications":\{"promptsListChanged":true\}' "a prompts-only listen is acknowledged with its filter"
 filtered=$(logged "its subscription's filter does not ask for them")
 "$FIXTURE" publish "$DB" "$AILANG_LITE" tests.fresh "$top_srcdir/tests/interp/conformance/echo.ail" || bail "fixture publish fresh"
 wait_for grep -q 'tools/list_changed' "$T/l1"; ok $? "a transition published (another process): the tools listen gets notifications/tools/list_changed"

@@ -88,10 +88,35 @@ is "$?:$(grep -c '^ok prompt "p"' "$T/r.out")" "0:1" "control: the same prompt w
 daemon_start || bail "worldd serve did not start"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"prompts/list"}'
 is "$(sse_json | jget result.prompts)" "[]" "control: before the publish no prompt is listed"
+# the notification streams open before the publish: the 2025 GET stream, a
+# 2026-07-28 listen asking for prompts, one asking for tools only (control)
+SPIDS=()
+trap 'for p in "${SPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; daemon_kill; rm -rf "$T"' EXIT
+curl -sS -N -m 120 "$URL/mcp/" -H "$(auth "$CRED")" -H 'Accept: text/event-stream' -H 'MCP-Protocol-Version: 2025-11-25' > "$T/get" 2>/dev/null &
+SPIDS+=($!)
+ENV='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+listen() { # FILE ID FILTER
+  curl -sS -N -m 120 "$URL/mcp/" -H "$(auth "$CRED")" "${MCP_HDRS[@]}" -H 'MCP-Protocol-Version: 2026-07-28' \
+    -H 'Mcp-Method: subscriptions/listen' \
+    --data-binary "{\"jsonrpc\":\"2.0\",\"id\":$2,\"method\":\"subscriptions/listen\",\"params\":{\"notifications\":$3,$ENV}}" \
+    > "$T/$1" 2>/dev/null &
+  SPIDS+=($!)
+}
+listen lp 61 '{"promptsListChanged":true}'
+listen lt 62 '{"toolsListChanged":true}'
+wait_for() { for _ in $(seq 1 300); do "$@" && return 0; sleep 0.1; done; return 1; }
+wait_for grep -q acknowledged "$T/lp" && wait_for grep -q acknowledged "$T/lt" && wait_for grep -q 'stream open' "$T/get"
+ok $? "a GET stream and two listens are open"
+like "$(grep acknowledged "$T/lp")" '"notifications":\{"promptsListChanged":true\}' "the prompts listen is acknowledged with promptsListChanged"
 publish m.json 3
 is "$?" 0 "world-publish publishes 3 transitions, 2 prompts and 3 resources"
 like "$(cat "$T/pub.tty")" '3 descriptor\(s\), 2 prompt\(s\), 3 resource\(s\) from m.json' "... the attended step names the prompts and resources"
 like "$(cat "$T/pub.out")" 'new prompt greet' "... and the outcome lines name them"
+wait_for grep -q 'prompts/list_changed' "$T/lp"; ok $? "the prompts listen is sent notifications/prompts/list_changed"
+like "$(grep prompts/list_changed "$T/lp")" '"io.modelcontextprotocol/subscriptionId":61' "... with its subscription id"
+wait_for grep -q 'prompts/list_changed' "$T/get"; ok $? "the 2025 GET stream is sent notifications/prompts/list_changed"
+wait_for grep -q 'tools/list_changed' "$T/lt"; ok $? "control: the tools-only listen is sent the tools' change"
+unlike "$(cat "$T/lt")" 'prompts/list_changed' "... and not the prompts' (its filter does not ask)"
 publish m.json 3
 like "$(grep UNCHANGED "$T/pub.out" | head -1)" 'UNCHANGED at revision [0-9]+ .*nothing to confirm' "an identical republish writes nothing"
 

@@ -162,7 +162,7 @@ mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"no/such"}'
 is "$(sse_json | jget error.code)" "-32601" "MCP: an unknown method: -32601"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-06-18 "MCP: initialize echoes a supported version"
-is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": true}, "resources": {"listChanged": false, "subscribe": false}, "prompts": {"listChanged": false}, "completions": {}}' "MCP: capabilities {tools:{listChanged:true},resources:{listChanged:false,subscribe:false},prompts:{listChanged:false},completions:{}}"
+is "$(sse_json | jget result.capabilities)" '{"tools": {"listChanged": true}, "resources": {"listChanged": false, "subscribe": false}, "prompts": {"listChanged": true}, "completions": {}}' "MCP: capabilities {tools:{listChanged:true},resources:{listChanged:false,subscribe:false},prompts:{listChanged:true},completions:{}}"
 mcp "$CRED" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 is "$(sse_json | jget result.protocolVersion)" 2025-11-25 "MCP: initialize with an unknown version answers the newest supported"
 
