@@ -1446,8 +1446,20 @@ static int transitions_run(int argc, char **argv)
 		char nh[WORLD_REF_SIZE];
 		if (registry_load(st, &now, &nrv, nh, &err) < 0) { code = fail(&err); goto out; }
 		size_t total = merged_count(now, &mf);
+		/* and so do its prompts and its resources, each */
+		json_t *np = extras_merged(now, mf.prompts, "prompts"), *nr = extras_merged(now, mf.resources, "resources");
+		size_t pn = json_array_size(np), rn = json_array_size(nr);
+		json_decref(np);
+		json_decref(nr);
 		json_decref(now);
 		if (total > ENTRIES_MAX) { too_many(total, nrv, &err); code = fail(&err); goto out; }
+		if (pn > ENTRIES_MAX || rn > ENTRIES_MAX) {
+			werr(&err, WX_BAD_INPUT, "the registry would hold %zu %s (revision %lld plus this manifest's new ones); at "
+			     "most %d; nothing was written", pn > ENTRIES_MAX ? pn : rn, pn > ENTRIES_MAX ? "prompts" : "resources",
+			     nrv, ENTRIES_MAX);
+			code = fail(&err);
+			goto out;
+		}
 	}
 
 	/* The comparison, before asking: when the interpreter is archived the

@@ -240,6 +240,17 @@ is "$(sse_json | jget result.description):$(sse_json | jget result.messages.0.co
 is "$?" 0 "world-publish retire t.bad"
 mcp "$CRED" '{"jsonrpc":"2.0","id":23,"method":"prompts/list"}'
 is "$(names)" "greet" "... the prompts stay published"
+# ---- a revision holds at most 1024 prompts ----
+many() { python3 -c 'import json,sys; print(json.dumps([{"kind":"prompt","name":"p%d"%i,"messages":[{"role":"user","content":{"type":"text","text":"x"}}]} for i in range(int(sys.argv[1]))]))' "$1" > "$T/many.json"; }
+many 1023
+publish many.json 0
+is "$?" 3 "1023 new prompts beside the 2 published: refused (exit 3)"
+like "$(cat "$T/pub.err")" 'the registry would hold 1025 prompts \(revision [0-9]+ plus this manifest.s new ones\); at most 1024; nothing was written' "... naming the count and the cap"
+many 1022
+publish many.json 0
+is "$?" 0 "control: 1022 more (1024 in all) publish"
+mcp "$CRED_GRANT" '{"jsonrpc":"2.0","id":40,"method":"prompts/list"}'
+is "$(sse_json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["result"]["prompts"]))')" 1024 "... and a grant holder lists 1024 prompts"
 daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 done_testing
