@@ -1,6 +1,8 @@
 # packages/: transition packages published with `world-publish transitions`
-# (packages/README.md): quickstart (tools.echo) and se-tools (the eight
-# coding tools and the example programs Ailang.Discover searches).
+# (packages/README.md): quickstart (tools.echo), se-tools (the nine coding
+# tools, workspace-exec among them, and the example programs Ailang.Discover
+# searches) and conformance (the MCP conformance suite's fixture tools,
+# prompts and resources).
 EXTRA_DIST += packages/README.md \
 	packages/quickstart/transitions.json packages/quickstart/echo.ail \
 	packages/se-tools/transitions.json \
