@@ -1427,6 +1427,23 @@ mounted:
 	memset(capd, 0, sizeof capd);
 	CHECK(syscall(SYS_capset, &caph, capd) == 0, "clear capabilities");
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "prctl PR_SET_NO_NEW_PRIVS");
+	/* Not dumpable: this process is a copy of the caller's memory (its
+	 * environment, its heap, its fds), and an inside callback or an exec
+	 * capsule's init runs on as that copy. Unprivileged, the capsule's
+	 * processes share its uid: dumpable, its /proc/PID/{environ,maps,mem,fd}
+	 * would be theirs to read (and its status pipe theirs to write). A
+	 * non-dumpable process is ptrace-accessible only with CAP_SYS_PTRACE in
+	 * the caller's user namespace. An exec of the interpreter or of the
+	 * command sets its own new image dumpable again (only its own memory).
+	 * Before seccomp, which does not allow PR_SET_DUMPABLE. */
+	bool nodump = true;
+#ifdef WORLD_TEST_HOOKS
+	/* TEST HOOK: WORLD_TEST_CAPSULE_DUMPABLE=1 leaves it dumpable (the
+	 * control of tests/supervisor/exec.sh). */
+	const char *td = getenv("WORLD_TEST_CAPSULE_DUMPABLE");
+	if (td && strcmp(td, "1") == 0) nodump = false;
+#endif
+	if (nodump) CHECK(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0, "prctl PR_SET_DUMPABLE 0");
 
 	c->ts[3] = now_ns();
 	/* 5. landlock, then seccomp (the listener goes to the parent) */

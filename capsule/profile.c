@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -152,25 +153,29 @@ static const struct capsule_syscall exec_syscalls[] = {
 	{ "splice", SC_ALLOW, 0, "copies" }, { "tee", SC_ALLOW, 0, "copies" },
 	{ "fadvise64", SC_ALLOW, 0, "cp, sort" }, { "readahead", SC_ALLOW, 0, "I/O hints" },
 	/* files (the mounts and landlock decide where) */
-	{ "open", SC_ALLOW, 0, "files" }, { "openat", SC_ALLOW, 0, "files" }, { "openat2", SC_ALLOW, 0, "files" },
-	{ "creat", SC_ALLOW, 0, "files" }, { "stat", SC_ALLOW, 0, "files" }, { "fstat", SC_ALLOW, 0, "files" },
+	{ "open", SC_ALLOW_MODE2, 0, "files; a mode with setuid/setgid refused, whatever the flags" },
+	{ "openat", SC_ALLOW_MODE3, 0, "files; a mode with setuid/setgid refused, whatever the flags" },
+	{ "openat2", SC_ERRNO, ENOSYS, "its mode is behind a pointer: ENOSYS, libc and runtimes fall back to openat" },
+	{ "creat", SC_ALLOW_MODE1, 0, "files; never setuid/setgid" }, { "stat", SC_ALLOW, 0, "files" }, { "fstat", SC_ALLOW, 0, "files" },
 	{ "lstat", SC_ALLOW, 0, "files" }, { "newfstatat", SC_ALLOW, 0, "files" }, { "statx", SC_ALLOW, 0, "files" },
 	{ "statfs", SC_ALLOW, 0, "files" }, { "fstatfs", SC_ALLOW, 0, "files" }, { "access", SC_ALLOW, 0, "files" },
 	{ "faccessat", SC_ALLOW, 0, "files" }, { "faccessat2", SC_ALLOW, 0, "files" },
 	{ "readlink", SC_ALLOW, 0, "files" }, { "readlinkat", SC_ALLOW, 0, "files" },
 	{ "getdents", SC_ALLOW, 0, "directories" }, { "getdents64", SC_ALLOW, 0, "directories" },
 	{ "getcwd", SC_ALLOW, 0, "cwd" }, { "chdir", SC_ALLOW, 0, "cwd" }, { "fchdir", SC_ALLOW, 0, "cwd" },
-	{ "mkdir", SC_ALLOW, 0, "files" }, { "mkdirat", SC_ALLOW, 0, "files" }, { "rmdir", SC_ALLOW, 0, "files" },
+	{ "mkdir", SC_ALLOW_MODE1, 0, "files; never setuid/setgid" }, { "mkdirat", SC_ALLOW_MODE2, 0, "files; never setuid/setgid" },
+	{ "rmdir", SC_ALLOW, 0, "files" },
 	{ "unlink", SC_ALLOW, 0, "files" }, { "unlinkat", SC_ALLOW, 0, "files" }, { "rename", SC_ALLOW, 0, "files" },
 	{ "renameat", SC_ALLOW, 0, "files" }, { "renameat2", SC_ALLOW, 0, "files" }, { "link", SC_ALLOW, 0, "files" },
 	{ "linkat", SC_ALLOW, 0, "files" }, { "symlink", SC_ALLOW, 0, "files" }, { "symlinkat", SC_ALLOW, 0, "files" },
-	{ "mknod", SC_ALLOW, 0, "fifos (no capability and landlock: never a device)" },
-	{ "mknodat", SC_ALLOW, 0, "fifos (no capability and landlock: never a device)" },
+	{ "mknod", SC_ALLOW_MODE1, 0, "fifos (no capability and landlock: never a device); never setuid/setgid" },
+	{ "mknodat", SC_ALLOW_MODE2, 0, "fifos (no capability and landlock: never a device); never setuid/setgid" },
 	{ "truncate", SC_ALLOW, 0, "files" }, { "ftruncate", SC_ALLOW, 0, "files" },
 	{ "fallocate", SC_ALLOW, 0, "files" }, { "fsync", SC_ALLOW, 0, "files" }, { "fdatasync", SC_ALLOW, 0, "files" },
 	{ "sync", SC_ALLOW, 0, "files" }, { "syncfs", SC_ALLOW, 0, "files" },
-	{ "sync_file_range", SC_ALLOW, 0, "files" }, { "chmod", SC_ALLOW, 0, "modes (no setuid across exec: no_new_privs, nosuid)" },
-	{ "fchmod", SC_ALLOW, 0, "modes" }, { "fchmodat", SC_ALLOW, 0, "modes" },
+	{ "sync_file_range", SC_ALLOW, 0, "files" }, { "chmod", SC_ALLOW_MODE1, 0, "modes; never setuid/setgid (as root the files are root's on the host)" },
+	{ "fchmod", SC_ALLOW_MODE1, 0, "modes; never setuid/setgid" }, { "fchmodat", SC_ALLOW_MODE2, 0, "modes; never setuid/setgid" },
+	{ "fchmodat2", SC_ALLOW_MODE2, 0, "modes (glibc's lchmod); never setuid/setgid" },
 	{ "chown", SC_ALLOW, 0, "own files only (no capability)" }, { "fchown", SC_ALLOW, 0, "own files only" },
 	{ "lchown", SC_ALLOW, 0, "own files only" }, { "fchownat", SC_ALLOW, 0, "own files only" },
 	{ "utime", SC_ALLOW, 0, "times (make)" }, { "utimes", SC_ALLOW, 0, "times" },
@@ -660,6 +665,25 @@ void *capsule_seccomp_build(const struct capsule_profile *p, struct world_err *e
 			if (rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), s->name, 1, cmp, err) < 0) goto fail;
 			break;
 		}
+		case SC_ALLOW_MODE1:
+		case SC_ALLOW_MODE2:
+		case SC_ALLOW_MODE3: {
+			/* The mode compared under a mask (the kernel reads it as
+			 * umode_t; junk above is masked off): no setuid/setgid bit
+			 * -> allow; either bit -> EPERM. Disjoint, so the order of
+			 * libseccomp's rules does not matter. A libseccomp that does
+			 * not know the call (fchmodat2 before 2.5.5) leaves it to
+			 * the default. */
+			unsigned a = s->kind == SC_ALLOW_MODE1 ? 1 : s->kind == SC_ALLOW_MODE2 ? 2 : 3;
+			if (seccomp_syscall_resolve_name(s->name) == __NR_SCMP_ERROR) break;
+			cmp[0] = (struct scmp_arg_cmp){ a, SCMP_CMP_MASKED_EQ, S_ISUID | S_ISGID, 0 };
+			if (rule(ctx, SCMP_ACT_ALLOW, s->name, 1, cmp, err) < 0) goto fail;
+			cmp[0] = (struct scmp_arg_cmp){ a, SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID };
+			if (rule(ctx, SCMP_ACT_ERRNO(EPERM), s->name, 1, cmp, err) < 0) goto fail;
+			cmp[0] = (struct scmp_arg_cmp){ a, SCMP_CMP_MASKED_EQ, S_ISUID | S_ISGID, S_ISGID };
+			if (rule(ctx, SCMP_ACT_ERRNO(EPERM), s->name, 1, cmp, err) < 0) goto fail;
+			break;
+		}
 		case SC_ALLOW_PRCTL:
 			for (const int *o = p->prctl_options; *o >= 0; o++) {
 				cmp[0] = (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, (scmp_datum_t)*o, 0 };
@@ -864,6 +888,9 @@ static const char *kind_rule(enum capsule_sc_kind k)
 	case SC_ALLOW_PRCTL: return "allow if arg0 is a listed option";
 	case SC_ALLOW_SETUP_SEND: return "allow if arg0 == 12 (setup channel, closed at exec)";
 	case SC_ALLOW_SOCKET: return "allow if arg0 is AF_UNIX, AF_INET or AF_INET6; AF_NETLINK: errno EAFNOSUPPORT";
+	case SC_ALLOW_MODE1: return "allow if (arg1 & 06000) == 0; S_ISUID or S_ISGID in arg1: errno EPERM";
+	case SC_ALLOW_MODE2: return "allow if (arg2 & 06000) == 0; S_ISUID or S_ISGID in arg2: errno EPERM";
+	case SC_ALLOW_MODE3: return "allow if (arg3 & 06000) == 0; S_ISUID or S_ISGID in arg3: errno EPERM";
 	case SC_ERRNO: return "errno";
 	}
 	return "?";

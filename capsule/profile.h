@@ -50,6 +50,10 @@ enum capsule_sc_kind {
 	SC_ALLOW_SETUP_SEND, /* sendmsg: only on CAPSULE_SETUP_FD (hands the listener over) */
 	SC_ALLOW_SOCKET,   /* socket, socketpair: only AF_UNIX, AF_INET, AF_INET6 (arg0, exact);
 	                    * AF_NETLINK answered EAFNOSUPPORT (glibc's address probes); others reported */
+	SC_ALLOW_MODE1,    /* chmod, fchmod, creat, mknod, mkdir: allowed if (arg1 & 06000) == 0;
+	                    * a mode with S_ISUID or S_ISGID answered EPERM (no setuid files on the host) */
+	SC_ALLOW_MODE2,    /* fchmodat, fchmodat2, open, mknodat, mkdirat: the same on arg2 */
+	SC_ALLOW_MODE3,    /* openat: the same on arg3 */
 };
 
 struct capsule_syscall {

@@ -66,10 +66,17 @@ is "$bad" "" "exec: none of the dangerous syscalls is on the allowlist"
 like " $allowed " " execve " "exec: execve allowed (toolchains)"
 sock=$(printf '%s' "$out" | python3 -c 'import json,sys; print([r["rule"] for r in json.load(sys.stdin)["seccomp"]["rules"] if r["syscall"] == "socket"][0])')
 is "$sock" "allow if arg0 is AF_UNIX, AF_INET or AF_INET6; AF_NETLINK: errno EAFNOSUPPORT" "exec: socket only of the local families"
+modes=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(sorted(r["syscall"] + ":" + r["rule"][10:14] for r in json.load(sys.stdin)["seccomp"]["rules"] if "06000" in r["rule"])))')
+is "$modes" "chmod:arg1 creat:arg1 fchmod:arg1 fchmodat2:arg2 fchmodat:arg2 mkdir:arg1 mkdirat:arg2 mknod:arg1 mknodat:arg2 open:arg2 openat:arg3" \
+  "exec: a mode with setuid/setgid is refused (EPERM) on every call that sets one, each on its mode argument"
+o2=$(printf '%s' "$out" | python3 -c 'import json,sys; r=[r for r in json.load(sys.stdin)["seccomp"]["rules"] if r["syscall"] == "openat2"][0]; print(r["rule"], r["errno"])')
+is "$o2" "errno Function not implemented" "exec: openat2 (its mode behind a pointer) answered ENOSYS"
 rw=$(printf '%s' "$out" | python3 -c 'import json,sys; print(" ".join(r["path"] for r in json.load(sys.stdin)["landlock"]["rules"] if "write_file" in r["access"]))')
 is "$rw" "/dev/null /dev/zero /dev/full /dev/random /dev/urandom /work /cache /tmp /dev/shm" "exec: landlock lets it write only /work, /cache, /tmp, /dev/shm and the devices"
 out=$("$WORLDD" profile show exec)
 like "$out" '/etc/\.\.\. +mask: shadow' "exec text: /etc's secrets masked"
+like "$out" 'chmod +allow if \(arg1 & 06000\) == 0; S_ISUID or S_ISGID in arg1: errno EPERM' "exec text: chmod's mode rule"
+like "$out" 'openat +allow if \(arg3 & 06000\) == 0; S_ISUID or S_ISGID in arg3: errno EPERM' "exec text: openat's mode rule (its mode is arg3)"
 run_capture out err rc "$WORLDD" profile show exec --format pfc
 like "$out" 'syscall "socket"' "exec pfc: socket has its own rule"
 run_capture out err rc "$WORLDD" profile diff tool-run exec

@@ -206,6 +206,30 @@ pass_as() { # pass_as LABEL [PREFIX...]
   a "$W" -- ./attack ptrace
   is "$(field "$out" denied)" "ptrace" "$L: ptrace denied"
 
+  # -- the init (pid 1) is a copy of the caller's memory: not dumpable --
+  a "$W" -- ./attack procinit
+  like "$(field "$out" stdout)" "^environ:EACCES maps:EACCES status:EACCES" "$L: /proc/1's environ, maps and status pipe (fd 3) are refused"
+  is "$(field "$out" exit_code)" 3 "$L: ... and the run's result is the command's own, not forged"
+  if [ "$L" != root ]; then # as root the init's setresuid already made it not dumpable
+    if [ -n "$HOOKS" ]; then
+      run_capture out err rc "${AS[@]}" env WORLD_TEST_CAPSULE_DUMPABLE=1 "$R" "${P[@]}" "$W" -- ./attack procinit
+      like "$(field "$out" stdout)" "^environ:read [1-9][0-9]* maps:read [1-9][0-9]* status:wrote" \
+        "$L: control: with the init left dumpable (test hook), the command reads its environ and maps and writes its status pipe"
+      is "$(field "$out" exit_code)" 0 "$L: control: ... and the forged \"W 0\" is taken for the command's exit"
+    else
+      skip "built without --enable-test-hooks" "$L: control: a dumpable init is readable"
+      skip "built without --enable-test-hooks" "$L: control: ... the forged status"
+    fi
+  fi
+
+  # -- no setuid/setgid files: as root the files the command makes are root's on the host --
+  ctl ./attack setuid
+  is "$cout" "chmod:ok open:ok fchmodat:ok" "$L: control: unconfined, chmod 04755, open(O_CREAT, 04755) and fchmodat 02755 succeed"
+  ok $([ "$(find "$U" -name 'suid*.bin' -perm /6000 | wc -l)" = 2 ] && echo 0 || echo 1) "$L: control: ... leaving setuid/setgid files"
+  a "$W" -- ./attack setuid
+  is "$(field "$out" stdout) $(field "$out" denied)" "chmod:EPERM open:EPERM fchmodat:EPERM " "$L: in the capsule each is refused EPERM by the filter (not killed)"
+  is "$(find "$W" "$C" -perm /6000 | wc -l)" 0 "$L: no file with a setuid or setgid bit on the host after the run"
+
   # -- nothing survives --
   ctl ./attack daemon 98765.1
   sleep 0.2
@@ -275,6 +299,9 @@ pass_as() { # pass_as LABEL [PREFIX...]
   run_capture out err rc "${AS[@]}" "$R" "$W" -- "$T/$L/elsewhere" net 1
   like "$(field "$out" message)" "execveat: Permission denied" "$L: a command outside the system dirs, read roots and /work is not executed (landlock)"
 }
+
+HOOKS=
+grep -q -- '-DWORLD_TEST_HOOKS=1' "$top_builddir/Makefile" && HOOKS=1
 
 # worldd capsule exec: the same capsule from the command line (the audit's way in)
 mkdir -p "$T/verb"

@@ -13,6 +13,13 @@
  *   unshare         unshare(CLONE_NEWUSER)            ok: "unshared"
  *   mount DIR       mount a tmpfs on DIR              ok: "mounted"
  *   ptrace          PTRACE_ATTACH to an own child     ok: "attached"
+ *   procinit        read /proc/1/environ and /proc/1/maps, write a fake
+ *                   "W 0" to the init's status pipe /proc/1/fd/3; prints
+ *                   "environ:R maps:R status:R" (R "read N", "wrote" or the
+ *                   errno's name), then exits 3
+ *   setuid          build suid.bin (open 0755), chmod 04755 it, open(O_CREAT,
+ *                   04755) suid2.bin, fchmodat suid.bin 02755; prints
+ *                   "chmod:R open:R fchmodat:R" (R "ok" or the errno's name)
  * Exit 0 when the attempt got through, 1 when refused (errno printed). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -27,6 +34,7 @@
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +43,21 @@ static int fail(const char *what)
 {
 	printf("refused %s: %s\n", what, strerror(errno));
 	return 1;
+}
+
+static const char *ename(int e)
+{
+	return e == EACCES ? "EACCES" : e == EPERM ? "EPERM" : e == ENOENT ? "ENOENT" : strerror(e);
+}
+
+static void read_proc(const char *what, const char *path)
+{
+	char b[4096];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, b, sizeof b);
+	if (n < 0) printf("%s:%s ", what, ename(errno));
+	else printf("%s:read %zd ", what, n);
+	if (fd >= 0) close(fd);
 }
 
 int main(int argc, char **argv)
@@ -164,6 +187,24 @@ int main(int argc, char **argv)
 		errno = e;
 		if (r < 0) return fail("ptrace");
 		printf("attached\n");
+		return 0;
+	}
+	if (!strcmp(m, "procinit")) {
+		read_proc("environ", "/proc/1/environ");
+		read_proc("maps", "/proc/1/maps");
+		int fd = open("/proc/1/fd/3", O_WRONLY);
+		if (fd < 0 || write(fd, "W 0\n", 4) != 4) printf("status:%s\n", ename(errno));
+		else printf("status:wrote\n");
+		return 3;
+	}
+	if (!strcmp(m, "setuid")) {
+		int fd = open("suid.bin", O_WRONLY | O_CREAT | O_TRUNC, 0755);
+		if (fd < 0 || write(fd, "#!/bin/sh\nid\n", 13) != 13) return fail("open");
+		close(fd);
+		printf("chmod:%s ", chmod("suid.bin", 04755) == 0 ? "ok" : ename(errno));
+		fd = open("suid2.bin", O_WRONLY | O_CREAT | O_TRUNC, 04755);
+		printf("open:%s ", fd >= 0 ? "ok" : ename(errno));
+		printf("fchmodat:%s\n", fchmodat(AT_FDCWD, "suid.bin", 02755, 0) == 0 ? "ok" : ename(errno));
 		return 0;
 	}
 	return 2;
