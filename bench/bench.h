@@ -4,6 +4,7 @@
  * its own. */
 #ifndef WORLD_BENCH_BENCH_H
 #define WORLD_BENCH_BENCH_H
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,15 @@ static inline double bench_run_once(char *const argv[], char *const envp[], cons
 	char buf[4096];
 	size_t len = 0;
 	ssize_t n;
-	while ((n = read(p[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)n;
+	/* read to the end: what does not fit is drained, not left to a SIGPIPE
+	 * (worldd --help is longer than buf) */
+	char drain[4096];
+	for (;;) {
+		n = len < sizeof buf - 1 ? read(p[0], buf + len, sizeof buf - 1 - len) : read(p[0], drain, sizeof drain);
+		if (n < 0 && errno == EINTR) continue;
+		if (n <= 0) break;
+		if (len < sizeof buf - 1) len += (size_t)n;
+	}
 	close(p[0]);
 	int st;
 	if (waitpid(pid, &st, 0) != pid) return -1;
