@@ -129,10 +129,128 @@ static int accepts(int lfd)
 	return n;
 }
 
+/* path is tree or below it (both absolute, no trailing slash but "/") */
+static int under(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+	if (n == 1 && tree[0] == '/') return path[0] == '/';
+	return strncmp(path, tree, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* The canonical path of a file that may not exist yet: its realpath, else
+ * its folder's realpath and its name; "" when neither resolves. */
+static void canon_of(const char *path, char out[PATH_MAX])
+{
+	out[0] = '\0';
+	if (realpath(path, out)) return;
+	out[0] = '\0';
+	char dir[PATH_MAX], rd[PATH_MAX];
+	if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return;
+	char *slash = strrchr(dir, '/');
+	if (!slash) return;
+	const char *base = path + (slash - dir) + 1;
+	if (slash == dir) snprintf(dir, sizeof dir, "/");
+	else *slash = '\0';
+	if (!realpath(dir, rd)) return;
+	size_t n = strlen(rd);
+	if (n + 1 + strlen(base) >= PATH_MAX) return;
+	memcpy(out, rd, n);
+	if (n > 1) out[n++] = '/';
+	memcpy(out + n, base, strlen(base) + 1);
+}
+
+/* Is path under /etc/<mask> for one of the masks the capsule applies (the
+ * capsule masks only a mask path that is a directory or a file: a symlink
+ * there is not masked, so neither is what lies under it here)? */
+static int masked(const char *path, const char *const *etc_masked)
+{
+	for (const char *const *m = etc_masked; *m; m++) {
+		char mp[PATH_MAX];
+		struct stat st;
+		snprintf(mp, sizeof mp, "/etc/%s", *m);
+		if (!under(path, mp)) continue;
+		if (lstat(mp, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) return 1;
+	}
+	return 0;
+}
+
+/* 1 when path (literal or canonical) lies under the shown tree (given
+ * literally; its realpath checked too); kind names the tree. */
+static int shown_under(const char *lit, const char *canon, const char *tree, int is_etc, const char *const *etc_masked)
+{
+	char rt[PATH_MAX];
+	const char *trees[2] = { tree, realpath(tree, rt) ? rt : NULL };
+	const char *paths[2] = { lit, canon[0] ? canon : NULL };
+	for (int t = 0; t < 2; t++) {
+		if (!trees[t]) continue;
+		for (int i = 0; i < 2; i++) {
+			if (!paths[i] || !under(paths[i], trees[t])) continue;
+			/* the /etc masks hold on the capsule's /etc only */
+			if (is_etc && t == 0 && masked(paths[i], etc_masked)) continue;
+			if (is_etc && t == 1 && strcmp(trees[1], "/etc") == 0 && masked(paths[i], etc_masked)) continue;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int exec_secrets_check(struct exec_profile *p, const struct exec_probe_env *pe)
+{
+	const char *const *sys = NULL, *const *etc_masked = NULL;
+	sup_exec_shown(&sys, &etc_masked);
+	char cache_default[PATH_MAX + 32] = "";
+	if (!pe->cache_root && pe->workspace_root)
+		snprintf(cache_default, sizeof cache_default, "%s/%s", pe->workspace_root, EXEC_CACHE_DIR);
+	const char *cache = pe->cache_root ? pe->cache_root : cache_default[0] ? cache_default : NULL;
+	for (size_t s = 0; s < pe->nsecrets; s++) {
+		const char *lit = pe->secrets[s].path, *what = pe->secrets[s].what;
+		if (!lit || !lit[0]) continue;
+		char abs[PATH_MAX], canon[PATH_MAX];
+		if (lit[0] != '/') {
+			char cwd[PATH_MAX];
+			if (!getcwd(cwd, sizeof cwd) || snprintf(abs, sizeof abs, "%s/%s", cwd, lit) >= (int)sizeof abs) {
+				fail(p, "secrets", "the %s %s: cannot make it an absolute path, so cannot show it is outside the capsule",
+				     what, lit);
+				return 1;
+			}
+			lit = abs;
+		}
+		canon_of(lit, canon);
+		for (const char *const *d = sys; *d; d++)
+			if (shown_under(lit, canon, *d, strcmp(*d, "/etc") == 0, etc_masked)) {
+				fail(p, "secrets", "the %s %s is visible inside the exec capsule under the system directory %s "
+				     "(bound read-only%s): keep the daemon's secrets outside every tree the capsule shows (docs/exec.md)",
+				     what, pe->secrets[s].path, *d, strcmp(*d, "/etc") == 0 ? ", /etc/world masked" : "");
+				return 1;
+			}
+		for (size_t r = 0; r < p->nread_roots; r++)
+			if (shown_under(lit, canon, p->read_roots[r], 0, etc_masked)) {
+				fail(p, "secrets", "the %s %s is visible inside the exec capsule under the read root %s: keep the "
+				     "daemon's secrets outside every tree the capsule shows (docs/exec.md)", what, pe->secrets[s].path,
+				     p->read_roots[r]);
+				return 1;
+			}
+		const char *const roots[2] = { pe->workspace_root, cache };
+		const char *const rn[2] = { "workspace root (worktrees)", "exec cache root" };
+		for (int i = 0; i < 2; i++)
+			if (roots[i] && shown_under(lit, canon, roots[i], 0, etc_masked)) {
+				fail(p, "secrets", "the %s %s is visible inside the exec capsule under the %s %s: keep the daemon's "
+				     "secrets outside every tree the capsule shows (docs/exec.md)", what, pe->secrets[s].path, rn[i],
+				     roots[i]);
+				return 1;
+			}
+	}
+	return 0;
+}
+
 int exec_probe_run(struct exec_profile *p, const struct exec_probe_env *pe, char *note, size_t notelen)
 {
 	p->probe_failure[0] = '\0';
 	if (note) note[0] = '\0';
+	if (exec_secrets_check(p, pe)) {
+		if (note) snprintf(note, notelen, "failed: %s", p->probe_failure);
+		return 1;
+	}
 	struct world_err err = { 0, "" };
 	exec_runner_fn run = exec_runner();
 	if (!run) {

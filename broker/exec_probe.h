@@ -19,6 +19,9 @@
  *                  connects unconfined first: count 1)
  *   toolchain      the profile's probe argv (default argv0 --version) exits 0
  *
+ * Before them, the policy arm "secrets" (exec_secrets_check): none of the
+ * daemon's own secret files lies under a tree the capsule shows unmasked.
+ *
  * Each write and read arm has its control: the daemon itself can write the
  * place (the file is made and removed unconfined) and reads the decoy back.
  * The probe program is /usr/bin/bash run through a probe-only argv (no
@@ -34,11 +37,31 @@
 struct sup_exec_req;
 struct sup_exec_result;
 
+/* One of the daemon's own secret files (its store password file, operator
+ * token file, log signing key file...), by the path the daemon uses. */
+struct exec_secret {
+	const char *what;             /* "store password file (--store-password-file)" */
+	const char *path;             /* may not exist yet (a token written later): its folder is checked */
+};
+
 struct exec_probe_env {
 	const char *workspace_root;   /* required */
 	const char *store_dir;        /* the store's folder (NULL: a URI store; its arms are skipped, said so) */
 	const char *home;             /* the daemon's $HOME (NULL: its arm is skipped, said so) */
+	const struct exec_secret *secrets; /* the daemon's secret files (arm "secrets") */
+	size_t nsecrets;
+	const char *cache_root;       /* the exec cache root (NULL: <workspace_root>/.world-exec, under it) */
 };
+
+/* The policy arm "secrets", run first by exec_probe_run: each of
+ * pe->secrets, by its literal path and by its realpath (or its folder's,
+ * when the file is not there yet), must lie under no tree the exec capsule
+ * shows -- the system directories bound read-only (supervisor/exec.h:
+ * sup_exec_shown; under /etc, not under one of its masks), the profile's
+ * read roots, the workspace root, the exec cache root. 0, or 1 with
+ * p->probe_failure naming the file and the tree (the arm fails closed: the
+ * profile is not offered). */
+int exec_secrets_check(struct exec_profile *p, const struct exec_probe_env *pe);
 
 /* 0: every arm passed (p->probe_failure ""); 1: an arm failed
  * (p->probe_failure = "ARM: what was seen"). note (may be NULL) gets the

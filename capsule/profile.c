@@ -371,6 +371,7 @@ static const char *const exec_etc_masked[] = {
 	"ssl/private", "krb5.keytab", "credstore", "credstore.encrypted", "wireguard", "ipsec.secrets",
 	"ppp/chap-secrets", "ppp/pap-secrets", "NetworkManager/system-connections", "letsencrypt",
 	"mysql/debian.cnf", "postgresql-common/pg_service.conf", "libvirt/secrets", "docker/key.json",
+	"world", /* the daemon's own: docs/operations.md keeps its store password file in /etc/world */
 	NULL,
 };
 static const char *const exec_devices[] = {

@@ -1067,7 +1067,7 @@ static int report_indeterminate(void *ctx, long long id, const char *kind, const
  * the daemon (the coordinator's handler context points at them). */
 static struct exec_profiles exec_set;
 
-static int exec_start(const struct daemon_config *cfg, struct world_err *err)
+static int exec_start(const struct daemon_config *cfg, const struct world_store *st, struct world_err *err)
 {
 	if (!cfg->n_exec_profiles) return 0;
 	/* the store's folder, when the store is a file */
@@ -1091,7 +1091,24 @@ static int exec_start(const struct daemon_config *cfg, struct world_err *err)
 	}
 	for (size_t i = 0; i < cfg->n_exec_episode_projects; i++)
 		if (exec_profiles_map(&exec_set, cfg->exec_episode_projects[i], err) < 0) return -1;
-	struct exec_probe_env xe = { .workspace_root = cfg->workspace_root, .store_dir = pe.store_dir, .home = pe.home };
+	/* The daemon's own secret files: none may lie under a tree the exec
+	 * capsule shows (the probe's arm "secrets", broker/exec_probe.h). A path
+	 * the daemon cannot name is one start-up line: that file is not read. */
+	char tok_path[4200] = "", key_path[4400] = "";
+	struct world_err ig = { 0, "" };
+	if (world_operator_token_path(st, tok_path, sizeof tok_path, &ig) < 0) {
+		dlog("start: exec profiles: no operator token file path to check: %s", ig.msg);
+		tok_path[0] = '\0';
+	}
+	if (cfg->log_key) snprintf(key_path, sizeof key_path, "%s", cfg->log_key);
+	else if (world_log_key_path(st, key_path, sizeof key_path, 0, &ig) < 0) key_path[0] = '\0';
+	const struct exec_secret secrets[] = {
+		{ "store password file (--store-password-file)", cfg->store_password_file },
+		{ "operator token file", tok_path },
+		{ "log signing key file", key_path },
+	};
+	struct exec_probe_env xe = { .workspace_root = cfg->workspace_root, .store_dir = pe.store_dir, .home = pe.home,
+		                     .secrets = secrets, .nsecrets = sizeof secrets / sizeof secrets[0] };
 	for (size_t i = 0; i < exec_set.n; i++) {
 		struct exec_profile *p = exec_set.p[i];
 		char note[1024];
@@ -1238,7 +1255,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	if (world_store_open_opts(cfg->store_path, WORLD_STORE_WRITER | WORLD_STORE_EXISTING, &oo, &d.writer, err) < 0)
 		goto out;
 	if (!cfg->workspace_root && effects_need_workspace(d.writer, err) != 0) goto out;
-	if (exec_start(cfg, err) < 0) goto out;
+	if (exec_start(cfg, d.writer, err) < 0) goto out;
 	struct world_interp interp;
 	if (world_archive_interpreter(d.writer, cfg->ailang_bin, &interp, err) < 0) goto out;
 	snprintf(d.interp_ref, sizeof d.interp_ref, "%s", interp.ref);

@@ -133,6 +133,14 @@ const char *sup_exec_profile_digest(void)
 	return digest;
 }
 
+void sup_exec_shown(const char *const **system, const char *const **etc_masked)
+{
+	static const char *const none[] = { NULL };
+	const struct capsule_profile *p = capsule_profile_find("exec");
+	*system = p && p->exec ? p->exec->system : none;
+	*etc_masked = p && p->exec ? p->exec->etc_masked : none;
+}
+
 /* ---- CPU time of the whole tree: a v1 cpuacct group of its own ----------
  * RLIMIT_CPU bounds each process; where this process may make a cpuacct
  * group (v1, below its own), the run gets one more group, made for the call

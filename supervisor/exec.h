@@ -98,6 +98,12 @@ void sup_exec_result_free(struct sup_exec_result *r);
 /* "sha256:..." of the exec capsule profile's settings (res->profile_digest). */
 const char *sup_exec_profile_digest(void);
 
+/* The host trees an exec capsule shows besides the worktree, the cache and
+ * the read roots: the system directories bound read-only at their own path
+ * (NULL-terminated), and the names under /etc it hides (NULL-terminated).
+ * For the policy's check of the daemon's own secrets (broker/exec_probe.h). */
+void sup_exec_shown(const char *const **system, const char *const **etc_masked);
+
 /* One command. Returns 0 when it ran and ended (normally, by a signal, or
  * killed at a limit or the deadline: see res), -1 with err when it could
  * not be set up (WX_SETUP, WX_BAD_INPUT, WX_IO, ...): then nothing ran and

@@ -450,10 +450,74 @@ static void test_probe(void)
 	exec_runner_set_for_test(unconfined_run);
 }
 
+/* The policy arm "secrets": the daemon's own secret files, by literal path
+ * and realpath, under no tree the capsule shows (system dirs, /etc less
+ * its masks, read roots, the workspace root, the exec cache root). */
+static void test_secrets(void)
+{
+	struct exec_profile *p = set.p[0];
+	char keys[1100];
+	snprintf(keys, sizeof keys, "%s/keys", T);
+	mkdir(keys, 0700);
+	put(fmt("%s/db.pw", keys), "pw\n", 0600);
+	put(fmt("%s/db.pw", BIN), "pw\n", 0600);
+	put(fmt("%s/db.pw", WS), "pw\n", 0600);
+	struct exec_secret sec[1] = { { "store password file (--store-password-file)", NULL } };
+	struct exec_probe_env pe = { .workspace_root = WS, .store_dir = STORE, .home = HOMED, .secrets = sec, .nsecrets = 1 };
+	char got[8192];
+	const struct { const char *path, *want, *what; } cases[] = {
+		{ fmt("%s/db.pw", keys), NULL, "outside every shown tree: offered (the control)" },
+		{ fmt("%s/db.pw", BIN), "under the read root", "under a read root: refused" },
+		{ fmt("%s/db.pw", WS), "under the workspace root", "in the workspace root: refused" },
+		{ fmt("%s/not-yet", WS), "under the workspace root", "a file not there yet, in the workspace root: refused" },
+		{ fmt("%s/.world-exec/k", WS), "under the workspace root", "in the exec cache root: refused" },
+		{ "/usr/share/world-db.pw", "under the system directory /usr", "under /usr: refused" },
+		{ "/etc/world-db.pw", "under the system directory /etc", "under /etc, not masked: refused" },
+		{ "/etc/shadow", NULL, "under a mask of /etc (shadow): not visible, offered" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (strcmp(cases[i].path, "/etc/shadow") == 0 && access("/etc/shadow", F_OK) != 0) {
+			skip("no /etc/shadow on this host", "%s", cases[i].what);
+			continue;
+		}
+		snprintf(got, sizeof got, "%s", cases[i].path);
+		sec[0].path = got;
+		p->probe_failure[0] = '\0';
+		int r = exec_secrets_check(p, &pe);
+		if (!cases[i].want)
+			ok(r == 0 && !p->probe_failure[0], "secrets: %s (%s)", cases[i].what, p->probe_failure);
+		else
+			ok(r == 1 && strstr(p->probe_failure, "arm secrets: the store password file (--store-password-file) ") == p->probe_failure &&
+			   strstr(p->probe_failure, got) && strstr(p->probe_failure, cases[i].want),
+			   "secrets: %s, naming the file and the tree (%s)", cases[i].what, p->probe_failure);
+	}
+	/* by realpath: a symlink outside every shown tree to a file inside one */
+	char link[2100];
+	snprintf(link, sizeof link, "%s/link.pw", keys);
+	if (symlink(fmt("%s/db.pw", BIN), link) < 0) bail("symlink: %s", strerror(errno));
+	sec[0].path = link;
+	p->probe_failure[0] = '\0';
+	ok(exec_secrets_check(p, &pe) == 1 && strstr(p->probe_failure, link) && strstr(p->probe_failure, "under the read root"),
+	   "secrets: a symlink outside to a file under a read root is refused by its realpath (%s)", p->probe_failure);
+	/* exec_probe_run runs the arm first: the profile is not offered, and a call is refused naming the file */
+	char note[1024];
+	int before = runs;
+	ok(exec_probe_run(p, &pe, note, sizeof note) == 1 && runs == before && strstr(note, "arm secrets: "),
+	   "the probe fails on the secrets arm before any capsule runs (%s)", note);
+	int rc = call("{\"command\":\"pwd\"}");
+	ok(rc == 0 && refusal() && strstr(refusal(), "the start-up probe failed: arm secrets: ") && strstr(refusal(), link),
+	   "and an exec call is refused naming the file (%s)", refusal() ? refusal() : err.msg);
+	p->probe_failure[0] = '\0';
+	unlink(link);
+	unlink(fmt("%s/db.pw", BIN));
+	unlink(fmt("%s/db.pw", WS));
+}
+
 int main(void)
 {
 	setup();
 	test_handler();
+	test_secrets();
 	test_probe();
 	json_decref(out);
 	exec_profiles_free(&set);

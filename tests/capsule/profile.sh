@@ -77,6 +77,7 @@ out=$("$WORLDD" profile show exec)
 like "$out" '/etc/\.\.\. +mask: shadow' "exec text: /etc's secrets masked"
 like "$out" 'chmod +allow if \(arg1 & 06000\) == 0; S_ISUID or S_ISGID in arg1: errno EPERM' "exec text: chmod's mode rule"
 like "$out" 'openat +allow if \(arg3 & 06000\) == 0; S_ISUID or S_ISGID in arg3: errno EPERM' "exec text: openat's mode rule (its mode is arg3)"
+like "$out" '/etc/\.\.\. +mask: .*[ ,]world([ ,]|$)' "exec text: /etc/world (the daemon's own secrets) masked"
 run_capture out err rc "$WORLDD" profile show exec --format pfc
 like "$out" 'syscall "socket"' "exec pfc: socket has its own rule"
 run_capture out err rc "$WORLDD" profile diff tool-run exec

@@ -26,7 +26,12 @@
 #     profile's timeout_ms above --exec-max-ms is refused at load; a
 #     notifications/cancelled ends a running exec call, its tree killed;
 #   - without the capsule: the probe's start-up line names the arm, and an
-#     exec call is refused naming it (never run).
+#     exec call is refused naming it (never run);
+#   - the daemon's own secrets: its log key file (--log-key) under the
+#     profile's read root or in the workspace root is the arm "secrets" --
+#     not offered, the start-up line and the call's refusal name the file
+#     and the tree, nothing runs; the same file outside every shown tree:
+#     offered (the control).
 . "$top_srcdir/tests/tap.sh"
 . "$top_srcdir/tests/daemon/lib.sh"
 command -v curl >/dev/null || { skip "curl not installed" "exec"; done_testing; exit; }
@@ -310,5 +315,38 @@ like "$(printf '%s\n' "$out" | tail -1)" "diverged 0$" "... nothing diverges"
 is "$(wc -l < "$WS/ep1/ran.log")" 1 "... and ran.log still has one line: replay never ran the command"
 run_capture out err rc "$WORLDD" scan --store "$DB"
 is "$rc:$out" "0:" "the store scans clean"
+
+# ---- the daemon's own secrets: none under a tree the capsule shows ----
+# A SQLite store takes no password file: its log signing key file (made
+# here through a terminal, pty.py, as tests/daemon/logtree.sh does), given
+# by --log-key at a place the capsule shows.
+PTY="$top_srcdir/tests/publish/pty.py"
+mkdir -p "$E/keys"; chmod 700 "$E/keys"
+env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '[y/N] ' --answer y --out "$T/ko" --err "$T/ke" --tty "$T/kt" -- \
+  "$WORLDD" log key init --store "$DB" --log-key "$E/keys/world.log-key"
+if [ -f "$E/keys/world.log-key" ]; then
+  cp -p "$E/keys/world.log-key" "$E/bin/world.log-key"
+  start "$T/outk" "$T/errk" --exec-profile "$E/demo.json" --log-key "$E/bin/world.log-key" || bail "daemon with its key in a read root"
+  like "$(grep 'exec profile' "$T/errk")" "not offered: arm secrets: the log signing key file $E/bin/world.log-key is visible inside the exec capsule under the read root .*/bin:" \
+    "a log key file under the profile's read root: exec not offered, the start-up line names the file and the tree"
+  xcall "$C1" '{"command":"append"}' sk-1
+  like "$(sc refused)" "the start-up probe failed: arm secrets: the log signing key file $E/bin/world.log-key " \
+    "... and an exec call is refused naming it"
+  is "$(wc -l < "$WS/ep1/ran.log")" 1 "... nothing ran"
+  stop
+  rm -f "$E/bin/world.log-key"
+  cp -p "$E/keys/world.log-key" "$WS/world.log-key"
+  start "$T/outk" "$T/errk" --exec-profile "$E/demo.json" --log-key "$WS/world.log-key" || bail "daemon with its key in the workspace root"
+  like "$(grep 'exec profile' "$T/errk")" "not offered: arm secrets: the log signing key file $WS/world.log-key is visible inside the exec capsule under the workspace root" \
+    "a log key file in the workspace root: exec not offered, naming the file and the tree"
+  stop
+  rm -f "$WS/world.log-key"
+  start "$T/outk" "$T/errk" --exec-profile "$E/demo.json" --log-key "$E/keys/world.log-key" || bail "daemon with its key outside"
+  like "$(grep 'exec profile' "$T/errk")" ": offered; probe: every arm passed" \
+    "control: the same key file outside every shown tree: exec offered"
+  stop
+else
+  skip "log key init through a terminal failed ($(cat "$T/ke" 2>/dev/null | tail -1))" "the daemon's secrets under a shown tree"
+fi
 unlike "$(cat "$T"/err*)" "runtime error|Sanitizer" "no sanitizer report from any daemon"
 done_testing
