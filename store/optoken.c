@@ -3,7 +3,7 @@
  * table, so every daemon of a store accepts the same token and a rotation
  * is seen by all of them on their next request; the token itself is only
  * ever in <db>.operator-token (0600) -- for a PostgreSQL store in the
- * host's cache directory (pg_token_path) -- written by the daemon that
+ * host's cache directory (ws_secret_path) -- written by the daemon that
  * installed it and by `worldd token rotate`, and removed by nobody. */
 #include "store/store_internal.h"
 #include <errno.h>
@@ -60,18 +60,26 @@ int world_operator_token_install(struct world_store *st, const char *token, int 
 	return 0;
 }
 
-/* A PostgreSQL store has no file of its own to put the token beside: it
- * goes to the host's cache directory (the one the interpreter archive
- * materialises into, 0700), CACHE/operator-tokens/NAME.operator-token,
- * NAME the store's name as the driver gives it (postgresql://USER@HOST:
- * PORT/DB, never a password) without its scheme, every byte but
- * [A-Za-z0-9.@-] written '_'. One file per host and store; every host's
- * daemons write their own and accept the same token (its hash is the
- * store's). */
-static int pg_token_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err)
+/* A store's secret file (docs/daemon.md "The operator token",
+ * docs/provenance.md "A verifiable log"): a SQLite store's sits beside it,
+ * <db>.SUFFIX. A PostgreSQL store has no file of its own to put it beside:
+ * it goes to the host's cache directory (the one the interpreter archive
+ * materialises into, 0700), CACHE/SUBDIR/NAME.SUFFIX, NAME the store's name
+ * as the driver gives it (postgresql://USER@HOST:PORT/DB, never a
+ * password) without its scheme, every byte but [A-Za-z0-9.@-] written
+ * '_'. One file per host and store. make_dirs makes the cache (and its
+ * parents: a fresh $XDG_CACHE_HOME or ~/.cache) and SUBDIR, owner only.
+ * Errors start with WHAT. */
+int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,
+                   size_t n, int make_dirs, struct world_err *err)
 {
+	if (st->kind != WDB_PG) {
+		if (snprintf(path, n, "%s.%s", st->path, suffix) >= (int)n)
+			return werr(err, WX_IO, "%s: store path too long: %s", what, st->path);
+		return 0;
+	}
 	char root[4096];
-	if (world_archive_cache_dir(root, sizeof root, err) < 0) return werr_prefix(err, "operator token");
+	if (world_archive_cache_dir(root, sizeof root, err) < 0) return werr_prefix(err, what);
 	const char *name = st->path;
 	const char *scheme = strstr(name, "://");
 	if (scheme) name = scheme + 3;
@@ -82,29 +90,31 @@ static int pg_token_path(const struct world_store *st, char *path, size_t n, int
 		             *c == '@' || *c == '-') ? *c : '_';
 	safe[k] = 0;
 	char dir[4300];
-	if (snprintf(dir, sizeof dir, "%s/operator-tokens", root) >= (int)sizeof dir ||
-	    snprintf(path, n, "%s/%s.operator-token", dir, safe) >= (int)n)
-		return werr(err, WX_IO, "operator token: path too long under %s", root);
+	if (snprintf(dir, sizeof dir, "%s/%s", root, subdir) >= (int)sizeof dir ||
+	    snprintf(path, n, "%s/%s.%s", dir, safe, suffix) >= (int)n)
+		return werr(err, WX_IO, "%s: path too long under %s", what, root);
 	if (!make_dirs) return 0;
-	/* the cache and its token directory, owner only (made once, kept) */
+	for (char *sl = strchr(root + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+		*sl = 0;
+		int e = mkdir(root, 0700) < 0 ? errno : 0;
+		*sl = '/';
+		if (e && e != EEXIST) return werr(err, WX_IO, "%s: mkdir %.*s: %s", what, (int)(sl - root), root, strerror(e));
+	}
 	const char *levels[2] = { root, dir };
 	for (int i = 0; i < 2; i++) {
 		if (mkdir(levels[i], 0700) < 0 && errno != EEXIST)
-			return werr(err, WX_IO, "operator token: mkdir %s: %s", levels[i], strerror(errno));
+			return werr(err, WX_IO, "%s: mkdir %s: %s", what, levels[i], strerror(errno));
 		struct stat sb;
-		if (lstat(levels[i], &sb) < 0) return werr(err, WX_IO, "operator token: stat %s: %s", levels[i], strerror(errno));
-		if (!S_ISDIR(sb.st_mode)) return werr(err, WX_IO, "operator token: %s: not a directory", levels[i]);
+		if (lstat(levels[i], &sb) < 0) return werr(err, WX_IO, "%s: stat %s: %s", what, levels[i], strerror(errno));
+		if (!S_ISDIR(sb.st_mode)) return werr(err, WX_IO, "%s: %s: not a directory", what, levels[i]);
 	}
-	if (chmod(dir, 0700) < 0) return werr(err, WX_IO, "operator token: chmod %s: %s", dir, strerror(errno));
+	if (chmod(dir, 0700) < 0) return werr(err, WX_IO, "%s: chmod %s: %s", what, dir, strerror(errno));
 	return 0;
 }
 
 int world_operator_token_path(const struct world_store *st, char *path, size_t n, struct world_err *err)
 {
-	if (st->kind == WDB_PG) return pg_token_path(st, path, n, 0, err);
-	if (snprintf(path, n, "%s.operator-token", st->path) >= (int)n)
-		return werr(err, WX_IO, "operator token: store path too long: %s", st->path);
-	return 0;
+	return ws_secret_path(st, "operator token", "operator-tokens", "operator-token", path, n, 0, err);
 }
 
 int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
@@ -113,9 +123,7 @@ int world_operator_token_new(struct world_store *st, int replace, char token[65]
 	token[0] = 0;
 	*installed = 0;
 	if (ws_need_writer(st, "operator token", err) < 0) return -1;
-	if (st->kind == WDB_PG ? pg_token_path(st, path, pathn, 1, err) < 0
-	                       : world_operator_token_path(st, path, pathn, err) < 0)
-		return -1;
+	if (ws_secret_path(st, "operator token", "operator-tokens", "operator-token", path, pathn, 1, err) < 0) return -1;
 	unsigned char raw[32];
 	if (RAND_bytes(raw, sizeof raw) != 1) return werr(err, WX_IO, "operator token: no random bytes from libcrypto");
 	for (int i = 0; i < 32; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);

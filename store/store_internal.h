@@ -163,6 +163,10 @@ int ws_tree_backfill(struct world_store *st, struct world_err *err);
 /* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
 void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
+/* A store's secret file: <db>.SUFFIX, or for a PostgreSQL store
+ * CACHE/SUBDIR/NAME.SUFFIX in the host's cache (optoken.c says how). */
+int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,
+                   size_t n, int make_dirs, struct world_err *err);
 /* A write of several statements (body: an int expression, 0 = done) in
  * ws_sp_begin/ws_sp_end; on PostgreSQL, when it was its own transaction
  * and lost a race with another (WDB_RETRY), the whole transaction is run

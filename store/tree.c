@@ -295,46 +295,7 @@ int world_log_key_put(struct world_store *st, const char *vkey, int replace, int
 
 int world_log_key_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err)
 {
-	if (st->kind != WDB_PG) {
-		if (snprintf(path, n, "%s.log-key", st->path) >= (int)n)
-			return werr(err, WX_IO, "log key: store path too long: %s", st->path);
-		return 0;
-	}
-	/* a PostgreSQL store: the host's cache directory, as the operator
-	 * token's file (store/optoken.c, pg_token_path) */
-	char root[4096];
-	if (world_archive_cache_dir(root, sizeof root, err) < 0) return werr_prefix(err, "log key");
-	const char *name = st->path;
-	const char *scheme = strstr(name, "://");
-	if (scheme) name = scheme + 3;
-	char safe[600];
-	size_t k = 0;
-	for (const char *c = name; *c && k < sizeof safe - 1; c++)
-		safe[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
-		             *c == '@' || *c == '-') ? *c : '_';
-	safe[k] = 0;
-	char dir[4300];
-	if (snprintf(dir, sizeof dir, "%s/log-keys", root) >= (int)sizeof dir ||
-	    snprintf(path, n, "%s/%s.log-key", dir, safe) >= (int)n)
-		return werr(err, WX_IO, "log key: path too long under %s", root);
-	if (!make_dirs) return 0;
-	/* the cache's parents too (a fresh $XDG_CACHE_HOME or ~/.cache), 0700 */
-	for (char *sl = strchr(root + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
-		*sl = 0;
-		int e = mkdir(root, 0700) < 0 ? errno : 0;
-		*sl = '/';
-		if (e && e != EEXIST) return werr(err, WX_IO, "log key: mkdir %.*s: %s", (int)(sl - root), root, strerror(e));
-	}
-	const char *levels[2] = { root, dir };
-	for (int i = 0; i < 2; i++) {
-		if (mkdir(levels[i], 0700) < 0 && errno != EEXIST)
-			return werr(err, WX_IO, "log key: mkdir %s: %s", levels[i], strerror(errno));
-		struct stat sb;
-		if (lstat(levels[i], &sb) < 0) return werr(err, WX_IO, "log key: stat %s: %s", levels[i], strerror(errno));
-		if (!S_ISDIR(sb.st_mode)) return werr(err, WX_IO, "log key: %s: not a directory", levels[i]);
-	}
-	if (chmod(dir, 0700) < 0) return werr(err, WX_IO, "log key: chmod %s: %s", dir, strerror(errno));
-	return 0;
+	return ws_secret_path(st, "log key", "log-keys", "log-key", path, n, make_dirs, err);
 }
 
 int world_log_key_read(const char *path, char **skey, struct world_err *err)
