@@ -16,6 +16,7 @@
 #include "store/ref.h"
 #include "supervisor/exec.h"
 #include "tests/tap.h"
+#include "tests/broker/exec_fixture.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,29 +31,6 @@
 
 static char T[1024], WS[2048], STORE[2048], HOMED[2048], BIN[2048], ETC[2048], SEED[2048];
 
-static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static const char *fmt(const char *f, ...)
-{
-	static char bufs[32][8192];
-	static int k;
-	char *b = bufs[k++ % 32];
-	va_list ap;
-	va_start(ap, f);
-	vsnprintf(b, sizeof bufs[0], f, ap);
-	va_end(ap);
-	return b;
-}
-
-static void put(const char *path, const char *content, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0) bail("create %s: %s", path, strerror(errno));
-	size_t n = strlen(content);
-	if (write(fd, content, n) != (ssize_t)n) bail("write %s: %s", path, strerror(errno));
-	if (close(fd) < 0) bail("close %s: %s", path, strerror(errno));
-	if (chmod(path, mode) < 0) bail("chmod %s: %s", path, strerror(errno));
-}
-
 static char *slurp(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -65,11 +43,6 @@ static char *slurp(const char *path)
 		return NULL;
 	}
 	return b;
-}
-
-static void mk(const char *p)
-{
-	if (mkdir(p, 0755) < 0 && errno != EEXIST) bail("mkdir %s: %s", p, strerror(errno));
 }
 
 /* ---- the unconfined runner ---- */

@@ -7,6 +7,7 @@
  * first bad arg, and its control (the nearest valid args) matches. */
 #include "broker/exec_profile.h"
 #include "tests/tap.h"
+#include "tests/broker/exec_fixture.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,34 +21,6 @@
 static char T[1024], WS[2048], STORE[2048], HOMED[2048], HOMES[2048], BIN[2048],
 	PFILE[2048], SEED[2048], MOD[2048];
 static struct exec_profile_env penv;
-
-static void put(const char *path, const char *content, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0) bail("create %s: %s", path, strerror(errno));
-	size_t n = strlen(content);
-	if (write(fd, content, n) != (ssize_t)n) bail("write %s: %s", path, strerror(errno));
-	if (close(fd) < 0) bail("close %s: %s", path, strerror(errno));
-	if (chmod(path, mode) < 0) bail("chmod %s: %s", path, strerror(errno));
-}
-
-static void mk(const char *p)
-{
-	if (mkdir(p, 0755) < 0 && errno != EEXIST) bail("mkdir %s: %s", p, strerror(errno));
-}
-
-static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static const char *fmt(const char *f, ...)
-{
-	static char bufs[64][8192];
-	static int k;
-	char *b = bufs[k++ % 64];
-	va_list ap;
-	va_start(ap, f);
-	vsnprintf(b, sizeof bufs[0], f, ap);
-	va_end(ap);
-	return b;
-}
 
 /* A profile: the valid base with extra top-level members and a commands object. */
 static const char *profile(const char *extra, const char *commands)
