@@ -15,7 +15,7 @@
  * and store/ (errors); it never includes the supervisor or the daemon. */
 #ifndef WORLD_AUDIT_AUDIT_H
 #define WORLD_AUDIT_AUDIT_H
-#include "store/error.h"
+#include "common/error.h"
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  * Knows nothing of capsules or verdicts: it runs what it is given. */
 #ifndef WORLD_AUDIT_HOST_H
 #define WORLD_AUDIT_HOST_H
-#include "store/error.h"
+#include "common/error.h"
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>

@@ -28,7 +28,7 @@
 #include "coordinator/coordinator.h"
 #include "store/db.h"
 #include "store/group.h"
-#include "store/ref.h"
+#include "common/ref.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "tests/coordinator/ctest.h"

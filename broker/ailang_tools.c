@@ -1,7 +1,7 @@
 /* broker/ailang_tools.c: see ailang_tools.h. */
 #include "broker/ailang_tools.h"
 #include "broker/workspace.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "supervisor/supervisor.h"
 #include <dirent.h>
 #include <errno.h>

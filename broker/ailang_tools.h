@@ -26,7 +26,7 @@
 #define WORLD_BROKER_AILANG_TOOLS_H
 #include <jansson.h>
 #include "broker/handler.h"
-#include "store/error.h"
+#include "common/error.h"
 
 /* Where the worktree is inside a tool-run capsule (capsule/profile.c). */
 #define AILANG_WORKTREE_IN_CAPSULE "work"

@@ -2,7 +2,7 @@
 #include "broker/effect.h"
 #include "broker/grants.h"
 #include "broker/turn.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/store.h"
 #include <stdlib.h>
 #include <string.h>

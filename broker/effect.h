@@ -32,7 +32,7 @@
 #include <pthread.h>
 #include "broker/handler.h"
 #include "broker/session.h"
-#include "store/ref.h"
+#include "common/ref.h"
 
 struct world_store;
 

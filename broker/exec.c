@@ -2,7 +2,7 @@
 #include "broker/exec.h"
 #include "broker/exec_probe.h"
 #include "broker/workspace.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "supervisor/exec.h"
 #include <dirent.h>
 #include <errno.h>

@@ -21,7 +21,7 @@
 #include <jansson.h>
 #include "broker/handler.h"
 #include "broker/exec_profile.h"
-#include "store/error.h"
+#include "common/error.h"
 
 /* The per-episode exec caches: <root>/<episode>/<project> (root default
  * <workspace-root>/.world-exec, beside the worktrees and outside every one:

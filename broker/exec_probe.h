@@ -32,7 +32,7 @@
 #ifndef WORLD_BROKER_EXEC_PROBE_H
 #define WORLD_BROKER_EXEC_PROBE_H
 #include "broker/exec_profile.h"
-#include "store/error.h"
+#include "common/error.h"
 
 struct sup_exec_req;
 struct sup_exec_result;

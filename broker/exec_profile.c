@@ -2,8 +2,8 @@
  * (broker/exec_profile.h, docs/exec.md). */
 #include "broker/exec_profile.h"
 #include "broker/workspace.h"
-#include "store/canon.h"
-#include "store/file.h"
+#include "common/canon.h"
+#include "common/file.h"
 #include "supervisor/exec.h"
 #include <dirent.h>
 #include <errno.h>

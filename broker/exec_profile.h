@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 
 #define EXEC_PROFILE_FORMAT "world/exec-profile/v1"
 #define EXEC_PROFILE_FILE_MAX ((size_t)1 << 20)

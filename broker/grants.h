@@ -14,7 +14,7 @@
 #ifndef WORLD_BROKER_GRANTS_H
 #define WORLD_BROKER_GRANTS_H
 #include <jansson.h>
-#include "store/error.h"
+#include "common/error.h"
 
 struct world_store;
 

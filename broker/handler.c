@@ -1,6 +1,6 @@
 /* broker/handler.c: see handler.h (the helpers every handler shares). */
 #include "broker/handler.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

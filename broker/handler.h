@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
-#include "store/error.h"
+#include "common/error.h"
 
 struct supervisor;
 struct exec_profiles;

@@ -1,6 +1,6 @@
 /* broker/plan.c: see plan.h. */
 #include "broker/plan.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -16,7 +16,7 @@
 #define WORLD_BROKER_PLAN_H
 #include <jansson.h>
 #include <stddef.h>
-#include "store/error.h"
+#include "common/error.h"
 
 #define BROKER_PAYLOAD_MAX ((size_t)1 << 20)
 

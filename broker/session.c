@@ -1,7 +1,7 @@
 /* broker/session.c: see session.h. */
 #include "broker/session.h"
-#include "store/canon.h"
-#include "store/ref.h"
+#include "common/canon.h"
+#include "common/ref.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdlib.h>

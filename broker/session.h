@@ -9,7 +9,7 @@
 #define WORLD_BROKER_SESSION_H
 #include <stddef.h>
 #include "broker/grants.h"
-#include "store/error.h"
+#include "common/error.h"
 
 struct world_store;
 

@@ -2,7 +2,7 @@
  * number of episodes with an effect running at once is bounded by the call
  * workers, so a linear search is as fast as a map and needs no allocation. */
 #include "broker/turn.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

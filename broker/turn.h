@@ -22,7 +22,7 @@
  * string is a caller's bug and shares one turn with every such string. */
 #define BROKER_TURN_KEY_MAX 64
 #define BROKER_TURN_DIR ".world-turns"
-#include "store/error.h"
+#include "common/error.h"
 
 /* Blocks until no other effect of episode runs in this process, then holds
  * the turn. Never fails and never allocates (a fixed table; when every

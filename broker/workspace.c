@@ -1,7 +1,7 @@
 /* broker/workspace.c: see workspace.h. */
 #include "broker/workspace.h"
-#include "store/pause.h"
-#include "store/canon.h"
+#include "common/pause.h"
+#include "common/canon.h"
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>

@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "broker/handler.h"
-#include "store/error.h"
+#include "common/error.h"
 
 #define WORKSPACE_PATH_MAX 4096
 

@@ -36,7 +36,7 @@
 #ifndef WORLD_CAPSULE_CAPSULE_H
 #define WORLD_CAPSULE_CAPSULE_H
 #include "capsule/profile.h"
-#include "store/error.h"
+#include "common/error.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "store/error.h"
+#include "common/error.h"
 
 /* Where the init reports the command's end: a line "W <wait status>\n"
  * on the kept fd 3 (capsule_spec.keep_fds[0]), or "E <step>: <errno>\n"

@@ -48,7 +48,7 @@ EXTRA_DIST += bench/pin_bench.sh
 # generator linked with libseccomp and embedded in libworld.a (the runtime
 # loads them; `worldd profile show --format pfc|bpf` prints them).
 noinst_PROGRAMS += capsule/seccomp_gen
-capsule_seccomp_gen_SOURCES = capsule/seccomp_gen.c capsule/profile.c capsule/profile.h store/error.c
+capsule_seccomp_gen_SOURCES = capsule/seccomp_gen.c capsule/profile.c capsule/profile.h common/error.c
 capsule_seccomp_gen_CFLAGS = $(AM_CFLAGS) $(SECCOMP_CFLAGS) $(JANSSON_CFLAGS) -DCAPSULE_SECCOMP_GENERATOR
 capsule_seccomp_gen_LDADD = $(SECCOMP_LIBS) $(JANSSON_LIBS)
 nodist_libworld_a_SOURCES = capsule/seccomp_programs.c

@@ -1,7 +1,7 @@
 /* capsule/pin.c: see pin.h. */
 #include "capsule/pin.h"
-#include "store/elf.h"
-#include "store/ref.h"
+#include "common/elf.h"
+#include "common/ref.h"
 #include <errno.h>
 #include <fcntl.h>
 /* SHA256_Init/Update/Final: OpenSSL's own assembly (SHA-NI where the CPU

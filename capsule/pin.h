@@ -17,7 +17,7 @@
  * every exec path inside a capsule). */
 #ifndef WORLD_CAPSULE_PIN_H
 #define WORLD_CAPSULE_PIN_H
-#include "store/error.h"
+#include "common/error.h"
 #include <stdbool.h>
 
 struct capsule_pin;

@@ -17,7 +17,7 @@
  * ENOSYS. Non-native ABIs (x32 numbers, i386 int 0x80) kill the process. */
 #ifndef WORLD_CAPSULE_PROFILE_H
 #define WORLD_CAPSULE_PROFILE_H
-#include "store/error.h"
+#include "common/error.h"
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* cli/attended.c: the attended-step fences (see attended.h). */
 #include "cli/attended.h"
-#include "store/error.h"
-#include "store/file.h"
+#include "common/error.h"
+#include "common/file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

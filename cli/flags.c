@@ -1,7 +1,7 @@
 /* cli/flags.c: see flags.h. */
 #include "cli/flags.h"
 #include "cli/verbs.h"
-#include "store/file.h"
+#include "common/file.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdarg.h>

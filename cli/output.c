@@ -1,6 +1,6 @@
 /* cli/output.c: see output.h. */
 #include "cli/output.h"
-#include "store/error.h"
+#include "common/error.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

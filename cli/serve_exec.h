@@ -4,7 +4,7 @@
  * (cli/copy_exec.h). */
 #ifndef WORLD_CLI_SERVE_EXEC_H
 #define WORLD_CLI_SERVE_EXEC_H
-#include "store/error.h"
+#include "common/error.h"
 /* Exec worldd-serve with "serve" and argv (the flags after the verb).
  * Returns only on failure (one line printed), with WX_FAIL. */
 int worldd_exec_serve(int argc, char **argv);

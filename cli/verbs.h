@@ -5,12 +5,12 @@
  * so components add verbs without editing each other's code. A verb is
  * named by one or two words ("scan", "object put"); the dispatcher matches
  * the longest name first. A verb's run() gets argv starting after its name and
- * returns an exit code from store/error.h. Errors are printed by the verb as
+ * returns an exit code from common/error.h. Errors are printed by the verb as
  * one line: "worldd VERB: what failed: on what". */
 #ifndef WORLD_CLI_VERBS_H
 #define WORLD_CLI_VERBS_H
 #include "cli/default_interp.h"
-#include "store/error.h"
+#include "common/error.h"
 
 struct worldd_verb {
 	const char *name;     /* "scan", "object put" */

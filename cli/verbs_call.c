@@ -9,7 +9,7 @@
 #include "cli/flags.h"
 #include "cli/verbs.h"
 #include "coordinator/coordinator.h"
-#include "store/file.h"
+#include "common/file.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>

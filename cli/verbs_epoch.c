@@ -12,7 +12,7 @@
 #include "cli/verbs.h"
 #include "store/tree.h"
 #include "coordinator/registry.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/db.h"
 #include "store/open_opts.h"
 #include "store/store.h"

@@ -8,7 +8,7 @@
 #include "cli/verbs.h"
 #include "coordinator/provclient.h"
 #include "coordinator/provenance.h"
-#include "store/file.h"
+#include "common/file.h"
 #include "coordinator/replay.h"
 #include "store/store.h"
 #include <errno.h>

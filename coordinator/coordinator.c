@@ -5,9 +5,9 @@
 #include "broker/grants.h"
 #include "broker/plan.h"
 #include "coordinator/registry.h"
-#include "store/canon.h"
-#include "store/jschema.h"
-#include "store/pause.h"
+#include "common/canon.h"
+#include "common/jschema.h"
+#include "common/pause.h"
 #include "store/store.h"
 #include "supervisor/launcher.h"
 #include <errno.h>

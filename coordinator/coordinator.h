@@ -13,7 +13,7 @@
  *      schema (message names the JSON pointer and the rule), a declared
  *      effect with no handler, task id malformed or reused with other
  *      arguments ("task id already used in this session", WX_CONFLICT);
- *   2. the arguments are canonicalised (store/canon.h): the transition sees
+ *   2. the arguments are canonicalised (common/canon.h): the transition sees
  *      exactly the bytes stored as world/invocation-input/v1;
  *   3. pure: one capsule run; effectful: plan phase, every plan law of §5.2
  *      (a violation fails the call naming the law, commits nothing), the
@@ -30,8 +30,8 @@
 #define WORLD_COORDINATOR_COORDINATOR_H
 #include <stddef.h>
 #include <jansson.h>
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 #include "supervisor/supervisor.h"
 
 struct world_store;

@@ -1,6 +1,6 @@
 /* coordinator/provclient.c: see provclient.h. */
 #include "coordinator/provclient.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include <errno.h>
 #include <netdb.h>
 #include <openssl/evp.h>

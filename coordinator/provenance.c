@@ -2,7 +2,7 @@
 #include "coordinator/provenance.h"
 #include "broker/effect.h"
 #include "broker/plan.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/sql.h"
 #include "store/store.h"
 #include <stdarg.h>

@@ -42,8 +42,8 @@
 #define WORLD_COORDINATOR_PROVENANCE_H
 #include <jansson.h>
 #include <stddef.h>
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 
 struct world_store;
 

@@ -1,8 +1,8 @@
 /* coordinator/registry.c: see registry.h. */
 #include "coordinator/registry.h"
-#include "store/canon.h"
-#include "store/elf.h"
-#include "store/file.h"
+#include "common/canon.h"
+#include "common/elf.h"
+#include "common/file.h"
 #include "store/store.h"
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  *
  * Owns: the stored formats both registries share with their writer
  * (cli/world-publish.c, `worldd epoch bootstrap`), and looking a descriptor
- * up by id. Every object here is canonical JSON (store/canon.h).
+ * up by id. Every object here is canonical JSON (common/canon.h).
  *
  * Transition registry: head "world/transition-registry/v1" (store registry
  * head) -> object with semanticId world/transition-registry/v1, payload
@@ -45,8 +45,8 @@
 #ifndef WORLD_COORDINATOR_REGISTRY_H
 #define WORLD_COORDINATOR_REGISTRY_H
 #include <jansson.h>
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 
 struct world_store;
 

@@ -3,7 +3,7 @@
 #include "broker/effect.h"
 #include "broker/plan.h"
 #include "coordinator/provenance.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/store.h"
 #include "supervisor/launcher.h"
 #include <stdarg.h>

@@ -31,8 +31,8 @@
  * (supervisor/, the transition profile). One struct replayer per thread. */
 #ifndef WORLD_COORDINATOR_REPLAY_H
 #define WORLD_COORDINATOR_REPLAY_H
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 #include "supervisor/supervisor.h"
 
 struct world_store;

@@ -29,7 +29,7 @@
 #include "daemon/a2a_push.h"
 #include "daemon/route.h"
 #include "tlog/tlog.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/store.h"
 #include <errno.h>
 #include <stdio.h>

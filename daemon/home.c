@@ -3,7 +3,7 @@
 #include "daemon/http.h"
 #include "daemon/server.h"
 #include "store/open_opts.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/store.h"
 #include "store/db.h"
 #include <errno.h>

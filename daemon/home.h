@@ -15,7 +15,7 @@
 #ifndef WORLD_DAEMON_HOME_H
 #define WORLD_DAEMON_HOME_H
 #include <jansson.h>
-#include "store/error.h"
+#include "common/error.h"
 #include "store/home.h"
 
 #define DHOME_RPC_CODE (-32030) /* the JSON-RPC error code of NotHome */

@@ -23,7 +23,7 @@
 #include "coordinator/catalog.h"
 #include "coordinator/provenance.h"
 #include "coordinator/registry.h"
-#include "store/jschema.h"
+#include "common/jschema.h"
 #include "store/store.h"
 #include <openssl/evp.h>
 #include <stdlib.h>

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "coordinator/coordinator.h"
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 
 struct MHD_Connection;
 struct world_store;

@@ -12,7 +12,7 @@
 #include "broker/exec_profile.h"
 #include "coordinator/registry.h"
 #include "store/open_opts.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include <arpa/inet.h>
@@ -637,7 +637,7 @@ static int hand_over(struct dctx *d, struct MHD_Connection *conn, struct dconn *
 	pthread_cond_signal(&workers.cv);
 	pthread_mutex_unlock(&workers.mu);
 	free(fresh);
-	world_pause("daemon.queued"); /* test-only (store/pause.h): the job is in the queue */
+	world_pause("daemon.queued"); /* test-only (common/pause.h): the job is in the queue */
 	return 1;
 }
 

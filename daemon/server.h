@@ -11,7 +11,7 @@
  * operator token, release the writer lock). cli/ only parses the flags. */
 #ifndef WORLD_DAEMON_SERVER_H
 #define WORLD_DAEMON_SERVER_H
-#include "store/error.h"
+#include "common/error.h"
 #include <stddef.h>
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:7644"

@@ -18,10 +18,10 @@
  * world_interp_get: a cached file whose bytes are not its ref is refused
  * (one line on stderr) and written again from the database. */
 #include "store/store_internal.h"
-#include "store/canon.h"
-#include "store/elf.h"
-#include "store/file.h"
-#include "store/pause.h"
+#include "common/canon.h"
+#include "common/elf.h"
+#include "common/file.h"
+#include "common/pause.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -80,7 +80,7 @@ static void undo_dirs(const struct made_dirs *made)
 	for (int i = made->n - 1; i >= 0; i--) rmdir(made->path[i]); /* deepest first; best effort */
 }
 
-/* A static ELF for this machine (store/elf.h: the same check the pin
+/* A static ELF for this machine (common/elf.h: the same check the pin
  * applies at run time), worded for the archive. */
 static int check_static_elf(const unsigned char *b, size_t n, const char *bin, struct world_err *err)
 {

@@ -2,8 +2,8 @@
 #include "store/backup.h"
 #include "store/copy.h"
 #include "store/db.h"
-#include "store/file.h"
-#include "store/pause.h"
+#include "common/file.h"
+#include "common/pause.h"
 #include "store/store_internal.h"
 #include <errno.h>
 #include <fcntl.h>

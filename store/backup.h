@@ -22,7 +22,7 @@
  * scanned SQLite DEST; pages stays 0. */
 #ifndef WORLD_STORE_BACKUP_H
 #define WORLD_STORE_BACKUP_H
-#include "store/error.h"
+#include "common/error.h"
 #include "store/scan.h"
 
 struct world_backup_result {

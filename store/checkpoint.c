@@ -17,7 +17,7 @@
  * committed (and fsynced) in the WAL, under the connection's
  * synchronous=FULL (the WAL fsynced before, the database after). */
 #include "store/store_internal.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <signal.h>
 #include <stdlib.h>
 

@@ -1,9 +1,9 @@
 /* store/copy.c: the copy between backends (store/copy.h). */
 #include "store/copy.h"
 #include "store/db.h"
-#include "store/file.h"
-#include "store/pause.h"
-#include "store/ref.h"
+#include "common/file.h"
+#include "common/pause.h"
+#include "common/ref.h"
 #include "store/schema_pg.h"
 #include "store/store.h"
 #include <errno.h>

@@ -38,11 +38,11 @@
  *
  * Credentials: the URI's, PGPASSFILE's, or password_file's (store/db.h); no
  * text this module produces holds a password (URIs are named by wdb_name).
- * Test pause point (store/pause.h): copy.writing, DEST holds the objects
+ * Test pause point (common/pause.h): copy.writing, DEST holds the objects
  * but the copy is not complete. */
 #ifndef WORLD_STORE_COPY_H
 #define WORLD_STORE_COPY_H
-#include "store/error.h"
+#include "common/error.h"
 #include "store/scan.h"
 #include <stdio.h>
 

@@ -38,7 +38,7 @@
  *   A compare-and-swap is `UPDATE ... WHERE <expected values>` followed by
  *   wdb_changes(): 1 = it moved, 0 = the head was not what the caller saw.
  * - Every failing call returns a negative enum wdb_fail and sets err (one
- *   line, an exit code of store/error.h): WDB_RETRY (SQLite busy or locked;
+ *   line, an exit code of common/error.h): WDB_RETRY (SQLite busy or locked;
  *   PostgreSQL serialization failure or deadlock: run the transaction
  *   again), WDB_UNAVAILABLE (the server cannot be reached or the connection
  *   was lost: answer "unavailable" -- HTTP 503 -- and try again later; the
@@ -55,7 +55,7 @@
  * - A handle is used by one thread at a time. */
 #ifndef WORLD_STORE_DB_H
 #define WORLD_STORE_DB_H
-#include "store/error.h"
+#include "common/error.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -155,7 +155,7 @@ int wdb_prepare_kept(struct wdb *db, const char *sql, struct wdb_stmt **out, str
  * name or what failed ("" when none); never a password. */
 const char *wdb_errmsg(const struct wdb *db);
 
-/* The exit code of store/error.h for a class of failure (CODE_OTHER for
+/* The exit code of common/error.h for a class of failure (CODE_OTHER for
  * WDB_FAIL): what a caller formatting its own message exits with. */
 int wdb_fail_code(int fail, int code_other);
 

@@ -55,7 +55,7 @@ extern const struct wdb_driver wdb_sqlite_driver;
 /* set by wdb_pg_enable() */
 extern const struct wdb_driver *wdb_pg_driver_enabled;
 
-/* The exit code of store/error.h for a class of failure (code_other for
+/* The exit code of common/error.h for a class of failure (code_other for
  * WDB_FAIL). */
 int wdb_fail_code(int fail, int code_other);
 #endif

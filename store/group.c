@@ -1,7 +1,7 @@
 /* store/group.c: see group.h. */
 #include "store/group.h"
 #include "store/store_internal.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>

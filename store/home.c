@@ -2,7 +2,7 @@
  * homes"). The table, its creation by a writer's open on both engines,
  * the claim, the renewal and the operator's move. */
 #include "store/home.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/sql.h"
 #include "store/store_internal.h"
 #include <string.h>

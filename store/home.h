@@ -17,7 +17,7 @@
  * home"). */
 #ifndef WORLD_STORE_HOME_H
 #define WORLD_STORE_HOME_H
-#include "store/error.h"
+#include "common/error.h"
 
 struct world_store;
 

@@ -1,8 +1,6 @@
-# store/: canonical JSON, refs, hashing, the SQLite store, the integrity scan.
-libworld_a_SOURCES += store/error.c store/error.h store/file.c store/file.h store/ref.c store/ref.h store/canon.c store/canon.h \
-	store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
+# store/: the store (objects, log, worlds, journal, sessions) over the driver seam, the integrity scan.
+libworld_a_SOURCES += store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
-	store/jschema.c store/jschema.h store/elf.c store/elf.h store/pause.c store/pause.h \
 	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c store/walbuf.c store/walbuf.h store/spent.c \
 	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
 	store/copy.c store/copy.h store/tree.c store/tree.h store/home.c store/home.h

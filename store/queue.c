@@ -22,7 +22,7 @@
  * has one; a process that has its own falls back to trying the flock
  * without blocking, with the busy handler's naps. */
 #include "store/store_internal.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -7,8 +7,8 @@
 #include "store/scan.h"
 #include "store/tree.h"
 #include "store/store_internal.h"
-#include "store/canon.h"
-#include "store/pause.h"
+#include "common/canon.h"
+#include "common/pause.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

@@ -4,7 +4,7 @@
  * runs inside the caller's), waiting for other writers in busy_wait. */
 #include "store/store_internal.h"
 #include "store/walbuf.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/schema_pg.h"
 #include "tlog/note.h"
 #include <errno.h>

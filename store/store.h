@@ -33,7 +33,7 @@
  * thread its own WORLD_STORE_READER handle (WAL readers never block the
  * writer).
  *
- * Refs are strings "sha256:<64 lowercase hex>" (store/ref.h); buffers of
+ * Refs are strings "sha256:<64 lowercase hex>" (common/ref.h); buffers of
  * WORLD_REF_SIZE bytes. Errors: WX_BAD_INPUT (bad ref/label/JSON),
  * WX_NOT_FOUND, WX_LOCKED, WX_SCHEMA, WX_INTEGRITY (a damaged row: reads of
  * it keep failing), WX_CONFLICT (CAS lost, chain mismatch), WX_IO. */
@@ -41,8 +41,8 @@
 #define WORLD_STORE_STORE_H
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
-#include "store/ref.h"
+#include "common/error.h"
+#include "common/ref.h"
 #include <jansson.h>
 
 #define WORLD_STORE_SCHEMA_VERSION 3
@@ -158,7 +158,7 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 int world_object_put(struct world_store *st, const char *semantic_id, const char *provenance,
                      const void *payload, size_t len, char ref_out[WORLD_REF_SIZE], int *created,
                      struct world_err *err);
-/* Canonicalises v (store/canon.h) and stores the canonical bytes. */
+/* Canonicalises v (common/canon.h) and stores the canonical bytes. */
 int world_object_put_json(struct world_store *st, const char *semantic_id, const char *provenance, const json_t *v,
                           char ref_out[WORLD_REF_SIZE], struct world_err *err);
 struct world_object {

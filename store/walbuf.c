@@ -28,7 +28,7 @@
  * they were in the file. Other files (the database, its shared memory)
  * are opened straight by the default VFS: nothing here touches them. */
 #include "store/walbuf.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* supervisor/agent.c: see agent.h. */
 #include "supervisor/agent.h"
 #include "supervisor/frame.h"
-#include "store/file.h"
+#include "common/file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 
 struct sup_cancel;
 

@@ -1,6 +1,6 @@
 /* supervisor/frame.c: see frame.h. */
 #include "supervisor/frame.h"
-#include "store/file.h"
+#include "common/file.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 
 /* Payloads (args, plan, output) are at most 1 MiB; carried as JSON strings
  * they can at most double (every byte of a valid JSON text that needs an

@@ -13,7 +13,7 @@
 #define WORLD_SUPERVISOR_LAUNCHER_H
 #include <stddef.h>
 #include <sys/types.h>
-#include "store/error.h"
+#include "common/error.h"
 
 enum sup_profile { SUP_PROFILE_TRANSITION = 0, SUP_PROFILE_SOURCE_CHECK = 1, SUP_PROFILE_TOOL_RUN = 2 };
 const char *sup_profile_name(enum sup_profile p);

@@ -3,7 +3,7 @@
 #include "supervisor/agent.h"
 #include "supervisor/frame.h"
 #include "capsule/capsule.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -367,7 +367,7 @@ static const char *payload(struct run *r, json_t *f, const char *type, const cha
 
 static int is_json_object(const char *p, size_t len)
 {
-	/* \u0000 is accepted here as by store/canon (JSON_ALLOW_NUL). */
+	/* \u0000 is accepted here as by common/canon (JSON_ALLOW_NUL). */
 	json_t *v = json_loadb(p, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
 	int okk = json_is_object(v);
 	json_decref(v);
@@ -907,7 +907,7 @@ static int invoke(struct supervisor *s, enum mode mode, const char *source, size
 	json_t *sf = start;
 	start = NULL;
 	if (send_frame(&r, sf) < 0) goto out;
-	if (mode != M_CHECK) world_pause("sup.running"); /* test-only (store/pause.h) */
+	if (mode != M_CHECK) world_pause("sup.running"); /* test-only (common/pause.h) */
 	loop(&r);
 
 out:

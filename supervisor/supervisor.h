@@ -18,7 +18,7 @@
 #define WORLD_SUPERVISOR_SUPERVISOR_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "store/error.h"
+#include "common/error.h"
 #include "supervisor/launcher.h"
 
 struct sup_limits {

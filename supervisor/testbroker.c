@@ -1,7 +1,7 @@
 /* supervisor/testbroker.c: see testbroker.h. */
 #include "supervisor/testbroker.h"
 #include <jansson.h>
-#include "store/ref.h"
+#include "common/ref.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,10 @@
 #!/bin/bash
 # The layering of the project's LAYOUT notes (docs/architecture.md, "Which
 # folder may use which"), for the three places that once broke it:
+#   - common/ (the shared utilities) includes nothing but common/;
 #   - store/ includes nothing of supervisor/, capsule/, broker/,
 #     coordinator/ or daemon/, and cli/ no supervisor/frame.h: write_all,
-#     the general "write all of these bytes" loop, is store/file.c's, and
+#     the general "write all of these bytes" loop, is common/file.c's, and
 #     supervisor/frame.c has no copy of its own;
 #   - daemon/ reaches capsules through the supervisor: it includes no
 #     capsule/ header and calls no capsule_* function;
@@ -33,6 +34,12 @@ defined_in() {
 # Prints one line per violation under ROOT (a source tree); returns 0 when none.
 check_tree() {
   local root=$1 bad=0 f n sym
+  for f in "$root"/common/*.c "$root"/common/*.h; do
+    if grep -Eq '^#include "[a-z]+/' "$f" && grep -Ev '^#include "common/' "$f" | grep -Eq '^#include "[a-z]+/'; then
+      echo "common: ${f#"$root"/} includes $(grep -E '^#include "[a-z]+/' "$f" | grep -Ev '^#include "common/' | head -n1 | sed 's/^#include //')"
+      bad=1
+    fi
+  done
   for f in "$root"/store/*.c "$root"/store/*.h; do
     if grep -Eq '^#include "(supervisor|capsule|broker|coordinator|daemon)/' "$f"; then
       echo "store: ${f#"$root"/} includes $(grep -Eo '^#include "(supervisor|capsule|broker|coordinator|daemon)/[^"]*"' "$f" | head -n1 | sed 's/^#include //')"
@@ -45,7 +52,7 @@ check_tree() {
       bad=1
     fi
   done
-  if ! defined_in "$root/store/file.c" | grep -qx write_all; then echo "write_all: not defined in store/file.c"; bad=1; fi
+  if ! defined_in "$root/common/file.c" | grep -qx write_all; then echo "write_all: not defined in common/file.c"; bad=1; fi
   for f in "$root"/supervisor/*.c; do
     if defined_in "$f" | grep -qx write_all; then echo "write_all: defined in ${f#"$root"/}"; bad=1; fi
   done
@@ -70,7 +77,7 @@ check_tree() {
 }
 
 out=$(check_tree "$top_srcdir")
-ok $? "the sources keep the layering (store/, cli/, daemon/)"
+ok $? "the sources keep the layering (common/, store/, cli/, daemon/)"
 [ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
 
 # What the checks read is there: the server defines daemon_serve, the
@@ -84,7 +91,7 @@ trap 'rm -rf "$work"' EXIT
 fresh() {
   rm -rf "$work/t"
   mkdir -p "$work/t"
-  for d in store cli daemon supervisor; do
+  for d in common store cli daemon supervisor; do
     mkdir -p "$work/t/$d"
     cp "$top_srcdir/$d"/*.c "$top_srcdir/$d"/*.h "$work/t/$d/" 2>/dev/null
   done
@@ -107,13 +114,19 @@ nok $? "control: daemon/http.c calling a helper defined back in daemon/server.c 
 like "$out" 'daemon/http.c calls dresp_probe' "control: the refusal names it"
 
 fresh
-sed -i 's|^#include "store/file.h"|#include "store/file.h"\n#include "supervisor/frame.h"|' "$work/t/store/archive.c"
+sed -i 's|^#include "common/canon.h"|#include "common/canon.h"\n#include "store/store.h"|' "$work/t/common/canon.c"
+out=$(check_tree "$work/t")
+nok $? "control: common/canon.c including store/store.h is refused"
+like "$out" 'common/canon.c includes "store/store.h"' "control: the refusal names the include"
+
+fresh
+sed -i 's|^#include "common/file.h"|#include "common/file.h"\n#include "supervisor/frame.h"|' "$work/t/store/archive.c"
 out=$(check_tree "$work/t")
 nok $? "control: store/archive.c including supervisor/frame.h is refused"
 like "$out" 'store/archive.c includes "supervisor/frame.h"' "control: the refusal names the include"
 
 fresh
-sed -i 's|^#include "store/file.h"|#include "supervisor/frame.h"|' "$work/t/cli/attended.c"
+sed -i 's|^#include "common/file.h"|#include "supervisor/frame.h"|' "$work/t/cli/attended.c"
 out=$(check_tree "$work/t")
 nok $? "control: cli/attended.c including supervisor/frame.h is refused"
 like "$out" 'cli/attended.c includes supervisor/frame.h' "control: the refusal names it"

@@ -13,7 +13,7 @@
 #define WORLD_TLOG_CHECKPOINT_H
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 #include "tlog/tlog.h"
 
 struct tlog_checkpoint {

@@ -6,7 +6,7 @@ tlog_sources = tlog/tlog.c tlog/tlog.h tlog/note.c tlog/note.h tlog/checkpoint.c
 	tlog/b64.c tlog/b64.h
 libworld_a_SOURCES += $(tlog_sources)
 noinst_LIBRARIES += tlog/libtlog.a
-tlog_libtlog_a_SOURCES = $(tlog_sources) store/error.c store/error.h
+tlog_libtlog_a_SOURCES = $(tlog_sources) common/error.c common/error.h
 tlog_libtlog_a_CFLAGS = $(AM_CFLAGS) $(CRYPTO_CFLAGS)
 
 # RFC 6962 / RFC 9162 vectors, every size's proofs, signed notes, controls

@@ -27,7 +27,7 @@
 #define WORLD_TLOG_NOTE_H
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 
 #define NOTE_NAME_MAX 255
 

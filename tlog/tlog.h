@@ -32,7 +32,7 @@
 #define WORLD_TLOG_TLOG_H
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 
 #define TLOG_HASH_SIZE 32
 /* A proof of a tree below 2^63 leaves has at most 63 hashes; 64 bounds

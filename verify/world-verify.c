@@ -16,7 +16,7 @@
  *   consistency  both checkpoints as above, old size <= new size; the
  *                proof leads to both roots (RFC 6962 §2.1.2).
  *
- * Exit codes (store/error.h): 0 verified; 2 usage; 3 a malformed key,
+ * Exit codes (common/error.h): 0 verified; 2 usage; 3 a malformed key,
  * checkpoint, proof file or index; 4 a file absent, or an entry beyond the
  * checkpoint's tree; 7 refused: a signature, an origin or a proof that does
  * not verify; 9 a file that cannot be read. */
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/error.h"
+#include "common/error.h"
 #include "tlog/checkpoint.h"
 #include "tlog/note.h"
 #include "tlog/tlog.h"

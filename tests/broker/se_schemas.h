@@ -1,13 +1,13 @@
 /* tests/broker/se_schemas.h: hold a handler's output to the outputSchema
  * the se-tools package publishes for the tool that passes it on
  * (packages/se-tools/transitions.json, read from $top_srcdir), with the
- * project's own validator (store/jschema.h) -- the check the daemon makes
+ * project's own validator (common/jschema.h) -- the check the daemon makes
  * before it hands a result over (daemon/mcp.c, dresult_verdict). The
  * coordinator adds "world" to every output, so the copy validated gets an
  * empty one. Header-only: each test that includes it gets its own copy. */
 #ifndef WORLD_TESTS_BROKER_SE_SCHEMAS_H
 #define WORLD_TESTS_BROKER_SE_SCHEMAS_H
-#include "store/jschema.h"
+#include "common/jschema.h"
 #include "tests/tap.h"
 #include <jansson.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
  * WORLD_TEST_EXEC_PROBE_LEAK fails the arm it names. */
 #include "broker/exec.h"
 #include "broker/exec_probe.h"
-#include "store/pause.h"
-#include "store/ref.h"
+#include "common/pause.h"
+#include "common/ref.h"
 #include "supervisor/exec.h"
 #include "tests/tap.h"
 #include "tests/broker/exec_fixture.h"

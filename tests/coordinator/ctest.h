@@ -8,7 +8,7 @@
 #include "broker/session.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/registry.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include <stdio.h>

@@ -17,7 +17,7 @@
 #include <time.h>
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/scan.h"
 #include "supervisor/supervisor.h"
 #include "tests/tap.h"

@@ -26,7 +26,7 @@
  *     The batch is made deterministic by holding its leader at
  *     coord.batch until the others are queued (coord.queued). */
 #include "tests/coordinator/ctest.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/sql.h"
 #include "tests/tap.h"
 #include <pthread.h>

@@ -14,7 +14,7 @@
 #include <sqlite3.h>
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "supervisor/supervisor.h"
 #include "store/scan.h"
 #include "tests/tap.h"

@@ -1,7 +1,7 @@
 /* tests/coordinator/test_race.c: acknowledged work survives concurrency.
  *
  * Each race of issue 19 is reproduced deterministically: the test-only
- * pause points (store/pause.h, built with --enable-test-hooks) hold the
+ * pause points (common/pause.h, built with --enable-test-hooks) hold the
  * first call inside its critical window while a second call either
  * completes (the race happens) or is seen waiting for its turn (the fix).
  * The test releases the first call only then, so the interleaving is the
@@ -18,7 +18,7 @@
 #include "tests/coordinator/ctest.h"
 #include "broker/effect.h"
 #include "broker/workspace.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/scan.h"
 #include "tests/tap.h"
 #include <errno.h>

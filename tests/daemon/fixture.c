@@ -11,8 +11,8 @@
  *       environment makes that its one declared effect.
  * Prints nothing on success; one line and exit != 0 on failure. */
 #include "coordinator/registry.h"
-#include "store/canon.h"
-#include "store/file.h"
+#include "common/canon.h"
+#include "common/file.h"
 #include "store/store.h"
 #include <stdio.h>
 #include <stdlib.h>

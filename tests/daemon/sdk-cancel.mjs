@@ -3,7 +3,7 @@
 // notifications/cancelled; its onprogress sets _meta.progressToken).
 // Usage: node sdk-cancel.mjs BASE CRED_A CRED_B PAUSE_DIR DAEMON_ERR_LOG
 // The daemon runs with WORLD_TEST_PAUSE=sup.running@1,sup.running@2: the
-// first two calls' capsules are held at their start (store/pause.h) until
+// first two calls' capsules are held at their start (common/pause.h) until
 // this script releases them, so the cancel lands while both run.
 // Prints TAP lines (no plan: the shell test counts).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -11,7 +11,7 @@
 #    beyond it is answered with an error naming the cap and commits
 #    nothing; control: a batch of exactly the cap runs whole.
 # The fair-share part holds the call workers at the test-only pause points
-# of store/pause.h (daemon.worker: a worker took a job, before it runs it;
+# of common/pause.h (daemon.worker: a worker took a job, before it runs it;
 # daemon.queued: the HTTP thread queued a job), so which job a free worker
 # takes is observed, not timed. It is skipped in a build without
 # --enable-test-hooks (scripts/test.sh builds with them).

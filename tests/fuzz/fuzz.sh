@@ -33,15 +33,15 @@ JANSSON=$(pkg-config --cflags --libs jansson 2>/dev/null || echo -ljansson)
 
 # NAME: the sources it compiles in (besides tests/fuzz/fuzz_NAME.c)
 declare -A SOURCES=(
-  [canon]="store/canon.c store/error.c"
-  [jschema]="store/jschema.c store/error.c"
-  [frame]="supervisor/frame.c store/file.c store/error.c"
-  [plan]="broker/plan.c store/canon.c store/error.c"
-  [manifest]="cli/attended.c cli/output.c cli/default_interp.c cli/store_uri.c cli/flags.c cli/serve_exec.c store/jschema.c store/canon.c coordinator/catalog.c"
-  [mcp]="daemon/mcp.c store/jschema.c coordinator/catalog.c"
+  [canon]="common/canon.c common/error.c"
+  [jschema]="common/jschema.c common/error.c"
+  [frame]="supervisor/frame.c common/file.c common/error.c"
+  [plan]="broker/plan.c common/canon.c common/error.c"
+  [manifest]="cli/attended.c cli/output.c cli/default_interp.c cli/store_uri.c cli/flags.c cli/serve_exec.c common/jschema.c common/canon.c coordinator/catalog.c"
+  [mcp]="daemon/mcp.c common/jschema.c coordinator/catalog.c"
   [a2a]="daemon/a2a.c daemon/a2a_push.c"
-  [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c store/jschema.c"
-  [tlog]="tlog/tlog.c tlog/note.c tlog/checkpoint.c tlog/b64.c store/error.c"
+  [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c common/jschema.c"
+  [tlog]="tlog/tlog.c tlog/note.c tlog/checkpoint.c tlog/b64.c common/error.c"
 )
 # NAME: libraries it links besides jansson
 declare -A LIBS=( [tlog]=-lcrypto )

@@ -1,11 +1,11 @@
 /* tests/fuzz/fuzz_canon.c: libFuzzer target over canonical JSON
- * (store/canon.c): world_canon_bytes on any bytes; world_canon_is_canonical
+ * (common/canon.c): world_canon_bytes on any bytes; world_canon_is_canonical
  * holds exactly when the input is its own canonical form; what it accepts must be
  * canonical by world_canon_is_canonical, a fixed point (canonicalising it
  * again gives the same bytes), and parse with world_json_parse to a value
  * whose world_canon_json is canonical and a fixed point.
  * Also world_canon_source. */
-#include "store/canon.h"
+#include "common/canon.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

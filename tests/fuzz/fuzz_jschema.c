@@ -1,8 +1,8 @@
 /* tests/fuzz/fuzz_jschema.c: libFuzzer target over the JSON Schema subset
- * (store/jschema.c), schema and instance both hostile: the input is
+ * (common/jschema.c), schema and instance both hostile: the input is
  * SCHEMA, a 0x00 byte, INSTANCE (without the byte the input is both). A
  * schema jschema_check refuses must be refused by jschema_validate too. */
-#include "store/jschema.h"
+#include "common/jschema.h"
 #include <stdint.h>
 #include <string.h>
 

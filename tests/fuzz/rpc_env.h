@@ -22,7 +22,7 @@
 #include "coordinator/registry.h"
 #include "daemon/http.h"
 #include "daemon/route.h"
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/store.h"
 #include <stdint.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  *   attended_probe yes QUESTION
  * Prints "confirmed" and exits 0, or prints the STOP lines and exits 20. */
 #include "cli/attended.h"
-#include "store/error.h"
+#include "common/error.h"
 #include <stdio.h>
 #include <string.h>
 

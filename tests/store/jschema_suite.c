@@ -1,4 +1,4 @@
-/* tests/store/jschema_suite: store/jschema.h against the official JSON
+/* tests/store/jschema_suite: common/jschema.h against the official JSON
  * Schema Test Suite, for the test file of every supported keyword.
  *
  * For each file: every case whose schema passes jschema_check must get the
@@ -18,7 +18,7 @@
  * is 2020-12's: 2020-12, 2019-09, 7, 6 and 4 (draft 3 is not: its
  * "required" is a boolean and its "type" may hold schemas). Skips when no
  * copy is installed. */
-#include "store/jschema.h"
+#include "common/jschema.h"
 #include "tests/tap.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * here (the scan accepts their absence, not their disagreement). */
 #ifndef WORLD_TESTS_SFIX_H
 #define WORLD_TESTS_SFIX_H
-#include "store/ref.h"
+#include "common/ref.h"
 #include "store/store.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,8 +9,8 @@
  * directory (world_archive_configure). */
 #include "store/store.h"
 #include "store/db.h"
-#include "store/pause.h"
-#include "store/ref.h"
+#include "common/pause.h"
+#include "common/ref.h"
 #include "capsule/pin.h"
 #include "tests/tap.h"
 #include <dirent.h>

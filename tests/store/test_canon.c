@@ -1,7 +1,7 @@
 /* tests/store/test_canon.c: canonical JSON vectors, source canonicalisation
  * and strict ref parsing (docs/design.md §6.1, §6.2). */
-#include "store/canon.h"
-#include "store/ref.h"
+#include "common/canon.h"
+#include "common/ref.h"
 #include "tests/tap.h"
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * commit that crosses 1000 frames, so its WAL never grows much past that.
  * Every commit is there afterwards. The WAL's frames are read from its
  * size (it is never shrunk, so the size is the most frames it held). */
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/store.h"
 #include "tests/tap.h"
 #include <pthread.h>

@@ -11,7 +11,7 @@
 #include "store/home.h"
 #include "store/store.h"
 #include "store/db.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "tests/tap.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* tests/store/test_jschema.c: the JSON Schema subset (store/jschema.h):
+/* tests/store/test_jschema.c: the JSON Schema subset (common/jschema.h):
  * what jschema_check accepts and refuses, what jschema_validate decides,
  * and every message shape, byte for byte. The official test suite runs in
  * tests/store/jschema_suite. */
-#include "store/jschema.h"
+#include "common/jschema.h"
 #include "tests/tap.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * migration of a schema-1 store (built from a copy of the schema-1 SQL
  * below) with its backfill and its refusal, and the modes of a new store's
  * files (0600, directories 0700) under umask 022. */
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "tests/store/sfix.h"

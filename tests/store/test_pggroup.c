@@ -18,8 +18,8 @@
  * with the reason. */
 #include "store/db.h"
 #include "store/group.h"
-#include "store/pause.h"
-#include "store/ref.h"
+#include "common/pause.h"
+#include "common/ref.h"
 #include "store/store.h"
 #include "tests/store/sfix.h"
 #include "tests/tap.h"

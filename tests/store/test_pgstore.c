@@ -10,7 +10,7 @@
  * and the PostgreSQL half is skipped with the reason. */
 #include "store/store.h"
 #include "store/db.h"
-#include "store/ref.h"
+#include "common/ref.h"
 #include "tests/tap.h"
 #include "tests/store/sfix.h"
 #include <stdio.h>

@@ -27,7 +27,7 @@
 #include "store/store.h"
 #include "store/copy.h"
 #include "store/db.h"
-#include "store/pause.h"
+#include "common/pause.h"
 #include "tests/store/sbulk.h"
 #include "tests/tap.h"
 #include <sqlite3.h>

@@ -2,7 +2,7 @@
  * chain and head CAS checked by the store, grouped transactions, registry
  * heads, journal, sessions, a second writer, schema versions, the scan and
  * its resume cursors, the interpreter archive. */
-#include "store/canon.h"
+#include "common/canon.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "tests/store/sfix.h"

@@ -12,7 +12,7 @@
  *      leaves every commit it acknowledged and not that one, and the store
  *      scans clean; the control, killed after its last acknowledged commit
  *      with no hold, keeps all of them too. */
-#include "store/pause.h"
+#include "common/pause.h"
 #include "store/scan.h"
 #include "store/store.h"
 #include "store/walbuf.h"

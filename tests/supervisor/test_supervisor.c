@@ -6,7 +6,7 @@
  * checks that nothing leaked. */
 #include "supervisor/agent.h"
 #include "supervisor/frame.h"
-#include "store/file.h"
+#include "common/file.h"
 #include "supervisor/testbroker.h"
 #include "tests/supervisor/suptest.h"
 #include "tests/tap.h"

@@ -138,13 +138,13 @@ grep -v "^— example.com/world " "$T/cp.17w" > "$T/cp.17wonly"
 run_capture out err rc "$V" checkpoint --key "$T/vk" "$T/cp.17wonly"
 is "$rc" 7 "control: with only the witness's signature it is refused"
 
-# tlog/ is a pure library: it includes nothing of World but store/error.h
+# tlog/ is a pure library: it includes nothing of World but common/error.h
 # (and itself), and world-verify links it alone (no libworld.a: no jansson,
 # SQLite or libseccomp in the program); each with a control
-forbidden() { # FILES...: the #include "..." lines naming anything but tlog/ and store/error.h
-  grep -H '^#include "' "$@" | grep -Ev '#include "(tlog/[a-z0-9_]+\.h|store/error\.h)"'
+forbidden() { # FILES...: the #include "..." lines naming anything but tlog/ and common/error.h
+  grep -H '^#include "' "$@" | grep -Ev '#include "(tlog/[a-z0-9_]+\.h|common/error\.h)"'
 }
-is "$(forbidden "$top_srcdir"/tlog/*.[ch])" "" "tlog/ includes nothing of World but store/error.h"
+is "$(forbidden "$top_srcdir"/tlog/*.[ch])" "" "tlog/ includes nothing of World but common/error.h"
 printf '#include "store/store.h"\n' > "$T/bad.c"
 like "$(forbidden "$T/bad.c")" 'store/store.h' "control: an include of store/store.h would be found"
 if command -v nm >/dev/null; then

@@ -1,9 +1,9 @@
-/* store/canon.c: see canon.h. A small recursive-descent parser that emits
+/* common/canon.c: see canon.h. A small recursive-descent parser that emits
  * canonical bytes directly; objects collect their members, sort them and
  * detect duplicates before emitting. jansson is used only for the json_t
  * entry points (it cannot keep arbitrary-precision numbers, so the byte path
  * does not go through it). */
-#include "store/canon.h"
+#include "common/canon.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* store/pause.c: see pause.h. Only built with --enable-test-hooks. */
-#include "store/pause.h"
+/* common/pause.c: see pause.h. Only built with --enable-test-hooks. */
+#include "common/pause.h"
 #ifdef WORLD_TEST_HOOKS
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* store/file.h: reading a whole regular file under a size cap; writing all of a buffer.
+/* common/file.h: reading a whole regular file under a size cap; writing all of a buffer.
  *
  * Owns: the one careful "read this file into memory" used by the archive
  * (interpreter binaries) and the CLI (sources, input files): refuses
@@ -6,9 +6,9 @@
  * that grows while being read, and reports every failure as one line
  * naming the path; and the one "write all of these bytes" loop (write_all)
  * used by the archive, the supervisor's frames and the CLI's prompts. */
-#ifndef WORLD_STORE_FILE_H
-#define WORLD_STORE_FILE_H
-#include "store/error.h"
+#ifndef WORLD_COMMON_FILE_H
+#define WORLD_COMMON_FILE_H
+#include "common/error.h"
 #include <stddef.h>
 
 /* On success *out is a malloc'd buffer of *len bytes plus a terminating NUL

@@ -1,4 +1,4 @@
-/* store/canon.h: canonical JSON and canonical transition source (docs/design.md §6.2).
+/* common/canon.h: canonical JSON and canonical transition source (docs/design.md §6.2).
  *
  * Owns: the one byte form of every JSON value the project writes, and the one
  * text form of a transition source. Canonical JSON: no whitespace; object keys
@@ -17,11 +17,11 @@
  *
  * Every error message names the byte offset in the input:
  *   "canonical JSON: byte 12: duplicate key \"a\"". */
-#ifndef WORLD_STORE_CANON_H
-#define WORLD_STORE_CANON_H
+#ifndef WORLD_COMMON_CANON_H
+#define WORLD_COMMON_CANON_H
 #include <jansson.h>
 #include <stddef.h>
-#include "store/error.h"
+#include "common/error.h"
 
 #define WORLD_CANON_MAX_DIGITS 100
 #define WORLD_CANON_MAX_EXP 100000

@@ -1,14 +1,14 @@
-/* store/ref.h: object refs and SHA-256 (docs/design.md §6.1).
+/* common/ref.h: object refs and SHA-256 (docs/design.md §6.1).
  *
  * Owns: the one textual form of a ref, "sha256:" followed by exactly 64
  * lowercase hex digits, its strict parser, and SHA-256 over bytes, files and
  * fds (OpenSSL libcrypto EVP, which uses the CPU's SHA extensions).
  * Uppercase hex, any other length, and any algorithm but sha256 are refused. */
-#ifndef WORLD_STORE_REF_H
-#define WORLD_STORE_REF_H
+#ifndef WORLD_COMMON_REF_H
+#define WORLD_COMMON_REF_H
 #include <stddef.h>
 #include <stdint.h>
-#include "store/error.h"
+#include "common/error.h"
 
 #define WORLD_REF_LEN 71   /* strlen("sha256:") + 64 */
 #define WORLD_REF_SIZE 72  /* buffer size for a ref plus its NUL */

@@ -1,4 +1,4 @@
-/* store/jschema.h: argument validation by a documented subset of JSON Schema
+/* common/jschema.h: argument validation by a documented subset of JSON Schema
  * 2020-12 (docs/publishing.md, "Schema subset").
  *
  * Owns: which schemas World accepts (jschema_check) and what an instance
@@ -36,10 +36,10 @@
  *   jschema_validate: /path: expected type string, got integer
  *                     (root): missing required property "path"
  *                     /x: additional property not allowed */
-#ifndef WORLD_STORE_JSCHEMA_H
-#define WORLD_STORE_JSCHEMA_H
+#ifndef WORLD_COMMON_JSCHEMA_H
+#define WORLD_COMMON_JSCHEMA_H
 #include <jansson.h>
-#include "store/error.h"
+#include "common/error.h"
 
 /* Deepest nesting of subschemas a schema may have (the root is depth 0). */
 #define JSCHEMA_MAX_DEPTH 64

@@ -1,15 +1,14 @@
-/* store/error.h: how every World component reports an error.
+/* common/error.h: how every World component reports an error.
  *
  * Owns: struct world_err (one line of text plus the exit code a CLI verb
  * returns for it) and the project-wide table of exit codes. It lives in
- * store/ because the store is the bottom layer that every other component
- * links; nothing here depends on anything else.
+ * common/, below every layer; nothing here depends on anything else.
  *
  * Rule: a message is one line saying what failed and on what (path, ref,
  * field), e.g. "object get: ref sha256:ab.. : not found". Functions that can
  * fail take a `struct world_err *` (may be NULL) and return -1 / NULL. */
-#ifndef WORLD_STORE_ERROR_H
-#define WORLD_STORE_ERROR_H
+#ifndef WORLD_COMMON_ERROR_H
+#define WORLD_COMMON_ERROR_H
 #include <stdarg.h>
 
 enum world_exit {

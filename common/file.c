@@ -1,5 +1,5 @@
-/* store/file.c: see file.h. */
-#include "store/file.h"
+/* common/file.c: see file.h. */
+#include "common/file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

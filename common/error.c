@@ -1,5 +1,5 @@
-/* store/error.c: see error.h. */
-#include "store/error.h"
+/* common/error.c: see error.h. */
+#include "common/error.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -1,12 +1,12 @@
-/* store/elf.h: is this an interpreter a capsule can run?
+/* common/elf.h: is this an interpreter a capsule can run?
  *
  * Owns: the one check that the first bytes of a file are a static x86_64
  * ELF64 (no PT_INTERP), the only kind of interpreter a capsule root (no
  * loader, no libc) can exec. The archive applies it before archiving a file
  * and the pin (capsule/pin.c) before running one; each words its own
  * refusal. */
-#ifndef WORLD_STORE_ELF_H
-#define WORLD_STORE_ELF_H
+#ifndef WORLD_COMMON_ELF_H
+#define WORLD_COMMON_ELF_H
 #include <stddef.h>
 
 enum world_elf_verdict {

@@ -1,4 +1,4 @@
-/* store/pause.h: test-only pause points in the windows where concurrent
+/* common/pause.h: test-only pause points in the windows where concurrent
  * calls race (a claim and its check, a file's read and its replace, a
  * commit). Compiled in only with `configure --enable-test-hooks`
  * (scripts/test.sh builds that way; the quick start and `make install`
@@ -37,8 +37,8 @@
  *   scan.page          a paged scan cursor read a whole page, before it asks for the next (store/scan.c)
  *   home.claim         a daemon found no home for an episode, before it inserts its claim (store/home.c)
  *   archive.materialise an interpreter's bytes are written and fsync'd under a temporary name in the per-host cache (PostgreSQL store), before the rename */
-#ifndef WORLD_STORE_PAUSE_H
-#define WORLD_STORE_PAUSE_H
+#ifndef WORLD_COMMON_PAUSE_H
+#define WORLD_COMMON_PAUSE_H
 
 typedef void (*world_pause_fn)(void *ctx, const char *name);
 

@@ -1,5 +1,5 @@
-/* store/ref.c: see ref.h. */
-#include "store/ref.h"
+/* common/ref.c: see ref.h. */
+#include "common/ref.h"
 #include <errno.h>
 /* The low-level SHA256 API: OpenSSL's assembly without the provider
  * machinery (its first use in a process costs ~1 ms; bench/pin_bench). */

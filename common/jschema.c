@@ -1,5 +1,5 @@
-/* store/jschema.c: see jschema.h. */
-#include "store/jschema.h"
+/* common/jschema.c: see jschema.h. */
+#include "common/jschema.h"
 #include <math.h> /* isfinite (a macro: no libm) */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-/* store/elf.c: see elf.h. */
-#include "store/elf.h"
+/* common/elf.c: see elf.h. */
+#include "common/elf.h"
 #include <elf.h>
 #include <string.h>
 
