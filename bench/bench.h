@@ -1,5 +1,5 @@
-/* bench/bench.h: what the benchmarks share: a monotonic clock in ms,
- * percentiles, writing a small fixture file, and one timed whole-process
+/* bench/bench.h: what the benchmarks share: a monotonic clock (ms and s),
+ * this process's CPU time, percentiles, writing a small fixture file, and one timed whole-process
  * run with its output checked. Header-only: each benchmark is a program of
  * its own. */
 #ifndef WORLD_BENCH_BENCH_H
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,20 @@ static inline double bench_now_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static inline double bench_now_s(void)
+{
+	return bench_now_ms() / 1e3;
+}
+
+/* this process's CPU time (user + system, all threads) in microseconds:
+ * the machines are shared, so benchmarks print it beside the wall clock */
+static inline double bench_cpu_us(void)
+{
+	struct rusage r;
+	if (getrusage(RUSAGE_SELF, &r) < 0) return 0;
+	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
 static inline int bench_cmp_double(const void *a, const void *b)

@@ -10,19 +10,13 @@
 #include "broker/effect.h"
 #include "supervisor/launcher.h"
 #include "supervisor/spawner.h"
+#include "bench/bench.h"
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 
 static const char ECHO[] = "module echo\nexport func main(input: string) -> string { \"{\\\"echo\\\":${input}}\" }\n";
 static const char ARGS[] = "{\"message\":\"hello, world\"}";
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 enum row { BARE, PURE, READ, NROWS };
 static const char *const row_names[NROWS] = { "bare supervisor+capsule (echo)", "coordinator pure echo (durable)",
@@ -126,7 +120,7 @@ int main(int argc, char **argv)
 				if (r == READ && !have_read) continue;
 				struct job jobs[2];
 				pthread_t th[2];
-				double t0 = now_s();
+				double t0 = bench_now_s();
 				for (int k = 0; k < threads; k++) {
 					jobs[k] = (struct job){ .row = (enum row)r, .runs = runs / rounds, .sup = sup, .c = c, .s = s };
 					pthread_create(&th[k], NULL, worker, &jobs[k]);
@@ -139,7 +133,7 @@ int main(int argc, char **argv)
 					fails[r] += jobs[k].failures;
 					if (jobs[k].err[0]) snprintf(lasterr[r], sizeof lasterr[r], "%s", jobs[k].err);
 				}
-				wall[r] += now_s() - t0;
+				wall[r] += bench_now_s() - t0;
 			}
 		printf("\n%d thread(s):\n  %-40s %9s %8s %8s %9s %8s %8s\n", threads, "row", "runs/s", "ms/run", "x bare",
 		       "capsule%", "broker%", "commit%");

@@ -9,6 +9,8 @@
 #include "supervisor/launcher.h"
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
+#include "bench/bench.h"
+#include "bench/mcp_client.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -27,67 +29,6 @@ static const char EARGS[] = "{\"message\":\"hello, world\"}";
 static int port;
 static const char *cred;
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int dial(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) { close(fd); return -1; }
-	return fd;
-}
-
-/* One POST /mcp/; returns 0 when the answer is 200 with a result and no isError. */
-static int one_call(int *fd, const char *body, size_t blen, char *buf, size_t cap)
-{
-	char req[1024];
-	int hl = snprintf(req, sizeof req,
-	                  "POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
-	                  "Content-Type: application/json\r\nAccept: application/json, text/event-stream;q=0.5\r\n"
-	                  "MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %zu\r\n\r\n", port, cred, blen);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (*fd < 0 && (*fd = dial()) < 0) return -1;
-		if (write(*fd, req, (size_t)hl) != hl || write(*fd, body, blen) != (ssize_t)blen) goto retry;
-		size_t n = 0;
-		char *end = NULL;
-		while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
-			ssize_t r = read(*fd, buf + n, cap - 1 - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		size_t head = (size_t)(end + 4 - buf);
-		char *cl = strcasestr(buf, "\r\nContent-Length:");
-		if (!cl || cl > end) return -1;
-		size_t want = head + strtoul(cl + 17, NULL, 10);
-		if (want >= cap) return -1;
-		while (n < want) {
-			ssize_t r = read(*fd, buf + n, want - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		int closing = strcasestr(buf, "\r\nConnection: close") && strcasestr(buf, "\r\nConnection: close") < end;
-		int good = strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf + head, "\"result\"") &&
-		           !strstr(buf + head, "\"isError\":true");
-		if (closing) { close(*fd); *fd = -1; }
-		return good ? 0 : -1;
-	retry:
-		close(*fd);
-		*fd = -1;
-	}
-	return -1;
-}
-
 struct client {
 	const char *body;
 	size_t blen;
@@ -103,12 +44,12 @@ static void *client_main(void *arg)
 	size_t cap = 1 << 20;
 	char *buf = malloc(cap);
 	for (int i = 0; i < c->calls; i++) {
-		double t0 = now_s();
-		if (one_call(&fd, c->body, c->blen, buf, cap) < 0) {
+		double t0 = bench_now_s();
+		if (bench_mcp_call(port, cred, &fd, c->body, c->blen, buf, cap, NULL) < 0) {
 			c->failures++;
 			snprintf(c->sample, sizeof c->sample, "%.500s", buf);
 		}
-		c->lat[i] = (now_s() - t0) * 1000.0;
+		c->lat[i] = (bench_now_s() - t0) * 1000.0;
 	}
 	if (fd >= 0) close(fd);
 	free(buf);
@@ -138,13 +79,13 @@ static double bare_rate(struct supervisor *sup, int inflight, int total)
 {
 	pthread_t th[16];
 	struct bare_job j[16];
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (int k = 0; k < inflight; k++) {
 		j[k] = (struct bare_job){ .sup = sup, .runs = total / inflight };
 		pthread_create(&th[k], NULL, bare_main, &j[k]);
 	}
 	for (int k = 0; k < inflight; k++) pthread_join(th[k], NULL);
-	return (double)(total / inflight * inflight) / (now_s() - t0);
+	return (double)(total / inflight * inflight) / (bench_now_s() - t0);
 }
 
 int main(int argc, char **argv)
@@ -184,7 +125,7 @@ int main(int argc, char **argv)
 			pthread_t th[16];
 			double *lat = calloc((size_t)calls + 16, sizeof *lat);
 			int per = calls / n;
-			double t0 = now_s();
+			double t0 = bench_now_s();
 			for (int k = 0; k < n; k++) {
 				cl[k] = (struct client){ .body = body, .blen = strlen(body), .calls = per, .lat = lat + k * per };
 				pthread_create(&th[k], NULL, client_main, &cl[k]);
@@ -194,7 +135,7 @@ int main(int argc, char **argv)
 				pthread_join(th[k], NULL);
 				fails += cl[k].failures;
 			}
-			double wall = now_s() - t0;
+			double wall = bench_now_s() - t0;
 			int done = per * n;
 			qsort(lat, (size_t)done, sizeof *lat, cmp_d);
 			double rate = done / wall;

@@ -26,6 +26,7 @@
  * usage: exec_bench [N [PORT CREDENTIAL]]   (N defaults to 50; bench/exec_bench.sh
  * passes EXEC_BENCH_N and starts the daemon for the MCP arm) */
 #include "bench/bench.h"
+#include "bench/mcp_client.h"
 #include "capsule/capsule.h"
 #include "supervisor/exec.h"
 #include <arpa/inet.h>
@@ -85,69 +86,14 @@ static int mcp_port = 0, mcp_fd = -1, mcp_seq = 0;
 static const char *mcp_cred;
 static char mcp_last[600];
 
-static int mcp_dial(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)mcp_port) };
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* One tools/call; 0 when the answer is 200 with a result whose exit_code is 0. */
 static int mcp_call(char *buf, size_t cap)
 {
-	char body[400], req[1024];
+	char body[400];
 	int bl = snprintf(body, sizeof body,
 	                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
 	                  "\"workspace-exec\",\"arguments\":{\"command\":\"true\"}}}", ++mcp_seq);
-	int hl = snprintf(req, sizeof req,
-	                  "POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
-	                  "Content-Type: application/json\r\nAccept: application/json, text/event-stream;q=0.5\r\n"
-	                  "MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n", mcp_port, mcp_cred, bl);
-	buf[0] = 0;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (mcp_fd < 0 && (mcp_fd = mcp_dial()) < 0) return -1;
-		if (write(mcp_fd, req, (size_t)hl) != hl || write(mcp_fd, body, (size_t)bl) != bl) goto retry;
-		size_t n = 0;
-		char *end = NULL;
-		while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
-			if (n >= cap - 1) return -1;
-			ssize_t r = read(mcp_fd, buf + n, cap - 1 - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		size_t head = (size_t)(end + 4 - buf);
-		char *cl = strcasestr(buf, "\r\nContent-Length:");
-		if (!cl || cl > end) return -1;
-		size_t want = head + strtoul(cl + 17, NULL, 10);
-		if (want >= cap) return -1;
-		while (n < want) {
-			ssize_t r = read(mcp_fd, buf + n, want - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		char *closing = strcasestr(buf, "\r\nConnection: close");
-		int good = strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf + head, "\"result\"") &&
-		           !strstr(buf + head, "\"isError\":true") && strstr(buf + head, "\"exit_code\":0");
-		if (closing && closing < end) {
-			close(mcp_fd);
-			mcp_fd = -1;
-		}
-		return good ? 0 : -1;
-	retry:
-		close(mcp_fd);
-		mcp_fd = -1;
-	}
-	return -1;
+	return bench_mcp_call(mcp_port, mcp_cred, &mcp_fd, body, (size_t)bl, buf, cap, "\"exit_code\":0");
 }
 
 static double arm_mcp(void)

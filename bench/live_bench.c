@@ -17,6 +17,8 @@
  *     commits, commits/s. Needs AILANG_LITE (the fixture's interpreter). */
 #include "store/store.h"
 #include "tests/store/sfix.h"
+#include "bench/bench.h"
+#include "bench/mcp_client.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,13 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -47,60 +42,6 @@ static int cmp_d(const void *a, const void *b)
 /* ---- calls ---- */
 
 static const char *cred, *tool, *targs;
-
-static int dial(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) { close(fd); return -1; }
-	return fd;
-}
-
-static int one_call(int port, int *fd, const char *body, size_t blen, char *buf, size_t cap)
-{
-	char req[1024];
-	int hl = snprintf(req, sizeof req,
-	                  "POST /mcp/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
-	                  "Content-Type: application/json\r\nAccept: application/json, text/event-stream;q=0.5\r\n"
-	                  "MCP-Protocol-Version: 2025-06-18\r\nContent-Length: %zu\r\n\r\n", port, cred, blen);
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (*fd < 0 && (*fd = dial(port)) < 0) return -1;
-		if (write(*fd, req, (size_t)hl) != hl || write(*fd, body, blen) != (ssize_t)blen) goto retry;
-		size_t n = 0;
-		char *end = NULL;
-		while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
-			if (n >= cap - 1) return -1;
-			ssize_t r = read(*fd, buf + n, cap - 1 - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		size_t head = (size_t)(end + 4 - buf);
-		char *cl = strcasestr(buf, "\r\nContent-Length:");
-		if (!cl || cl > end) return -1;
-		size_t want = head + strtoul(cl + 17, NULL, 10);
-		if (want >= cap) return -1;
-		while (n < want) {
-			ssize_t r = read(*fd, buf + n, want - n);
-			if (r <= 0) goto retry;
-			n += (size_t)r;
-		}
-		buf[n] = 0;
-		char *conn = strcasestr(buf, "\r\nConnection: close");
-		int good = strncmp(buf, "HTTP/1.1 200", 12) == 0 && strstr(buf + head, "\"result\"") &&
-		           !strstr(buf + head, "\"isError\":true");
-		if (conn && conn < end) { close(*fd); *fd = -1; }
-		return good ? 0 : -1;
-	retry:
-		close(*fd);
-		*fd = -1;
-	}
-	return -1;
-}
 
 struct client {
 	int id, port, calls, failures;
@@ -121,9 +62,9 @@ static void *client_main(void *arg)
 		                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
 		                  "\"arguments\":%s,\"_meta\":{\"world/task_id\":\"%s-%d-%d\"}}}",
 		                  i + 1, tool, targs, run_tag, c->id, i);
-		double t0 = now_s();
-		if (bl <= 0 || bl >= 8192 || one_call(c->port, &fd, body, (size_t)bl, buf, cap) < 0) c->failures++;
-		c->lat[i] = (now_s() - t0) * 1000.0;
+		double t0 = bench_now_s();
+		if (bl <= 0 || bl >= 8192 || bench_mcp_call(c->port, cred, &fd, body, (size_t)bl, buf, cap, NULL) < 0) c->failures++;
+		c->lat[i] = (bench_now_s() - t0) * 1000.0;
 	}
 	if (fd >= 0) close(fd);
 	free(buf);
@@ -254,7 +195,7 @@ static int run_calls(char *ports_s, int clients, int calls, char *pids_s)
 	long long tk0 = nroots ? tree_ticks(roots, nroots) : -1;
 	unsigned long long hb0 = 0, ht0 = 0, hb1 = 0, ht1 = 0;
 	int host = host_cpu(&hb0, &ht0) == 0;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (int i = 0; i < clients; i++)
 		if (pthread_create(&th[i], NULL, client_main, &c[i]) != 0) { fprintf(stderr, "pthread_create failed\n"); return 1; }
 	int fails = 0;
@@ -262,7 +203,7 @@ static int run_calls(char *ports_s, int clients, int calls, char *pids_s)
 		pthread_join(th[i], NULL);
 		fails += c[i].failures;
 	}
-	double el = now_s() - t0;
+	double el = bench_now_s() - t0;
 	long long tk1 = nroots ? tree_ticks(roots, nroots) : -1;
 	host = host && host_cpu(&hb1, &ht1) == 0 && ht1 > ht0;
 	qsort(all, (size_t)calls, sizeof *all, cmp_d);
@@ -336,14 +277,14 @@ static int run_commits(const char *db, int writers, int commits)
 	}
 	close(go[0]);
 	usleep(200 * 1000); /* let every writer open its handle */
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	close(go[1]);
 	int bad = 0;
 	for (int k = 0; k < writers; k++) {
 		int status;
 		if (waitpid(kids[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) bad++;
 	}
-	double el = now_s() - t0;
+	double el = bench_now_s() - t0;
 	printf("writers=%d commits=%d failed_writers=%d commits/s=%.1f\n", writers, writers * commits, bad,
 	       (double)(writers * commits) / el);
 	return bad ? 1 : 0;

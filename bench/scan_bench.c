@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "broker/effect.h"
 #include "tests/store/seff.h"
+#include "bench/bench.h"
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -38,20 +39,6 @@ static void die(const char *what, const struct world_err *e)
 {
 	fprintf(stderr, "scan_bench: %s%s%s\n", what, e ? ": " : "", e ? e->msg : "");
 	exit(1);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-	struct rusage u;
-	if (getrusage(RUSAGE_SELF, &u) < 0) return 0;
-	return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 static long long env_ll(const char *name, long long dflt)
@@ -80,9 +67,9 @@ static void one_scan(const char *db, int how, const char *what)
 	if (how == 1) setenv("WORLD_TEST_SCAN_FORGET", "1", 1);
 	struct world_scan_result r;
 	struct world_scan_opts o = { .effect_record_check = broker_record_check };
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now_s(), c0 = (bench_cpu_us() / 1e6);
 	int rc = how == 2 ? world_scan(st, &o, out, &r, &err) : world_scan_start(st, broker_record_check, out, &r, &err);
-	double s = now_s() - t0, c = cpu_s() - c0;
+	double s = bench_now_s() - t0, c = (bench_cpu_us() / 1e6) - c0;
 	unsetenv("WORLD_TEST_SCAN_FORGET");
 	if (rc < 0) die("scan", &err);
 	fclose(out);
@@ -158,7 +145,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(db, sizeof db, "%s/issue.db", dir);
 	struct world_store *st = open_grow(db, &b, dir, "issue");
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	if (world_store_begin(st, &err) < 0) die("begin", &err);
 	for (int i = 0; i < 150; i++)
 		if (seff_one(st, &b, 300, &err) < 0) die("effectful call", &err);
@@ -172,7 +159,7 @@ int main(int argc, char **argv)
 	if (world_store_commit(st, &err) < 0) die("commit", &err);
 	world_store_close(st);
 	printf("issue 39's store: 150 effectful calls, 3 publishes of %d sources of 40 KB, 4 calls (built in %.1f s)\n", nsrc,
-	       now_s() - t0);
+	       bench_now_s() - t0);
 	scans(db, b.last);
 
 	/* the grown store */
@@ -182,7 +169,7 @@ int main(int argc, char **argv)
 	       "first and every %lld entries\n",
 	       write_every, nsrc, publish_every);
 	for (int i = 0; i < ns; i++) {
-		t0 = now_s();
+		t0 = bench_now_s();
 		long long from = b.last;
 		while (b.last < sizes[i]) {
 			if (b.last % publish_every == 0) {
@@ -202,7 +189,7 @@ int main(int argc, char **argv)
 			}
 			if (world_store_commit(st, &err) < 0) die("commit", &err);
 		}
-		if (from < b.last) printf("  (grown from %lld to %lld entries in %.1f s)\n", from, b.last, now_s() - t0);
+		if (from < b.last) printf("  (grown from %lld to %lld entries in %.1f s)\n", from, b.last, bench_now_s() - t0);
 		world_store_close(st);
 		scans(db, b.last);
 		if (i + 1 < ns) st = open_grow(db, &b, dir, "bench");

@@ -45,13 +45,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void die(const char *what, const struct world_err *err)
 {
 	fprintf(stderr, "store_bench: %s: %s\n", what, err ? err->msg : "failed");
@@ -103,12 +96,12 @@ static double commits(const char *dir, const char *name, int mode, long long n, 
 	if (sqlite3_prepare_v2(world_store_db(st), pc, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
 		p0 = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (long long i = 0; i < n; i++) {
 		if (world_store_begin(st, &err) < 0 || append_next(st, &a, &err) < 0 || world_store_commit(st, &err) < 0)
 			die("append", &err);
 	}
-	double s = now_s() - t0;
+	double s = bench_now_s() - t0;
 	if (sqlite3_prepare_v2(world_store_db(st), pc, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
 		p1 = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
@@ -154,13 +147,6 @@ struct gstat {
 	long long ckpt_bg, ckpt_inline, reruns;
 };
 
-static double cpu_now_us(void)
-{
-	struct rusage r;
-	getrusage(RUSAGE_SELF, &r);
-	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-}
-
 static double grouped(const char *dir, int writers, long long n, int mode, struct gstat *gs)
 {
 	char name[64];
@@ -179,15 +165,15 @@ static double grouped(const char *dir, int writers, long long n, int mode, struc
 	if (!th || !w) die("out of memory", NULL);
 	int cur, hi;
 	sqlite3_db_status(world_store_db(st), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1); /* reset */
-	double c0 = cpu_now_us();
-	double t0 = now_s();
+	double c0 = bench_cpu_us();
+	double t0 = bench_now_s();
 	for (int i = 0; i < writers; i++) {
 		w[i] = (struct writer){ g, &a, n / writers, 0, 0, 0 };
 		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
 	}
 	for (int i = 0; i < writers; i++) pthread_join(th[i], NULL);
-	double s = now_s() - t0;
-	double cpu = cpu_now_us() - c0;
+	double s = bench_now_s() - t0;
+	double cpu = bench_cpu_us() - c0;
 	for (int i = 0; i < writers; i++)
 		if (w[i].failed) die("group append", NULL);
 	long long batches, done;
@@ -290,15 +276,15 @@ static double pg_grouped(const char *uri, int writers, int conns, long long n, s
 	const char *pm = getenv("STORE_BENCH_PG_PID");
 	long server = pm && *pm ? strtol(pm, NULL, 10) : 0;
 	double s0 = server > 0 ? proc_tree_cpu_us(server) : -1;
-	double c0 = cpu_now_us();
-	double t0 = now_s();
+	double c0 = bench_cpu_us();
+	double t0 = bench_now_s();
 	for (int i = 0; i < total; i++) {
 		w[i] = (struct writer){ g[i % conns], &a[i % conns], n / total, 0, 1, 0 };
 		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
 	}
 	for (int i = 0; i < total; i++) pthread_join(th[i], NULL);
-	double secs = now_s() - t0;
-	double cpu = cpu_now_us() - c0;
+	double secs = bench_now_s() - t0;
+	double cpu = bench_cpu_us() - c0;
 	double s1 = s0 >= 0 ? proc_tree_cpu_us(server) : -1;
 	*lost = 0;
 	for (int i = 0; i < total; i++) {
@@ -352,7 +338,7 @@ static double sqlite_bulk(const char *dir, long long n, int bytes)
 	char *blob = malloc((size_t)bytes);
 	if (!blob) die("out of memory", NULL);
 	memset(blob, 'x', (size_t)bytes);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) die("sqlite bulk begin", NULL);
 	for (long long i = 0; i < n; i++) {
 		char k[80];
@@ -364,7 +350,7 @@ static double sqlite_bulk(const char *dir, long long n, int bytes)
 		sqlite3_reset(s);
 	}
 	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) die("sqlite bulk commit", NULL);
-	double r = n / (now_s() - t0);
+	double r = n / (bench_now_s() - t0);
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 	free(blob);
@@ -378,13 +364,6 @@ static double sqlite_bulk(const char *dir, long long n, int bytes)
 
 /* this process's CPU seconds (user + system): the machine is shared, so
  * the scan rows print them beside the wall clock */
-static double cpu_s(void)
-{
-	struct rusage u;
-	if (getrusage(RUSAGE_SELF, &u) < 0) return 0;
-	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 /* The floor of a full scan: SQLite alone reading what the scan reads (every
  * object, entry and world, in storage order, and the journal's invocation
  * intents with their outcomes) and SHA-256 over the same bytes (each
@@ -400,7 +379,7 @@ static double scan_floor(const char *db, double *cpu, double *mb)
 	};
 	sqlite3 *h;
 	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) die("floor: open", NULL);
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now_s(), c0 = (bench_cpu_us() / 1e6);
 	uint64_t bytes = 0;
 	unsigned char d[32], x = 0;
 	if (sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) die("floor: begin", NULL);
@@ -427,10 +406,10 @@ static double scan_floor(const char *db, double *cpu, double *mb)
 	}
 	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(h);
-	*cpu = cpu_s() - c0;
+	*cpu = (bench_cpu_us() / 1e6) - c0;
 	(void)x;
 	*mb = (double)bytes / 1e6;
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 /* world_scan on a reader of its own, as `worldd scan` runs it (not the
@@ -441,10 +420,10 @@ static void scan_reader(const char *db, const struct world_scan_opts *o, FILE *o
 	struct world_store *rd;
 	struct world_err err = { 0 };
 	if (world_store_open(db, WORLD_STORE_READER, &rd, &err) < 0) die("open the scan store to read", &err);
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = bench_now_s(), c0 = (bench_cpu_us() / 1e6);
 	if (world_scan(rd, o, out, r, &err) < 0) die("scan", &err);
-	*wall = now_s() - t0;
-	*cpu = cpu_s() - c0;
+	*wall = bench_now_s() - t0;
+	*cpu = (bench_cpu_us() / 1e6) - c0;
 	world_store_close(rd);
 }
 
@@ -605,10 +584,10 @@ int main(int argc, char **argv)
 		/* a store already larger than this size (a kept one, beyond the
 		 * few entries each run adds on top): no row for it */
 		if (b.last > sizes[i] + sizes[i] / 100 + 16) continue;
-		double t0 = now_s();
+		double t0 = bench_now_s();
 		if (b.last < sizes[i] && sbulk_fill(t.st, &b, sizes[i] - b.last, STORE_BENCH_FILL_BATCH, &err) < 0)
 			die("fill", &err);
-		double fs = now_s() - t0;
+		double fs = bench_now_s() - t0;
 		struct world_scan_opts o = { .max_rows = 0 };
 		struct world_scan_result r;
 		double s, sc;

@@ -25,8 +25,6 @@ static const char SRC[] = "module echo\nexport func main(input: string) -> strin
 static const char ARGS[] = "{\"message\":\"hello, world\"}";
 static const char WANT[] = "{\"echo\":{\"message\":\"hello, world\"}}";
 
-static double now(void) { return bench_now_ms() / 1e3; } /* seconds */
-
 /* ---- baseline: unconfined fork+exec of the interpreter ------------------ */
 /* One unconfined run of the echo transition in dir: 0, or -1 on a wrong output. */
 static int fork_exec_once(const char *bin, const char *dir)
@@ -77,10 +75,10 @@ static double run_sup(struct supervisor *s, int inflight, int total, int *failed
 	pthread_barrier_init(&l.start, NULL, (unsigned)inflight + 1);
 	pthread_t th[16];
 	for (int i = 0; i < inflight; i++) pthread_create(&th[i], NULL, worker, &l);
-	double t0 = now();
+	double t0 = bench_now_s();
 	pthread_barrier_wait(&l.start);
 	for (int i = 0; i < inflight; i++) pthread_join(th[i], NULL);
-	double dt = now() - t0;
+	double dt = bench_now_s() - t0;
 	*failed += l.failed;
 	if (l.failed) fprintf(stderr, "  %d failed: %s\n", l.failed, l.err);
 	pthread_barrier_destroy(&l.start);
@@ -100,19 +98,19 @@ static void bare_capsules(int memfd, int n, double t[3])
 		                           .argv = argv_v, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 };
 		struct capsule_handle h;
 		struct capsule_report rep;
-		double a = now();
+		double a = bench_now_s();
 		if (capsule_start(&cs, &h, &err) < 0) {
 			fprintf(stderr, "capsule_start: %s\n", err.msg);
 			exit(1);
 		}
-		double b = now();
+		double b = bench_now_s();
 		struct pollfd pf = { h.pidfd, POLLIN, 0 };
 		poll(&pf, 1, -1);
-		double c = now();
+		double c = bench_now_s();
 		capsule_finish(&h, &rep, &err);
 		t[0] += b - a;
 		t[1] += c - b;
-		t[2] += now() - c;
+		t[2] += bench_now_s() - c;
 	}
 }
 
@@ -199,9 +197,9 @@ int main(int argc, char **argv)
 	double base_t = 0, bare[3] = { 0, 0, 0 };
 	int bad = 0;
 	for (int round = 0; round < ROUNDS; round++) {
-		double t0 = now();
+		double t0 = bench_now_s();
 		for (int i = 0; i < per; i++) bad += fork_exec_once(bin, dir) < 0;
-		base_t += now() - t0;
+		base_t += bench_now_s() - t0;
 		for (size_t i = 0; i < nrows; i++) {
 			if (rows[i].own_netns && !root) continue;
 			if (rows[i].own_netns) sup_spawner_netns_share(false, NULL);

@@ -17,6 +17,7 @@
 #include "tests/store/sfix.h"
 #include "tlog/checkpoint.h"
 #include "tlog/note.h"
+#include "bench/bench.h"
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -24,13 +25,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void die(const char *what, const struct world_err *err)
 {
@@ -79,13 +73,6 @@ static void *writer_main(void *p)
 	return NULL;
 }
 
-static double cpu_us(void)
-{
-	struct rusage r;
-	getrusage(RUSAGE_SELF, &r);
-	return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-}
-
 struct run {
 	double rate, cpu; /* appends/s; CPU us (user + system, all threads) per append */
 	long long batches, signatures;
@@ -117,14 +104,14 @@ static struct run arm(const char *dir, int writers, long long n, int tree, int r
 	pthread_t *th = calloc((size_t)writers, sizeof *th);
 	struct writer *w = calloc((size_t)writers, sizeof *w);
 	if (!th || !w) die("out of memory", NULL);
-	double c0 = cpu_us();
-	double t0 = now_s();
+	double c0 = bench_cpu_us();
+	double t0 = bench_now_s();
 	for (int i = 0; i < writers; i++) {
 		w[i] = (struct writer){ g, &a, n / writers, 0 };
 		if (pthread_create(&th[i], NULL, writer_main, &w[i]) != 0) die("pthread_create", NULL);
 	}
 	for (int i = 0; i < writers; i++) pthread_join(th[i], NULL);
-	double s = now_s() - t0;
+	double s = bench_now_s() - t0;
 	for (int i = 0; i < writers; i++)
 		if (w[i].failed) die("group append", NULL);
 	struct run r = { 0 };
@@ -133,7 +120,7 @@ static struct run arm(const char *dir, int writers, long long n, int tree, int r
 	world_tree_sign_stats(st, &s1, NULL);
 	r.signatures = s1 - s0;
 	r.rate = (double)done / s;
-	r.cpu = done ? (cpu_us() - c0) / (double)done : 0;
+	r.cpu = done ? (bench_cpu_us() - c0) / (double)done : 0;
 	world_group_free(g);
 	world_store_close(st);
 	/* the files go: a run's store is not the next one's */
@@ -234,7 +221,7 @@ int main(int argc, char **argv)
 	struct note_signer *sg = note_signer_new(skey, &err);
 	if (!sg) die("signer", &err);
 	int reps = 2000;
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	for (int i = 0; i < reps; i++) {
 		struct tlog_hash root;
 		char *body = NULL, *note = NULL;
@@ -245,17 +232,17 @@ int main(int argc, char **argv)
 		free(body);
 		free(note);
 	}
-	double cp_us = (now_s() - t0) / reps * 1e6;
+	double cp_us = (bench_now_s() - t0) / reps * 1e6;
 	struct tlog_hash p[TLOG_MAX_PROOF];
 	size_t np;
-	t0 = now_s();
+	t0 = bench_now_s();
 	for (int i = 0; i < reps; i++)
 		if (world_tree_prove_inclusion(st, 1 + (i * 7919LL) % n, n, p, &np, &err) < 0) die("inclusion", &err);
-	double inc_us = (now_s() - t0) / reps * 1e6;
-	t0 = now_s();
+	double inc_us = (bench_now_s() - t0) / reps * 1e6;
+	t0 = bench_now_s();
 	for (int i = 0; i < reps; i++)
 		if (world_tree_prove_consistency(st, 1 + (i * 7919LL) % n, n, p, &np, &err) < 0) die("consistency", &err);
-	double con_us = (now_s() - t0) / reps * 1e6;
+	double con_us = (bench_now_s() - t0) / reps * 1e6;
 	printf("at %lld entries: a checkpoint (root from the table + Ed25519 signature) %.1f us; an inclusion proof "
 	       "%.1f us; a consistency proof %.1f us (from the store's table, %d each)\n",
 	       n, cp_us, inc_us, con_us, reps);
