@@ -117,6 +117,11 @@ int world_operator_token_path(const struct world_store *st, char *path, size_t n
 	return ws_secret_path(st, "operator token", "operator-tokens", "operator-token", path, n, 0, err);
 }
 
+int world_input_key_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err)
+{
+	return ws_secret_path(st, "input state key", "input-keys", "input-key", path, n, make_dirs, err);
+}
+
 int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
                              int *installed, struct world_err *err)
 {

@@ -327,6 +327,10 @@ int world_operator_token_path(const struct world_store *st, char *path, size_t n
  * it is). path gets the file's path either way. */
 int world_operator_token_new(struct world_store *st, int replace, char token[65], char *path, size_t pathn,
                              int *installed, struct world_err *err);
+/* The file of the key that signs MCP request states (coordinator/confirm.h):
+ * <db>.input-key, or for a PostgreSQL store CACHE/input-keys/NAME.input-key,
+ * as the operator token's; make_dirs makes the cache's directories. */
+int world_input_key_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err);
 
 /* ---- sessions (§8) ---- */
 /* Stores sha256(credential) only, with the episode, grants (canonicalised
