@@ -32,3 +32,11 @@ TESTS += tests/broker/test_exec
 tests_broker_test_exec_SOURCES = tests/broker/test_exec.c tests/broker/exec_fixture.h
 tests_broker_test_exec_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_broker_test_exec_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
+
+# The broker's own rules at its level, over a real store (docs/broker.md):
+# grants and budgets, visibility, the plan laws, the record law.
+check_PROGRAMS += tests/broker/test_grants
+TESTS += tests/broker/test_grants
+tests_broker_test_grants_SOURCES = tests/broker/test_grants.c tests/broker/broker_fixture.h
+tests_broker_test_grants_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
+tests_broker_test_grants_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
