@@ -32,7 +32,14 @@
  * umask, so nothing of the caller's process state reaches the interpreter.
  *
  * Setup failures are one line "capsule setup: STEP: strerror" with code
- * WX_SETUP. */
+ * WX_SETUP.
+ *
+ * Where it lives: the setup sequence, the denial listener and the reap in
+ * capsule/capsule.c; the cgroup functions below (the pool, delegation,
+ * keep-warm, the sweep, the cleanup on signals) in capsule/cgroups.c; the
+ * namespace ones (the shared network namespace, the template, the deferred
+ * mount-namespace release) in capsule/namespaces.c; capsule/capsule_int.h
+ * is what the three share. */
 #ifndef WORLD_CAPSULE_CAPSULE_H
 #define WORLD_CAPSULE_CAPSULE_H
 #include "capsule/profile.h"

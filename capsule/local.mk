@@ -1,6 +1,7 @@
 # capsule/: Linux confinement for interpreter runs (docs/design.md §4): the pin,
-# the setup sequence, profiles as data, the denial report, one-run helper.
-libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
+# the setup sequence, the cgroup manager, the namespace lifecycle, profiles as
+# data, the denial report, one-run helper.
+libworld_a_SOURCES += capsule/capsule.c capsule/capsule.h capsule/cgroups.c capsule/namespaces.c capsule/pin.c capsule/pin.h capsule/profile.c capsule/profile.h \
 	capsule/profile_diff.c capsule/profile_diff.h \
 	capsule/run.c capsule/run.h \
 	capsule/exec_capsule.c capsule/exec_capsule.h capsule/capsule_int.h
