@@ -3,7 +3,7 @@
  * store in a fresh temporary directory, sessions minted through
  * broker/session.h, test effect handlers (Test.Echo answers, Test.Fail
  * breaks, Test.Big answers over the output cap, Test.Bare answers no
- * object), and one effect run through broker_effect_run with a unique
+ * object, Test.Probe looks at the store while it runs), and one effect run through broker_effect_run with a unique
  * invocation id. Every helper bails on a setup failure, so an assertion
  * only ever judges the rule under test. */
 #ifndef WORLD_TESTS_BROKER_FIXTURE_H
@@ -29,10 +29,15 @@ struct bfix {
 	pthread_mutex_t lock;
 	int calls;   /* handler runs, all test handlers */
 	int seq;     /* invocation ids */
+	/* what Test.Probe saw of its own effect while it ran */
+	int probe_found;        /* its effect intent: 0 found, -1 not */
+	char probe_status[16];  /* that intent's outcome ("" = none yet) */
+	int probe_in_txn;       /* a store transaction was open */
+	int probe_request;      /* its request object stored (1) */
 };
 static struct bfix F = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void bfix_open(const char *name)
+static inline void bfix_open(const char *name)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(F.dir, sizeof F.dir, "%s/%s.XXXXXX", tmp ? tmp : "/tmp", name);
@@ -42,7 +47,7 @@ static void bfix_open(const char *name)
 	if (world_store_open(F.db, WORLD_STORE_WRITER, &F.st, &e) < 0) bail("open store %s: %s", F.db, e.msg);
 }
 
-static void bfix_close(void)
+static inline void bfix_close(void)
 {
 	world_store_close(F.st);
 	F.st = NULL;
@@ -84,13 +89,35 @@ static int h_bare(const struct broker_handler_ctx *ctx, const json_t *payload, j
 	*out = json_string("not an object");
 	return 0;
 }
+/* The invocation id of the latest bfix_effect of episode. */
+static inline const char *bfix_inv(const char *episode)
+{
+	static char inv[128];
+	snprintf(inv, sizeof inv, "cli:%s:t%d", episode, F.seq);
+	return inv;
+}
+static int h_probe(const struct broker_handler_ctx *ctx, const json_t *payload, json_t **out, struct world_err *err)
+{
+	(void)payload; (void)err;
+	F.calls++;
+	char subject[200];
+	snprintf(subject, sizeof subject, "%s#e1", bfix_inv(ctx->episode));
+	struct world_journal_row row;
+	struct world_err e = { 0 };
+	F.probe_found = world_journal_find(F.st, "effect", subject, &row, &e);
+	snprintf(F.probe_status, sizeof F.probe_status, "%s", F.probe_found == 0 ? row.status : "-");
+	F.probe_in_txn = world_store_in_txn(F.st);
+	F.probe_request = F.probe_found == 0 && row.intent_ref[0] && world_object_exists(F.st, row.intent_ref, &e) == 1;
+	*out = json_pack("{s:b}", "ok", 1);
+	return 0;
+}
 static const struct broker_handler_entry bfix_handlers[] = {
 	{ "Test.Echo", h_echo }, { "Test.Fail", h_fail }, { "Test.Big", h_big }, { "Test.Bare", h_bare },
-	{ NULL, NULL },
+	{ "Test.Probe", h_probe }, { NULL, NULL },
 };
 
 /* Parse grant texts (NULL-terminated) into g (room for 8); bails on a bad one. */
-static size_t bfix_grants(const char *const *texts, struct broker_grant *g)
+static inline size_t bfix_grants(const char *const *texts, struct broker_grant *g)
 {
 	size_t n = 0;
 	struct world_err e = { 0 };
@@ -102,7 +129,7 @@ static size_t bfix_grants(const char *const *texts, struct broker_grant *g)
 }
 
 /* Mint a session of episode with the grants and open it at now. */
-static void bfix_session(const char *episode, const char *const *grants, long long ttl, char cred[65],
+static inline void bfix_session(const char *episode, const char *const *grants, long long ttl, char cred[65],
                          struct broker_session *s)
 {
 	struct broker_grant g[8];
@@ -120,11 +147,12 @@ static void bfix_session(const char *episode, const char *const *grants, long lo
  * unwritten (a crash between the intent and the outcome). Returns
  * broker_effect_run's status (enum broker_effect_status) or -1 with err;
  * *keep gets the output when given (the caller frees it). */
-static int bfix_effect(const struct broker_session *s, long long now, const char *effect, const char *scope,
+static inline int bfix_effect(const struct broker_session *s, long long now, const char *effect, const char *scope,
                        long long cost, int write, struct broker_effect_out *keep, struct world_err *err)
 {
 	char inv[128];
-	snprintf(inv, sizeof inv, "cli:%s:t%d", s->episode, ++F.seq);
+	++F.seq;
+	snprintf(inv, sizeof inv, "%s", bfix_inv(s->episode));
 	static const char input[] = "{}";
 	char in_ref[WORLD_REF_SIZE];
 	struct world_err e = { 0 };
@@ -153,7 +181,7 @@ static int bfix_effect(const struct broker_session *s, long long now, const char
 	return st;
 }
 
-static int bfix_run(const struct broker_session *s, const char *effect, const char *scope, long long cost)
+static inline int bfix_run(const struct broker_session *s, const char *effect, const char *scope, long long cost)
 {
 	struct world_err e = { 0 };
 	int rc = bfix_effect(s, (long long)time(NULL), effect, scope, cost, 1, NULL, &e);
@@ -161,7 +189,7 @@ static int bfix_run(const struct broker_session *s, const char *effect, const ch
 	return rc;
 }
 
-static long long bfix_spent(const char *episode, const char *effect, const char *scope)
+static inline long long bfix_spent(const char *episode, const char *effect, const char *scope)
 {
 	long long spent = -1;
 	struct world_err e = { 0 };
@@ -170,7 +198,7 @@ static long long bfix_spent(const char *episode, const char *effect, const char 
 }
 
 /* Decide at now with the session's grants and expiry; returns the label. */
-static enum broker_label bfix_decide_at(const struct broker_session *s, long long now, const char *effect,
+static inline enum broker_label bfix_decide_at(const struct broker_session *s, long long now, const char *effect,
                                         const char *scope, long long cost, struct broker_decision *d)
 {
 	struct broker_decision dd;
