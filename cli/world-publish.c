@@ -28,6 +28,7 @@
 #include "cli/output.h"
 #include "broker/effect.h"
 #include "coordinator/catalog.h"
+#include "coordinator/confirm.h"
 #include "coordinator/registry.h"
 #include "common/canon.h"
 #include "common/error.h"
@@ -66,7 +67,7 @@
 
 static const char *const entry_keys[] = {
 	"id", "title", "description", "transitionFnFile", "transitionFn", "inputSchema",
-	"outputSchema", "access", "declaredEffects", "semanticsEpoch", NULL,
+	"outputSchema", "access", "declaredEffects", "semanticsEpoch", "inputRequests", NULL,
 };
 
 /* Appended to a copy of each source for the second bounded check: it only
@@ -89,6 +90,7 @@ struct entry {
 	json_t *input, *output; /* owned */
 	json_t *access;         /* owned: null or {cost,effect,scope} */
 	json_t *effects;        /* owned: array */
+	json_t *asks;           /* owned: inputRequests (coordinator/confirm.h), or NULL */
 	const char *title, *description;
 	long long epoch;        /* given semanticsEpoch, or 0 */
 	char tool[TOOL_NAME_MAX * 2 + 8];
@@ -458,6 +460,12 @@ static int validate_entry(struct entry *e, const char *mname, const char *base, 
 			if (effect_served(e, json_string_value(json_object_get(c, "effect")), what) < 0) return -1;
 		}
 	}
+	const json_t *ir = json_object_get(e->m, "inputRequests");
+	if (ir) {
+		char why[400];
+		if (confirm_decl_check(ir, why, sizeof why) < 0) return entry_fail(e, WX_BAD_INPUT, "%s", why);
+		e->asks = json_incref((json_t *)ir);
+	}
 	const json_t *ep = json_object_get(e->m, "semanticsEpoch");
 	if (ep) {
 		if (!json_is_integer(ep) || json_integer_value(ep) < 1)
@@ -476,6 +484,7 @@ static void manifest_free(struct manifest *mf)
 		json_decref(e->output);
 		json_decref(e->access);
 		json_decref(e->effects);
+		json_decref(e->asks);
 	}
 	free(mf->e);
 	json_decref(mf->root);
@@ -771,10 +780,13 @@ static struct supervisor *make_supervisor(const char *bin, const char *ref, stru
 
 static json_t *descriptor(const struct entry *e, const char *interp, long long epoch)
 {
-	return json_pack("{s:O, s:O, s:s, s:s, s:O, s:s, s:O, s:I, s:s, s:s}", "access", e->access, "declaredEffects",
-	                 e->effects, "description", e->description, "id", e->id, "inputSchema", e->input,
-	                 "interpreter", interp, "outputSchema", e->output, "semanticsEpoch", (json_int_t)epoch, "title",
-	                 e->title, "transitionFn", e->fn);
+	json_t *d = json_pack("{s:O, s:O, s:s, s:s, s:O, s:s, s:O, s:I, s:s, s:s}", "access", e->access, "declaredEffects",
+	                      e->effects, "description", e->description, "id", e->id, "inputSchema", e->input,
+	                      "interpreter", interp, "outputSchema", e->output, "semanticsEpoch", (json_int_t)epoch, "title",
+	                      e->title, "transitionFn", e->fn);
+	/* only when declared, so every other descriptor keeps its bytes */
+	if (d && e->asks) json_object_set(d, "inputRequests", e->asks);
+	return d;
 }
 
 static int by_id(const void *a, const void *b)

@@ -8,6 +8,8 @@
 #include "common/canon.h"
 #include "common/jschema.h"
 #include "common/pause.h"
+#include "coordinator/confirm.h"
+#include "store/group.h"
 #include "store/store.h"
 #include "supervisor/launcher.h"
 #include <errno.h>
@@ -61,7 +63,7 @@ struct coordinator {
 	 * takes a mark (mark_seq) when it needs the store's changes seen;
 	 * polled_mark is the last mark taken before the latest look began,
 	 * and any mark up to it is answered by that look. txn_mark: the mark
-	 * of the commit transaction write_batch holds open. */
+	 * of the group commit's transaction open now (group_begun). */
 	unsigned long long mark_seq, polled_mark, txn_mark;
 	int reg_stale;
 	/* sessions as last read from the store, by credential id: valid while
@@ -71,11 +73,7 @@ struct coordinator {
 		unsigned long long gen;
 	} sess_cache[SESS_CACHE];
 	unsigned sess_next;           /* the slot the next new session takes (round robin) */
-	/* group commit (see commit_call) */
-	pthread_mutex_t commit_mu;
-	pthread_cond_t commit_cv;
-	struct commit_job *commit_queue, **commit_tail;
-	int commit_leader;
+	struct world_group *group; /* the commits (store/group.h); NULL on a read-only store */
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -84,6 +82,12 @@ static long ms_between(const struct timespec *a, const struct timespec *b)
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* the group commit's hooks (section "group commit") */
+static void group_lead(void *ctx);
+static void group_begun(void *ctx);
+static void group_ended(void *ctx);
+static void group_queued(void *ctx);
 
 struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *err)
 {
@@ -99,9 +103,6 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 	pthread_mutex_init(&c->store_lock, NULL);
 	pthread_mutex_init(&c->state_lock, NULL);
 	pthread_cond_init(&c->inflight_cv, NULL);
-	pthread_mutex_init(&c->commit_mu, NULL);
-	pthread_cond_init(&c->commit_cv, NULL);
-	c->commit_tail = &c->commit_queue;
 	c->reg_stale = 1; /* not read yet */
 	if (cfg->tool_ailang_bin) {
 		struct world_interp wi;
@@ -118,12 +119,16 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 			return NULL;
 		}
 	}
-	/* the WAL is checkpointed by a thread of the store's, not inside this
-	 * coordinator's group commits (docs/store.md, The write path) */
-	if (world_store_is_writer(cfg->store) &&
-	    world_store_checkpoint_thread(cfg->store, err) < 0) {
-		coord_free(c);
-		return NULL;
+	/* the group starts the store's checkpoint thread: the WAL is copied
+	 * back there, not inside a batch's COMMIT (docs/store.md, The write
+	 * path) */
+	if (world_store_is_writer(cfg->store)) {
+		const struct world_group_hooks h = { .lead = group_lead, .begun = group_begun, .ended = group_ended,
+			                             .queued = group_queued, .ctx = c };
+		if (!(c->group = world_group_new_hooks(cfg->store, &h, err))) {
+			coord_free(c);
+			return NULL;
+		}
 	}
 	return c;
 }
@@ -131,6 +136,7 @@ struct coordinator *coord_new(const struct coord_config *cfg, struct world_err *
 void coord_free(struct coordinator *c)
 {
 	if (!c) return;
+	world_group_free(c->group);
 	for (size_t i = 0; i < c->nslots; i++) sup_free(c->slots[i].sup);
 	sup_free(c->tool_sup);
 	for (size_t i = 0; i < MAX_INFLIGHT; i++) free(c->inflight[i]);
@@ -143,8 +149,6 @@ void coord_free(struct coordinator *c)
 	pthread_mutex_destroy(&c->store_lock);
 	pthread_mutex_destroy(&c->state_lock);
 	pthread_cond_destroy(&c->inflight_cv);
-	pthread_mutex_destroy(&c->commit_mu);
-	pthread_cond_destroy(&c->commit_cv);
 	free(c);
 }
 
@@ -847,11 +851,18 @@ static json_t *effectful_output(struct call_state *cs, const struct sup_result *
 
 /* ---- group commit ----
  * Every committed call needs one durable transaction (an fsync of the WAL).
- * Calls that finish while another call's transaction is being written wait
- * in a queue; the next leader writes all of them in ONE transaction, each
- * inside its own savepoint (a call whose rows fail is rolled back alone and
- * gets its error), so concurrent callers share one fsync. An acknowledged
- * call is still durable: nobody is answered before the COMMIT returned. */
+ * The calls go through the store's group commit (store/group.h): calls
+ * that finish while another call's batch is being written queue, and the
+ * next batch writes all of them in ONE transaction -- flat first, then,
+ * when one fails, the others each in a savepoint of their own -- so
+ * concurrent callers share one fsync; on PostgreSQL a batch that lost a
+ * race with another daemon's transaction runs again whole. An
+ * acknowledged call is still durable: nobody is answered before the
+ * COMMIT returned. The batch's leader holds store_lock from before its
+ * transaction begins until it ended (the hooks below), so every store call
+ * of a batch's calls runs under it. Lock order: store_lock, then the
+ * group's own lock (held only to take the queue); nobody holding the
+ * group's lock waits for store_lock. */
 struct commit_job {
 	struct call_state *cs;
 	const char *rec_kind;
@@ -861,15 +872,13 @@ struct commit_job {
 	const char *out_ref;
 	char rec_ref[WORLD_REF_SIZE];
 	struct world_log_result lr;
-	int rc, done;
-	struct world_err err;
-	struct commit_job *next;
 };
 
-static int write_rows(struct coordinator *c, struct commit_job *j, struct world_err *err)
+static int write_rows(struct world_store *st, void *ctx, struct world_err *err)
 {
+	struct commit_job *j = ctx;
 	struct call_state *cs = j->cs;
-	struct world_store *st = c->cfg.store;
+	struct coordinator *c = cs->c;
 	const json_t *d = cs->desc;
 	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
 	char ref[WORLD_REF_SIZE];
@@ -879,7 +888,7 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 	 * between this look and the COMMIT) the session is read again
 	 * whenever the sessions changed since, and a revoked one is refused
 	 * here (nothing of the call is committed). Nothing changed: no read. */
-	changes_since(c, c->txn_mark); /* one look a transaction (write_batch) */
+	changes_since(c, c->txn_mark); /* one look a transaction (group_begun) */
 	if (cs->sess_gen != c->sess_gen && session_check(c, cs->call->session, &cs->sess_gen, 0, c->txn_mark, err) < 0)
 		return -1;
 	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
@@ -923,142 +932,32 @@ static int write_rows(struct coordinator *c, struct commit_job *j, struct world_
 	return world_episode_usage_add(st, episode, 1, bytes, err);
 }
 
-static int sp_exec(struct coordinator *c, enum world_savepoint_op op, struct world_err *err)
+static void group_lead(void *ctx)
 {
-	return world_store_savepoint(c->cfg.store, op, err);
-}
-
-/* The batch's calls in the open transaction. flat: no savepoints; the
- * first failure stops the run, is kept in *failed and -1 is returned (the
- * caller rolls back). Otherwise each call in a savepoint of its own, a
- * failed one undone alone, and *failed (the call the flat run stopped at,
- * or NULL) is not run again: it keeps the answer it got in a transaction
- * of its own, a refusal nothing of which stays (a revoked session is not
- * read twice). Returns 1 when any call stood, else 0. Each call's rc and
- * err are its answer. */
-static int run_batch(struct coordinator *c, struct commit_job *batch, int flat, struct commit_job **failed)
-{
-	int any = 0;
-	for (struct commit_job *j = batch; j; j = j->next) {
-		if (!flat && j == *failed) continue;
-		j->err = (struct world_err){ 0 };
-		if (flat) {
-			j->rc = write_rows(c, j, &j->err);
-			if (j->rc < 0) {
-				*failed = j;
-				return -1;
-			}
-			any = 1;
-			continue;
-		}
-		if (sp_exec(c, WORLD_SP_BEGIN, &j->err) < 0) { j->rc = -1; continue; }
-		j->rc = write_rows(c, j, &j->err);
-		struct world_err ig;
-		if (j->rc < 0) sp_exec(c, WORLD_SP_ROLLBACK, &ig);
-		else any = 1;
-		sp_exec(c, WORLD_SP_RELEASE, &ig);
-	}
-	return any;
-}
-
-/* The calls queued so far, taken off the queue (the leader's own among
- * them); commit_leader keeps anyone else from taking them meanwhile. */
-static struct commit_job *take_queue(struct coordinator *c)
-{
-	pthread_mutex_lock(&c->commit_mu);
-	struct commit_job *batch = c->commit_queue;
-	c->commit_queue = NULL;
-	c->commit_tail = &c->commit_queue;
-	pthread_mutex_unlock(&c->commit_mu);
-	return batch;
-}
-
-/* One batch: the transaction is begun FIRST and the queue taken after, so
- * every call that finished while the leader waited for the write queue --
- * behind another daemon's transaction, or its fsync -- rides in this
- * batch's one COMMIT instead of waiting for a transaction of its own (each
- * an fsync, a turn in the write queue and a cold page cache when another
- * daemon committed in between). Taking the batch before the wait, as
- * before, gave three daemons 1.08 WAL fsyncs per pure call, this 1.01
- * (docs/daemon.md, Performance). Lock order: store_lock, then commit_mu
- * (held only to take the queue); nobody holding commit_mu waits for
- * store_lock. The batch is returned for its calls to be answered. */
-static struct commit_job *write_batch(struct coordinator *c)
-{
-	struct world_err e = { 0 };
-	struct world_store *st = c->cfg.store;
+	struct coordinator *c = ctx;
 	world_pause("coord.batch");
 	pthread_mutex_lock(&c->store_lock);
-	int ok = world_store_begin(st, &e) == 0, open = ok;
-	c->txn_mark = changes_mark(c);
-	struct commit_job *batch = take_queue(c);
-	struct commit_job *failed = NULL; /* the call the flat run stopped at: its answer is its own */
-	int any = 0;
-	if (ok) {
-		/* First every call straight into the transaction, no savepoint
-		 * (each is a statement, a round trip on PostgreSQL: ten of a
-		 * call's 47 there). A call that fails spoils the run: it is
-		 * rolled back whole and the others run again, each in a
-		 * savepoint of its own, so a later failure is undone alone. */
-		world_store_flat_begin(st);
-		any = run_batch(c, batch, 1, &failed);
-		/* a store write undone inside a call that went on: the run
-		 * cannot stand, but no call is to blame (all run again) */
-		if (world_store_flat_end(st) && any >= 0) any = -1;
-		if (any < 0) {
-			world_store_rollback(st);
-			open = 0;
-			int others = 0;
-			for (struct commit_job *j = batch; j; j = j->next) others |= j != failed;
-			any = 0;
-			if (others) {
-				ok = open = world_store_begin(st, &e) == 0;
-				c->txn_mark = changes_mark(c);
-				if (ok) any = run_batch(c, batch, 0, &failed);
-			}
-		}
-	}
-	if (open && any && world_store_commit(st, &e) < 0) ok = 0;
-	else if (open && !any) world_store_rollback(st);
-	pthread_mutex_unlock(&c->store_lock);
-	for (struct commit_job *j = batch; j; j = j->next)
-		if (!ok && j != failed) {
-			j->rc = -1;
-			j->err = e;
-		}
-	return batch;
 }
 
-static void group_commit(struct coordinator *c, struct commit_job *j)
+/* a transaction of the batch began: the store's changes are looked at
+ * once in it (write_rows) */
+static void group_begun(void *ctx)
 {
-	pthread_mutex_lock(&c->commit_mu);
-	j->next = NULL;
-	*c->commit_tail = j;
-	c->commit_tail = &j->next;
-	if (c->commit_leader) {
-		pthread_mutex_unlock(&c->commit_mu);
-		world_pause("coord.queued"); /* queued: the leader's batch may take it */
-		pthread_mutex_lock(&c->commit_mu);
-	}
-	while (!j->done) {
-		if (c->commit_leader) {
-			pthread_cond_wait(&c->commit_cv, &c->commit_mu);
-			continue;
-		}
-		/* lead: j is queued and nobody else takes the queue until
-		 * commit_leader drops, so write_batch's batch holds j */
-		c->commit_leader = 1;
-		pthread_mutex_unlock(&c->commit_mu);
-		struct commit_job *batch = write_batch(c);
-		pthread_mutex_lock(&c->commit_mu);
-		for (struct commit_job *b = batch, *n; b; b = n) {
-			n = b->next;
-			b->done = 1;
-		}
-		c->commit_leader = 0;
-		pthread_cond_broadcast(&c->commit_cv);
-	}
-	pthread_mutex_unlock(&c->commit_mu);
+	struct coordinator *c = ctx;
+	c->txn_mark = changes_mark(c);
+}
+
+static void group_ended(void *ctx)
+{
+	struct coordinator *c = ctx;
+	pthread_mutex_unlock(&c->store_lock);
+}
+
+/* queued: the leader's batch may take it */
+static void group_queued(void *ctx)
+{
+	(void)ctx;
+	world_pause("coord.queued");
 }
 
 __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *output, struct coord_result *res,
@@ -1109,8 +1008,10 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 
 	struct commit_job j = { .cs = cs, .rec_kind = rec_kind, .record = record, .out_bytes = out_bytes,
 		                .out_len = out_len, .out_ref = out_ref };
-	group_commit(c, &j);
-	if (j.rc == 0) {
+	if (!c->group) {
+		rc = werr(err, WX_USAGE, "commit: store %s was opened read-only (no writer authority)",
+		          world_store_path(c->cfg.store));
+	} else if (world_group_run(c->group, write_rows, &j, err) == 0) {
 		res->entry_index = j.lr.entry_index;
 		memcpy(res->entry_hash, j.lr.entry_hash, WORLD_REF_SIZE);
 		memcpy(res->world_ref, j.lr.world_ref, WORLD_REF_SIZE);
@@ -1122,8 +1023,6 @@ __attribute__((noinline)) static int commit_call(struct call_state *cs, json_t *
 		res->output_len = out_len;
 		out_bytes = NULL;
 		rc = 0;
-	} else if (err) {
-		*err = j.err;
 	}
 	free(out_bytes);
 	json_decref(record);
@@ -1287,7 +1186,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	}
 	struct call_state cs = { .c = c, .call = call, .invocation_id = res->invocation_id, .sess_gen = sess_gen };
 	size_t in_len;
-	char *input = world_canon_json(args, &in_len, err);
+	char *input = call->inputs ? confirm_input(args, call->inputs, &in_len, err) : world_canon_json(args, &in_len, err);
 	json_t *reg = NULL;
 	int rc = -1, inflight = 0, effectful = 0;
 	struct sup_result sr = { 0 };
@@ -1306,6 +1205,11 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	if (lrc < 0) goto out;
 	if (!d) { werr(err, WX_REFUSED, "unknown skill \"%s\"", call->skill_id); goto out; }
 	if (!vis) { werr(err, WX_REFUSED, "skill \"%s\" is not visible to this session (grants do not satisfy its access)", call->skill_id); goto out; }
+	if (json_object_get(d, "inputRequests") && !call->inputs) {
+		werr(err, WX_REFUSED, "skill \"%s\" asks its caller for input before it runs (inputRequests); call it over MCP "
+		     "2026-07-28, whose tools/call answers input_required", call->skill_id);
+		goto out;
+	}
 
 	/* Exactly once per task id: claim the id first (a call with the same id
 	 * in flight is waited for), THEN look for a committed outcome, so the
@@ -1321,6 +1225,12 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	 * still refuses a second commit of one id, see below). */
 	int found = call->task_id ? world_journal_find(c->cfg.store, "invocation", res->invocation_id, &jr, &fe)
 	                          : (werr(&fe, WX_NOT_FOUND, "task id %s: drawn for this call", task), -1);
+	if (call->once && found == 0) {
+		pthread_mutex_unlock(&c->store_lock);
+		werr(err, WX_CONFLICT, "requestState already used: its call %s has run (journal: %s); a state runs once",
+		     res->invocation_id, jr.status[0] ? jr.status : "indeterminate");
+		goto out;
+	}
 	if (found == 0 && strcmp(jr.status, "committed") == 0) {
 		rc = replay_committed(c, &jr, cs.input_ref, res, err);
 		pthread_mutex_unlock(&c->store_lock);
@@ -1360,6 +1270,12 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 		}
 	}
 	if (quota_check(c, s->episode, in_len, err) < 0) goto out;
+	if (call->declined) {
+		struct world_err de = { 0, "" };
+		if (record_cancel(&cs, &de) < 0) werr(err, WX_REFUSED, "%s; nothing ran (its journal outcome was not written: %.300s)", call->declined, de.msg);
+		else werr(err, WX_REFUSED, "%s; nothing ran (journal: cancelled)", call->declined);
+		goto out;
+	}
 	const char *interp = json_string_value(json_object_get(d, "interpreter"));
 	const char *fn = json_string_value(json_object_get(d, "transitionFn"));
 	if (!interp || !fn) { werr(err, WX_INTEGRITY, "registry descriptor %s lacks interpreter/transitionFn", call->skill_id); goto out; }

@@ -157,6 +157,19 @@ struct coord_call {
 	 * "commit". message is one line. */
 	void (*on_progress)(void *ctx, const char *stage, const char *message);
 	void *progress_ctx;
+	/* Input the skill asked its caller for before it runs (its descriptor's
+	 * "inputRequests", coordinator/confirm.h). inputs: the
+	 * {"requests","responses"} block of confirm_decide, JSON text, which the
+	 * transition sees as its input's "world":{"input":...} and the stored
+	 * input keeps (NULL: a skill that asks is refused, nothing runs).
+	 * once: the task id came in a request state -- any journal row for it
+	 * refuses the call (WX_CONFLICT "requestState already used"), so a
+	 * state runs at most once. declined: the caller declined (the reason):
+	 * nothing runs; the input and the journal's "cancelled" outcome are
+	 * written and the call fails WX_REFUSED. */
+	const char *inputs;
+	int once;
+	const char *declined;
 };
 struct coord_result {
 	char *output;                   /* canonical output JSON, with its world block; malloc'd */

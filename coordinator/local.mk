@@ -4,7 +4,8 @@ libworld_a_SOURCES += coordinator/registry.c coordinator/registry.h \
 	coordinator/coordinator.c coordinator/coordinator.h \
 	coordinator/provenance.c coordinator/provenance.h coordinator/provclient.c coordinator/provclient.h \
 	coordinator/replay.c coordinator/replay.h \
-	coordinator/catalog.c coordinator/catalog.h
+	coordinator/catalog.c coordinator/catalog.h \
+	coordinator/confirm.c coordinator/confirm.h
 
 check_PROGRAMS += tests/coordinator/test_coordinator
 tests_coordinator_test_coordinator_SOURCES = tests/coordinator/test_coordinator.c tests/coordinator/ctest.h

@@ -19,6 +19,7 @@
  * class and message (never an untyped -32603). */
 #include "daemon/http.h"
 #include "daemon/home.h"
+#include "daemon/mcp_input.h"
 #include "daemon/route.h"
 #include "coordinator/catalog.h"
 #include "coordinator/provenance.h"
@@ -547,10 +548,19 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 			return e;
 		}
 	}
+	/* a skill that asks its caller first (daemon/mcp_input.h) */
+	struct mcp_input in;
+	int in_http = 0;
+	json_t *asked = mcp_input_gate(m->rq, m->sess, tool, id, params, m->modern, task, &in, &in_http);
+	if (asked) {
+		m->http_status = in_http;
+		return asked;
+	}
 	char *text = args && json_is_object(args) ? json_dumps(args, JSON_COMPACT | JSON_REAL_PRECISION(17)) : strdup("{}");
-	if (!text) return drpc_error(id, -32603, "Internal: internal store failure");
-	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = task,
-	                           .args = text, .args_len = strlen(text) };
+	if (!text) { mcp_input_free(&in); return drpc_error(id, -32603, "Internal: internal store failure"); }
+	struct coord_call call = { .session = m->sess, .channel = "mcp", .skill_id = skill, .task_id = in.task[0] ? in.task : task,
+	                           .args = text, .args_len = strlen(text), .inputs = in.inputs, .once = in.once,
+	                           .declined = in.declined[0] ? in.declined : NULL };
 	struct coord_result res;
 	memset(&res, 0, sizeof res);
 	struct world_err err = { 0, "" };
@@ -578,6 +588,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	}
 	int rc = coord_call(m->rq->d->coord, &call, &res, &err);
 	free(text);
+	mcp_input_free(&in);
 	if (pg.live) dlive_cancel_on_gone(pg.live, NULL);
 	char reason[200] = "";
 	if (registered) {
@@ -602,6 +613,8 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	if (rc < 0) {
 		const char *k = coord_error_class(err.code);
 		snprintf(m->rq->note, sizeof m->rq->note, "tools/call,error=%s", k);
+		json_t *refused = mcp_input_refused(&in, id, err.code, err.msg);
+		if (refused) return refused;
 		if (err.code == WX_UNAVAILABLE) {
 			dlog("error route=/mcp/ tool=%.128s: %s", skill, err.msg);
 			m->unavailable = 1;
@@ -694,7 +707,7 @@ static void modern_stamp(json_t *answer, const char *method)
 {
 	json_t *res = json_object_get(answer, "result");
 	if (!json_is_object(res)) return;
-	json_object_set_new(res, "resultType", json_string("complete"));
+	if (!json_object_get(res, "resultType")) json_object_set_new(res, "resultType", json_string("complete"));
 	json_t *meta = json_object_get(res, "_meta");
 	if (!json_is_object(meta)) { meta = json_object(); json_object_set_new(res, "_meta", meta); }
 	json_object_set_new(meta, META_SERVER, json_pack("{s:s,s:s}", "name", "worldd", "version", DAEMON_VERSION));

@@ -107,6 +107,13 @@ FIXTURES="tools-call-simple-text tools-call-error json-schema-2020-12"
 ITEM2="prompts-list prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
   resources-read-text resources-read-binary resources-templates-read completion-complete
   tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content"
+# issue 41 item 2: input_required (multi round-trip requests), from the
+# "inputRequests" packages/conformance's fixtures declare (2026-07-28 only)
+INPUT_REQUIRED="input-required-result-basic-elicitation input-required-result-basic-sampling
+  input-required-result-basic-list-roots input-required-result-request-state input-required-result-multiple-input-requests
+  input-required-result-multi-round input-required-result-missing-input-response input-required-result-result-type
+  input-required-result-unsupported-methods input-required-result-tampered-state input-required-result-capability-check
+  input-required-result-ignore-extra-params input-required-result-validate-input"
 
 # ---- control: before the package is published, the fixture tools are missing ----
 suite "$T/before" --scenario tools-call-simple-text
@@ -189,14 +196,14 @@ EOF
   is "$SRC" 0 "conformance 0.2.0-alpha.12 --requirements 2026-07-28 passes with only its baseline's scenarios failing: $(scored "$T/next")"
   [ "$SRC" -eq 0 ] || diag "$(tail -n 40 "$T/next/stdout")"
   diag "conformance 2026-07-28: $(scored "$T/next")"
-  for s in http-header-validation http-custom-header-server-validation caching sep-2164-resource-not-found $ITEM2; do
+  for s in http-header-validation http-custom-header-server-validation caching sep-2164-resource-not-found $ITEM2 $INPUT_REQUIRED; do
     is "$(verdict "$T/next" "$s")" SUCCESS "2026-07-28: scenario $s passes (every check, no warning)"
   done
   # server-stateless, check by check: every one passes (or is skipped as
-  # not applicable) but the 5 known, which need what this daemon does not
+  # not applicable) but the 2 known, which need what this daemon does not
   # have yet or a fixture no transition can honestly be (docs/daemon.md,
   # "MCP conformance")
-  KNOWN="sep-2575-server-rejects-undeclared-capability sep-2575-missing-capability-http-400 sep-2575-http-server-no-independent-requests-on-stream sep-2575-server-sends-tools-list-changed-on-subscription sep-2575-server-sends-prompts-list-changed-on-subscription"
+  KNOWN="sep-2575-server-sends-tools-list-changed-on-subscription sep-2575-server-sends-prompts-list-changed-on-subscription"
   stateless=$(python3 - "$T/next/results" "$KNOWN" <<'EOF'
 import json, os, sys
 root, known = sys.argv[1], set(sys.argv[2].split())
@@ -209,14 +216,16 @@ print(f"{len(good)} {len(checks)} {','.join(bad) or '-'} {len(seen)}")
 EOF
 )
   read -r good total bad known <<<"$stateless"
-  is "$bad" "-" "2026-07-28: server-stateless: every check passes but the 5 known ($good of $total checks pass or are skipped)"
-  is "$known" 5 "... and the 5 known ones still fail (a fixed one leaves the list, and docs/daemon.md)"
+  is "$bad" "-" "2026-07-28: server-stateless: every check passes but the 2 known ($good of $total checks pass or are skipped)"
+  is "$known" 2 "... and the 2 known ones still fail (a fixed one leaves the list, and docs/daemon.md)"
   for c in sep-2575-request-meta-invalid-missing-meta sep-2575-http-server-meta-invalid-400 sep-2575-server-unsupported-version-error \
            sep-2575-http-server-unsupported-version-400 sep-2575-http-server-header-mismatch-400 sep-2575-http-server-method-not-found-404-ping \
            sep-2575-http-server-method-not-found-404-initialize sep-2575-http-server-method-not-found-404-logging-setlevel \
            sep-2575-http-server-method-not-found-404-resources-subscribe sep-2575-server-implements-discover \
            sep-2575-server-sends-subscription-ack sep-2575-server-tags-subscription-id \
-           sep-2575-server-honors-notification-filter sep-2575-server-no-log-without-loglevel sep-2575-http-server-error-jsonrpc-id; do
+           sep-2575-server-honors-notification-filter sep-2575-server-no-log-without-loglevel sep-2575-http-server-error-jsonrpc-id \
+           sep-2575-server-rejects-undeclared-capability sep-2575-missing-capability-http-400 \
+           sep-2575-http-server-no-independent-requests-on-stream; do
     is "$(check "$T/next" server-stateless "$c")" SUCCESS "2026-07-28: server-stateless check $c"
   done
   # every listed scenario ran and failed; each has its reason in docs/daemon.md
@@ -226,8 +235,8 @@ EOF
   missing=""; for s in $listed; do grep -q -- "\`$s\`" "$top_srcdir/docs/daemon.md" || missing="$missing $s"; done
   is "$missing" "" "docs/daemon.md names every scenario of the 2026-07-28 baseline with its reason"
   # controls: the baseline is what makes the run pass, and it cannot go stale
-  next "$T/next-nobase" --scenario input-required-result-basic-elicitation --spec-version 2026-07-28
-  is "$SRC" 1 "control: input-required-result-basic-elicitation (2026-07-28) without the baseline fails the run (exit 1)"
+  next "$T/next-nobase" --scenario input-required-result-non-tool-request --spec-version 2026-07-28
+  is "$SRC" 1 "control: input-required-result-non-tool-request (2026-07-28) without the baseline fails the run (exit 1)"
   printf 'server:\n  - caching\n' > "$T/stale-next.yml"
   next "$T/next-stale" --scenario caching --spec-version 2026-07-28 --expected-failures "$T/stale-next.yml"
   is "$SRC" 1 "control: a 2026-07-28 baseline that lists a passing scenario fails the run (stale entry)"
