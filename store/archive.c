@@ -482,11 +482,11 @@ static int pg_archive_sum(struct world_store *st, const char *ref, char got[WORL
 	struct wdb_stmt *s;
 	*man = NULL;
 	*mn = 0;
-	if (ws_wprep(st, PG_ARCHIVE_SUM, &s, err) < 0) return -1;
+	if (ws_prep(st, PG_ARCHIVE_SUM, &s, err) < 0) return -1;
 	ws_bind_text(s, 1, ref);
 	int rc = wdb_step(s, NULL);
 	if (rc == WDB_ROW) {
-		ws_wcol_ref(s, 0, got);
+		ws_col_ref(s, 0, got);
 		*len = (uint64_t)wdb_column_int64(s, 1, NULL);
 		size_t n;
 		const void *m = wdb_column_blob(s, 2, &n);
@@ -514,7 +514,7 @@ static int pg_put_body(struct world_store *st, const struct world_interp *in, co
                        size_t mn, int *created, struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_wprep(st, PG_ARCHIVE_PUT, &s, err) < 0) return -1;
+	if (ws_prep(st, PG_ARCHIVE_PUT, &s, err) < 0) return -1;
 	ws_bind_text(s, 1, in->ref);
 	ws_bind_blob(s, 2, b, n);
 	ws_bind_blob(s, 3, m, mn);
@@ -610,7 +610,7 @@ static int pg_interp_get(struct world_store *st, struct world_interp *out, struc
 	if (c == 0) return 0;
 	if (c == 2) cache_refused(st, ref, out->path, got);
 	struct wdb_stmt *s;
-	if (ws_wprep(st, "SELECT bytes, manifest FROM archive WHERE ref = ?1", &s, err) < 0) return -1;
+	if (ws_prep(st, "SELECT bytes, manifest FROM archive WHERE ref = ?1", &s, err) < 0) return -1;
 	ws_bind_text(s, 1, ref);
 	int rc = wdb_step(s, NULL);
 	if (rc != WDB_ROW) {

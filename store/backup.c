@@ -132,26 +132,26 @@ static int copy_db(struct world_store *src, struct bk *b, char (*refs)[WORLD_REF
 	/* the snapshot: every later step reads the same transaction */
 	if (ws_exec(src, "BEGIN", err) < 0) goto out;
 	in_read = 1;
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(src, WORLD_SQL(BACKUP_INTERPS), &s, err) < 0) goto out;
 	int r;
 	*nrefs = 0;
-	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+	while ((r = wdb_step(s, NULL)) == WDB_ROW) {
 		if (*nrefs == BACKUP_MAX_INTERPS) {
-			sqlite3_finalize(s);
+			wdb_finalize(s);
 			werr(err, WX_FAIL, "backup: more than %d archived interpreters", BACKUP_MAX_INTERPS);
 			goto out;
 		}
 		ws_col_ref(s, 0, refs[(*nrefs)++]);
 	}
-	sqlite3_finalize(s);
-	if (r != SQLITE_DONE) { ws_sqlerr(src, 0, "backup: interpreters read", err); goto out; }
+	wdb_finalize(s);
+	if (r != WDB_DONE) { ws_sqlerr(src, 0, "backup: interpreters read", err); goto out; }
 	if (ws_prep(src, WORLD_SQL(LOG_LAST), &s, err) < 0) goto out;
-	r = sqlite3_step(s);
-	*entries = r == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-	sqlite3_finalize(s);
-	if (r != SQLITE_ROW && r != SQLITE_DONE) { ws_sqlerr(src, 0, "backup: log read", err); goto out; }
-	bu = sqlite3_backup_init(dst, "main", src->db, "main");
+	r = wdb_step(s, NULL);
+	*entries = r == WDB_ROW ? wdb_column_int64(s, 0, NULL) : 0;
+	wdb_finalize(s);
+	if (r != WDB_ROW && r != WDB_DONE) { ws_sqlerr(src, 0, "backup: log read", err); goto out; }
+	bu = sqlite3_backup_init(dst, "main", wdb_sqlite_raw(src->wdb), "main");
 	if (!bu) {
 		werr(err, WX_IO, "backup: start copy to %s: %s", b->db, sqlite3_errmsg(dst));
 		goto out;

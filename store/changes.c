@@ -47,12 +47,12 @@ static const char changes_ddl[] =
  * another writer committed meanwhile (two daemons starting together). */
 int ws_changes_setup(struct world_store *st, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(st, WORLD_SQL(CHANGES_SCHEMA), &s, err) < 0)
 		return -1;
-	int rc = sqlite3_step(s);
-	int n = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	sqlite3_finalize(s);
+	int rc = wdb_step(s, NULL);
+	int n = rc == WDB_ROW ? (int)wdb_column_int64(s, 0, NULL) : -1;
+	wdb_finalize(s);
 	if (n < 0) return ws_sqlerr(st, 0, "read schema", err);
 	if (n == 7) return 0;
 	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
@@ -73,33 +73,31 @@ static int on_commit(void *ctx)
 
 void ws_changes_hook(struct world_store *st)
 {
-	sqlite3_commit_hook(st->db, on_commit, st);
+	sqlite3_commit_hook(wdb_sqlite_raw(st->wdb), on_commit, st);
 }
 
 static int data_version(struct world_store *st, long long *v, struct world_err *err)
 {
-	sqlite3_stmt *s = NULL;
+	struct wdb_stmt *s = NULL;
 	pthread_mutex_lock(&st->stmt_mu);
 	int mine = !st->dv.busy;
 	if (mine) st->dv.busy = 1;
 	pthread_mutex_unlock(&st->stmt_mu);
-	if (mine && !st->dv.s &&
-	    sqlite3_prepare_v3(st->db, "PRAGMA data_version", -1, SQLITE_PREPARE_PERSISTENT, &st->dv.s, NULL) != SQLITE_OK)
-		st->dv.s = NULL;
+	if (mine && !st->dv.s && wdb_prepare_kept(st->wdb, "PRAGMA data_version", &st->dv.s, NULL) < 0) st->dv.s = NULL;
 	if (mine) s = st->dv.s;
-	else if (sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL) != SQLITE_OK) s = NULL;
-	int rc = s ? sqlite3_step(s) : SQLITE_ERROR;
-	if (rc == SQLITE_ROW) *v = sqlite3_column_int64(s, 0);
+	else if (wdb_prepare(st->wdb, "PRAGMA data_version", &s, NULL) < 0) s = NULL;
+	int rc = s ? wdb_step(s, NULL) : WDB_FAIL;
+	if (rc == WDB_ROW) *v = wdb_column_int64(s, 0, NULL);
 	else ws_sqlerr(st, 0, "PRAGMA data_version", err);
 	if (mine) {
-		if (s) sqlite3_reset(s);
+		if (s) wdb_reset(s);
 		pthread_mutex_lock(&st->stmt_mu);
 		st->dv.busy = 0;
 		pthread_mutex_unlock(&st->stmt_mu);
 	} else {
-		sqlite3_finalize(s);
+		wdb_finalize(s);
 	}
-	return rc == SQLITE_ROW ? 0 : -1;
+	return rc == WDB_ROW ? 0 : -1;
 }
 
 int world_store_changed(struct world_store *st, struct world_changes *t, unsigned *changed, struct world_err *err)

@@ -114,7 +114,7 @@ int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
 	}
 	st->ckpt = ck;
 	/* replaces SQLite's autocheckpoint on this connection */
-	sqlite3_wal_hook(st->db, ckpt_hook, ck);
+	sqlite3_wal_hook(wdb_sqlite_raw(st->wdb), ckpt_hook, ck);
 	return 0;
 }
 
@@ -132,7 +132,7 @@ void ws_ckpt_stop(struct world_store *st)
 	struct ws_ckpt *ck = st->ckpt;
 	if (!ck) return;
 	/* SQLite's autocheckpoint again for whatever this connection still commits */
-	sqlite3_wal_autocheckpoint(st->db, WORLD_STORE_CKPT_FRAMES);
+	sqlite3_wal_autocheckpoint(wdb_sqlite_raw(st->wdb), WORLD_STORE_CKPT_FRAMES);
 	pthread_mutex_lock(&ck->mu);
 	ck->stop = 1;
 	pthread_cond_signal(&ck->cv);

@@ -160,8 +160,8 @@ const char *wdb_errmsg(const struct wdb *db);
 int wdb_fail_code(int fail, int code_other);
 
 /* SQLite only: wrap a connection the caller opened and set up (busy
- * handler, hooks, pragmas) as a handle, without owning it: wdb_close
- * frees the handle and leaves RAW open. NAME is what wdb_name() prints. */
+ * handler, hooks, pragmas) as a handle, which owns it from then on:
+ * wdb_close closes RAW. NAME is what wdb_name() prints. */
 struct sqlite3;
 int wdb_sqlite_adopt(struct sqlite3 *raw, const char *name, struct wdb **out, struct world_err *err);
 /* The SQLite connection under a handle of the SQLite driver, else NULL. */

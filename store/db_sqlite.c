@@ -15,7 +15,6 @@
 struct sdb {
 	struct wdb h;
 	sqlite3 *db;
-	int adopted; /* wdb_sqlite_adopt: the caller's connection, never closed here */
 };
 
 struct sstmt {
@@ -91,7 +90,7 @@ static int s_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 static void s_close(struct wdb *h)
 {
 	struct sdb *d = SDB(h);
-	if (!d->adopted) sqlite3_close_v2(d->db); /* a statement not finalized yet keeps it until it is */
+	sqlite3_close_v2(d->db); /* a statement not finalized yet keeps it until it is */
 	free(d);
 }
 
@@ -103,7 +102,6 @@ int wdb_sqlite_adopt(struct sqlite3 *raw, const char *name, struct wdb **out, st
 	d->h.drv = &wdb_sqlite_driver;
 	snprintf(d->h.name, sizeof d->h.name, "%s", name);
 	d->db = raw;
-	d->adopted = 1;
 	*out = &d->h;
 	return 0;
 }

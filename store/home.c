@@ -47,12 +47,12 @@ int ws_home_setup(struct world_store *st, struct world_err *err)
 	if (st->kind == WDB_SQLITE) {
 		/* read first (no write lock on a store that has it), else made in
 		 * one BEGIN IMMEDIATE (store/changes.c says why not bare DDL) */
-		sqlite3_stmt *q;
+		struct wdb_stmt *q;
 		if (ws_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'episode_homes'", &q, err) < 0)
 			return -1;
-		int qrc = sqlite3_step(q);
-		int n = qrc == SQLITE_ROW ? sqlite3_column_int(q, 0) : -1;
-		sqlite3_finalize(q);
+		int qrc = wdb_step(q, NULL);
+		int n = qrc == WDB_ROW ? (int)wdb_column_int64(q, 0, NULL) : -1;
+		wdb_finalize(q);
 		if (n < 0) return ws_sqlerr(st, 0, "episode homes: read schema", err);
 		if (n == 1) return 0;
 		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
@@ -68,7 +68,7 @@ int ws_home_setup(struct world_store *st, struct world_err *err)
 	for (int tries = 0;; tries++) {
 		st->retry_seen = 0;
 		struct wdb_stmt *s;
-		if (ws_wprep(st, has_sql, &s, err) < 0) return -1;
+		if (ws_prep(st, has_sql, &s, err) < 0) return -1;
 		int rc = wdb_step(s, NULL);
 		long long has = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : -1;
 		wdb_finalize(s);
@@ -77,7 +77,7 @@ int ws_home_setup(struct world_store *st, struct world_err *err)
 		if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "episode homes: begin", err);
 		int r = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
 		if (r == 0) {
-			if (ws_wprep(st, has_sql, &s, err) < 0) r = -1;
+			if (ws_prep(st, has_sql, &s, err) < 0) r = -1;
 			else {
 				rc = wdb_step(s, NULL);
 				has = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : -1;

@@ -84,7 +84,7 @@ static int page_open(struct page *p, struct world_store *st, const char *sql, in
 	p->col = col;
 	p->text = text;
 	p->limit = page_rows(st);
-	return ws_wprep(st, sql, &p->s, err);
+	return ws_prep(st, sql, &p->s, err);
 }
 
 static void page_bind(struct page *p)
@@ -448,7 +448,7 @@ static void root_at(struct deps *d, long long revision, char root[WORLD_REF_SIZE
 	(void)wdb_bind_int64(d->world, 1, revision, NULL);
 	int s = wdb_step(d->world, NULL);
 	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: world lookup");
-	if (s == WDB_ROW) ws_wcol_ref(d->world, 0, root);
+	if (s == WDB_ROW) ws_col_ref(d->world, 0, root);
 	wdb_reset(d->world);
 }
 
@@ -461,7 +461,7 @@ static void root_at(struct deps *d, long long revision, char root[WORLD_REF_SIZE
 static int interp_verify_db(struct deps *d, const char *ref)
 {
 	struct world_store *st = d->st;
-	if (!d->arch && ws_wprep(st, WORLD_SQL(SCAN_ARCHIVE), &d->arch, &d->ferr) < 0) {
+	if (!d->arch && ws_prep(st, WORLD_SQL(SCAN_ARCHIVE), &d->arch, &d->ferr) < 0) {
 		d->failed = 1;
 		return WORLD_INTERP_FILE;
 	}
@@ -867,8 +867,8 @@ static int stream_journal(struct deps *d, struct stream *m, struct world_err *er
 		struct world_journal_row jr;
 		const char *status = wdb_column_text(q, 4);
 		snprintf(jr.status, sizeof jr.status, "%s", status ? status : "");
-		ws_wcol_ref(q, 2, jr.intent_ref);
-		ws_wcol_ref(q, 5, jr.outcome_ref);
+		ws_col_ref(q, 2, jr.intent_ref);
+		ws_col_ref(q, 5, jr.outcome_ref);
 		e->committed = strcmp(jr.status, "committed") == 0;
 		e->out_valid = world_ref_parse(jr.outcome_ref, "ref", e->out, NULL) == 0;
 		e->in_tag = !jr.intent_ref[0] ? 0 : world_ref_parse(jr.intent_ref, "ref", e->in, NULL) == 0 ? 1 : 2;
@@ -1374,7 +1374,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 		if (s == WDB_DONE) break;
 		if (s != WDB_ROW) { page_err(&pg, "scan worlds", err); goto done; }
 		struct ws_world_row w;
-		ws_world_row_wread(pg.s, &w);
+		ws_world_row_read(pg.s, &w);
 		res->world_rows++;
 		res->bytes_hashed += w.json_len;
 		/* what WORLD_ROOT_AT answers for this revision */
@@ -1410,7 +1410,7 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 		if (s == WDB_DONE) break;
 		if (s != WDB_ROW) { page_err(&pg, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
-		ws_log_row_wread(pg.s, &r);
+		ws_log_row_read(pg.s, &r);
 		res->log_rows++;
 		res->bytes_hashed += r.json_len;
 		if (r.index >= 1 && r.index <= m.L)
@@ -1476,7 +1476,7 @@ static void hash_at(struct deps *d, struct wdb_stmt *entry, long long index, cha
 	(void)wdb_bind_int64(entry, 1, index, NULL);
 	int s = wdb_step(entry, NULL);
 	if (s < 0) lookup_failed(d->st, &d->failed, &d->ferr, "scan: entry lookup");
-	if (s == WDB_ROW) ws_wcol_ref(entry, 0, h);
+	if (s == WDB_ROW) ws_col_ref(entry, 0, h);
 	wdb_reset(entry);
 }
 
@@ -1585,10 +1585,10 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	}
 	if (page_open(&logs, st, WORLD_SQL(SCAN_LOG), 0, 0, err) < 0 ||
 	    page_open(&worlds, st, WORLD_SQL(SCAN_WORLDS), 0, 1, err) < 0 ||
-	    ws_wprep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
-	    ws_wprep(st, WORLD_SQL(LOG_HASH_AT), &entry, err) < 0 ||
-	    ws_wprep(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &d->obj, err) < 0 ||
-	    ws_wprep(st, WORLD_SQL(WORLD_ROOT_AT), &d->world, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(LOG_HASH_AT), &entry, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(OBJECT_KIND_PAYLOAD), &d->obj, err) < 0 ||
+	    ws_prep(st, WORLD_SQL(WORLD_ROOT_AT), &d->world, err) < 0 ||
 	    page_open(&objs, st, WORLD_SQL(SCAN_OBJECTS), 0, 1, err) < 0)
 		goto done;
 
@@ -1614,8 +1614,8 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		memo_clear(&memo);
 		memo.forget = scan_forget();
 		d->memo = &memo;
-		if (ws_wprep(st, WORLD_SQL(WINDOW_OBJECTS), &memo.fill, err) < 0 ||
-		    ws_wprep(st, WORLD_SQL(OBJECT_ROWID), &memo.rowid, err) < 0)
+		if (ws_prep(st, WORLD_SQL(WINDOW_OBJECTS), &memo.fill, err) < 0 ||
+		    ws_prep(st, WORLD_SQL(OBJECT_ROWID), &memo.rowid, err) < 0)
 			goto done;
 	}
 
@@ -1630,7 +1630,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		if (s == WDB_DONE) { log_done = 1; break; }
 		if (s != WDB_ROW) { page_err(&logs, "scan log_entries", err); goto done; }
 		struct ws_log_row r;
-		ws_log_row_wread(logs.s, &r);
+		ws_log_row_read(logs.s, &r);
 		if (spent(&b)) { expect = r.index; break; }
 		b.rows++;
 		res->log_rows++;
@@ -1659,7 +1659,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 			if (s == WDB_DONE) { worlds_done = 1; break; }
 			if (s != WDB_ROW) { page_err(&worlds, "scan worlds", err); goto done; }
 			struct ws_world_row r;
-			ws_world_row_wread(worlds.s, &r);
+			ws_world_row_read(worlds.s, &r);
 			if (spent(&b)) {
 				snprintf(res->resume_world_ref, sizeof res->resume_world_ref, "%s", r.ref ? r.ref : "");
 				break;

@@ -36,11 +36,11 @@ static const char spent_ddl[] =
  * transaction (see ws_changes_setup for why not a bare DDL statement). */
 int ws_spent_setup(struct world_store *st, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(st, WORLD_SQL(SPENT_SCHEMA), &s, err) < 0) return -1;
-	int rc = sqlite3_step(s);
-	int n = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-	sqlite3_finalize(s);
+	int rc = wdb_step(s, NULL);
+	int n = rc == WDB_ROW ? (int)wdb_column_int64(s, 0, NULL) : -1;
+	wdb_finalize(s);
 	if (n < 0) return ws_sqlerr(st, 0, "read schema", err);
 	if (n == 2) return 0;
 	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;

@@ -48,7 +48,7 @@ static int prep(struct world_store *st, int id, const char *sql, struct wdb_stmt
 }
 
 
-int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
+int ws_prep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
 {
 	return prep(st, stmt_id(sql), sql, stmt, err);
 }
@@ -110,7 +110,7 @@ void ws_stmt_drop(struct world_store *st)
 		st->stmts[i].s = NULL;
 		st->stmts[i].busy = 0;
 	}
-	sqlite3_finalize(st->dv.s);
+	wdb_finalize(st->dv.s);
 	st->dv.s = NULL;
 	st->dv.busy = 0;
 	pthread_mutex_unlock(&st->stmt_mu);

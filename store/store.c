@@ -25,6 +25,9 @@
 #define WS_STR(x) WS_STR2(x)
 #define WORLD_HEAD_NAME "@world" /* the selected world head; registry names cannot start with '@' */
 
+/* the SQLite connection under the driver handle (NULL on PostgreSQL) */
+static sqlite3 *raw(struct world_store *st) { return wdb_sqlite_raw(st->wdb); }
+
 static const char *const schema_sql =
     "CREATE TABLE objects("
     " ref TEXT PRIMARY KEY, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL,"
@@ -105,27 +108,12 @@ int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_e
 		return werr(err, code ? code : wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %s: %s", st->path,
 		            what, wdb_errmsg(st->wdb));
 	}
-	int rc = sqlite3_errcode(st->db);
+	int rc = sqlite3_errcode(raw(st));
 	int wx = WX_IO;
 	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) wx = WX_INTEGRITY;
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) wx = WX_LOCKED;
 	if (code) wx = code;
-	return werr(err, wx, "store %s: %s: %s", st->path, what, sqlite3_errmsg(st->db));
-}
-
-int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err)
-{
-	if (!st->db) {
-		/* scan.c, archive.c, backup.c: not on the driver yet */
-		*stmt = NULL;
-		return werr(err, WX_USAGE, "store %s: this operation runs on SQLite stores only (not yet on PostgreSQL)",
-		            st->path);
-	}
-	if (sqlite3_prepare_v2(st->db, sql, -1, stmt, NULL) != SQLITE_OK) {
-		*stmt = NULL;
-		return ws_sqlerr(st, 0, "prepare", err);
-	}
-	return 0;
+	return werr(err, wx, "store %s: %s: %s", st->path, what, sqlite3_errmsg(raw(st)));
 }
 
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
@@ -140,10 +128,10 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 		return 0;
 	}
 	char *msg = NULL;
-	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int rc = sqlite3_errcode(st->db);
+	if (sqlite3_exec(raw(st), sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = sqlite3_errcode(raw(st));
 		int wx = rc == SQLITE_BUSY ? WX_LOCKED : (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? WX_INTEGRITY : WX_IO;
-		werr(err, wx, "store %s: %.60s: %s", st->path, sql, msg ? msg : sqlite3_errmsg(st->db));
+		werr(err, wx, "store %s: %.60s: %s", st->path, sql, msg ? msg : sqlite3_errmsg(raw(st)));
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -214,7 +202,7 @@ long long ws_last_insert_id(struct world_store *st)
 {
 	/* PostgreSQL has no such counter: its journal insert says RETURNING
 	 * id instead (sql.c) */
-	return st->kind == WDB_SQLITE ? (long long)sqlite3_last_insert_rowid(st->db) : 0;
+	return st->kind == WDB_SQLITE ? (long long)sqlite3_last_insert_rowid(raw(st)) : 0;
 }
 
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err)
@@ -332,27 +320,25 @@ int ws_busy_nap(struct world_store *st, int count)
 	return busy_wait(st, count);
 }
 
-void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE])
-{
-	const char *t = (const char *)sqlite3_column_text(s, col);
-	out[0] = '\0';
-	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
-}
-
-void ws_wcol_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE])
+void ws_col_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE])
 {
 	const char *t = wdb_column_text(s, col);
 	out[0] = '\0';
 	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
 }
 
-/* The driver handle over st->db (SQLite: the same connection, not owned). */
-static int adopt(struct world_store *st, struct world_err *err)
+/* The driver handle over a connection the open set up (it owns it from
+ * here, failing or not). */
+static int adopt(struct world_store *st, sqlite3 *db, struct world_err *err)
 {
 	wdb_close(st->wdb);
 	st->wdb = NULL;
 	st->kind = WDB_SQLITE;
-	return wdb_sqlite_adopt(st->db, st->path, &st->wdb, err) < 0 ? -1 : 0;
+	if (wdb_sqlite_adopt(db, st->path, &st->wdb, err) < 0) {
+		sqlite3_close_v2(db);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- open / close ---- */
@@ -361,11 +347,11 @@ static int adopt(struct world_store *st, struct world_err *err)
  * schema problem of a real store. */
 static int not_readable(struct world_store *st, struct world_err *err)
 {
-	if (sqlite3_errcode(st->db) == SQLITE_NOTADB)
+	if (sqlite3_errcode(raw(st)) == SQLITE_NOTADB)
 		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", st->path);
 	/* An I/O failure is not a schema problem: on a full disk (the -wal or
 	 * -shm cannot be made) it is one line saying so, exit WX_IO. */
-	int ec = sqlite3_errcode(st->db);
+	int ec = sqlite3_errcode(raw(st));
 	if (ec == SQLITE_IOERR || ec == SQLITE_FULL) {
 		char dir[4200];
 		snprintf(dir, sizeof dir, "%s", st->path);
@@ -376,15 +362,15 @@ static int not_readable(struct world_store *st, struct world_err *err)
 		if (statvfs(dir, &vs) == 0 && vs.f_bavail == 0)
 			return werr(err, WX_IO, "store %s: %s (no room for its -wal and -shm); the store is unchanged", st->path,
 			            strerror(ENOSPC));
-		return werr(err, WX_IO, "store %s: read: %s", st->path, sqlite3_errmsg(st->db));
+		return werr(err, WX_IO, "store %s: read: %s", st->path, sqlite3_errmsg(raw(st)));
 	}
-	return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path, sqlite3_errmsg(st->db));
+	return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path, sqlite3_errmsg(raw(st)));
 }
 
 static int read_user_version(struct world_store *st, int *v, struct world_err *err)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK) return not_readable(st, err);
+	if (sqlite3_prepare_v2(raw(st), "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK) return not_readable(st, err);
 	int rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW) {
 		sqlite3_finalize(s);
@@ -397,27 +383,28 @@ static int read_user_version(struct world_store *st, int *v, struct world_err *e
 
 static int count_tables(struct world_store *st, int *n, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(st, WORLD_SQL(SCHEMA_TABLES), &s, err) < 0) return -1;
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		sqlite3_finalize(s);
+	if (wdb_step(s, NULL) != WDB_ROW) {
+		wdb_finalize(s);
 		return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
 	}
-	*n = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	*n = (int)wdb_column_int64(s, 0, NULL);
+	wdb_finalize(s);
 	return 0;
 }
 
 static int pragma_text(struct world_store *st, const char *sql, char *out, size_t n, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(st, sql, &s, err) < 0) return -1;
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		sqlite3_finalize(s);
+	if (wdb_step(s, NULL) != WDB_ROW) {
+		wdb_finalize(s);
 		return ws_sqlerr(st, 0, sql, err);
 	}
-	snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
+	const char *t = wdb_column_text(s, 0);
+	snprintf(out, n, "%s", t ? t : "(null)");
+	wdb_finalize(s);
 	return 0;
 }
 
@@ -427,8 +414,6 @@ static int reopen_immutable(struct world_store *st, struct world_err *err)
 	ws_stmt_drop(st);
 	wdb_close(st->wdb);
 	st->wdb = NULL;
-	sqlite3_close(st->db);
-	st->db = NULL;
 	size_t n = strlen(st->path);
 	char *uri = malloc(n * 3 + 32);
 	if (!uri) return werr(err, WX_FAIL, "store %s: out of memory", st->path);
@@ -438,12 +423,16 @@ static int reopen_immutable(struct world_store *st, struct world_err *err)
 		else *o++ = (char)*c;
 	}
 	strcpy(o, "?immutable=1");
-	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
 	free(uri);
-	if (rc != SQLITE_OK)
-		return werr(err, WX_IO, "store %s: open read-only copy: %s", st->path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
-	sqlite3_extended_result_codes(st->db, 0);
-	return adopt(st, err);
+	if (rc != SQLITE_OK) {
+		werr(err, WX_IO, "store %s: open read-only copy: %s", st->path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close_v2(db);
+		return -1;
+	}
+	sqlite3_extended_result_codes(db, 0);
+	return adopt(st, db, err);
 }
 
 /* What is at path, before anything is created or locked: 0 absent, 1 an
@@ -509,15 +498,15 @@ static int reader_needs_immutable(const char *path)
 /* ---- schema 1 -> 2 ---- */
 
 /* Adds ref to the membership of episode (the migration's backfill). */
-static int mig_member(struct world_store *st, sqlite3_stmt *ins, const char *episode, const char *ref,
+static int mig_member(struct world_store *st, struct wdb_stmt *ins, const char *episode, const char *ref,
                       struct world_err *err)
 {
 	if (!ref || !world_ref_valid(ref)) return 0;
-	sqlite3_reset(ins);
-	sqlite3_bind_text(ins, 1, episode, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(ins, 2, ref, -1, SQLITE_TRANSIENT);
-	if (sqlite3_step(ins) != SQLITE_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: episode_objects insert", err);
-	sqlite3_reset(ins);
+	wdb_reset(ins);
+	if (wdb_bind_text(ins, 1, episode, -1, NULL) < 0 || wdb_bind_text(ins, 2, ref, -1, NULL) < 0 ||
+	    wdb_step(ins, NULL) != WDB_DONE)
+		return ws_sqlerr(st, 0, "migrate to schema 2: episode_objects insert", err);
+	wdb_reset(ins);
 	return 0;
 }
 
@@ -540,21 +529,21 @@ static json_t *mig_json(struct world_store *st, const char *ref)
  * record's request and result), the entry's hash and its world. */
 static int mig_backfill(struct world_store *st, struct world_err *err)
 {
-	sqlite3_stmt *q = NULL, *ins = NULL;
+	struct wdb_stmt *q = NULL, *ins = NULL;
 	int rc = -1, src;
 	if (ws_prep(st, WORLD_SQL(MIG_BACKFILL), &q, err) < 0)
 		return -1;
 	if (ws_prep(st, WORLD_SQL(EPISODE_OBJECT_ADD), &ins, err) < 0) goto out;
-	while ((src = sqlite3_step(q)) == SQLITE_ROW) {
-		const char *tref = (const char *)sqlite3_column_text(q, 0);
+	while ((src = wdb_step(q, NULL)) == WDB_ROW) {
+		const char *tref = wdb_column_text(q, 0);
 		json_t *rec = mig_json(st, tref);
 		const char *ep = rec ? json_string_value(json_object_get(rec, "episodeId")) : NULL;
 		int bad = 0;
 		if (ep && *ep && strlen(ep) <= 256) {
 			static const char *const keys[] = { "input", "output", "plan" };
 			bad = mig_member(st, ins, ep, tref, err) < 0 ||
-			      mig_member(st, ins, ep, (const char *)sqlite3_column_text(q, 1), err) < 0 ||
-			      mig_member(st, ins, ep, (const char *)sqlite3_column_text(q, 2), err) < 0;
+			      mig_member(st, ins, ep, wdb_column_text(q, 1), err) < 0 ||
+			      mig_member(st, ins, ep, wdb_column_text(q, 2), err) < 0;
 			for (size_t k = 0; !bad && k < sizeof keys / sizeof keys[0]; k++)
 				bad = mig_member(st, ins, ep, json_string_value(json_object_get(rec, keys[k])), err) < 0;
 			size_t i;
@@ -573,11 +562,11 @@ static int mig_backfill(struct world_store *st, struct world_err *err)
 		json_decref(rec);
 		if (bad) goto out;
 	}
-	if (src != SQLITE_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: log read", err); goto out; }
+	if (src != WDB_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: log read", err); goto out; }
 	rc = 0;
 out:
-	sqlite3_finalize(q);
-	sqlite3_finalize(ins);
+	wdb_finalize(q);
+	wdb_finalize(ins);
 	return rc;
 }
 
@@ -586,19 +575,19 @@ out:
  * migrated: journal_one_commit would not hold. */
 static int mig_check_commits(struct world_store *st, struct world_err *err)
 {
-	sqlite3_stmt *s;
+	struct wdb_stmt *s;
 	if (ws_prep(st, WORLD_SQL(MIG_CHECK_COMMITS), &s, err) < 0)
 		return -1;
-	int rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
+	int rc = wdb_step(s, NULL);
+	if (rc == WDB_ROW) {
 		werr(err, WX_SCHEMA, "store %s: cannot migrate to schema 2: %s %s has %d committed outcomes (at most one "
-		     "allowed); store left at schema 1, untouched", st->path, (const char *)sqlite3_column_text(s, 0),
-		     (const char *)sqlite3_column_text(s, 1), sqlite3_column_int(s, 2));
-		sqlite3_finalize(s);
+		     "allowed); store left at schema 1, untouched", st->path, wdb_column_text(s, 0),
+		     wdb_column_text(s, 1), (int)wdb_column_int64(s, 2, NULL));
+		wdb_finalize(s);
 		return -1;
 	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: journal check", err);
+	wdb_finalize(s);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: journal check", err);
 	return 0;
 }
 
@@ -667,7 +656,7 @@ int world_wait_lock_parse(const char *s, double *out)
 static int pg_int(struct world_store *st, const char *sql, long long *v, struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_wprep(st, sql, &s, err) < 0) return -1;
+	if (ws_prep(st, sql, &s, err) < 0) return -1;
 	int rc = wdb_step(s, NULL);
 	*v = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : 0;
 	wdb_finalize(s);
@@ -801,6 +790,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		return 0;
 	}
 	int db_created = 0;
+	sqlite3 *db = NULL;
 	/* What the file is decides before anything is created beside it. */
 	int kind = probe_file(path, err);
 	if (kind < 0) goto fail;
@@ -841,7 +831,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		/* a durable writer's WAL frames go to the file one batch per sync
 		 * (store/walbuf.h); a NOSYNC handle's commits never sync, so it
 		 * keeps the default VFS */
-		rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 		                     plain_wal ? NULL : world_walbuf_vfs());
 	} else {
 		/* immutable only where nothing may be created: otherwise the plain
@@ -852,18 +842,19 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 			werr(err, WX_FAIL, "store %s: out of memory", path);
 			goto fail;
 		}
-		rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | (imm ? SQLITE_OPEN_URI : 0) | SQLITE_OPEN_FULLMUTEX,
+		rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | (imm ? SQLITE_OPEN_URI : 0) | SQLITE_OPEN_FULLMUTEX,
 		                     NULL);
 		free(uri);
 	}
 	if (rc != SQLITE_OK) {
-		werr(err, WX_IO, "store %s: open: %s", path, st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		werr(err, WX_IO, "store %s: open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close_v2(db);
 		goto fail;
 	}
-	sqlite3_extended_result_codes(st->db, 0);
-	if (adopt(st, err) < 0) goto fail;
-	if (sqlite3_busy_handler(st->db, busy_wait, st) != SQLITE_OK) {
-		werr(err, WX_IO, "store %s: set busy handler: %s", path, sqlite3_errmsg(st->db));
+	sqlite3_extended_result_codes(db, 0);
+	if (adopt(st, db, err) < 0) goto fail;
+	if (sqlite3_busy_handler(raw(st), busy_wait, st) != SQLITE_OK) {
+		werr(err, WX_IO, "store %s: set busy handler: %s", path, sqlite3_errmsg(raw(st)));
 		goto fail;
 	}
 	/* Read the version before anything can write: an unknown version is
@@ -874,7 +865,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		 * -shm beside it): SQLite cannot set up its shared memory, so the
 		 * reader opens the file as immutable -- no writer can be changing
 		 * a file in a directory nobody may create the -shm in. */
-		int ec = sqlite3_errcode(st->db);
+		int ec = sqlite3_errcode(raw(st));
 		if (st->writer || (ec != SQLITE_READONLY && ec != SQLITE_CANTOPEN) || reopen_immutable(st, err) < 0 ||
 		    read_user_version(st, &v, err) < 0)
 			goto fail;
@@ -1005,7 +996,9 @@ fail:
 	struct stat dbst;
 	if (db_created && stat(path, &dbst) == 0 && dbst.st_size == 0) {
 		/* the new (still empty) database and any -wal/-shm SQLite made for it */
-		if (st->db) { sqlite3_close_v2(st->db); st->db = NULL; }
+		ws_stmt_drop(st);
+		wdb_close(st->wdb);
+		st->wdb = NULL;
 		char side[4200];
 		unlink(path);
 		snprintf(side, sizeof side, "%s-wal", path);
@@ -1025,14 +1018,14 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 void world_store_close(struct world_store *st)
 {
 	if (!st) return;
-	if (st->db) ws_ckpt_stop(st);
+	ws_ckpt_stop(st);
 	ws_pg_queue_fini(st);
 	ws_stmt_fini(st);
-	wdb_close(st->wdb); /* SQLite: the wrap alone; the connection is closed below */
-	if (st->db) {
-		if (st->in_txn) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close_v2(st->db);
+	if (st->wdb && st->in_txn) {
+		struct world_err ig;
+		wdb_rollback(st->wdb, &ig);
 	}
+	wdb_close(st->wdb);
 	if (st->qfd >= 0) close(st->qfd);
 	note_signer_free(st->signer);
 	free(st->path);
@@ -1040,7 +1033,7 @@ void world_store_close(struct world_store *st)
 }
 
 const char *world_store_path(const struct world_store *st) { return st->path; }
-sqlite3 *world_store_db(struct world_store *st) { return st->db; }
+sqlite3 *world_store_db(struct world_store *st) { return st->wdb ? wdb_sqlite_raw(st->wdb) : NULL; }
 
 int world_store_begin(struct world_store *st, struct world_err *err)
 {
@@ -1205,22 +1198,6 @@ void world_object_free(struct world_object *o)
 	memset(o, 0, sizeof *o);
 }
 
-const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const char *ref, uint64_t *bytes)
-{
-	(void)st;
-	sqlite3_reset(get);
-	sqlite3_bind_text(get, 1, ref, -1, SQLITE_TRANSIENT);
-	int rc = sqlite3_step(get);
-	if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? "object missing" : "object unreadable";
-	const void *p = sqlite3_column_blob(get, 0);
-	size_t n = (size_t)sqlite3_column_bytes(get, 0);
-	char got[WORLD_REF_SIZE];
-	if (world_hash_ref(p ? p : "", n, got, NULL) < 0) return "hash failed";
-	if (bytes) *bytes += n;
-	sqlite3_reset(get);
-	return strcmp(got, ref) == 0 ? NULL : "payload hash mismatch";
-}
-
 /* ---- log entries ---- */
 
 /* Canonical JSON of the seven hashed fields (and entryHash when non-NULL).
@@ -1257,7 +1234,7 @@ static char *entry_json(long long index, long long epoch, const char *fn, const 
 	return out;
 }
 
-void ws_log_row_wread(struct wdb_stmt *s, struct ws_log_row *r)
+void ws_log_row_read(struct wdb_stmt *s, struct ws_log_row *r)
 {
 	r->index = wdb_column_int64(s, 0, NULL);
 	r->epoch = wdb_column_int64(s, 1, NULL);
@@ -1268,22 +1245,6 @@ void ws_log_row_wread(struct wdb_stmt *s, struct ws_log_row *r)
 	r->written_by = (const char *)wdb_column_text(s, 6);
 	r->tref = (const char *)wdb_column_text(s, 7);
 	r->json = wdb_column_blob(s, 8, &r->json_len);
-}
-
-/* the same for the scan's raw statements (scan.c runs on the SQLite
- * connection itself) */
-void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r)
-{
-	r->index = sqlite3_column_int64(s, 0);
-	r->epoch = sqlite3_column_int64(s, 1);
-	r->hash = (const char *)sqlite3_column_text(s, 2);
-	r->prev = (const char *)sqlite3_column_text(s, 3);
-	r->fn = (const char *)sqlite3_column_text(s, 4);
-	r->interp = (const char *)sqlite3_column_text(s, 5);
-	r->written_by = (const char *)sqlite3_column_text(s, 6);
-	r->tref = (const char *)sqlite3_column_text(s, 7);
-	r->json = (const char *)sqlite3_column_blob(s, 8);
-	r->json_len = (size_t)sqlite3_column_bytes(s, 8);
 }
 
 static int str_is(json_t *o, const char *key, const char *want)
@@ -1358,7 +1319,7 @@ int world_log_last(struct world_store *st, long long *index, char entry_hash[WOR
 	entry_hash[0] = '\0';
 	if (rc == WDB_ROW) {
 		*index = wdb_column_int64(s, 0, NULL);
-		ws_wcol_ref(s, 1, entry_hash);
+		ws_col_ref(s, 1, entry_hash);
 	} else if (rc != WDB_DONE) {
 		ws_done(st, s);
 		return ws_sqlerr(st, 0, "log head", err);
@@ -1377,7 +1338,7 @@ static int head_read(struct world_store *st, const char *name, char ref[WORLD_RE
 	ref[0] = '\0';
 	if (revision) *revision = 0;
 	if (rc == WDB_ROW) {
-		ws_wcol_ref(s, 0, ref);
+		ws_col_ref(s, 0, ref);
 		if (revision) *revision = wdb_column_int64(s, 1, NULL);
 	} else if (rc != WDB_DONE) {
 		ws_done(st, s);
@@ -1419,8 +1380,8 @@ static int log_tip(struct world_store *st, long long *last, char last_hash[WORLD
 		return ws_sqlerr(st, 0, "log head", err);
 	}
 	*last = wdb_column_int64(s, 0, NULL);
-	ws_wcol_ref(s, 1, last_hash);
-	ws_wcol_ref(s, 2, head);
+	ws_col_ref(s, 1, last_hash);
+	ws_col_ref(s, 2, head);
 	if (head_rev) *head_rev = wdb_column_int64(s, 3, NULL);
 	if (have) *have = wdb_column_int64(s, 4, NULL) == 1;
 	ws_done(st, s);
@@ -1618,7 +1579,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 		return ws_sqlerr(st, 0, "log entry read", err);
 	}
 	struct ws_log_row r;
-	ws_log_row_wread(s, &r);
+	ws_log_row_read(s, &r);
 	const char *bad = ws_log_row_check(&r);
 	if (bad) {
 		ws_done(st, s);
@@ -1653,7 +1614,7 @@ int world_log_get(struct world_store *st, long long index, struct world_log_entr
 		ws_bind_int(s, 1, index - 1);
 		rc = wdb_step(s, NULL);
 		prev_hash[0] = 0;
-		if (rc == WDB_ROW) ws_wcol_ref(s, 0, prev_hash);
+		if (rc == WDB_ROW) ws_col_ref(s, 0, prev_hash);
 		ws_done(st, s);
 		if (strcmp(prev_hash, out->prev_entry_hash) != 0) {
 			world_log_entry_free(out);
@@ -1673,23 +1634,13 @@ void world_log_entry_free(struct world_log_entry *e)
 
 /* ---- worlds ---- */
 
-void ws_world_row_wread(struct wdb_stmt *s, struct ws_world_row *r)
+void ws_world_row_read(struct wdb_stmt *s, struct ws_world_row *r)
 {
 	r->ref = (const char *)wdb_column_text(s, 0);
 	r->revision = wdb_column_int64(s, 1, NULL);
 	r->state_root = (const char *)wdb_column_text(s, 2);
 	r->log_head = (const char *)wdb_column_text(s, 3);
 	r->json = wdb_column_blob(s, 4, &r->json_len);
-}
-
-void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r)
-{
-	r->ref = (const char *)sqlite3_column_text(s, 0);
-	r->revision = sqlite3_column_int64(s, 1);
-	r->state_root = (const char *)sqlite3_column_text(s, 2);
-	r->log_head = (const char *)sqlite3_column_text(s, 3);
-	r->json = (const char *)sqlite3_column_blob(s, 4);
-	r->json_len = (size_t)sqlite3_column_bytes(s, 4);
 }
 
 const char *ws_world_row_check(const struct ws_world_row *r)
@@ -1733,7 +1684,7 @@ int world_world_get(struct world_store *st, const char *ref, struct world_world 
 		return ws_sqlerr(st, 0, "world read", err);
 	}
 	struct ws_world_row r;
-	ws_world_row_wread(s, &r);
+	ws_world_row_read(s, &r);
 	const char *bad = ws_world_row_check(&r);
 	if (bad) {
 		ws_done(st, s);
@@ -1932,7 +1883,7 @@ int world_objects_of_kind(struct world_store *st, const char *semantic_id, long 
 	if (check_label("semanticId", semantic_id, 256, 1, err) < 0) return -1;
 	struct wdb_stmt *s;
 	/* its own statement: fn may use the handle's cached ones meanwhile */
-	if (ws_wprep(st, WORLD_SQL(OBJECTS_OF_KIND), &s, err) < 0) return -1;
+	if (ws_prep(st, WORLD_SQL(OBJECTS_OF_KIND), &s, err) < 0) return -1;
 	ws_bind_text(s, 1, semantic_id);
 	ws_bind_int(s, 2, since);
 	int rc, stop = 0;
@@ -1949,7 +1900,7 @@ int world_journal_indeterminate(struct world_store *st,
                                 void *ctx, struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_wprep(st, WORLD_SQL(JOURNAL_INDETERMINATE),
+	if (ws_prep(st, WORLD_SQL(JOURNAL_INDETERMINATE),
 	            &s, err) < 0)
 		return -1;
 	int rc;
@@ -1978,7 +1929,7 @@ int world_session_put(struct world_store *st, const char *credential, const char
 	char h[WORLD_REF_SIZE];
 	if (world_hash_ref(credential, strlen(credential), h, err) < 0) { free(g); return -1; }
 	struct wdb_stmt *s;
-	if (ws_wprep(st, WORLD_SQL(SESSION_PUT),
+	if (ws_prep(st, WORLD_SQL(SESSION_PUT),
 	            &s, err) < 0) {
 		free(g);
 		return -1;
@@ -2044,13 +1995,13 @@ int world_session_list(struct world_store *st, int (*fn)(void *ctx, const struct
                        struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_wprep(st, WORLD_SQL(SESSION_LIST), &s, err) < 0)
+	if (ws_prep(st, WORLD_SQL(SESSION_LIST), &s, err) < 0)
 		return -1;
 	int rc;
 	while ((rc = wdb_step(s, NULL)) == WDB_ROW) {
 		struct world_session row = { .expires_at = wdb_column_int64(s, 3, NULL),
 		                             .created_at = wdb_column_int64(s, 4, NULL) };
-		ws_wcol_ref(s, 0, row.credential_hash);
+		ws_col_ref(s, 0, row.credential_hash);
 		row.episode = (char *)wdb_column_text(s, 1);
 		row.grants_json = (char *)wdb_column_text(s, 2);
 		if (fn(ctx, &row) != 0) break;
@@ -2067,7 +2018,7 @@ int world_session_revoke(struct world_store *st, const char *credential_hash, co
 	if ((credential_hash == NULL) == (episode == NULL))
 		return werr(err, WX_USAGE, "session revoke: give exactly one of a session id or an episode");
 	struct wdb_stmt *s;
-	if (ws_wprep(st, credential_hash ? WORLD_SQL(SESSION_REVOKE_ID)
+	if (ws_prep(st, credential_hash ? WORLD_SQL(SESSION_REVOKE_ID)
 	                                : WORLD_SQL(SESSION_REVOKE_EPISODE), &s, err) < 0)
 		return -1;
 	ws_bind_text(s, 1, credential_hash ? credential_hash : episode);
@@ -2098,10 +2049,10 @@ int world_journal_find(struct world_store *st, const char *kind, const char *sub
 		return ws_sqlerr(st, 0, "journal find", err);
 	}
 	out->intent_id = wdb_column_int64(s, 0, NULL);
-	ws_wcol_ref(s, 1, out->intent_ref);
+	ws_col_ref(s, 1, out->intent_ref);
 	const char *status = wdb_column_text(s, 2);
 	snprintf(out->status, sizeof out->status, "%s", status ? status : "");
-	ws_wcol_ref(s, 3, out->outcome_ref);
+	ws_col_ref(s, 3, out->outcome_ref);
 	ws_done(st, s);
 	return 0;
 }
@@ -2329,7 +2280,7 @@ int world_world_at(struct world_store *st, long long revision, struct world_worl
 	ws_bind_int(s, 1, revision);
 	int rc = wdb_step(s, NULL);
 	char ref[WORLD_REF_SIZE] = "";
-	if (rc == WDB_ROW) ws_wcol_ref(s, 0, ref);
+	if (rc == WDB_ROW) ws_col_ref(s, 0, ref);
 	ws_done(st, s);
 	if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "world of revision %lld: not found", revision);
 	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "world by revision", err);
@@ -2435,7 +2386,7 @@ int world_objects_by_semantic(struct world_store *st, const char *semantic_id, c
 	struct wdb_stmt *s;
 	const char *sql = episode ? WORLD_SQL(EPISODE_OBJECTS_BY_SEMANTIC) : WORLD_SQL(OBJECTS_BY_SEMANTIC);
 	/* its own statement: fn may use the handle's cached ones meanwhile */
-	if (ws_wprep(st, sql, &s, err) < 0) return -1;
+	if (ws_prep(st, sql, &s, err) < 0) return -1;
 	ws_bind_text(s, 1, semantic_id);
 	ws_bind_text(s, 2, after ? after : "");
 	ws_bind_int(s, 3, limit);

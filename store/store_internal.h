@@ -22,9 +22,7 @@
 #include "store/db.h"
 
 struct world_store {
-	sqlite3 *db;
-	/* the driver handle the store's statements run on; on SQLite a wrap
-	 * of db (never closing it), remade when db is reopened */
+	/* the driver handle every statement runs on */
 	struct wdb *wdb;
 	enum wdb_kind kind;
 	char *path;
@@ -51,7 +49,7 @@ struct world_store {
 	 * its commit hook (PRAGMA data_version does not move for them), and
 	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
 	atomic_ullong commits;
-	struct { sqlite3_stmt *s; int busy; } dv;
+	struct { struct wdb_stmt *s; int busy; } dv;
 	/* the write queue (queue.c): the flock file, -1 until the first
 	 * transaction opens it; since when this transaction's wait counts */
 	int qfd;
@@ -80,14 +78,11 @@ struct world_store {
  * non-zero). On SQLite the connection's error code and message, as
  * before the seam; otherwise the driver's class of the last failure. */
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
-/* A raw statement on st->db (SQLite only: scan.c, archive.c, backup.c,
- * the open path); sqlite3_finalize it. */
-int ws_prep(struct world_store *st, const char *sql, sqlite3_stmt **stmt, struct world_err *err);
 /* SQL without parameters: transaction control, PRAGMAs, DDL. */
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err);
 /* A fresh driver statement (wdb_finalize it). */
-int ws_wprep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err);
-/* ws_wprep for the hot paths: a statement of the table (sql = WORLD_SQL(X))
+int ws_prep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err);
+/* ws_prep for the hot paths: a statement of the table (sql = WORLD_SQL(X))
  * comes from the handle's cache, prepared once, and must be given back
  * with ws_done (which resets it and clears its bindings), never
  * wdb_finalize. Any other text, or a statement whose cached copy is in
@@ -192,8 +187,7 @@ int ws_write_retry(struct world_store *st, int tries);
 int ws_sp_begin(struct world_store *st, struct world_err *err);
 int ws_sp_end(struct world_store *st, int ok, struct world_err *err);
 /* Copy a column text into a ref buffer ("" when NULL or too long). */
-void ws_col_ref(sqlite3_stmt *s, int col, char out[WORLD_REF_SIZE]);
-void ws_wcol_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE]);
+void ws_col_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE]);
 
 /* A log_entries row as stored. */
 struct ws_log_row {
@@ -206,8 +200,7 @@ struct ws_log_row {
  * recomputed). Returns NULL when sound, else the field name of the hole. */
 const char *ws_log_row_check(const struct ws_log_row *r);
 /* Reads one row into r (strings point into stmt; valid until next step). */
-void ws_log_row_read(sqlite3_stmt *s, struct ws_log_row *r);
-void ws_log_row_wread(struct wdb_stmt *s, struct ws_log_row *r);
+void ws_log_row_read(struct wdb_stmt *s, struct ws_log_row *r);
 #define WS_LOG_COLS "entry_index, semantics_epoch, entry_hash, prev_entry_hash, transition_fn, interpreter, written_by, transition_ref, entry_json"
 
 struct ws_world_row {
@@ -218,9 +211,6 @@ struct ws_world_row {
 	size_t json_len;
 };
 const char *ws_world_row_check(const struct ws_world_row *r);
-void ws_world_row_read(sqlite3_stmt *s, struct ws_world_row *r);
-void ws_world_row_wread(struct wdb_stmt *s, struct ws_world_row *r);
+void ws_world_row_read(struct wdb_stmt *s, struct ws_world_row *r);
 #define WS_WORLD_COLS "ref, revision, state_root, log_head, payload"
-/* Object payload check: NULL if present and hash matches, else why. */
-const char *ws_object_check(struct world_store *st, sqlite3_stmt *get, const char *ref, uint64_t *bytes);
 #endif

@@ -109,7 +109,7 @@ int ws_tree_backfill(struct world_store *st, struct world_err *err)
 	long long from = 1;
 	for (;;) {
 		struct wdb_stmt *s;
-		if (ws_wprep(st, WORLD_SQL(TREE_LEAVES), &s, err) < 0) return -1;
+		if (ws_prep(st, WORLD_SQL(TREE_LEAVES), &s, err) < 0) return -1;
 		ws_bind_int(s, 1, from);
 		ws_bind_int(s, 2, 4096);
 		long long got = 0;
@@ -200,7 +200,7 @@ int world_tree_check(struct world_store *st, long long from, long long to, FILE 
 	int ret = 0;
 	for (;;) {
 		struct wdb_stmt *s;
-		if (ws_wprep(st, WORLD_SQL(TREE_LEAVES), &s, err) < 0) { ret = -1; break; }
+		if (ws_prep(st, WORLD_SQL(TREE_LEAVES), &s, err) < 0) { ret = -1; break; }
 		ws_bind_int(s, 1, from);
 		ws_bind_int(s, 2, 4096);
 		long long got = 0;
