@@ -67,7 +67,7 @@
 
 static const char *const entry_keys[] = {
 	"id", "title", "description", "transitionFnFile", "transitionFn", "inputSchema",
-	"outputSchema", "access", "declaredEffects", "semanticsEpoch", "inputRequests", NULL,
+	"outputSchema", "access", "declaredEffects", "semanticsEpoch", "inputRequests", "execution", NULL,
 };
 
 /* Appended to a copy of each source for the second bounded check: it only
@@ -91,6 +91,7 @@ struct entry {
 	json_t *access;         /* owned: null or {cost,effect,scope} */
 	json_t *effects;        /* owned: array */
 	json_t *asks;           /* owned: inputRequests (coordinator/confirm.h), or NULL */
+	json_t *exec;           /* owned: execution {"taskSupport"} (MCP tasks, docs/publishing.md), or NULL */
 	const char *title, *description;
 	long long epoch;        /* given semanticsEpoch, or 0 */
 	char tool[TOOL_NAME_MAX * 2 + 8];
@@ -466,6 +467,18 @@ static int validate_entry(struct entry *e, const char *mname, const char *base, 
 		if (confirm_decl_check(ir, why, sizeof why) < 0) return entry_fail(e, WX_BAD_INPUT, "%s", why);
 		e->asks = json_incref((json_t *)ir);
 	}
+	/* execution: {"taskSupport": "forbidden" | "optional" | "required"}, the
+	 * MCP Tasks extension's (daemon/mcp_tasks.h): whether a call may or
+	 * must run as a task */
+	const json_t *ex = json_object_get(e->m, "execution");
+	if (ex) {
+		const char *ts = json_string_value(json_object_get(ex, "taskSupport"));
+		if (!json_is_object(ex) || json_object_size(ex) != 1 || !ts ||
+		    (strcmp(ts, "forbidden") != 0 && strcmp(ts, "optional") != 0 && strcmp(ts, "required") != 0))
+			return entry_fail(e, WX_BAD_INPUT, "execution must be {\"taskSupport\": \"forbidden\", \"optional\" "
+			                  "or \"required\"}");
+		e->exec = json_incref((json_t *)ex);
+	}
 	const json_t *ep = json_object_get(e->m, "semanticsEpoch");
 	if (ep) {
 		if (!json_is_integer(ep) || json_integer_value(ep) < 1)
@@ -485,6 +498,7 @@ static void manifest_free(struct manifest *mf)
 		json_decref(e->access);
 		json_decref(e->effects);
 		json_decref(e->asks);
+		json_decref(e->exec);
 	}
 	free(mf->e);
 	json_decref(mf->root);
@@ -786,6 +800,7 @@ static json_t *descriptor(const struct entry *e, const char *interp, long long e
 	                      e->title, "transitionFn", e->fn);
 	/* only when declared, so every other descriptor keeps its bytes */
 	if (d && e->asks) json_object_set(d, "inputRequests", e->asks);
+	if (d && e->exec) json_object_set(d, "execution", e->exec);
 	return d;
 }
 
@@ -1793,7 +1808,9 @@ static const char help[] =
 	"share directory). --sources-relative-to manifest reads them from the manifest's directory\n"
 	"instead (never with --manifest -); cwd is the default. An absolute path is read as given.\n"
 	"A source that cannot be read is one line naming the manifest, the entry and the path tried.\n\n"
-	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md)\n"
+	"transitions: checks every descriptor of the manifest (a JSON array; docs/publishing.md;\n"
+	"an entry with \"kind\": \"prompt\" or \"resource\" is a prompt template or a resource the\n"
+	"package publishes beside its transitions, stored and versioned with them)\n"
 	"and that each declaredEffects effect is one an effect handler serves (the broker's handler\n"
 	"table; a refusal lists them), checks each source under the pinned interpreter in a\n"
 	"source-check capsule (empty scratch root: world/* imports fail with LDR001) and that it\n"
