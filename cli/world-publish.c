@@ -10,11 +10,12 @@
  * Owns: reading a manifest of transition descriptors, every check a
  * descriptor passes before it is published (keys, id, MCP tool name,
  * schemas, source text, a bounded source check in a `source-check` capsule,
- * `main` taking one argument, the semantics epoch), and the one write:
- * sources + the next world/transition-registry/v1 object + a
- * compare-and-swap of its head, in one transaction, under single-writer
- * authority and an attended confirmation (cli/attended.h). The stored
- * formats are coordinator/registry.h's.
+ * `main` taking one argument, the semantics epoch), the attended
+ * confirmation (cli/attended.h) and the report. The write itself -- the
+ * merge over the head, the sources, the next world/transition-registry/v1
+ * object and the compare-and-swap of its head, in one transaction; a
+ * retire likewise -- is coordinator/registry.h's, as are the stored
+ * formats.
  *
  * Order of `transitions` (why): --live is refused first; the store is
  * opened as the writer before anything else (a running daemon is reported
@@ -53,7 +54,7 @@
 #define MANIFEST_MAX ((size_t)64 << 20) /* bytes of the manifest file */
 #define SOURCE_MAX ((size_t)1 << 20)    /* bytes of one transition source */
 #define SCHEMA_MAX ((size_t)256 << 10)  /* bytes of one canonical schema (docs/design.md §10) */
-#define ENTRIES_MAX 1024                /* descriptors per manifest (docs/design.md §10) */
+#define ENTRIES_MAX REGISTRY_ENTRIES_MAX /* descriptors per manifest (docs/design.md §10) */
 #define ID_MAX 128
 #define TOOL_NAME_MAX REGISTRY_TOOL_NAME_MAX
 #define TITLE_MAX 1024
@@ -61,8 +62,7 @@
 #define EFFECTS_MAX 64
 #define EFFECT_NAME_MAX 128
 #define SCOPE_MAX 256
-#define CAS_ATTEMPTS 3
-#define SOURCE_ID "world/transition-source/v1"
+#define SOURCE_ID REGISTRY_SOURCE
 #define PROVENANCE "world-publish"
 
 static const char *const entry_keys[] = {
@@ -804,103 +804,6 @@ static json_t *descriptor(const struct entry *e, const char *interp, long long e
 	return d;
 }
 
-static int by_id(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	return strcmp(json_string_value(json_object_get(x, "id")), json_string_value(json_object_get(y, "id")));
-}
-
-/* current's transitions with every id of descs replaced, sorted by id. */
-static json_t *merged(const json_t *current, const json_t *descs)
-{
-	size_t nc = current ? json_array_size(json_object_get(current, "transitions")) : 0, nd = json_array_size(descs);
-	json_t **all = calloc(nc + nd + 1, sizeof *all);
-	if (!all) return NULL;
-	size_t k = 0, i;
-	json_t *d;
-	json_array_foreach(descs, i, d) all[k++] = d;
-	if (current) {
-		json_array_foreach(json_object_get(current, "transitions"), i, d) {
-			const char *id = json_string_value(json_object_get(d, "id"));
-			int replaced = 0;
-			for (size_t j = 0; j < nd && id; j++)
-				if (strcmp(id, json_string_value(json_object_get(json_array_get(descs, j), "id"))) == 0)
-					replaced = 1;
-			if (!replaced && id) all[k++] = d;
-		}
-	}
-	qsort(all, k, sizeof *all, by_id);
-	json_t *out = json_array();
-	for (size_t j = 0; out && j < k; j++) json_array_append(out, all[j]);
-	free(all);
-	return out;
-}
-
-/* Canonical bytes of v equal those of w (NULL = absent). */
-static int same_json(const json_t *v, const json_t *w)
-{
-	if (!v || !w) return !v && !w;
-	size_t a, b;
-	char *x = world_canon_json(v, &a, NULL), *y = world_canon_json(w, &b, NULL);
-	int same = x && y && a == b && memcmp(x, y, a) == 0;
-	free(x);
-	free(y);
-	return same;
-}
-
-static int by_key(const void *a, const void *b)
-{
-	return strcmp(catalog_key(*(json_t *const *)a), catalog_key(*(json_t *const *)b));
-}
-
-/* base's member ("prompts" / "resources") with every key of mine replaced,
- * sorted by key; NULL when it holds none (the member is then omitted, so a
- * registry without prompts keeps its bytes). */
-static json_t *extras_merged(const json_t *base, const json_t *mine, const char *member)
-{
-	json_t *have = base ? json_object_get(base, member) : NULL;
-	size_t nb = json_array_size(have), nm = json_array_size(mine), k = 0, i;
-	if (nb + nm == 0) return NULL;
-	json_t **all = calloc(nb + nm, sizeof *all), *d;
-	if (!all) return NULL;
-	json_array_foreach(mine, i, d) all[k++] = d;
-	json_array_foreach(have, i, d) {
-		int replaced = 0;
-		size_t j;
-		json_t *x;
-		json_array_foreach(mine, j, x) replaced |= strcmp(catalog_key(x), catalog_key(d)) == 0;
-		if (!replaced) all[k++] = d;
-	}
-	qsort(all, k, sizeof *all, by_key);
-	json_t *out = json_array();
-	for (size_t j = 0; out && j < k; j++) json_array_append(out, all[j]);
-	free(all);
-	return out;
-}
-
-/* The next revision over base keeps base's prompts and resources as they are
- * (1) or changes them (0). */
-static int extras_same(const json_t *base, const struct manifest *mf)
-{
-	static const char *const members[] = { "prompts", "resources" };
-	for (int i = 0; i < 2; i++) {
-		json_t *next = extras_merged(base, i ? mf->resources : mf->prompts, members[i]);
-		int same = same_json(next, base ? json_object_get(base, members[i]) : NULL);
-		json_decref(next);
-		if (!same) return 0;
-	}
-	return 1;
-}
-
-/* payload's "prompts" and "resources" for the next revision over base. */
-static int extras_set(json_t *payload, const json_t *base, const struct manifest *mf)
-{
-	json_t *p = extras_merged(base, mf ? mf->prompts : NULL, "prompts");
-	json_t *r = extras_merged(base, mf ? mf->resources : NULL, "resources");
-	int rc = (p && json_object_set_new(payload, "prompts", p) < 0) || (r && json_object_set_new(payload, "resources", r) < 0);
-	return rc ? -1 : 0;
-}
-
 /* "  new prompt NAME" / "  changed ..." / "  UNCHANGED ..." per prompt and
  * resource of the manifest against cur. */
 static void extras_status(const json_t *cur, const struct manifest *mf)
@@ -913,7 +816,7 @@ static void extras_status(const json_t *cur, const struct manifest *mf)
 			const json_t *old = NULL;
 			json_array_foreach(cur ? json_object_get(cur, members[i]) : NULL, k, o)
 				if (strcmp(catalog_key(o), catalog_key(d)) == 0) old = o;
-			printf("  %s %s %s\n", !old ? "new" : same_json(old, d) ? "UNCHANGED" : "changed", i ? "resource" : "prompt",
+			printf("  %s %s %s\n", !old ? "new" : registry_same_json(old, d) ? "UNCHANGED" : "changed", i ? "resource" : "prompt",
 			       catalog_key(d));
 		}
 	}
@@ -938,7 +841,7 @@ static void status_lines(const json_t *cur, const json_t *descs)
 				printf("  new %s\n", id);
 			continue;
 		}
-		if (same_json(old, d)) {
+		if (registry_same_json(old, d)) {
 			printf("  UNCHANGED %s\n", id);
 			continue;
 		}
@@ -947,283 +850,13 @@ static void status_lines(const json_t *cur, const json_t *descs)
 		const char *key;
 		json_t *v;
 		json_object_foreach(d, key, v) {
-			if (same_json(json_object_get(old, key), v)) continue;
+			if (registry_same_json(json_object_get(old, key), v)) continue;
 			int w = snprintf(keys + k, sizeof keys - k, "%s%s", k ? ", " : "", key);
 			if (w < 0 || (size_t)w >= sizeof keys - k) break;
 			k += (size_t)w;
 		}
 		printf("  changed %s (%s)\n", id, keys);
 	}
-}
-
-/* base's retired ids minus those descs publishes again (NULL when none are
- * left: the member is omitted, so a registry that never retired anything
- * keeps its bytes). */
-static json_t *retired_after(const json_t *base, const json_t *descs)
-{
-	json_t *out = NULL;
-	size_t i;
-	json_t *r;
-	json_array_foreach(base ? json_object_get(base, "retired") : NULL, i, r) {
-		const char *id = json_string_value(json_object_get(r, "id"));
-		int again = 0;
-		size_t j;
-		json_t *d;
-		json_array_foreach(descs, j, d)
-			if (id && strcmp(id, json_string_value(json_object_get(d, "id"))) == 0) again = 1;
-		if (again || !id) continue;
-		if (!out) out = json_array();
-		if (out) json_array_append(out, r);
-	}
-	return out;
-}
-
-/* TEST HOOK (WORLD_PUBLISH_TEST_RIVAL, docs/publishing.md): play another
- * writer that moves the head between the checks and the swap. "same-id"
- * republishes the first descriptor with another title; "moving" adds a
- * descriptor under a fresh id on every attempt. */
-static int test_rival(struct world_store *st, const json_t *descs, const struct manifest *mf, int attempt,
-                      struct world_err *err)
-{
-	const char *mode = getenv("WORLD_PUBLISH_TEST_RIVAL");
-	if (!mode || !*mode) return 0;
-	json_t *cur = NULL;
-	long long rev;
-	char head[WORLD_REF_SIZE];
-	if (registry_load(st, &cur, &rev, head, err) < 0) return -1;
-	if (strcmp(mode, "same-prompt") == 0) {
-		/* another writer sets the manifest's first prompt with another title */
-		json_t *p = json_deep_copy(json_array_get(mf->prompts, 0));
-		if (attempt > 0 || !p) { json_decref(p); json_decref(cur); return 0; }
-		json_object_set_new(p, "title", json_string("a rival publisher's title"));
-		struct manifest one = { 0 };
-		one.prompts = json_array();
-		json_array_append_new(one.prompts, p);
-		json_t *payload = cur ? json_deep_copy(cur) : json_pack("{s:[]}", "transitions");
-		json_object_set_new(payload, "parent", *head ? json_string(head) : json_null());
-		json_object_set_new(payload, "revision", json_integer(rev + 1));
-		extras_set(payload, cur, &one);
-		json_decref(one.prompts);
-		json_decref(cur);
-		char ref[WORLD_REF_SIZE];
-		int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, "world-publish test rival", payload, ref, err);
-		json_decref(payload);
-		if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_TRANSITIONS, *head ? head : NULL, ref, NULL, err);
-		return rc;
-	}
-	json_t *d = json_deep_copy(json_array_get(descs, 0));
-	if (strcmp(mode, "same-id") == 0) {
-		if (attempt > 0) { json_decref(d); json_decref(cur); return 0; }
-		json_object_set_new(d, "title", json_string("a rival publisher's title"));
-	} else {
-		char id[64];
-		snprintf(id, sizeof id, "zz.rival.%d", attempt + 1);
-		json_object_set_new(d, "id", json_string(id));
-	}
-	json_t *one = json_array();
-	json_array_append_new(one, d);
-	json_t *list = merged(cur, one);
-	json_decref(one);
-	json_t *payload = json_pack("{s:o, s:I, s:o}", "parent", *head ? json_string(head) : json_null(), "revision",
-	                            (json_int_t)(rev + 1), "transitions", list);
-	if (payload) extras_set(payload, cur, NULL);
-	json_decref(cur);
-	char ref[WORLD_REF_SIZE];
-	int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, "world-publish test rival", payload, ref, err);
-	json_decref(payload);
-	if (rc == 0) rc = world_registry_head_cas(st, REGISTRY_TRANSITIONS, *head ? head : NULL, ref, NULL, err);
-	return rc;
-}
-
-/* The head moved from base to cur: refuse when the other writer set one of
- * our ids to bytes other than ours (a lost update otherwise). */
-static int same_id_conflict(const json_t *base, const json_t *cur, long long cur_rev, const json_t *descs,
-                            struct world_err *err)
-{
-	size_t i;
-	json_t *d;
-	json_array_foreach(descs, i, d) {
-		const char *id = json_string_value(json_object_get(d, "id"));
-		const json_t *b = base ? registry_find(base, id) : NULL, *c = cur ? registry_find(cur, id) : NULL;
-		if (!same_json(b, c) && c && !same_json(c, d))
-			return werr(err, WX_CONFLICT,
-			            "both this publish and the registry's revision %lld set \"%s\" with different bytes; "
-			            "nothing was written \xe2\x80\x94 republish the winner's descriptor, or remove the entry",
-			            cur_rev, id);
-	}
-	return 0;
-}
-
-/* The same for prompts and resources: one of ours that the other writer
- * set to other bytes than ours is refused, never overwritten. */
-static int extras_conflict(const json_t *base, const json_t *cur, long long cur_rev, const struct manifest *mf,
-                           struct world_err *err)
-{
-	static const char *const members[] = { "prompts", "resources" };
-	for (int i = 0; i < 2; i++) {
-		size_t j, k;
-		json_t *d, *o;
-		json_array_foreach(i ? mf->resources : mf->prompts, j, d) {
-			const json_t *b = NULL, *c = NULL;
-			json_array_foreach(base ? json_object_get(base, members[i]) : NULL, k, o)
-				if (strcmp(catalog_key(o), catalog_key(d)) == 0) b = o;
-			json_array_foreach(cur ? json_object_get(cur, members[i]) : NULL, k, o)
-				if (strcmp(catalog_key(o), catalog_key(d)) == 0) c = o;
-			if (!same_json(b, c) && c && !same_json(c, d))
-				return werr(err, WX_CONFLICT,
-				            "both this publish and the registry's revision %lld set %s \"%s\" with different bytes; "
-				            "nothing was written \xe2\x80\x94 republish the winner's, or remove the entry",
-				            cur_rev, i ? "resource" : "prompt", catalog_key(d));
-		}
-	}
-	return 0;
-}
-
-/* Every source the new registry names is stored as a transition source
- * (re-hashed on read) and every interpreter is archived. */
-static int reverify(struct world_store *st, const json_t *list, struct world_err *err)
-{
-	size_t i;
-	json_t *d;
-	json_array_foreach(list, i, d) {
-		const char *id = json_string_value(json_object_get(d, "id"));
-		const char *fn = json_string_value(json_object_get(d, "transitionFn"));
-		const char *in = json_string_value(json_object_get(d, "interpreter"));
-		struct world_object o;
-		if (!fn || world_object_get(st, fn, &o, err) < 0) return werr_prefix(err, "re-verify \"%s\"", id);
-		int ok = strcmp(o.semantic_id, SOURCE_ID) == 0;
-		world_object_free(&o);
-		if (!ok) return werr(err, WX_INTEGRITY, "re-verify \"%s\": transitionFn %s is not a %s", id, fn, SOURCE_ID);
-		struct world_interp wi;
-		if (!in || world_interp_get(st, in, &wi, err) < 0) return werr_prefix(err, "re-verify \"%s\"", id);
-	}
-	return 0;
-}
-
-enum outcome { PUBLISHED, UNCHANGED };
-
-static int too_many(size_t n, long long rev, struct world_err *err)
-{
-	return werr(err, WX_BAD_INPUT,
-	            "the registry would hold %zu descriptors (revision %lld plus this manifest's new ids); at most %d; "
-	            "nothing was written",
-	            n, rev, ENTRIES_MAX);
-}
-
-/* How many descriptors the next revision would hold over current. */
-static size_t merged_count(const json_t *current, const struct manifest *mf)
-{
-	size_t n = current ? json_array_size(json_object_get(current, "transitions")) : 0;
-	for (size_t i = 0; i < mf->n; i++)
-		if (!current || !registry_find(current, mf->e[i].id)) n++;
-	return n;
-}
-
-/* Compare with the head, then (unless unchanged) store the sources, re-verify,
- * write the next registry object and swap the head: one transaction per
- * attempt; a head that moved is re-read up to CAS_ATTEMPTS times. */
-static int publish(struct world_store *st, const struct manifest *mf, const json_t *descs, const json_t *base,
-                   const char *base_head, long long base_rev, long long *rev_out, char head_out[WORLD_REF_SIZE],
-                   enum outcome *oc, struct world_err *err)
-{
-	json_t *basecopy = base ? json_incref((json_t *)base) : NULL;
-	char bhead[WORLD_REF_SIZE];
-	snprintf(bhead, sizeof bhead, "%s", base_head);
-	long long brev = base_rev;
-	for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-		json_t *list = merged(basecopy, descs);
-		if (!list) { json_decref(basecopy); return werr(err, WX_FAIL, "publish: out of memory"); }
-		if (json_array_size(list) > ENTRIES_MAX) {
-			size_t n = json_array_size(list);
-			json_decref(list);
-			json_decref(basecopy);
-			return too_many(n, brev, err);
-		}
-		json_t *retired = retired_after(basecopy, descs);
-		if (basecopy && same_json(list, json_object_get(basecopy, "transitions")) && extras_same(basecopy, mf)) {
-			json_decref(retired);
-			json_decref(list);
-			json_decref(basecopy);
-			*oc = UNCHANGED;
-			*rev_out = brev;
-			snprintf(head_out, WORLD_REF_SIZE, "%s", bhead);
-			return 0;
-		}
-		if (test_rival(st, descs, mf, attempt, err) < 0 || world_store_begin(st, err) < 0) {
-			json_decref(retired);
-			json_decref(list);
-			json_decref(basecopy);
-			return -1;
-		}
-		json_t *cur = NULL;
-		long long crev = 0;
-		char chead[WORLD_REF_SIZE];
-		if (registry_load(st, &cur, &crev, chead, err) < 0) goto fail;
-		if (strcmp(chead, bhead) != 0) {
-			/* another writer won: never clobber its same-id bytes; merge
-			 * over its revision otherwise */
-			world_store_rollback(st);
-			json_decref(list);
-			json_decref(retired);
-			int c = same_id_conflict(basecopy, cur, crev, descs, err);
-			if (c == 0) c = extras_conflict(basecopy, cur, crev, mf, err);
-			json_decref(basecopy);
-			if (c < 0) { json_decref(cur); return -1; }
-			basecopy = cur;
-			snprintf(bhead, sizeof bhead, "%s", chead);
-			brev = crev;
-			continue;
-		}
-		json_decref(cur);
-		cur = NULL;
-		for (size_t i = 0; i < mf->n; i++) {
-			const struct entry *e = &mf->e[i];
-			if (!e->file) continue;
-			char ref[WORLD_REF_SIZE];
-			if (world_object_put(st, SOURCE_ID, PROVENANCE, e->source, e->source_len, ref, NULL, err) < 0) goto fail;
-			if (strcmp(ref, e->fn) != 0) {
-				werr(err, WX_INTEGRITY, "store source of \"%s\": stored as %s, checked as %s", e->id, ref, e->fn);
-				goto fail;
-			}
-		}
-		if (reverify(st, list, err) < 0) goto fail;
-		json_t *payload = json_pack("{s:o, s:I, s:O}", "parent", *bhead ? json_string(bhead) : json_null(),
-		                            "revision", (json_int_t)(brev + 1), "transitions", list);
-		if (payload && ((retired && json_object_set(payload, "retired", retired) < 0) || extras_set(payload, basecopy, mf) < 0)) {
-			json_decref(payload);
-			payload = NULL;
-		}
-		if (!payload) { werr(err, WX_FAIL, "publish: out of memory"); goto fail; }
-		char ref[WORLD_REF_SIZE];
-		long long nrev = 0;
-		int rc = world_object_put_json(st, REGISTRY_TRANSITIONS, PROVENANCE, payload, ref, err);
-		json_decref(payload);
-		if (rc < 0) goto fail;
-		if (world_registry_head_cas(st, REGISTRY_TRANSITIONS, *bhead ? bhead : NULL, ref, &nrev, err) < 0) goto fail;
-		if (nrev != brev + 1) {
-			werr(err, WX_INTEGRITY, "publish: head revision %lld, payload says %lld", nrev, brev + 1);
-			goto fail;
-		}
-		if (world_store_commit(st, err) < 0) goto fail;
-		json_decref(list);
-		json_decref(retired);
-		json_decref(basecopy);
-		*oc = PUBLISHED;
-		*rev_out = nrev;
-		snprintf(head_out, WORLD_REF_SIZE, "%s", ref);
-		return 0;
-	fail:
-		world_store_rollback(st);
-		json_decref(cur);
-		json_decref(list);
-		json_decref(retired);
-		json_decref(basecopy);
-		if (err->code == WX_CONFLICT)
-			return werr(err, WX_CONFLICT, "the registry head kept moving during publish; re-run the command");
-		return -1;
-	}
-	json_decref(basecopy);
-	return werr(err, WX_CONFLICT, "the registry head kept moving during publish; re-run the command");
 }
 
 /* ---------------------------------------------------------------- verbs */
@@ -1406,6 +1039,7 @@ static int transitions_run(int argc, char **argv)
 	struct manifest mf;
 	struct supervisor *sup = NULL;
 	json_t *descs = NULL, *cur = NULL;
+	struct registry_source *srcs = NULL;
 	if (manifest_load(o.manifest, o.rel, &mf, &err) < 0) { code = fail(&err); goto out; }
 	for (size_t i = 0; i < mf.n; i++)
 		if (!mf.e[i].err.code && !mf.e[i].file) resolve_stored(st, &mf.e[i]);
@@ -1466,34 +1100,12 @@ static int transitions_run(int argc, char **argv)
 	sup = NULL;
 	if ((code = report_entries(&mf, 0))) goto out;
 
-	/* the registry as a whole stays within the manifest limit */
-	{
-		json_t *now = NULL;
-		long long nrv = 0;
-		char nh[WORLD_REF_SIZE];
-		if (registry_load(st, &now, &nrv, nh, &err) < 0) { code = fail(&err); goto out; }
-		size_t total = merged_count(now, &mf);
-		/* and so do its prompts and its resources, each */
-		json_t *np = extras_merged(now, mf.prompts, "prompts"), *nr = extras_merged(now, mf.resources, "resources");
-		size_t pn = json_array_size(np), rn = json_array_size(nr);
-		json_decref(np);
-		json_decref(nr);
-		json_decref(now);
-		if (total > ENTRIES_MAX) { too_many(total, nrv, &err); code = fail(&err); goto out; }
-		if (pn > ENTRIES_MAX || rn > ENTRIES_MAX) {
-			werr(&err, WX_BAD_INPUT, "the registry would hold %zu %s (revision %lld plus this manifest's new ones); at "
-			     "most %d; nothing was written", pn > ENTRIES_MAX ? pn : rn, pn > ENTRIES_MAX ? "prompts" : "resources",
-			     nrv, ENTRIES_MAX);
-			code = fail(&err);
-			goto out;
-		}
-	}
-
-	/* The comparison, before asking: when the interpreter is archived the
+	/* The registry as a whole stays within the manifest limit; and the
+	 * comparison, before asking: when the interpreter is archived the
 	 * descriptors are known now, and a republish identical to the head
 	 * writes nothing, so there is nothing to confirm. */
-	if (archived) {
-		int derived0 = 0;
+	{
+		int derived0 = 0, same = 0;
 		json_t *d0 = json_array(), *now = NULL;
 		long long nrv = 0;
 		char nh[WORLD_REF_SIZE];
@@ -1501,15 +1113,15 @@ static int transitions_run(int argc, char **argv)
 			if (!mf.e[i].epoch) derived0 = 1;
 			json_array_append_new(d0, descriptor(&mf.e[i], iref, epoch));
 		}
-		if (!d0 || registry_load(st, &now, &nrv, nh, &err) < 0) {
+		const struct registry_change c0 = { .descs = d0, .prompts = mf.prompts, .resources = mf.resources };
+		if (!d0 || registry_load(st, &now, &nrv, nh, &err) < 0 || registry_publish_check(now, nrv, &c0, &same, &err) < 0) {
 			json_decref(d0);
+			json_decref(now);
 			if (!err.code) werr(&err, WX_FAIL, "out of memory");
 			code = fail(&err);
 			goto out;
 		}
-		json_t *list = now ? merged(now, d0) : NULL;
-		int same = list && same_json(list, json_object_get(now, "transitions")) && extras_same(now, &mf);
-		json_decref(list);
+		same &= archived;
 		if (same) {
 			if (derived0)
 				printf("semantics epoch %lld derived from world/epoch-registry/v1 for interpreter release \"%s\"\n",
@@ -1557,22 +1169,33 @@ static int transitions_run(int argc, char **argv)
 	if ((code = check_epochs(&mf, epoch, wi.version))) goto out;
 	int derived = 0;
 	descs = json_array();
+	if (!(srcs = calloc(mf.n + 1, sizeof *srcs))) {
+		werr(&err, WX_FAIL, "publish: out of memory");
+		code = fail(&err);
+		goto out;
+	}
 	for (size_t i = 0; i < mf.n; i++) {
 		if (!mf.e[i].epoch) derived = 1;
 		json_array_append_new(descs, descriptor(&mf.e[i], iref, epoch));
 	}
 
-	long long rev = 0;
-	char head[WORLD_REF_SIZE];
-	if (registry_load(st, &cur, &rev, head, &err) < 0) { code = fail(&err); goto out; }
-	enum outcome oc = UNCHANGED;
+	/* the sources read from files are stored with the revision */
+	size_t nsrc = 0;
+	for (size_t i = 0; i < mf.n; i++)
+		if (mf.e[i].file) {
+			const struct entry *e = &mf.e[i];
+			srcs[nsrc++] = (struct registry_source){ .id = e->id, .text = e->source, .len = e->source_len, .ref = e->fn };
+		}
+	const struct registry_change ch = { .descs = descs, .prompts = mf.prompts, .resources = mf.resources,
+		                            .sources = srcs, .nsources = nsrc, .provenance = PROVENANCE };
+	int published = 0;
 	long long nrev = 0;
 	char nhead[WORLD_REF_SIZE];
-	if (publish(st, &mf, descs, cur, head, rev, &nrev, nhead, &oc, &err) < 0) { code = fail(&err); goto out; }
+	if (registry_publish(st, &ch, &cur, &nrev, nhead, &published, &err) < 0) { code = fail(&err); goto out; }
 	if (derived)
 		printf("semantics epoch %lld derived from world/epoch-registry/v1 for interpreter release \"%s\"\n", epoch,
 		       wi.version);
-	if (oc == UNCHANGED)
+	if (!published)
 		printf("transition registry UNCHANGED at revision %lld (head %s); nothing written\n", nrev, nhead);
 	else
 		printf("published transition registry revision %lld (head %s); the daemon's A2A card will list these "
@@ -1581,6 +1204,7 @@ static int transitions_run(int argc, char **argv)
 	status_lines(cur, descs);
 	extras_status(cur, &mf);
 out:
+	free(srcs);
 	json_decref(descs);
 	json_decref(cur);
 	if (sup) sup_free(sup);
@@ -1627,41 +1251,6 @@ out:
 
 /* ---------------------------------------------------------------- retire */
 
-static int by_id_member(const void *a, const void *b) { return by_id(a, b); }
-
-/* The next revision's payload over cur: the live ids of ids[] taken out of
- * "transitions" and added to "retired" at revision rev (new reference). */
-static json_t *retired_payload(const json_t *cur, const char *head, long long rev, char **ids, int n)
-{
-	json_t *tr = json_array(), *all[ENTRIES_MAX * 2 + 1];
-	size_t k = 0, i;
-	json_t *d;
-	json_array_foreach(json_object_get(cur, "transitions"), i, d) {
-		const char *id = json_string_value(json_object_get(d, "id"));
-		int gone = 0;
-		for (int j = 0; j < n && id; j++)
-			if (strcmp(ids[j], id) == 0) gone = 1;
-		if (gone) {
-			if (k < ENTRIES_MAX * 2) all[k++] = json_pack("{s:s, s:I}", "id", id, "revision", (json_int_t)rev);
-		} else {
-			json_array_append(tr, d);
-		}
-	}
-	json_array_foreach(json_object_get(cur, "retired"), i, d)
-		if (k < ENTRIES_MAX * 2) all[k++] = json_incref(d);
-	qsort(all, k, sizeof *all, by_id_member);
-	json_t *ret = json_array();
-	for (size_t j = 0; j < k; j++) json_array_append_new(ret, all[j]);
-	json_t *payload = json_pack("{s:o, s:o, s:I, s:o}", "parent", json_string(head), "retired", ret, "revision",
-	                            (json_int_t)rev, "transitions", tr);
-	/* a retire keeps the prompts and resources as they are */
-	if (payload && extras_set(payload, cur, NULL) < 0) {
-		json_decref(payload);
-		payload = NULL;
-	}
-	return payload;
-}
-
 static int retire_run(int argc, char **argv)
 {
 	prog_verb = "world-publish retire";
@@ -1706,27 +1295,11 @@ static int retire_run(int argc, char **argv)
 	}
 	struct world_store *st = NULL;
 	if (worldd_store_open(store, WORLD_STORE_WRITER, wait, &st, &err) < 0) return fail(&err);
-	json_t *cur = NULL, *payload = NULL;
+	json_t *cur = NULL, *before = NULL, *payload = NULL;
 	long long rev = 0;
 	char head[WORLD_REF_SIZE];
-	int code = WX_OK, live = 0, began = 0;
-	if (registry_load(st, &cur, &rev, head, &err) < 0) { code = fail(&err); goto out; }
-	if (!cur) {
-		werr(&err, WX_NOT_FOUND, "nothing is published in %s (no world/transition-registry/v1)",
-		     world_store_path(st));
-		code = fail(&err);
-		goto out;
-	}
-	/* every id must be published or retired already: a typo changes nothing */
-	for (int j = 0; j < n; j++) {
-		if (registry_find(cur, ids[j])) live++;
-		else if (!registry_retired_find(cur, ids[j])) {
-			werr(&err, WX_NOT_FOUND, "\"%s\" is not published in %s (revision %lld); nothing was retired", ids[j],
-			     world_store_path(st), rev);
-			code = fail(&err);
-			goto out;
-		}
-	}
+	int code = WX_OK, live = 0;
+	if (registry_retire_check(st, ids, n, &cur, &rev, head, &live, &err) < 0) { code = fail(&err); goto out; }
 	if (live) {
 		char intro[600], phrase[4400];
 		snprintf(intro, sizeof intro,
@@ -1738,43 +1311,21 @@ static int retire_run(int argc, char **argv)
 			code = attended_report(stderr, &stop);
 			goto out;
 		}
-		/* one IMMEDIATE transaction: what it reads is what it swaps from */
-		if (world_store_begin(st, &err) < 0) { code = fail(&err); goto out; }
-		began = 1;
+		if (registry_retire(st, ids, n, PROVENANCE, &before, &payload, &rev, head, &err) < 0) {
+			code = fail(&err);
+			goto out;
+		}
 		json_decref(cur);
-		cur = NULL;
-		if (registry_load(st, &cur, &rev, head, &err) < 0 || !cur) {
-			if (!cur && !err.code) werr(&err, WX_CONFLICT, "the registry head was removed meanwhile");
-			code = fail(&err);
-			goto out;
-		}
-		live = 0;
-		for (int j = 0; j < n; j++)
-			if (registry_find(cur, ids[j])) live++;
+		cur = before;
+		before = NULL;
 	}
-	if (live) {
-		char ref[WORLD_REF_SIZE];
-		long long nrev = 0;
-		if (!(payload = retired_payload(cur, head, rev + 1, ids, n))) {
-			werr(&err, WX_FAIL, "retire: out of memory");
-			code = fail(&err);
-			goto out;
-		}
-		if (world_object_put_json(st, REGISTRY_TRANSITIONS, PROVENANCE, payload, ref, &err) < 0 ||
-		    world_registry_head_cas(st, REGISTRY_TRANSITIONS, head, ref, &nrev, &err) < 0 ||
-		    world_store_commit(st, &err) < 0) {
-			code = fail(&err);
-			goto out;
-		}
-		began = 0;
+	if (payload)
 		printf("retired from transition registry revision %lld (head %s); sessions stop seeing them on their next "
 		       "request, and worldd why / replay of their calls still work\n",
-		       nrev, ref);
-		rev = nrev;
-	} else {
+		       rev, head);
+	else
 		printf("transition registry UNCHANGED at revision %lld (head %s); nothing written, nothing to confirm\n", rev,
 		       head);
-	}
 	for (int j = 0; j < n; j++) {
 		const json_t *r = registry_retired_find(payload ? payload : cur, ids[j]);
 		char tool[TOOL_NAME_MAX * 2 + 8];
@@ -1784,7 +1335,7 @@ static int retire_run(int argc, char **argv)
 		            (long long)json_integer_value(json_object_get(r, "revision")));
 	}
 out:
-	if (began) world_store_rollback(st);
+	json_decref(before);
 	json_decref(payload);
 	json_decref(cur);
 	world_store_close(st);

@@ -1,9 +1,15 @@
-/* coordinator/registry.h: reading the published transitions and the epoch
- * registry out of the store.
+/* coordinator/registry.h: the published transitions and the epoch
+ * registry in the store: reading them, and writing their revisions.
  *
- * Owns: the stored formats both registries share with their writer
- * (cli/world-publish.c, `worldd epoch bootstrap`), and looking a descriptor
- * up by id. Every object here is canonical JSON (common/canon.h).
+ * Owns: the stored formats of both registries, looking a descriptor up by
+ * id, and every write of a registry revision: a publish (the merge of a
+ * manifest's descriptors, prompts and resources over the head, the
+ * compare-and-swap of the head, merging again over another writer's
+ * revision) and a retire, each in transactions of its own, and the epoch
+ * registry's bootstrap, admissions and nominations. Its callers parse
+ * their flags, check what they publish and hold the attended confirmation
+ * (cli/world-publish.c, `worldd epoch`); nothing here asks anything. Every
+ * object here is canonical JSON (common/canon.h).
  *
  * Transition registry: head "world/transition-registry/v1" (store registry
  * head) -> object with semanticId world/transition-registry/v1, payload
@@ -114,6 +120,72 @@ int registry_epoch_nominate(struct world_store *st, const struct world_interp *w
 /* 1 when the store has a world/epoch-registry/v1 head, 0 when not, -1 on
  * a read error. */
 int registry_epochs_exist(struct world_store *st, struct world_err *err);
+/* ---- writing the transition registry ----
+ * A revision holds at most REGISTRY_ENTRIES_MAX descriptors, and as many
+ * prompts and resources each (docs/design.md §10). */
+#define REGISTRY_ENTRIES_MAX 1024
+#define REGISTRY_SOURCE "world/transition-source/v1"
+
+/* A source a publish stores with its revision: text, checked as ref. */
+struct registry_source {
+	const char *id;                 /* the descriptor's id, for messages */
+	const char *text;
+	size_t len;
+	const char *ref;
+};
+/* A publish: its DESCRIPTORs (above), prompts and resources (stored forms,
+ * coordinator/catalog.h; NULL = none), the sources stored with it, and the
+ * provenance of every object it writes. */
+struct registry_change {
+	const json_t *descs;
+	const json_t *prompts, *resources;
+	const struct registry_source *sources;
+	size_t nsources;
+	const char *provenance;
+};
+
+/* 1 when the canonical bytes of v and w are equal (NULL = absent: two
+ * absent are equal), else 0. */
+int registry_same_json(const json_t *v, const json_t *w);
+
+/* What a publish of c over current (the registry loaded, NULL = nothing
+ * published; rev its revision) would make, by reads only: -1 WX_BAD_INPUT
+ * when the next revision would hold more than REGISTRY_ENTRIES_MAX
+ * descriptors, prompts or resources ("... nothing was written"); else 0,
+ * *unchanged = 1 when the next revision would be current as it is. */
+int registry_publish_check(const json_t *current, long long rev, const struct registry_change *c, int *unchanged,
+                           struct world_err *err);
+/* The publish, under the caller's attended confirmation: reads the head
+ * (*before: the registry published over, the caller's; NULL when none),
+ * and unless the next revision would be the head as it is (*published 0,
+ * nothing written) stores the sources, re-verifies every descriptor of the
+ * next revision (its source a stored transition source, its interpreter
+ * archived), writes the revision and moves the head by compare-and-swap,
+ * in one transaction. When another writer moved the head meanwhile, the
+ * publish merges over its revision (up to 3 attempts; then WX_CONFLICT
+ * "re-run the command") unless that writer set one of this publish's ids,
+ * prompts or resources to other bytes (WX_CONFLICT, nothing written).
+ * *rev, head: the revision written (*published 1) or the head's.
+ * Test hook WORLD_PUBLISH_TEST_RIVAL (docs/publishing.md): another writer
+ * played between the comparison and the swap. */
+int registry_publish(struct world_store *st, const struct registry_change *c, json_t **before, long long *rev,
+                     char head[WORLD_REF_SIZE], int *published, struct world_err *err);
+
+/* A retire of ids[0..n) (valid ids, each once), by reads only: *cur the
+ * registry (the caller's), *rev and head its head's, *live how many of ids
+ * are published now. WX_NOT_FOUND when nothing is published, or an id is
+ * neither published nor retired (a typo changes nothing). */
+int registry_retire_check(struct world_store *st, char *const *ids, int n, json_t **cur, long long *rev,
+                          char head[WORLD_REF_SIZE], int *live, struct world_err *err);
+/* The retire, under the caller's attended confirmation, in one IMMEDIATE
+ * transaction (what it reads is what it swaps from): the ids still
+ * published leave "transitions" for "retired" at the next revision, the
+ * prompts and resources kept. *before: the registry read (the caller's);
+ * *after: the revision written (the caller's), NULL when none of ids was
+ * published anymore (nothing written); *rev, head: the head's after it. */
+int registry_retire(struct world_store *st, char *const *ids, int n, const char *provenance, json_t **before,
+                    json_t **after, long long *rev, char head[WORLD_REF_SIZE], struct world_err *err);
+
 /* The MCP tool name of a transition id (docs/design.md §7): '.' -> "_d",
  * '/' -> "__", and '_' -> "_u" only where the next character would make it
  * read as an escape ('d', 'u', '_', '.', '/'); every other '_' stays, so the
