@@ -397,6 +397,15 @@ int confirm_decide(const json_t *d, const struct confirm_req *rq, struct confirm
 	} else if (draw_task(out->task, err) < 0) goto done;
 
 	json_t *asked_all = json_object();
+	/* what the rounds before the state's asked, and were answered */
+	for (size_t r = 0; r < round; r++) {
+		const char *k;
+		json_t *q;
+		json_object_foreach(json_array_get(d, r), k, q)
+			if (json_object_get(given, k))
+				json_object_set_new(asked_all, k, json_pack("{s:O,s:O}", "method", json_object_get(q, "method"), "params",
+				                                            json_object_get(q, "params")));
+	}
 	for (;; round++) {
 		json_t *asked = round_asked(d, round, rq->caps, out->capability, sizeof out->capability);
 		if (!asked) {

@@ -59,3 +59,6 @@ EXTRA_DIST += tests/daemon/logtree.sh
 # A write refused for budget is a refusal (issue 44 item 5): isError, the budget named.
 TESTS += tests/daemon/budget.sh
 EXTRA_DIST += tests/daemon/budget.sh
+# input_required (multi round-trip requests, issue 41 item 2): a descriptor's inputRequests.
+TESTS += tests/daemon/input_required.sh
+EXTRA_DIST += tests/daemon/input_required.sh tests/daemon/input_required.json tests/daemon/replace.ail tests/daemon/sdk-input.mjs

@@ -10,7 +10,8 @@
  * data.requiredCapabilities, -32602 for a state or answer refused; a call
  * that may run gets the inputs and task id coord_call takes. The 2025
  * revisions have no such result: a call of such a skill under them is a
- * tool error naming the revision that serves it. */
+ * tool error naming the revision that serves it. A prompt may declare
+ * inputRequests too (prompts/get, mcp_input_prompt). */
 #ifndef WORLD_DAEMON_MCP_INPUT_H
 #define WORLD_DAEMON_MCP_INPUT_H
 #include <jansson.h>
@@ -34,6 +35,13 @@ struct mcp_input {
 json_t *mcp_input_gate(struct dreq *rq, const struct coord_session *sess, const json_t *tool, json_t *id,
                        const json_t *params, int modern, const char *task, struct mcp_input *g, int *http);
 void mcp_input_free(struct mcp_input *g);
+/* The same for prompts/get of a visible prompt that declares
+ * inputRequests: NULL when it may be rendered (every round answered; its
+ * answers gate it, a prompt has no call to record), else the answer to
+ * send; a declined elicitation is -32602. No task id: a prompt reads
+ * nothing and commits nothing, so its state is not single-use. */
+json_t *mcp_input_prompt(struct dreq *rq, const struct coord_session *sess, const json_t *prompt, json_t *id,
+                         const json_t *params, int modern, int *http);
 /* A coord_call failure of a call whose answers came with a request state,
  * refusing the state (used once already): the -32602 answer, else NULL. */
 json_t *mcp_input_refused(const struct mcp_input *g, json_t *id, int code, const char *msg);
