@@ -156,10 +156,9 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
 		         : werr(err, WX_FAIL, "effect request: out of memory");
 		json_decref(req);
 		char in_ref[WORLD_REF_SIZE];
-		int created;
 		if (rc == 0)
 			rc = world_object_put(rq->st, "world/invocation-input/v1", rq->invocation_id, rq->input, rq->input_len,
-			                      in_ref, &created, err);
+			                      in_ref, NULL, err);
 		struct world_journal_intent inv = { .kind = "invocation", .subject = rq->invocation_id,
 			                            .episode = s->episode, .ref = rq->input_ref };
 		if (rc == 0) rc = world_journal_intent(rq->st, &inv, &out->invocation_intent_id, err);
@@ -241,11 +240,10 @@ static int effect_run_turn(const struct broker_effect_req *rq, struct broker_eff
 int broker_effect_write(struct world_store *st, const struct broker_effect_out *out, struct world_err *err)
 {
 	char res_ref[WORLD_REF_SIZE] = "", rec_ref[WORLD_REF_SIZE];
-	int created;
 	if (out->result && world_object_put(st, "world/effect-result/v1", "broker", out->result, out->result_len, res_ref,
-	                                    &created, err) < 0)
+	                                    NULL, err) < 0)
 		return -1;
-	if (world_object_put(st, "world/effect-record/v1", "broker", out->record, out->record_len, rec_ref, &created,
+	if (world_object_put(st, "world/effect-record/v1", "broker", out->record, out->record_len, rec_ref, NULL,
 	                     err) < 0)
 		return -1;
 	const char *members[] = { res_ref, rec_ref };

@@ -882,7 +882,6 @@ static int write_rows(struct world_store *st, void *ctx, struct world_err *err)
 	const json_t *d = cs->desc;
 	int effectful = json_array_size(json_object_get(d, "declaredEffects")) > 0;
 	char ref[WORLD_REF_SIZE];
-	int created;
 	/* A revoke may have landed since the call's check: inside this
 	 * transaction (it holds the write lock, so no commit can land
 	 * between this look and the COMMIT) the session is read again
@@ -891,14 +890,14 @@ static int write_rows(struct world_store *st, void *ctx, struct world_err *err)
 	changes_since(c, c->txn_mark); /* one look a transaction (group_begun) */
 	if (cs->sess_gen != c->sess_gen && session_check(c, cs->call->session, &cs->sess_gen, 0, c->txn_mark, err) < 0)
 		return -1;
-	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, &created,
+	if (world_object_put(st, "world/invocation-input/v1", cs->invocation_id, cs->input, cs->input_len, ref, NULL,
 	                     err) < 0)
 		return -1;
 	if (effectful && world_object_put(st, "world/effect-plan/v1", cs->invocation_id, cs->plan, cs->plan_len, ref,
-	                                  &created, err) < 0)
+	                                  NULL, err) < 0)
 		return -1;
 	if (cs->have_effect && broker_effect_write(st, &cs->eff, err) < 0) return -1;
-	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, j->out_bytes, j->out_len, ref, &created,
+	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, j->out_bytes, j->out_len, ref, NULL,
 	                     err) < 0)
 		return -1;
 	if (world_object_put_json(st, j->rec_kind, cs->invocation_id, j->record, j->rec_ref, err) < 0) return -1;

@@ -11,6 +11,9 @@ tests_daemon_fixture_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_daemon_fixture_LDADD = libworld.a $(WORLD_DEP_LIBS)
 TESTS += tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh
 EXTRA_DIST += tests/daemon/pg_serve.sh tests/daemon/pg_multi.sh tests/daemon/serve.sh tests/daemon/sdk.sh tests/daemon/auth.sh tests/daemon/mcp2026.sh tests/daemon/sdk-v2.mjs tests/daemon/load.sh tests/daemon/memory.sh tests/daemon/share.sh tests/daemon/live.sh tests/daemon/sdk-clients.mjs tests/daemon/lib.sh tests/daemon/notobject.ail tests/daemon/slow.ail tests/daemon/identity.ail
+# round trips to PostgreSQL per call, counted by the driver (issue 44 item 1)
+TESTS += tests/daemon/pg_rtt.sh
+EXTRA_DIST += tests/daemon/pg_rtt.sh
 # scoped reads: two episodes, every read route walked with the other's credential
 TESTS += tests/daemon/scoped.sh
 EXTRA_DIST += tests/daemon/scoped.sh

@@ -37,6 +37,12 @@
  *   at COMMIT, with WDB_RETRY; the caller rolls back and runs it again).
  *   A compare-and-swap is `UPDATE ... WHERE <expected values>` followed by
  *   wdb_changes(): 1 = it moved, 0 = the head was not what the caller saw.
+ *   On PostgreSQL the transaction is pipelined: BEGIN, and each INSERT or
+ *   DELETE without RETURNING stepped outside a savepoint, are sent without
+ *   waiting (wdb_step answers WDB_DONE at once); the next call that reads
+ *   an answer (a row, wdb_changes, wdb_exec, wdb_commit) waits for all of
+ *   them in one round trip and returns the first failure among them --
+ *   the transaction fails as a whole (wdb_changes answers -1 then).
  * - Every failing call returns a negative enum wdb_fail and sets err (one
  *   line, an exit code of common/error.h): WDB_RETRY (SQLite busy or locked;
  *   PostgreSQL serialization failure or deadlock: run the transaction
@@ -174,4 +180,8 @@ struct sqlite3 *wdb_sqlite_raw(struct wdb *db);
  * driver. */
 struct wdb_driver;
 void wdb_pg_enable(void);
+/* The PostgreSQL driver's round trips (each wait for the server's answer;
+ * a connection counts one) on DB, or over every handle of the process when
+ * DB is NULL; 0 for a SQLite handle. */
+uint64_t wdb_pg_round_trips(const struct wdb *db);
 #endif

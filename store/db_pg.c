@@ -12,13 +12,17 @@
  * Linked only into dynamically linked programs (libworld_pg.a,
  * docs/HACKING.md); a program enables it with wdb_pg_enable(). */
 #include "store/db_internal.h"
+#include "store/open_opts.h"
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,7 +51,23 @@ struct pdb {
 	unsigned gen;     /* counts connections: statements prepared on an older one are prepared again */
 	unsigned next_id; /* names of prepared statements */
 	int64_t changes;
+	/* the transaction's pipeline (store/db.h's wdb_begin): BEGIN and the
+	 * writes whose result nobody reads are sent without waiting; the next
+	 * read, exec or COMMIT sends them all and waits once */
+	int pipelining; /* 0: every statement waits for its answer (WORLD_TEST_PG_NO_PIPELINE) */
+	int pipe;       /* the connection is in libpq's pipeline mode */
+	int begun;      /* the transaction's BEGIN was sent */
+	int sp_depth;   /* savepoints open: inside one every statement waits (its failure is its caller's) */
+	struct qent *q; /* sent, answers not read yet */
+	size_t nq, capq;
+	uint64_t round_trips; /* waits for the server's answer on this handle */
 	char *secrets[MAX_SECRETS]; /* every form of the password: scrubbed from every message */
+};
+
+/* one command sent in the pipeline whose answer is not read yet */
+struct qent {
+	char kind;        /* 'b' BEGIN, 'w' a deferred write, 'p' a prepare, 'x' an exec, 'r' the read waited for, 'c' COMMIT */
+	struct pstmt *s;  /* 'p': its statement (NULL once finalized) */
 };
 
 struct pstmt {
@@ -63,11 +83,50 @@ struct pstmt {
 	int *fmts;
 	PGresult *res;
 	int ran;
+	int deferrable; /* INSERT or DELETE without RETURNING: no row to read */
 	int row, nrows;
 	char numbuf[32];
 };
 
 #define PDB(d) ((struct pdb *)(d))
+
+/* ---- round trips ---- */
+
+/* every wait for the server's answer, over every handle of the process */
+static atomic_uint_fast64_t round_trips_all;
+
+#ifdef WORLD_TEST_HOOKS
+/* WORLD_TEST_PG_TRACE=FILE: one line per round trip (thread, what, the
+ * statement's start), appended; never a parameter's value */
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static void trace(const char *what, const char *sql)
+{
+	const char *path = getenv("WORLD_TEST_PG_TRACE");
+	if (!path || !*path) return;
+	pthread_mutex_lock(&trace_mu);
+	FILE *f = fopen(path, "ae");
+	if (f) {
+		fprintf(f, "%d %s %.100s\n", (int)gettid(), what, sql ? sql : "");
+		fclose(f);
+	}
+	pthread_mutex_unlock(&trace_mu);
+}
+#else
+#define trace(what, sql) ((void)0)
+#endif
+
+static void exchanged(struct pdb *d, const char *what, const char *sql)
+{
+	d->round_trips++;
+	atomic_fetch_add_explicit(&round_trips_all, 1, memory_order_relaxed);
+	trace(what, sql);
+}
+
+uint64_t wdb_pg_round_trips(const struct wdb *db)
+{
+	if (!db) return atomic_load_explicit(&round_trips_all, memory_order_relaxed);
+	return db->drv->kind == WDB_PG ? ((const struct pdb *)db)->round_trips : 0;
+}
 #define PST(s) ((struct pstmt *)(s))
 
 /* ---- secrets and messages ---- */
@@ -234,6 +293,7 @@ static int session_setup(struct pdb *d, struct world_err *err)
 	char sql[160];
 	snprintf(sql, sizeof sql, "SET synchronous_commit = on; SET lock_timeout = %d%s", d->lock_timeout_ms,
 	         d->readonly ? "; SET default_transaction_read_only = on" : "");
+	exchanged(d, "session", sql);
 	PGresult *res = PQexec(d->conn, sql);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "connect: session set-up", err);
 	PQclear(res);
@@ -254,57 +314,12 @@ static int connect_class(PGconn *c)
 	return WDB_UNAVAILABLE;
 }
 
+/* opts.password_file by the one reader of password files
+ * (store/open_opts.h); the password is a secret of the handle from then */
 static int read_password_file(struct pdb *d, const char *path, char **out, struct world_err *err)
 {
-	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		werr(err, WX_IO, "store %s: password file %s: %s", d->h.name, path, strerror(errno));
-		return WDB_FAIL;
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0) {
-		int e = errno;
-		close(fd);
-		werr(err, WX_IO, "store %s: password file %s: fstat: %s", d->h.name, path, strerror(e));
-		return WDB_FAIL;
-	}
-	if (!S_ISREG(sb.st_mode) || (sb.st_mode & 077)) {
-		close(fd);
-		werr(err, WX_USAGE, "store %s: password file %s: must be a regular file readable by its owner only (chmod 600)",
-		     d->h.name, path);
-		return WDB_FAIL;
-	}
-	char buf[1024];
-	size_t n = 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
-		if (r < 0) {
-			if (errno == EINTR) continue;
-			int e = errno;
-			close(fd);
-			explicit_bzero(buf, sizeof buf);
-			werr(err, WX_IO, "store %s: password file %s: read: %s", d->h.name, path, strerror(e));
-			return WDB_FAIL;
-		}
-		if (r == 0 || (n += (size_t)r) == sizeof buf - 1) break;
-	}
-	if (close(fd) != 0) {
-		explicit_bzero(buf, sizeof buf);
-		werr(err, WX_IO, "store %s: password file %s: close: %s", d->h.name, path, strerror(errno));
-		return WDB_FAIL;
-	}
-	buf[n] = 0;
-	size_t len = strcspn(buf, "\r\n");
-	if (len == 0) {
-		explicit_bzero(buf, sizeof buf);
-		werr(err, WX_USAGE, "store %s: password file %s: its first line is empty", d->h.name, path);
-		return WDB_FAIL;
-	}
-	*out = strndup(buf, len);
-	explicit_bzero(buf, sizeof buf);
-	if (!*out) return werr(err, WX_IO, "store %s: password file %s: out of memory", d->h.name, path), WDB_FAIL;
-	add_secret(d, *out, len);
+	if (world_password_file_read(d->h.name, path, out, err) < 0) return WDB_FAIL;
+	add_secret(d, *out, strlen(*out));
 	return 0;
 }
 
@@ -325,6 +340,8 @@ static int p_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 	d->h.drv = wdb_pg_driver_enabled;
 	d->readonly = !!(opts->flags & WDB_READONLY);
 	d->lock_timeout_ms = opts->busy_timeout_ms > 0 ? opts->busy_timeout_ms : 5000;
+	const char *np = getenv("WORLD_TEST_PG_NO_PIPELINE");
+	d->pipelining = !(np && *np && strcmp(np, "0") != 0);
 	secrets_of_uri(d, name);
 	snprintf(d->h.name, sizeof d->h.name, "postgresql://...");
 
@@ -360,6 +377,7 @@ static int p_open(const char *name, const struct wdb_opts *opts, struct wdb **ou
 	if (filepw) keys[k] = "password", vals[k++] = filepw;
 	keys[k] = "client_encoding", vals[k++] = "UTF8";
 	keys[k] = NULL, vals[k] = NULL;
+	exchanged(d, "connect", NULL);
 	d->conn = PQconnectdbParams(keys, vals, 1);
 	if (filepw) {
 		explicit_bzero(filepw, strlen(filepw));
@@ -400,6 +418,7 @@ static void p_close(struct wdb *h)
 {
 	struct pdb *d = PDB(h);
 	PQfinish(d->conn);
+	free(d->q);
 	free_secrets(d);
 	free(d);
 }
@@ -412,17 +431,187 @@ static int ensure(struct pdb *d, const char *what, struct world_err *err)
 	if (d->in_tx)
 		return pfail(d, WDB_UNAVAILABLE, WX_IO, what,
 		             "connection lost inside a transaction (the server rolled it back); roll back and retry", NULL, err);
+	exchanged(d, "reconnect", NULL);
 	PQreset(d->conn);
 	if (PQstatus(d->conn) != CONNECTION_OK)
 		return pfail(d, connect_class(d->conn), WX_IO, "reconnect", PQerrorMessage(d->conn), NULL, err);
 	return session_setup(d, err);
 }
 
+/* ---- the transaction's pipeline ----
+ *
+ * Inside a transaction the connection is in libpq's pipeline mode: BEGIN
+ * and every write whose answer the caller does not read (INSERT or
+ * DELETE without RETURNING, stepped outside a savepoint) are sent without
+ * waiting; the next statement whose answer is read (a row, wdb_changes, an
+ * exec, COMMIT) is sent behind them with one Sync, and the answers of all
+ * are read in one wait: one round trip. A failure of a deferred write
+ * makes the server skip everything after it up to the Sync; it is returned
+ * by the call that waited (its class kept in tx_fail), so the transaction
+ * fails as a whole, as it would have at that write. Inside a savepoint
+ * nothing is deferred: its caller undoes a failed statement alone. */
+
+static int qpush(struct pdb *d, char kind, struct pstmt *s)
+{
+	if (d->nq == d->capq) {
+		size_t cap = d->capq ? d->capq * 2 : 32;
+		struct qent *q = realloc(d->q, cap * sizeof *q);
+		if (!q) return -1;
+		d->q = q;
+		d->capq = cap;
+	}
+	d->q[d->nq++] = (struct qent){ kind, s };
+	return 0;
+}
+
+/* the connection died: what was queued is gone with it */
+static void pipe_lost(struct pdb *d)
+{
+	for (size_t i = 0; i < d->nq; i++)
+		if (d->q[i].kind == 'p' && d->q[i].s) d->q[i].s->gen = 0;
+	d->nq = 0;
+	d->pipe = 0;
+}
+
+/* In pipeline mode with the transaction's BEGIN sent. */
+static int pipe_start(struct pdb *d, const char *what, struct world_err *err)
+{
+	if (PQstatus(d->conn) != CONNECTION_OK) {
+		pipe_lost(d);
+		return pfail(d, WDB_UNAVAILABLE, WX_IO, what,
+		             "connection lost inside a transaction (the server rolled it back); roll back and retry", NULL, err);
+	}
+	if (!d->pipe) {
+		if (!PQenterPipelineMode(d->conn)) return pfail(d, WDB_FAIL, WX_IO, what, PQerrorMessage(d->conn), NULL, err);
+		d->pipe = 1;
+	}
+	if (!d->begun) {
+		if (!PQsendQueryParams(d->conn, "BEGIN ISOLATION LEVEL SERIALIZABLE", 0, NULL, NULL, NULL, NULL, 0) ||
+		    qpush(d, 'b', NULL) < 0)
+			return pfail(d, PQstatus(d->conn) == CONNECTION_BAD ? WDB_UNAVAILABLE : WDB_FAIL, WX_IO, "begin",
+			             PQerrorMessage(d->conn), NULL, err);
+		d->begun = 1;
+	}
+	return 0;
+}
+
+/* Send a command of no parameters into the pipeline. */
+static int pipe_send(struct pdb *d, const char *sql, char kind, const char *what, struct world_err *err)
+{
+	if (!PQsendQueryParams(d->conn, sql, 0, NULL, NULL, NULL, NULL, 0) || qpush(d, kind, NULL) < 0)
+		return pfail(d, PQstatus(d->conn) == CONNECTION_BAD ? WDB_UNAVAILABLE : WDB_FAIL, WX_IO, what,
+		             PQerrorMessage(d->conn), NULL, err);
+	return 0;
+}
+
+/* Sync and read the answer of everything queued: one round trip. The
+ * answer of the queue's 'r' entry (there is at most one, the last) goes
+ * to *out (NULL when it failed or was skipped). Returns 0 or the class of
+ * the first failure (err says it: the server's message). */
+static int pipe_sync(struct pdb *d, PGresult **out, const char *what, const char *sql, struct world_err *err)
+{
+	if (out) *out = NULL;
+	if (!PQpipelineSync(d->conn)) {
+		pipe_lost(d);
+		return pfail(d, WDB_UNAVAILABLE, WX_IO, what, PQerrorMessage(d->conn), NULL, err);
+	}
+	exchanged(d, what, sql);
+	int fail = 0;
+	for (size_t i = 0; i < d->nq; i++) {
+		struct qent *e = &d->q[i];
+		PGresult *r = PQgetResult(d->conn);
+		if (!r) {
+			/* no answer: the connection is gone */
+			if (!fail) fail = pfail(d, WDB_UNAVAILABLE, WX_IO, what, PQerrorMessage(d->conn), NULL, err);
+			pipe_lost(d);
+			return fail;
+		}
+		ExecStatusType st = PQresultStatus(r);
+		if (st == PGRES_FATAL_ERROR) {
+			if (e->kind == 'p' && e->s) e->s->gen = 0;
+			if (!fail) fail = res_fail(d, r, e->kind == 'c' ? "commit" : what, err);
+			else PQclear(r);
+		} else if (st == PGRES_PIPELINE_ABORTED) {
+			if (e->kind == 'p' && e->s) e->s->gen = 0;
+			PQclear(r);
+		} else {
+			if (e->kind == 'w' || (e->kind == 'r' && st == PGRES_COMMAND_OK)) {
+				const char *t = PQcmdTuples(r);
+				if (t && *t) d->changes = strtoll(t, NULL, 10);
+			}
+			if (e->kind == 'r' && out) *out = r;
+			else PQclear(r);
+		}
+		/* each command's answers end with a NULL */
+		PGresult *x;
+		while ((x = PQgetResult(d->conn))) PQclear(x);
+	}
+	d->nq = 0;
+	PGresult *r = PQgetResult(d->conn);
+	int synced = r && PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+	if (r) PQclear(r);
+	if (!synced) {
+		if (out && *out) {
+			PQclear(*out);
+			*out = NULL;
+		}
+		if (!fail) fail = pfail(d, WDB_UNAVAILABLE, WX_IO, what, PQerrorMessage(d->conn), NULL, err);
+		pipe_lost(d);
+	}
+	return fail;
+}
+
+/* Out of pipeline mode (nothing may be queued). */
+static void pipe_end(struct pdb *d)
+{
+	if (d->pipe && PQstatus(d->conn) == CONNECTION_OK) PQexitPipelineMode(d->conn);
+	d->pipe = 0;
+	d->nq = 0;
+}
+
+static int starts(const char *sql, const char *word)
+{
+	while (isspace((unsigned char)*sql)) sql++;
+	return strncasecmp(sql, word, strlen(word)) == 0;
+}
+
 static int p_exec(struct wdb *h, const char *sql, struct world_err *err)
 {
 	struct pdb *d = PDB(h);
+	if (d->in_tx && d->pipelining) {
+		/* a savepoint is begun and released in the pipeline (each fails
+		 * only when the transaction has already failed, and then the
+		 * transaction fails), and so is a LOCK TABLE (a write queue taken
+		 * first thing in the transaction: LOCK takes no snapshot, so the
+		 * transaction's snapshot is taken after the lock is granted, with
+		 * BEGIN and the lock riding in the first statement's round trip;
+		 * a lock wait past lock_timeout fails the transaction, WDB_RETRY);
+		 * ROLLBACK TO and anything else wait */
+		int sp = starts(sql, "SAVEPOINT"), rel = starts(sql, "RELEASE"), back = starts(sql, "ROLLBACK TO");
+		int lock = starts(sql, "LOCK") && !strchr(sql, ';');
+		int rc = pipe_start(d, "exec", err);
+		if (rc < 0) return rc;
+		if (lock) return pipe_send(d, sql, 'x', "exec", err);
+		if (sp || rel || back) {
+			if ((rc = pipe_send(d, sql, back ? 'r' : 'x', "exec", err)) < 0) return rc;
+			if (sp) d->sp_depth++;
+			if (rel && d->sp_depth > 0) d->sp_depth--;
+			if (!back) return 0;
+			PGresult *res;
+			rc = pipe_sync(d, &res, "exec", sql, err);
+			if (res) PQclear(res);
+			/* undone to the savepoint: the transaction stands again */
+			if (rc == 0) d->tx_fail = 0;
+			return rc;
+		}
+		/* anything else (several statements, maybe) by itself, out of
+		 * the pipeline, after what it queued */
+		if ((rc = pipe_sync(d, NULL, "exec", sql, err)) < 0) return rc;
+		pipe_end(d);
+	}
 	int rc = ensure(d, "exec", err);
 	if (rc < 0) return rc;
+	exchanged(d, "exec", sql);
 	PGresult *res = PQexec(d->conn, sql);
 	ExecStatusType s = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) return res_fail(d, res, "exec", err);
@@ -500,10 +689,21 @@ static void p_finalize(struct wdb_stmt *sh)
 	struct pstmt *s = PST(sh);
 	struct pdb *d = PDB(sh->db);
 	if (s->res) PQclear(s->res);
-	if (s->gen && s->gen == d->gen && PQstatus(d->conn) == CONNECTION_OK &&
+	for (size_t i = 0; i < d->nq; i++)
+		if (d->q[i].s == s) d->q[i].s = NULL;
+	if (d->pipe) {
+		/* in the pipeline, unanswered: skipped when the transaction failed,
+		 * and then the statement dies with its connection */
+		if (s->gen && s->gen == d->gen && PQstatus(d->conn) == CONNECTION_OK) {
+			char sql[64];
+			snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+			pipe_send(d, sql, 'x', "finalize", NULL);
+		}
+	} else if (s->gen && s->gen == d->gen && PQstatus(d->conn) == CONNECTION_OK &&
 	    PQtransactionStatus(d->conn) != PQTRANS_INERROR) {
 		char sql[64];
 		snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+		exchanged(d, "deallocate", s->sql);
 		PGresult *res = PQexec(d->conn, sql);
 		if (res) PQclear(res); /* a statement that cannot be deallocated dies with its connection */
 	}
@@ -541,6 +741,8 @@ static int p_prepare(struct wdb *h, const char *sql, struct wdb_stmt **out, stru
 		return werr(err, WX_IO, "store %s: prepare: out of memory", h->name), WDB_FAIL;
 	}
 	snprintf(s->name, sizeof s->name, "wdb%u", ++d->next_id);
+	/* an UPDATE is a compare-and-swap whose count is read (store/db.h): it waits */
+	s->deferrable = (starts(sql, "INSERT") || starts(sql, "DELETE")) && !strcasestr(sql, "RETURNING");
 	*out = &s->h;
 	return 0;
 }
@@ -586,9 +788,29 @@ static int ready(struct pstmt *s, struct world_err *err)
 	for (int i = 0; same && i < s->nparams; i++)
 		if ((s->kinds[i] == 'b') != (s->prepared_blob[i] != 0)) same = 0;
 	if (same) return 0;
+	if (d->pipe) {
+		/* prepared in the pipeline, answered with the statement's own */
+		if (s->gen == d->gen) {
+			char sql[64];
+			snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+			int rc = pipe_send(d, sql, 'x', "prepare: deallocate", err);
+			if (rc < 0) return rc;
+		}
+		Oid types[s->nparams ? s->nparams : 1];
+		for (int i = 0; i < s->nparams; i++) {
+			types[i] = s->kinds[i] == 'b' ? OID_BYTEA : 0;
+			s->prepared_blob[i] = s->kinds[i] == 'b';
+		}
+		if (!PQsendPrepare(d->conn, s->name, s->sql, s->nparams, types) || qpush(d, 'p', s) < 0)
+			return pfail(d, PQstatus(d->conn) == CONNECTION_BAD ? WDB_UNAVAILABLE : WDB_FAIL, WX_IO, "prepare",
+			             PQerrorMessage(d->conn), NULL, err);
+		s->gen = d->gen;
+		return 0;
+	}
 	if (s->gen == d->gen) {
 		char sql[64];
 		snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+		exchanged(d, "deallocate", s->sql);
 		PGresult *res = PQexec(d->conn, sql);
 		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "prepare: deallocate", err);
 		PQclear(res);
@@ -600,6 +822,7 @@ static int ready(struct pstmt *s, struct world_err *err)
 		types[i] = s->kinds[i] == 'b' ? OID_BYTEA : 0;
 		s->prepared_blob[i] = s->kinds[i] == 'b';
 	}
+	exchanged(d, "prepare", s->sql);
 	PGresult *res = PQprepare(d->conn, s->name, s->sql, s->nparams, types);
 	free(types);
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "prepare", err);
@@ -616,10 +839,32 @@ static int p_step(struct wdb_stmt *sh, struct world_err *err)
 		if (s->res && ++s->row < s->nrows) return WDB_ROW;
 		return WDB_DONE;
 	}
-	int rc = ensure(d, "step", err);
-	if (rc < 0) return rc;
-	if ((rc = ready(s, err)) < 0) return rc;
-	PGresult *res = PQexecPrepared(d->conn, s->name, s->nparams, (const char *const *)s->vals, s->lens, s->fmts, 1);
+	int rc;
+	PGresult *res;
+	if (d->in_tx && d->pipelining) {
+		if ((rc = pipe_start(d, "step", err)) < 0 || (rc = ready(s, err)) < 0) return rc;
+		if (!PQsendQueryPrepared(d->conn, s->name, s->nparams, (const char *const *)s->vals, s->lens, s->fmts, 1))
+			return pfail(d, PQstatus(d->conn) == CONNECTION_BAD ? WDB_UNAVAILABLE : WDB_FAIL, WX_IO, "step",
+			             PQerrorMessage(d->conn), NULL, err);
+		if (s->deferrable && d->sp_depth == 0) {
+			/* nothing to read: answered at the next wait */
+			if (qpush(d, 'w', NULL) < 0) return pfail(d, WDB_FAIL, WX_IO, "step", "out of memory", NULL, err);
+			s->ran = 1;
+			return WDB_DONE;
+		}
+		if (qpush(d, 'r', s) < 0) return pfail(d, WDB_FAIL, WX_IO, "step", "out of memory", NULL, err);
+		rc = pipe_sync(d, &res, "step", s->sql, err);
+		if (rc < 0) {
+			if (res) PQclear(res);
+			return rc;
+		}
+	} else {
+		rc = ensure(d, "step", err);
+		if (rc < 0) return rc;
+		if ((rc = ready(s, err)) < 0) return rc;
+		exchanged(d, "step", s->sql);
+		res = PQexecPrepared(d->conn, s->name, s->nparams, (const char *const *)s->vals, s->lens, s->fmts, 1);
+	}
 	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	s->ran = 1;
 	if (st == PGRES_TUPLES_OK) {
@@ -757,7 +1002,14 @@ static const void *p_column_blob(struct wdb_stmt *sh, int col, size_t *n)
 	return PQgetvalue(s->res, s->row, col);
 }
 
-static int64_t p_changes(struct wdb *h) { return PDB(h)->changes; }
+static int64_t p_changes(struct wdb *h)
+{
+	struct pdb *d = PDB(h);
+	/* the rows of the last write: its answer read first (a failure is the
+	 * transaction's, returned by the commit; none changed meanwhile) */
+	if (d->pipe && d->nq && pipe_sync(d, NULL, "changes", NULL, NULL) < 0) return -1;
+	return d->changes;
+}
 
 /* ---- transactions ---- */
 
@@ -765,6 +1017,16 @@ static int p_begin(struct wdb *h, struct world_err *err)
 {
 	struct pdb *d = PDB(h);
 	if (d->in_tx) return pfail(d, WDB_FAIL, WX_IO, "begin", "a transaction is already open on this handle", NULL, err);
+	if (d->pipelining) {
+		/* BEGIN goes with the transaction's first statement */
+		int rc = ensure(d, "begin", err);
+		if (rc < 0) return rc;
+		d->in_tx = 1;
+		d->tx_fail = 0;
+		d->begun = 0;
+		d->sp_depth = 0;
+		return 0;
+	}
 	int rc = p_exec(h, "BEGIN ISOLATION LEVEL SERIALIZABLE", err);
 	if (rc < 0) return rc;
 	d->in_tx = 1;
@@ -776,11 +1038,44 @@ static int p_commit(struct wdb *h, struct world_err *err)
 {
 	struct pdb *d = PDB(h);
 	if (!d->in_tx) return pfail(d, WDB_FAIL, WX_IO, "commit", "no transaction is open on this handle", NULL, err);
+	if (d->pipelining && !d->begun && !d->pipe) {
+		d->in_tx = 0; /* nothing was sent: nothing to commit */
+		return 0;
+	}
+	if (d->pipe) {
+		if (PQstatus(d->conn) != CONNECTION_OK) {
+			d->in_tx = 0;
+			pipe_lost(d);
+			return pfail(d, WDB_UNAVAILABLE, WX_IO, "commit",
+			             "connection lost inside the transaction; nothing of it is committed", NULL, err);
+		}
+		int rc = pipe_send(d, "COMMIT", 'c', "commit", err);
+		if (rc == 0) rc = pipe_sync(d, NULL, "commit", "COMMIT", err);
+		d->in_tx = 0;
+		if (rc < 0 && PQstatus(d->conn) == CONNECTION_BAD) {
+			pipe_lost(d);
+			return pfail(d, WDB_UNAVAILABLE, WX_IO, "commit", "connection lost at COMMIT: whether it committed is not known",
+			             NULL, err);
+		}
+		pipe_end(d);
+		if (rc < 0) {
+			/* a failure before COMMIT left the transaction open and
+			 * failed: end it */
+			if (PQstatus(d->conn) == CONNECTION_OK && PQtransactionStatus(d->conn) != PQTRANS_IDLE) {
+				exchanged(d, "rollback", NULL);
+				PGresult *res = PQexec(d->conn, "ROLLBACK");
+				if (res) PQclear(res);
+			}
+			return rc;
+		}
+		return 0;
+	}
 	if (PQstatus(d->conn) != CONNECTION_OK) {
 		d->in_tx = 0;
 		return pfail(d, WDB_UNAVAILABLE, WX_IO, "commit", "connection lost inside the transaction; nothing of it is committed",
 		             NULL, err);
 	}
+	exchanged(d, "commit", NULL);
 	PGresult *res = PQexec(d->conn, "COMMIT");
 	d->in_tx = 0;
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
@@ -808,7 +1103,17 @@ static int p_rollback(struct wdb *h, struct world_err *err)
 	int was = d->in_tx;
 	d->in_tx = 0;
 	d->tx_fail = 0;
+	if (d->pipe) {
+		/* what was queued is answered (and dropped), then undone */
+		struct world_err ig;
+		if (d->nq && PQstatus(d->conn) == CONNECTION_OK) pipe_sync(d, NULL, "rollback", NULL, &ig);
+		pipe_end(d);
+		d->tx_fail = 0;
+	} else if (was && d->pipelining && !d->begun) {
+		return 0; /* nothing was sent */
+	}
 	if (!was || PQstatus(d->conn) != CONNECTION_OK) return 0; /* a lost connection took the transaction with it */
+	exchanged(d, "rollback", NULL);
 	PGresult *res = PQexec(d->conn, "ROLLBACK");
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) return res_fail(d, res, "rollback", err);
 	PQclear(res);

@@ -2,9 +2,9 @@
  *
  * How the password file reaches the store: world_store_open takes a name
  * only, and store/db_pg.c connects with the URI it is given. So the file's
- * first line is read here (the rules of wdb_opts.password_file: a regular
- * file, no permission for group or others, not a symlink, the first line
- * not empty) and handed to libpq inside the URI, in memory only, as its
+ * first line is read here (world_password_file_read, the one reader: the
+ * driver's wdb_opts.password_file reads through it too) and handed to
+ * libpq inside the URI, in memory only, as its
  * last query parameter `password=...` (percent-encoded): libpq keeps the
  * last value given for a parameter, so the file's password wins over the
  * URI's, as wdb_opts.password_file's does; and the driver registers every
@@ -68,9 +68,7 @@ void world_store_name_redact(const char *name, char *out, size_t cap)
 	if (k >= cap && cap > 4) memcpy(out + cap - 4, "...", 4);
 }
 
-/* The first line of the password file, by the rules of store/db.h's
- * wdb_opts.password_file. */
-static int read_password(const char *shown, const char *path, char **out, struct world_err *err)
+int world_password_file_read(const char *shown, const char *path, char **out, struct world_err *err)
 {
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
@@ -110,7 +108,9 @@ static int read_password(const char *shown, const char *path, char **out, struct
 		return werr(err, WX_IO, "store %s: password file %s: close: %s", shown, path, strerror(e));
 	}
 	buf[n] = 0;
-	size_t len = strcspn(buf, "\r\n");
+	/* the line's end by bytes, not strcspn: a NUL must not end it early */
+	size_t len = 0;
+	while (len < n && buf[len] != '\n' && buf[len] != '\r') len++;
 	if (len == 0) {
 		explicit_bzero(buf, sizeof buf);
 		return werr(err, WX_USAGE, "store %s: password file %s: its first line is empty", shown, path);
@@ -195,7 +195,7 @@ int world_store_open_opts(const char *name, int mode, const struct world_store_o
 	if (strchr(name, '#'))
 		return werr(err, WX_USAGE, "store %s: a postgresql:// URI has no #fragment", shown);
 	char *pw;
-	if (read_password(shown, o->password_file, &pw, err) < 0) return -1;
+	if (world_password_file_read(shown, o->password_file, &pw, err) < 0) return -1;
 	char *uri = uri_with_password(name, pw);
 	explicit_bzero(pw, strlen(pw));
 	free(pw);

@@ -1127,7 +1127,8 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		ws_bind_int(s, 5, (int64_t)len);
 		ws_bind_int(s, 6, (int64_t)time(NULL));
 		int rc = wdb_step(s, NULL);
-		int added = rc == WDB_DONE && wdb_changes(st->wdb) == 1;
+		/* the count waits for the server's answer (store/db.h): only when asked */
+		int added = created && rc == WDB_DONE && wdb_changes(st->wdb) == 1;
 		ws_done(st, s);
 		if (rc != WDB_DONE) return ws_sqlerr(st, 0, "object insert", err);
 		if (created) *created = added;

@@ -20,6 +20,7 @@
  * WORLD_TEST_PG_START (shell commands); WORLD_TEST_PG_SKIP gives the reason
  * when there is none (its half is then skipped). */
 #include "store/db.h"
+#include "store/open_opts.h"
 #include "store/schema_pg.h"
 #include "store/store.h"
 #include "tests/tap.h"
@@ -332,6 +333,117 @@ static void serialization(struct wdb *a, struct wdb *b)
 	is_int(q1(a, "SELECT count(*) FROM episode_usage WHERE episode LIKE 'skew-%'"), 2, "pg: both rows now");
 }
 
+/* The transaction's pipeline (store/db.h): counted in round trips, which
+ * are deterministic. PB is a second handle opened with the pipeline off
+ * (WORLD_TEST_PG_NO_PIPELINE=1): the control. */
+static int step_kept(struct wdb_stmt *st, const char *v, struct world_err *err)
+{
+	wdb_reset(st);
+	if (v && wdb_bind_text(st, 1, v, -1, err) < 0) return -1;
+	int rc;
+	while ((rc = wdb_step(st, err)) == WDB_ROW) {}
+	return rc;
+}
+
+static void pipeline(struct wdb *pa, struct wdb *off)
+{
+	struct world_err err = { 0 };
+	exec_or_bail(pa, "CREATE TABLE pipe_t(k TEXT PRIMARY KEY)");
+	struct wdb *hs[2] = { pa, off };
+	const char *ks[2][5] = { { "a1", "a2", "a3", "a4", "a5" }, { "b1", "b2", "b3", "b4", "b5" } };
+	uint64_t n[2][3];
+	for (int h = 0; h < 2; h++) {
+		struct wdb *db = hs[h];
+		struct wdb_stmt *ins, *sel;
+		if (wdb_prepare_kept(db, "INSERT INTO pipe_t(k) VALUES (?)", &ins, &err) < 0 ||
+		    wdb_prepare_kept(db, "SELECT count(*) FROM pipe_t WHERE k LIKE ?", &sel, &err) < 0)
+			bail("prepare: %s", err.msg);
+		/* warm: each statement prepared on the connection */
+		int rc = wdb_begin(db, &err) == 0 && step_kept(ins, h ? "bw" : "aw", &err) == WDB_DONE &&
+		         step_kept(sel, "x", &err) == WDB_DONE && wdb_rollback(db, &err) == 0;
+		if (!rc) bail("warm-up: %s", err.msg);
+		/* five inserts and the commit */
+		uint64_t r0 = wdb_pg_round_trips(db);
+		rc = wdb_begin(db, &err) == 0;
+		for (int i = 0; rc && i < 5; i++) rc = step_kept(ins, ks[h][i], &err) == WDB_DONE;
+		rc = rc && wdb_commit(db, &err) == 0;
+		ok(rc, "pg pipeline %s: BEGIN, five inserts, COMMIT (%s)", h ? "off" : "on", err.msg);
+		n[h][0] = wdb_pg_round_trips(db) - r0;
+		/* a read in the middle sees the writes before it (read-your-writes) */
+		r0 = wdb_pg_round_trips(db);
+		int64_t seen = -1;
+		rc = wdb_begin(db, &err) == 0 && step_kept(ins, h ? "bx1" : "ax1", &err) == WDB_DONE;
+		wdb_reset(sel);
+		rc = rc && wdb_bind_text(sel, 1, h ? "b%" : "a%", -1, &err) == 0 && wdb_step(sel, &err) == WDB_ROW;
+		if (rc) seen = wdb_column_int64(sel, 0, NULL);
+		rc = rc && step_kept(ins, h ? "bx2" : "ax2", &err) == WDB_DONE && wdb_commit(db, &err) == 0;
+		n[h][1] = wdb_pg_round_trips(db) - r0;
+		ok(rc && seen == 6, "pg pipeline %s: a read after a write in one transaction sees it (%lld rows of 6) (%s)",
+		   h ? "off" : "on", (long long)seen, err.msg);
+		/* wdb_changes of a deferred insert: its answer is read for it */
+		r0 = wdb_pg_round_trips(db);
+		struct wdb_stmt *ign;
+		if (wdb_prepare_kept(db, "INSERT INTO pipe_t(k) VALUES (?) ON CONFLICT DO NOTHING", &ign, &err) < 0)
+			bail("prepare: %s", err.msg);
+		rc = wdb_begin(db, &err) == 0 && step_kept(ign, ks[h][0], &err) == WDB_DONE;
+		int64_t c0 = rc ? wdb_changes(db) : -9;
+		rc = rc && step_kept(ign, h ? "by" : "ay", &err) == WDB_DONE;
+		int64_t c1 = rc ? wdb_changes(db) : -9;
+		rc = rc && wdb_commit(db, &err) == 0;
+		ok(rc && c0 == 0 && c1 == 1, "pg pipeline %s: wdb_changes of an insert ignored 0, of one made 1 (%lld, %lld) (%s)",
+		   h ? "off" : "on", (long long)c0, (long long)c1, err.msg);
+		n[h][2] = wdb_pg_round_trips(db) - r0;
+		wdb_finalize(ign);
+		/* a deferred insert's failure fails the transaction as a whole */
+		err.msg[0] = 0;
+		rc = wdb_begin(db, &err) == 0 && step_kept(ins, h ? "bz" : "az", &err) == WDB_DONE;
+		int dup = rc ? step_kept(ins, ks[h][1], &err) : -9; /* the primary key refuses it */
+		int cm = wdb_commit(db, &err);
+		ok(rc && (h ? dup == WDB_CONFLICT : dup == WDB_DONE) && cm == WDB_CONFLICT,
+		   "pg pipeline %s: a duplicate key refused %s (step %d, commit %d: %s)", h ? "off" : "on",
+		   h ? "at its step" : "at the commit, the transaction whole (the step answered at once)", dup, cm, err.msg);
+		is_int(q1(db, h ? "SELECT count(*) FROM pipe_t WHERE k = 'bz'" : "SELECT count(*) FROM pipe_t WHERE k = 'az'"), 0,
+		       "pg pipeline %s: ... nothing of that transaction committed; the handle serves the next statement",
+		       h ? "off" : "on");
+		wdb_finalize(ins);
+		wdb_finalize(sel);
+	}
+	ok(n[0][0] == 1 && n[1][0] == 7, "pg pipeline: BEGIN + 5 inserts + COMMIT in %llu round trip (control, pipeline off: %llu)",
+	   (unsigned long long)n[0][0], (unsigned long long)n[1][0]);
+	ok(n[0][1] == 2 && n[1][1] == 5, "pg pipeline: insert, read, insert, COMMIT in %llu (control: %llu)",
+	   (unsigned long long)n[0][1], (unsigned long long)n[1][1]);
+	ok(n[0][2] == 3 && n[1][2] == 5, "pg pipeline: two inserts each with wdb_changes, COMMIT in %llu (control: %llu)",
+	   (unsigned long long)n[0][2], (unsigned long long)n[1][2]);
+	/* inside a savepoint nothing is deferred: its failure is its own */
+	struct wdb_stmt *ins;
+	if (wdb_prepare_kept(pa, "INSERT INTO pipe_t(k) VALUES (?)", &ins, &err) < 0) bail("prepare: %s", err.msg);
+	int rc = wdb_begin(pa, &err) == 0 && step_kept(ins, "sp1", &err) == WDB_DONE && wdb_exec(pa, "SAVEPOINT s", &err) == 0;
+	int dup = rc ? step_kept(ins, "a1", &err) : -9;
+	int back = wdb_exec(pa, "ROLLBACK TO s", &err);
+	rc = rc && dup == WDB_CONFLICT && back == 0 && wdb_exec(pa, "RELEASE s", &err) == 0 &&
+	     step_kept(ins, "sp2", &err) == WDB_DONE && wdb_commit(pa, &err) == 0;
+	ok(rc, "pg pipeline: in a savepoint a duplicate is refused at its step (%d), undone alone, the rest commits (%s)", dup,
+	   err.msg);
+	is_int(q1(pa, "SELECT count(*) FROM pipe_t WHERE k IN ('sp1', 'sp2')"), 2, "pg pipeline: ... both rows around it are there");
+	/* a write queue taken by LOCK TABLE rides with BEGIN and the first read */
+	struct wdb_stmt *sel;
+	if (wdb_prepare_kept(pa, "SELECT count(*) FROM pipe_t WHERE k LIKE ?", &sel, &err) < 0) bail("prepare: %s", err.msg);
+	uint64_t r0 = wdb_pg_round_trips(pa);
+	rc = wdb_begin(pa, &err) == 0 && wdb_exec(pa, "LOCK TABLE pipe_t IN EXCLUSIVE MODE", &err) == 0 &&
+	     step_kept(sel, "a%", &err) == WDB_DONE && step_kept(ins, "lk", &err) == WDB_DONE && wdb_commit(pa, &err) == 0;
+	ok(rc && wdb_pg_round_trips(pa) - r0 == 2,
+	   "pg pipeline: BEGIN, LOCK TABLE, a read, an insert, COMMIT in %llu round trips (%s)",
+	   (unsigned long long)(wdb_pg_round_trips(pa) - r0), err.msg);
+	/* an empty transaction costs nothing */
+	r0 = wdb_pg_round_trips(pa);
+	ok(wdb_begin(pa, &err) == 0 && wdb_commit(pa, &err) == 0 && wdb_begin(pa, &err) == 0 && wdb_rollback(pa, &err) == 0 &&
+	       wdb_pg_round_trips(pa) == r0,
+	   "pg pipeline: a transaction that sent nothing commits or rolls back without a round trip (%s)", err.msg);
+	wdb_finalize(ins);
+	wdb_finalize(sel);
+	exec_or_bail(pa, "DROP TABLE pipe_t");
+}
+
 static void schema_matches(struct wdb *pg, struct wdb *lite)
 {
 	/* "table.column" lists, sorted in C (no collation differences) */
@@ -526,6 +638,40 @@ static void credentials(const char *su_uri, const char *tcp)
 	err.msg[0] = 0;
 	rc = wdb_open(uri, &o, &h, &err);
 	ok(rc == WDB_FAIL && clean_of(err.msg, all), "pg: a wrong password from the file: not in the error (%s)", err.msg);
+	/* one reader of password files (store/open_opts.h): the driver's
+	 * refusals are world_store_open_opts's, word for word */
+	{
+		char sl[600], nul[600];
+		snprintf(sl, sizeof sl, "%s/pw-link", dir);
+		snprintf(nul, sizeof nul, "%s/pw-nul", dir);
+		write_file(path, line, 0600);
+		if (symlink(path, sl) != 0) bail("symlink %s: %s", sl, strerror(errno));
+		int fd = open(nul, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, "ab\0cd\n", 6) != 6 || close(fd) != 0) bail("write %s: %s", nul, strerror(errno));
+		const char *files[] = { sl, nul, "/nonexistent/world-pw" };
+		const char *want[] = { "a symbolic link", "holds a NUL byte", "No such file" };
+		const int codes[] = { WX_IO, WX_USAGE, WX_NOT_FOUND };
+		for (int i = 0; i < 3; i++) {
+			struct world_err e1 = { 0 }, e2 = { 0 };
+			o.password_file = files[i];
+			rc = wdb_open(uri, &o, &h, &e1);
+			struct world_store_open_opts oo = { .password_file = files[i] };
+			struct world_store *wst = NULL;
+			int rc2 = world_store_open_opts(uri, WORLD_STORE_READER, &oo, &wst, &e2);
+			const char *t1 = strstr(e1.msg, "password file"), *t2 = strstr(e2.msg, "password file");
+			ok(rc == WDB_FAIL && e1.code == codes[i] && strstr(e1.msg, want[i]) && rc2 < 0 && e2.code == e1.code && t1 &&
+			       t2 && !strcmp(t1, t2),
+			   "pg: a password file refused alike by the driver and the store's open: %s (%s | %s)", want[i], e1.msg,
+			   e2.msg);
+			if (wst) world_store_close(wst);
+		}
+		o.password_file = path;
+		rc = wdb_open(uri, &o, &h, &err);
+		ok(rc == 0, "pg: control: the same URI with the plain 0600 file opens (%s)", err.msg);
+		wdb_close(h);
+		unlink(sl);
+		unlink(nul);
+	}
 	o.password_file = NULL;
 
 	/* PGPASSFILE, through libpq; the control without it */
@@ -611,6 +757,11 @@ int main(void)
 		triggers(pa, "pg");
 		cas_race(pa, pb, "pg", 1);
 		serialization(pa, pb);
+		setenv("WORLD_TEST_PG_NO_PIPELINE", "1", 1);
+		struct wdb *poff = open_or_bail(uri, &o);
+		unsetenv("WORLD_TEST_PG_NO_PIPELINE");
+		pipeline(pa, poff);
+		wdb_close(poff);
 		wdb_close(pa);
 		wdb_close(pb);
 		credentials(uri, tcp);
