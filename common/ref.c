@@ -5,6 +5,7 @@
  * machinery (its first use in a process costs ~1 ms; bench/pin_bench). */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,4 +118,21 @@ int world_sha256_fd(int fd, const char *what, unsigned char out[WORLD_DIGEST_LEN
 	if (SHA256_Final(out, &ctx) != 1) return werr(err, WX_FAIL, "sha256 %s: SHA256_Final failed", what);
 	if (len_out) *len_out = total;
 	return 0;
+}
+
+int world_world_ref(long long revision, const char *state_root, const char *log_head,
+                    char json[WORLD_WORLD_JSON_SIZE], char ref[WORLD_REF_SIZE], struct world_err *err)
+{
+	if (world_ref_parse(log_head, "world logHead", NULL, err) < 0 ||
+	    world_ref_parse(state_root, "world stateRoot", NULL, err) < 0)
+		return -1;
+	char buf[WORLD_WORLD_JSON_SIZE];
+	/* canonical as it stands: keys in bytewise order (logHead < revision
+	 * < stateRoot), refs need no escape, an integer prints as itself */
+	int n = snprintf(buf, sizeof buf, "{\"logHead\":\"%s\",\"revision\":%lld,\"stateRoot\":\"%s\"}", log_head,
+	                 revision, state_root);
+	if (n < 0 || (size_t)n >= sizeof buf) return werr(err, WX_FAIL, "world of revision %lld: JSON too long", revision);
+	if (ref && world_hash_ref(buf, (size_t)n, ref, err) < 0) return -1;
+	if (json) memcpy(json, buf, (size_t)n + 1);
+	return n;
 }

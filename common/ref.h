@@ -2,7 +2,8 @@
  *
  * Owns: the one textual form of a ref, "sha256:" followed by exactly 64
  * lowercase hex digits, its strict parser, and SHA-256 over bytes, files and
- * fds (OpenSSL libcrypto EVP, which uses the CPU's SHA extensions).
+ * fds (OpenSSL libcrypto EVP, which uses the CPU's SHA extensions), and
+ * the ref of a world (world_world_ref: the one place its formula lives).
  * Uppercase hex, any other length, and any algorithm but sha256 are refused. */
 #ifndef WORLD_COMMON_REF_H
 #define WORLD_COMMON_REF_H
@@ -34,4 +35,15 @@ int world_hash_ref(const void *buf, size_t len, char out[WORLD_REF_SIZE], struct
  * (may be NULL) receives the byte count. what names the fd for errors. */
 int world_sha256_fd(int fd, const char *what, unsigned char out[WORLD_DIGEST_LEN],
                     uint64_t *len_out, struct world_err *err);
+
+/* A world (docs/design.md §6.3): revision N of the log, its logHead the
+ * entry hash of entry N and its stateRoot that entry's output. Its
+ * canonical JSON {"logHead":LOG_HEAD,"revision":N,"stateRoot":STATE_ROOT}
+ * goes into json (NULL: not wanted) and the ref of those bytes into ref
+ * (NULL: not wanted). log_head and state_root must be refs (WX_BAD_INPUT
+ * naming the field otherwise: no JSON is built around other text).
+ * Returns the JSON's length, or -1. */
+#define WORLD_WORLD_JSON_SIZE 256
+int world_world_ref(long long revision, const char *state_root, const char *log_head,
+                    char json[WORLD_WORLD_JSON_SIZE], char ref[WORLD_REF_SIZE], struct world_err *err);
 #endif

@@ -826,12 +826,8 @@ static int replay_committed(struct coordinator *c, const struct world_journal_ro
 	res->entry_index = idx;
 	snprintf(res->record_ref, WORLD_REF_SIZE, "%s", jr->outcome_ref);
 	/* the world of that entry: revision idx, stateRoot o, logHead entryHash */
-	json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", res->entry_hash, "revision", (json_int_t)idx, "stateRoot", o);
-	char *wb = w ? world_canon_json(w, NULL, err) : NULL;
-	json_decref(w);
-	if (!wb) goto done;
-	rc = world_hash_ref(wb, strlen(wb), res->world_ref, err);
-	free(wb);
+	if (world_world_ref(idx, o, res->entry_hash, NULL, res->world_ref, err) < 0) goto done;
+	rc = 0;
 	res->replayed = 1;
 done:
 	json_decref(r);

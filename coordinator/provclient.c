@@ -294,16 +294,10 @@ static int cl_world(void *ctx, const char *ref, struct world_world *w, struct wo
 	snprintf(w->log_head, sizeof w->log_head, "%s", lh);
 	json_decref(b);
 	/* the ref is recomputed here: the daemon's word is not taken for it */
-	json_t *wj = json_pack("{s:s,s:I,s:s}", "logHead", w->log_head, "revision", (json_int_t)w->revision, "stateRoot",
-	                       w->state_root);
-	size_t n;
-	char *cj = wj ? world_canon_json(wj, &n, err) : NULL;
-	json_decref(wj);
 	char h[WORLD_REF_SIZE] = "";
-	int ok = cj && n < sizeof w->json && world_hash_ref(cj, n, h, err) == 0 && strcmp(h, ref) == 0;
-	if (cj && n < sizeof w->json) memcpy(w->json, cj, n + 1);
-	free(cj);
-	if (!ok) return werr(err, WX_INTEGRITY, "world %s: the daemon's world hashes to %s", ref, h);
+	if (world_world_ref(w->revision, w->state_root, w->log_head, w->json, h, err) < 0)
+		return werr_prefix(err, "world %s from daemon %s", ref, c->url);
+	if (strcmp(h, ref) != 0) return werr(err, WX_INTEGRITY, "world %s: the daemon's world hashes to %s", ref, h);
 	return 0;
 }
 

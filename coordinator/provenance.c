@@ -265,14 +265,10 @@ static void walk_chain(const struct prov_src *src, struct prov_walk *w, const st
 static void walk_world(const struct prov_src *src, struct prov_walk *w, const struct world_log_entry *le, const char *out)
 {
 	struct world_err e = { 0 };
-	json_t *wj = json_pack("{s:s,s:I,s:s}", "logHead", le->entry_hash, "revision", (json_int_t)le->entry_index,
-	                       "stateRoot", out);
-	size_t n;
-	char *c = wj ? world_canon_json(wj, &n, &e) : NULL;
-	json_decref(wj);
 	char ref[WORLD_REF_SIZE] = "";
 	struct world_world ww;
-	if (!c || world_hash_ref(c, n, ref, &e) < 0) add(w, 0, "world", "", "cannot build the world: %s", e.msg);
+	if (world_world_ref(le->entry_index, out, le->entry_hash, NULL, ref, &e) < 0)
+		add(w, 0, "world", "", "cannot build the world: %s", e.msg);
 	else if (src->world(src->ctx, ref, &ww, &e) < 0)
 		add(w, 0, "world", ref, "world {revision %lld, stateRoot = record output, logHead = entryHash}: %s",
 		    le->entry_index, e.msg);
@@ -280,7 +276,6 @@ static void walk_world(const struct prov_src *src, struct prov_walk *w, const st
 		add(w, 0, "world", ref, "stored world's columns differ from its payload");
 	else
 		add(w, 1, "world", ref, "revision %lld, stateRoot = the record's output, logHead = entryHash", le->entry_index);
-	free(c);
 }
 
 static void walk_journal(const struct prov_src *src, struct prov_walk *w, const char *inv, const char *input)

@@ -611,15 +611,11 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 	         world_log_find_record(st, jr.outcome_ref, &t->entry_index, err) == 0;
 	struct world_log_entry le;
 	if (ok && world_log_get(st, t->entry_index, &le, err) == 0) {
-		json_t *w = json_pack("{s:s,s:I,s:s}", "logHead", le.entry_hash, "revision", (json_int_t)t->entry_index,
-		                      "stateRoot", json_string_value(json_object_get(r, "output")));
 		struct tlog_hash lh = tlog_leaf_hash(le.json, le.json_len);
 		tlog_hash_b64(&lh, t->leaf_hash);
+		ok = world_world_ref(t->entry_index, json_string_value(json_object_get(r, "output")), le.entry_hash, NULL,
+		                     t->world_ref, err) >= 0;
 		world_log_entry_free(&le);
-		char *wb = w ? world_canon_json(w, NULL, err) : NULL;
-		json_decref(w);
-		ok = wb && world_hash_ref(wb, strlen(wb), t->world_ref, err) == 0;
-		free(wb);
 		t->output = ok ? json_loadb((const char *)out.payload, out.len, JSON_ALLOW_NUL, NULL) : NULL;
 		ok = json_is_object(t->output);
 	} else ok = 0;
