@@ -792,48 +792,61 @@ static void record_denial(struct call_state *cs, const struct sup_denial *dn, co
 	}
 }
 
-/* A committed task id: the same arguments get the committed output back
- * (its record, entry and output re-verified); other arguments are refused. */
-static int replay_committed(struct coordinator *c, const struct world_journal_row *jr, const char *input_ref,
-                            struct coord_result *res, struct world_err *err)
+int coord_committed(struct world_store *st, const char *record_ref, const char *input_ref, struct coord_result *res,
+                    json_t **record, struct world_err *err)
 {
 	struct world_object rec = { 0 }, out = { 0 };
 	json_t *r = NULL;
 	int rc = -1;
-	if (world_object_get(c->cfg.store, jr->outcome_ref, &rec, err) < 0) goto done;
+	if (record) *record = NULL;
+	if (world_object_get(st, record_ref, &rec, err) < 0) goto done;
 	r = world_json_parse((const char *)rec.payload, rec.len, err);
 	if (!r) goto done;
 	const char *in = json_string_value(json_object_get(r, "input"));
 	const char *o = json_string_value(json_object_get(r, "output"));
-	if (!in || !o) { werr(err, WX_INTEGRITY, "invocation record %s: no input/output", jr->outcome_ref); goto done; }
-	if (strcmp(in, input_ref) != 0) {
+	if (!in || !o) { werr(err, WX_INTEGRITY, "invocation record %s: no input/output", record_ref); goto done; }
+	if (input_ref && strcmp(in, input_ref) != 0) {
 		werr(err, WX_CONFLICT, "task id already used in this session");
 		goto done;
 	}
 	long long idx;
-	if (world_log_find_record(c->cfg.store, jr->outcome_ref, &idx, err) < 0) goto done;
+	if (world_log_find_record(st, record_ref, &idx, err) < 0) goto done;
 	struct world_log_entry le;
-	if (world_log_get(c->cfg.store, idx, &le, err) < 0) goto done;
+	if (world_log_get(st, idx, &le, err) < 0) goto done;
 	snprintf(res->entry_hash, WORLD_REF_SIZE, "%s", le.entry_hash);
 	struct tlog_hash lh = tlog_leaf_hash(le.json, le.json_len);
 	tlog_hash_b64(&lh, res->leaf_hash);
 	world_log_entry_free(&le);
-	if (world_object_get(c->cfg.store, o, &out, err) < 0) goto done;
+	if (world_object_get(st, o, &out, err) < 0) goto done;
+	/* the world of that entry: revision idx, stateRoot o, logHead entryHash */
+	if (world_world_ref(idx, o, res->entry_hash, NULL, res->world_ref, err) < 0) goto done;
 	res->output = malloc(out.len + 1);
 	if (!res->output) { werr(err, WX_FAIL, "out of memory"); goto done; }
 	memcpy(res->output, out.payload, out.len + 1);
 	res->output_len = out.len;
 	res->entry_index = idx;
-	snprintf(res->record_ref, WORLD_REF_SIZE, "%s", jr->outcome_ref);
-	/* the world of that entry: revision idx, stateRoot o, logHead entryHash */
-	if (world_world_ref(idx, o, res->entry_hash, NULL, res->world_ref, err) < 0) goto done;
+	snprintf(res->record_ref, WORLD_REF_SIZE, "%s", record_ref);
+	if (record) {
+		*record = r;
+		r = NULL;
+	}
 	rc = 0;
-	res->replayed = 1;
 done:
 	json_decref(r);
 	world_object_free(&rec);
 	world_object_free(&out);
 	return rc;
+}
+
+/* A committed task id: the same arguments get the committed output back
+ * (its record, entry and output re-verified); other arguments are refused.
+ * Call with store_lock held. */
+static int replay_committed(struct coordinator *c, const struct world_journal_row *jr, const char *input_ref,
+                            struct coord_result *res, struct world_err *err)
+{
+	if (coord_committed(c->cfg.store, jr->outcome_ref, input_ref, res, NULL, err) < 0) return -1;
+	res->replayed = 1;
+	return 0;
 }
 
 /* Output of an effectful call (docs/design.md §3), before its world block. */

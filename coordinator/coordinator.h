@@ -195,6 +195,20 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
                struct world_err *err);
 void coord_result_free(struct coord_result *r);
 
+/* ---- a committed call, read back ---- */
+/* The committed call whose invocation record is record_ref (the journal's
+ * outcome of its invocation id), from st: the coordinator's store or a
+ * reader of it, whose use the caller serialises. Its record, log entry and
+ * output are read, each object re-hashed on read, and res gets what the
+ * call's answer carried: output (canonical, malloc'd; coord_result_free),
+ * entry_index, entry_hash, leaf_hash, record_ref and world_ref. input_ref,
+ * when not NULL, must be the record's input: a task id used again with
+ * other arguments is refused (WX_CONFLICT "task id already used in this
+ * session"). *record (NULL: not wanted) gets the parsed invocation record,
+ * the caller's. 0, or -1 with err. */
+int coord_committed(struct world_store *st, const char *record_ref, const char *input_ref, struct coord_result *res,
+                    json_t **record, struct world_err *err);
+
 /* The error class of the wire envelope (docs/design.md §8.1) for an error code:
  * "BadRequest", "SessionUnknown", "Timeout", "Capacity", "NotFound", ... */
 const char *coord_error_class(int code);

@@ -22,13 +22,13 @@
  * the episode answers the committed result (the coordinator re-verifies
  * it), nothing re-runs. A call that fails after it was admitted is a task
  * in state failed whose status message names the error class; a refusal
- * before execution is a JSON-RPC error. tasks/get / GetTask read the
- * committed task back from the store (the journal's invocation row). */
+ * before execution is a JSON-RPC error. tasks/get / GetTask find the
+ * task by the journal's invocation row and read the committed call back
+ * through the coordinator (coord_committed). */
 #include "daemon/http.h"
 #include "daemon/home.h"
 #include "daemon/a2a_push.h"
 #include "daemon/route.h"
-#include "tlog/tlog.h"
 #include "common/canon.h"
 #include "store/store.h"
 #include <errno.h>
@@ -593,7 +593,7 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 {
 	snprintf(t->invocation_id, sizeof t->invocation_id, "a2a:%s:%s", s->episode, task);
 	struct world_journal_row jr;
-	struct world_object rec = { 0 }, out = { 0 }, in = { 0 };
+	struct world_object in = { 0 };
 	json_t *r = NULL;
 	int rc = world_journal_find(st, "invocation", t->invocation_id, &jr, err);
 	if (rc == 0 && strcmp(jr.status, "cancelled") == 0) {
@@ -604,21 +604,17 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 		return t->text && t->context ? 2 : -1;
 	}
 	if (rc < 0 || strcmp(jr.status, "committed") != 0) return rc < 0 && err->code != WX_NOT_FOUND ? -1 : 1;
-	int ok = world_object_get(st, jr.outcome_ref, &rec, err) == 0 &&
-	         (r = json_loadb((const char *)rec.payload, rec.len, JSON_ALLOW_NUL, NULL)) != NULL &&
-	         json_is_string(json_object_get(r, "output")) &&
-	         world_object_get(st, json_string_value(json_object_get(r, "output")), &out, err) == 0 &&
-	         world_log_find_record(st, jr.outcome_ref, &t->entry_index, err) == 0;
-	struct world_log_entry le;
-	if (ok && world_log_get(st, t->entry_index, &le, err) == 0) {
-		struct tlog_hash lh = tlog_leaf_hash(le.json, le.json_len);
-		tlog_hash_b64(&lh, t->leaf_hash);
-		ok = world_world_ref(t->entry_index, json_string_value(json_object_get(r, "output")), le.entry_hash, NULL,
-		                     t->world_ref, err) >= 0;
-		world_log_entry_free(&le);
-		t->output = ok ? json_loadb((const char *)out.payload, out.len, JSON_ALLOW_NUL, NULL) : NULL;
+	/* the committed call as the coordinator reads it back */
+	struct coord_result cr = { 0 };
+	int ok = coord_committed(st, jr.outcome_ref, NULL, &cr, &r, err) == 0;
+	if (ok) {
+		t->entry_index = cr.entry_index;
+		memcpy(t->world_ref, cr.world_ref, WORLD_REF_SIZE);
+		memcpy(t->leaf_hash, cr.leaf_hash, sizeof t->leaf_hash);
+		t->output = json_loadb(cr.output, cr.output_len, JSON_ALLOW_NUL, NULL);
 		ok = json_is_object(t->output);
-	} else ok = 0;
+	}
+	coord_result_free(&cr);
 	/* the caller's arguments, for the task's history */
 	const char *iref = json_string_value(json_object_get(r, "input"));
 	if (ok && iref && world_object_get(st, iref, &in, err) == 0) {
@@ -638,8 +634,6 @@ static int task_load(struct dreq *rq, const struct coord_session *s, struct worl
 		json_decref(vis);
 	}
 	json_decref(r);
-	world_object_free(&rec);
-	world_object_free(&out);
 	if (!ok) return -1;
 	t->context = strdup(s->episode);
 	return 0;
