@@ -1,6 +1,6 @@
 # daemon/: `worldd serve` -- the HTTP server, the read routes, the MCP and
 # A2A projections over the coordinator (docs/daemon.md).
-libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/http.c daemon/http.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c \
+libworld_a_SOURCES += daemon/server.c daemon/server.h daemon/server_internal.h daemon/workers.c daemon/edge.c daemon/http.c daemon/http.h daemon/route.h daemon/reads.c daemon/mcp.c daemon/a2a.c \
 	daemon/replay_route.c daemon/stream.c daemon/calls.c daemon/home.c daemon/home.h daemon/a2a_push.c daemon/a2a_push.h \
 	daemon/mcp_input.c daemon/mcp_input.h
 

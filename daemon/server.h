@@ -8,7 +8,13 @@
  * projections of daemon/route.h, one log line per request, and shutdown on
  * SIGTERM/SIGINT (stop accepting, let in-flight calls finish within a
  * bound, free the coordinator so every capsule is reaped, remove the
- * operator token, release the writer lock). cli/ only parses the flags. */
+ * operator token, release the writer lock). cli/ only parses the flags.
+ *
+ * Where it lives: start-up, the route table and shutdown in
+ * daemon/server.c; the call workers and their queue in daemon/workers.c;
+ * the connection edge (slots, deadlines, framing, origins, body limits,
+ * request logs) in daemon/edge.c; daemon/server_internal.h is what the
+ * three share. */
 #ifndef WORLD_DAEMON_SERVER_H
 #define WORLD_DAEMON_SERVER_H
 #include "common/error.h"

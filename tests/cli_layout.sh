@@ -10,13 +10,15 @@
 #     capsule/ header and calls no capsule_* function;
 #   - no route module (daemon/a2a.c, calls.c, mcp.c, reads.c,
 #     replay_route.c, stream.c) nor daemon/http.c, the helpers they and the
-#     server share, calls a function daemon/server.c defines: the server
-#     calls the routes, never the other way round.
+#     server share, calls a function the server's files (daemon/server.c,
+#     workers.c, edge.c) define: the server calls the routes, never the
+#     other way round.
 # Each check runs on the sources (grep, comments left out), and on a copy
 # with one forbidden line added, which it must refuse (the control).
 . "$top_srcdir/tests/tap.sh"
 
 ROUTES="a2a.c calls.c mcp.c reads.c replay_route.c stream.c http.c"
+SERVER="server.c workers.c edge.c"
 
 # C text without its comments (one-line /* */, and the lines of a block
 # comment that start with * or /*), enough for these checks.
@@ -61,16 +63,18 @@ check_tree() {
     n=$(code_of "$f" | grep -Eo '\bcapsule_[a-z0-9_]+\(' | sort -u | tr -d '(' | tr '\n' ' ')
     if [ -n "$n" ]; then echo "daemon: ${f#"$root"/} calls $n"; bad=1; fi
   done
-  local server_syms
-  server_syms=$(defined_in "$root/daemon/server.c")
-  [ -n "$server_syms" ] || { echo "daemon/server.c: no function found (the check reads nothing)"; bad=1; }
-  for f in $ROUTES; do
-    [ -f "$root/daemon/$f" ] || { echo "daemon/$f: missing"; bad=1; continue; }
-    for sym in $server_syms; do
-      if code_of "$root/daemon/$f" | grep -Eq "\\b$sym[[:space:]]*\\("; then
-        echo "daemon/$f calls $sym, defined in daemon/server.c"
-        bad=1
-      fi
+  local s server_syms
+  for s in $SERVER; do
+    server_syms=$(defined_in "$root/daemon/$s")
+    [ -n "$server_syms" ] || { echo "daemon/$s: no function found (the check reads nothing)"; bad=1; }
+    for f in $ROUTES; do
+      [ -f "$root/daemon/$f" ] || { echo "daemon/$f: missing"; bad=1; continue; }
+      for sym in $server_syms; do
+        if code_of "$root/daemon/$f" | grep -Eq "\\b$sym[[:space:]]*\\("; then
+          echo "daemon/$f calls $sym, defined in daemon/$s"
+          bad=1
+        fi
+      done
     done
   done
   return $bad
@@ -105,6 +109,12 @@ printf '\nstatic void layout_probe(void) { char h[64]; unsigned p; daemon_parse_
 out=$(check_tree "$work/t")
 nok $? "control: a route module calling a function of daemon/server.c is refused"
 like "$out" 'daemon/reads.c calls daemon_parse_listen, defined in daemon/server.c' "control: the refusal names the call"
+
+fresh
+printf '\nstatic void layout_probe(void) { workers_stop(); }\n' >> "$work/t/daemon/stream.c"
+out=$(check_tree "$work/t")
+nok $? "control: a route module calling a function of daemon/workers.c is refused"
+like "$out" 'daemon/stream.c calls workers_stop, defined in daemon/workers.c' "control: the refusal names the call and its file"
 
 fresh
 printf '\nint dresp_probe(void) { return 0; }\n' >> "$work/t/daemon/server.c"

@@ -40,7 +40,7 @@ declare -A SOURCES=(
   [manifest]="cli/attended.c cli/output.c cli/default_interp.c cli/store_uri.c cli/flags.c cli/serve_exec.c common/jschema.c common/canon.c coordinator/catalog.c"
   [mcp]="daemon/mcp.c common/jschema.c coordinator/catalog.c"
   [a2a]="daemon/a2a.c daemon/a2a_push.c"
-  [http]="daemon/server.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c common/jschema.c"
+  [http]="daemon/server.c daemon/workers.c daemon/edge.c daemon/http.c daemon/reads.c daemon/mcp.c daemon/a2a.c daemon/replay_route.c common/jschema.c"
   [tlog]="tlog/tlog.c tlog/note.c tlog/checkpoint.c tlog/b64.c common/error.c"
 )
 # NAME: libraries it links besides jansson
