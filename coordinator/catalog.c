@@ -1,6 +1,7 @@
 /* coordinator/catalog.c: prompts, package resources and MCP content items
  * (catalog.h). */
 #include "coordinator/catalog.h"
+#include "coordinator/confirm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,7 +216,8 @@ static int strings_ok(const json_t *v, const json_t *args, const char *where, ch
 
 int catalog_prompt_from_manifest(const json_t *entry, json_t **out, char *why, size_t n)
 {
-	static const char *const keys[] = { "kind", "name", "title", "description", "arguments", "messages", "access", NULL };
+	static const char *const keys[] = { "kind", "name", "title", "description", "arguments", "messages", "access",
+		                            "inputRequests", NULL };
 	static const char *const akeys[] = { "name", "description", "required", "values", NULL };
 	static const char *const mkeys[] = { "role", "content", NULL };
 	*out = NULL;
@@ -292,8 +294,16 @@ int catalog_prompt_from_manifest(const json_t *entry, json_t **out, char *why, s
 		json_array_append_new(msgs, json_pack("{s:O,s:s}", "content", c, "role", role));
 	}
 	if (access_of(entry, where, &access, why, n) < 0) goto fail;
+	/* what a prompts/get asks its caller first (coordinator/confirm.h) */
+	json_t *asks = json_object_get(entry, "inputRequests");
+	char aw[400];
+	if (asks && confirm_decl_check(asks, aw, sizeof aw) < 0) {
+		why_set(why, n, "%s: %s", where, aw);
+		goto fail;
+	}
 	*out = json_pack("{s:o,s:o,s:s,s:o,s:s,s:s}", "access", access, "arguments", args, "description", desc ? desc : "",
 	                 "messages", msgs, "name", name, "title", title ? title : "");
+	if (*out && asks) json_object_set(*out, "inputRequests", asks);
 	return *out ? 0 : why_set(why, n, "%s: out of memory", where);
 fail:
 	json_decref(args);
