@@ -533,7 +533,7 @@ void dlive_abandon(struct dlive *l)
 	dlive_put(l);
 }
 
-/* The worker's end of a live response (server.c, live_finish): body (the
+/* The worker's end of a live response (workers.c, live_finish): body (the
  * route's answer, n bytes) is the last of it, the response ends; whether
  * the client had gone. */
 int dlive_end(struct dlive *l, const char *body, size_t n)

@@ -1,5 +1,5 @@
 /* daemon/http.h: the request, response and credential helpers that the
- * server (daemon/server.c) and every route module (daemon/reads.c,
+ * server (daemon/server.c, workers.c, edge.c) and every route module (daemon/reads.c,
  * replay_route.c, mcp.c, a2a.c, stream.c, calls.c) use.
  *
  * Owns: the daemon's log line (dlog, dlog_safe); reading a request's
@@ -15,11 +15,10 @@
  *
  * Why a module of its own: the route modules answer requests with these
  * helpers and the server calls the route modules; with the helpers in
- * server.c that was a circle (docs/architecture.md, "Which folder may use
- * which"). Now the server and the routes both sit above this module, and
- * nothing here calls the server or a route. The server's own state
- * (connections, the call workers and their queue, the edge) stays in
- * server.c; a live response reaches its connection only through the
+ * the server that was a circle (docs/architecture.md). The server and the
+ * routes both sit above this module, and nothing here calls the server or a
+ * route. The server's own state (connections in daemon/edge.c, the call
+ * workers and their queue in daemon/workers.c) stays there; a live response reaches its connection only through the
  * struct dlive_seat the server gives it. */
 #ifndef WORLD_DAEMON_HTTP_H
 #define WORLD_DAEMON_HTTP_H
@@ -96,7 +95,7 @@ const char *dclass_of_store(int code);
  * error: 0 with *sess NULL and *present 0. */
 int dauth(struct dreq *rq, struct dresp *r, int allow_operator, int optional, struct coord_session **sess,
           int *present);
-/* dauth's two steps, also for the server's fair-share key (server.c):
+/* dauth's two steps, also for the server's fair-share key (workers.c):
  * the credential of an Authorization header value ("Bearer", any case, one
  * or more spaces, exactly 64 lowercase hex), NULL when it is not that; and
  * whether a credential is the store's operator token (read from the store
@@ -166,7 +165,8 @@ int dlive_push(struct dlive *l, const char *bytes, size_t n);
 void dlive_cancel_on_gone(struct dlive *l, struct sup_cancel *c);
 
 /* The server's side of a live response: what dlive_start needs of the
- * connection a call worker answers. server.c's connection state embeds one;
+ * connection a call worker answers. The server's connection state
+ * (daemon/server_internal.h, struct dconn) embeds one;
  * rq->seat points at it on a call worker (NULL on an HTTP thread). */
 struct dlive_seat {
 	struct MHD_Connection *conn;
@@ -175,7 +175,7 @@ struct dlive_seat {
 	struct dlive *live;  /* the live response (dlive_start), or NULL */
 	const char *ctype;   /* its Content-Type */
 };
-/* For the server (server.c): the reader of the libmicrohttpd callback
+/* For the server (edge.c, workers.c): the reader of the libmicrohttpd callback
  * response (cls: the dlive) and its free callback (libmicrohttpd is done
  * with the response: sent to its end, or the client left); dlive_abandon
  * when the response will never be made; dlive_end at the worker's end

@@ -2,8 +2,8 @@
  * through the daemon's route dispatch (daemon/server.c's dispatch, via
  * daemon_dispatch_for_test of daemon/route.h) into the real handlers of
  * /v1/... (the reads, replay), /mcp/, /a2a/ and /.well-known/..., against the
- * small real store of rpc_env.h (compiled in: server.c, reads.c, mcp.c,
- * a2a.c, replay_route.c, jschema.c; the rest from libworld.a).
+ * small real store of rpc_env.h (compiled in: server.c, workers.c, edge.c,
+ * reads.c, mcp.c, a2a.c, replay_route.c, jschema.c; the rest from libworld.a).
  *
  * Input: a request line "METHOD TARGET" (TARGET = path, then "?" and query
  * arguments "k=v&k2", %XX and + decoded as libmicrohttpd does), then header
