@@ -482,7 +482,7 @@ static int quota_check(struct coordinator *c, const char *episode, size_t in_len
 	return 0;
 }
 
-static int task_id_valid(const char *s)
+int coord_task_id_valid(const char *s)
 {
 	size_t n = strlen(s);
 	if (n < 1 || n > 128) return 0;
@@ -1170,7 +1170,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	const struct coord_session *s = call->session;
 	char task[129];
 	if (call->task_id) {
-		if (!task_id_valid(call->task_id))
+		if (!coord_task_id_valid(call->task_id))
 			return werr(err, WX_BAD_INPUT, "task id \"%.140s\": must match [A-Za-z0-9._-]{1,128}", call->task_id);
 		snprintf(task, sizeof task, "%s", call->task_id);
 	} else {

@@ -195,6 +195,10 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
                struct world_err *err);
 void coord_result_free(struct coord_result *r);
 
+/* 1 when s is a task id a caller may give: [A-Za-z0-9._-]{1,128} (the
+ * one rule; every transport checks its callers' ids with it), else 0. */
+int coord_task_id_valid(const char *s);
+
 /* ---- a committed call, read back ---- */
 /* The committed call whose invocation record is record_ref (the journal's
  * outcome of its invocation id), from st: the coordinator's store or a

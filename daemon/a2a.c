@@ -203,13 +203,6 @@ void a2a_card(struct dreq *rq, struct dresp *r, int v1)
 
 /* ---- calls ---- */
 
-static int task_id_ok(const char *s)
-{
-	size_t n = strlen(s);
-	return n >= 1 && n <= 128 &&
-	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
-}
-
 static const char *skill_of(const json_t *params, const json_t *message)
 {
 	const json_t *v = json_object_get(json_object_get(params, "metadata"), "skill_id");
@@ -389,7 +382,7 @@ static json_t *send(struct dreq *rq, struct coord_session *s, json_t *id, json_t
 		if (!json_is_string(jt) || !*json_string_value(jt)) jt = json_object_get(message, "messageId");
 		if (json_is_string(jt) && *json_string_value(jt)) task = json_string_value(jt);
 	}
-	if (task && !task_id_ok(task))
+	if (task && !coord_task_id_valid(task))
 		return drpc_error(id, -32602, "task id \"%.140s\" must be 1-128 characters of [A-Za-z0-9._-]", task);
 	const char *why = NULL;
 	json_t *args = args_of(message, &why);
@@ -660,7 +653,7 @@ static int task_read(struct dreq *rq, const struct coord_session *s, const char 
 static json_t *get(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
-	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+	if (!json_is_string(jt) || !coord_task_id_valid(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
 	struct task t;
@@ -713,7 +706,7 @@ void a2a_cancel_early(struct dreq *rq)
 	memset(&r, 0, sizeof r);
 	struct coord_session *s = NULL;
 	/* a refused credential or a malformed request: the worker answers it */
-	if (task && task_id_ok(task) && dauth(rq, &r, 0, 0, &s, NULL) == 0 && s) {
+	if (task && coord_task_id_valid(task) && dauth(rq, &r, 0, 0, &s, NULL) == 0 && s) {
 		char owner[80];
 		snprintf(owner, sizeof owner, "a2a:%s", s->episode);
 		rq->cancel_early = 1;
@@ -726,7 +719,7 @@ void a2a_cancel_early(struct dreq *rq)
 static json_t *cancel(struct dreq *rq, struct coord_session *s, json_t *id, json_t *params, enum dialect dia)
 {
 	json_t *jt = json_object_get(params, "id");
-	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+	if (!json_is_string(jt) || !coord_task_id_valid(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
 	char owner[80];
@@ -791,7 +784,7 @@ static json_t *subscribe(struct dreq *rq, struct coord_session *s, json_t *id, j
                          struct a2a_stream *as)
 {
 	json_t *jt = json_object_get(params, "id");
-	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+	if (!json_is_string(jt) || !coord_task_id_valid(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.id must be a task id (1-128 characters of [A-Za-z0-9._-])");
 	const char *task = json_string_value(jt);
 	char owner[80], context[160];
@@ -1015,7 +1008,7 @@ static json_t *push_rpc(struct dreq *rq, struct coord_session *s, json_t *id, js
 	const json_t *jt = json_object_get(params, v03 && op != 1 ? "id" : "taskId");
 	const json_t *jc = op == 1 ? (v03 ? json_object_get(params, "pushNotificationConfig") : params)
 	                           : json_object_get(params, v03 ? "pushNotificationConfigId" : "id");
-	if (!json_is_string(jt) || !task_id_ok(json_string_value(jt)))
+	if (!json_is_string(jt) || !coord_task_id_valid(json_string_value(jt)))
 		return drpc_error(id, -32602, "params.%s must be a task id (1-128 characters of [A-Za-z0-9._-])",
 		                  v03 && op != 1 ? "id" : "taskId");
 	const char *task = json_string_value(jt);

@@ -517,9 +517,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 	json_t *tk = json_object_get(json_object_get(params, "_meta"), "world/task_id");
 	if (tk) {
 		const char *t = json_string_value(tk);
-		size_t n = t ? strlen(t) : 0;
-		if (!t || n < 1 || n > 128 ||
-		    strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n)
+		if (!t || !coord_task_id_valid(t))
 			return drpc_error(id, -32602, "params._meta[\"world/task_id\"] must be 1-128 characters of [A-Za-z0-9._-]");
 		task = t;
 	}
@@ -932,14 +930,6 @@ static json_t *prompts_get(struct mcp *m, json_t *id, json_t *params)
 	if (!p) {
 		json_decref(list);
 		return drpc_error(id, -32602, "unknown prompt \"%.200s\"", pn);
-	}
-	/* a prompt that asks its caller first (daemon/mcp_input.h) */
-	int in_http = 0;
-	json_t *asked = mcp_input_prompt(m->rq, m->sess, p, id, params, m->modern, &in_http);
-	if (asked) {
-		json_decref(list);
-		m->http_status = in_http;
-		return asked;
 	}
 	char why[800];
 	json_t *msgs = catalog_prompt_render(p, json_object_get(params, "arguments"), why, sizeof why);
