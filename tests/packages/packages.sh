@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$top_srcdir" || bail "cd $top_srcdir"
 
 sources=(packages/quickstart/echo.ail packages/se-tools/*.ail packages/conformance/*.ail)
-is "${#sources[@]}" 20 "twenty transition sources (echo, the nine tools, the ten conformance fixtures)"
+is "${#sources[@]}" 24 "twenty-four transition sources (echo, the nine tools, the fourteen conformance fixtures)"
 for src in "${sources[@]}"; do
   run_capture out err rc "$A" check "$src"
   is "$rc" 0 "$src passes ailang-lite check"
