@@ -357,14 +357,24 @@ int confirm_decide(const json_t *d, const struct confirm_req *rq, struct confirm
 	json_t *given = json_object(); /* the answers of the rounds before, from the state */
 	json_t *st = NULL;
 	int rc = -1;
+	/* the declaration the state answers: a republished one asks anew */
+	char decl_ref[WORLD_REF_SIZE];
+	size_t dl;
+	char *db = world_canon_json(d, &dl, err);
+	if (!db || world_hash_ref(db, dl, decl_ref, err) < 0) {
+		free(db);
+		goto done;
+	}
+	free(db);
 	if (rq->state) {
 		st = unseal(rq->key, rq->state, err);
 		if (!st) goto done;
 		const char *pr = json_string_value(json_object_get(st, "principal"));
 		const char *me = json_string_value(json_object_get(st, "method")), *na = json_string_value(json_object_get(st, "name"));
 		const char *ar = json_string_value(json_object_get(st, "args")), *tk = json_string_value(json_object_get(st, "task"));
+		const char *dc = json_string_value(json_object_get(st, "decl"));
 		json_t *ex = json_object_get(st, "exp"), *ro = json_object_get(st, "round"), *rs = json_object_get(st, "responses");
-		if (!pr || !me || !na || !ar || !tk || !json_is_integer(ex) || !json_is_integer(ro) || !json_is_object(rs) ||
+		if (!pr || !me || !na || !ar || !tk || !dc || !json_is_integer(ex) || !json_is_integer(ro) || !json_is_object(rs) ||
 		    json_integer_value(ro) < 0 || (size_t)json_integer_value(ro) >= nrounds) {
 			werr(err, WX_BAD_INPUT, TAMPERED);
 			goto done;
@@ -381,6 +391,11 @@ int confirm_decide(const json_t *d, const struct confirm_req *rq, struct confirm
 		if (strcmp(me, rq->method) || strcmp(na, rq->name) || strcmp(ar, rq->args_ref)) {
 			werr(err, WX_BAD_INPUT, "requestState belongs to another request (%.40s %.128s%s); it is good only for the "
 			     "request it answered, with the same arguments", me, na, strcmp(ar, rq->args_ref) ? ", other arguments" : "");
+			goto done;
+		}
+		if (strcmp(dc, decl_ref) != 0) {
+			werr(err, WX_BAD_INPUT, "requestState answers what %.128s asked before it was republished; call again "
+			     "without it", na);
 			goto done;
 		}
 		if (rq->task && strcmp(rq->task, tk) != 0) {
@@ -434,7 +449,7 @@ int confirm_decide(const json_t *d, const struct confirm_req *rq, struct confirm
 		out->round = (int)round + 1;
 		if (json_object_size(missing) > 0) {
 			/* (a round not wholly answered is asked again, for what it lacks) */
-			json_t *pl = json_pack("{s:s,s:I,s:s,s:s,s:s,s:O,s:I,s:s}", "args", rq->args_ref, "exp",
+			json_t *pl = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:O,s:I,s:s}", "args", rq->args_ref, "decl", decl_ref, "exp",
 			                       (json_int_t)(rq->now + (rq->ttl_s > 0 ? rq->ttl_s : CONFIRM_TTL_S)), "method",
 			                       rq->method, "name", rq->name, "principal", rq->principal, "responses", given, "round",
 			                       (json_int_t)round, "task", out->task);

@@ -34,10 +34,11 @@
  * names what was asked and answered, and a replay sees it again.
  *
  * The request state: "v1." base64url(PAYLOAD) "." base64url(HMAC-SHA256(key, PAYLOAD)),
- * PAYLOAD canonical JSON {"args":REF,"exp":UNIX_S,"method":M,"name":N,
- * "principal":CREDENTIAL_ID,"responses":{...},"round":K,"task":TASK}:
+ * PAYLOAD canonical JSON {"args":REF,"decl":REF,"exp":UNIX_S,"method":M,
+ * "name":N,"principal":CREDENTIAL_ID,"responses":{...},"round":K,"task":TASK}:
  * bound to the session's credential, the request (method, name, the
- * arguments' hash), the call's task id, and an expiry (CONFIRM_TTL_S). The
+ * arguments' hash), the declaration it answers (its hash: a republished
+ * one asks anew), the call's task id, and an expiry (CONFIRM_TTL_S). The
  * key is 32 random bytes in a file of the store's secret files
  * (world_input_key_path: <db>.input-key, 0600), made by the first daemon
  * that needs it, so every daemon of a store on this host opens the states
@@ -100,7 +101,9 @@ struct confirm_out {
 /* The verdict for one request of a descriptor whose declaration is d.
  * -1 (WX_BAD_INPUT, one line for a -32602 answer): inputResponses not an
  * object, an answer of the wrong shape, or a state that does not verify,
- * belongs to another session or request, or expired. */
+ * belongs to another session, request or declaration, or expired. A state
+ * that verifies does not say the call has not run: coord_call's "once"
+ * refuses its task id when the journal has it. */
 int confirm_decide(const json_t *d, const struct confirm_req *rq, struct confirm_out *out, struct world_err *err);
 void confirm_out_free(struct confirm_out *o);
 /* The canonical input of a call with inputs (JSON text of out->inputs):

@@ -6,7 +6,7 @@
 # as ailang-write plans it) asks its caller to confirm first; tests.asked
 # asks in two rounds. Asserted: the elicitation asked and nothing written;
 # the answered retry runs and commits once, the stored input keeping what
-# was asked and answered; a replayed, tampered, expired (a 6 s TTL, a test
+# was asked and answered; a replayed, tampered, expired (a 20 s TTL, a test
 # hook), another session's or another request's state refused (-32602)
 # with nothing written, each beside its control; a declined or cancelled
 # answer runs nothing and the journal says cancelled; a required capability
@@ -24,7 +24,7 @@ W2=$(printf '8%.0s' $(seq 64))
 "$FIXTURE" session "$DB" "$W2" ep-x '[{"budget":50,"effect":"Workspace.Write","scope":"worktree"}]' +3600 || bail "fixture session"
 mkdir -p "$T/ws/ep-w" "$T/ws/ep-x" && chmod 700 "$T/ws" "$T/ws/"*
 echo original > "$T/ws/ep-w/notes.txt"
-TTL=6
+TTL=20
 WORLD_TEST_INPUT_TTL_S=$TTL daemon_start --workspace-root "$T/ws" || bail "daemon did not start"
 # published while the daemon serves (its start bootstrapped the epoch), as a publisher would
 (cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish 2 transitions to $DB" \
@@ -112,7 +112,7 @@ echo original > "$T/ws/ep-w/notes.txt"; b=$(entries)
 sleep $((TTL + 1))
 call "$W1" tests_dreplace "$ARGS" "$ACCEPT,\"requestState\":\"$OLD\""
 is "$(jget error.code <<<"$J")" "-32602" "a state past its life ($TTL s here): -32602"
-like "$(jget error.message <<<"$J")" 'requestState expired [0-9]+ s ago \(it lives 6 s\)' "... saying it expired"
+like "$(jget error.message <<<"$J")" 'requestState expired [0-9]+ s ago \(it lives 20 s\)' "... saying it expired"
 is "$(cat "$T/ws/ep-w/notes.txt") $(entries)" "original $b" "... nothing ran"
 
 # ---- decline and cancel run nothing ----
@@ -164,6 +164,28 @@ is "$(jget result.resultType <<<"$J") $(jget result.content.0.text <<<"$J")" "co
 call "$W1" tests_dasked '{"n":2}' "\"inputResponses\":{\"user_name\":{\"action\":\"accept\",\"content\":{\"name\":\"Bob\"}}}" '{"elicitation":{}}'
 is "$(jget result.inputRequests <<<"$J" | python3 -c 'import json,sys; print(",".join(sorted(json.load(sys.stdin))))')" "step2" \
   "a client without roots is not asked the optional roots request"
+
+# ---- a state answers the declaration it was issued for ----
+echo original > "$T/ws/ep-w/notes.txt"
+ask
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[0]["inputRequests"][0]["confirm"]["params"]["message"]="Really replace it?"; json.dump(d, open(sys.argv[2], "w"))' \
+  "$top_srcdir/tests/daemon/input_required.json" "$T/changed.json"
+(cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish 2 transitions to $DB" \
+  --out "$T/pub2.out" --err "$T/pub2.err" --tty "$T/pub2.tty" -- \
+  "$top_builddir/cli/world-publish" transitions --store "$DB" --manifest "$T/changed.json" --ailang-bin "$AILANG_LITE")
+is "$?" 0 "tests.replace republished with another question"
+call "$W1" tests_dreplace "$ARGS" "$ACCEPT,\"requestState\":\"$S\""
+like "$(jget error.code <<<"$J") $(jget error.message <<<"$J")" '^-32602 invalid params: requestState answers what tests.replace asked before it was republished' \
+  "a state issued before the republish: -32602 (it answered another question)"
+is "$(cat "$T/ws/ep-w/notes.txt")" original "... nothing ran"
+ask
+is "$(jget result.inputRequests.confirm.params.message <<<"$J")" "Really replace it?" "control: asked again, the new question"
+call "$W1" tests_dreplace "$ARGS" "$ACCEPT,\"requestState\":\"$S\""
+is "$(jget result.isError <<<"$J") $(cat "$T/ws/ep-w/notes.txt")" "false replaced" "... and its answer runs"
+(cd "$top_srcdir" && env -u CI -u GITHUB_ACTIONS python3 "$PTY" --after '> ' --answer "publish 2 transitions to $DB" \
+  --out "$T/pub3.out" --err "$T/pub3.err" --tty "$T/pub3.tty" -- \
+  "$top_builddir/cli/world-publish" transitions --store "$DB" --manifest tests/daemon/input_required.json --ailang-bin "$AILANG_LITE")
+is "$?" 0 "... and the original question republished (for the SDK client below)"
 
 # ---- the official v2 SDK client answers the elicitation itself ----
 NPM="$top_srcdir/build/npm/node_modules"
