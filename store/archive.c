@@ -703,7 +703,7 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 		return -1;
 	}
 	out->size = n;
-	if (st->kind == WDB_PG) {
+	if (!ws_can(st, WS_CAP_FILE)) {
 		int rc = pg_archive(st, bin, bytes, n, out, err);
 		free(bytes);
 		return rc;
@@ -808,7 +808,7 @@ static int interp_row(struct world_store *st, const char *ref, struct world_inte
 int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err)
 {
 	if (interp_row(st, ref, out, err) < 0) return -1;
-	if (st->kind == WDB_PG) return pg_interp_get(st, out, err);
+	if (!ws_can(st, WS_CAP_FILE)) return pg_interp_get(st, out, err);
 	char dir[4096];
 	if (interp_dir(st, ref, dir, sizeof dir) < 0 ||
 	    snprintf(out->path, sizeof out->path, "%s/ailang", dir) >= (int)sizeof out->path)
@@ -822,7 +822,7 @@ int world_interp_verify(struct world_store *st, const char *ref, int *what, stru
 	if (!what) what = &w;
 	*what = WORLD_INTERP_FILE;
 	struct world_interp wi;
-	if (st->kind == WDB_PG) {
+	if (!ws_can(st, WS_CAP_FILE)) {
 		if (interp_row(st, ref, &wi, err) < 0) return -1;
 		return pg_interp_verify(st, &wi, what, err);
 	}

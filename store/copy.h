@@ -1,5 +1,5 @@
 /* store/copy.h: a portable, verifiable copy of a store between backends
- * (issue 26 item 4; docs/store.md, "Copying a store between backends";
+ * (docs/store.md, "Copying a store between backends";
  * docs/operations.md, "Backup and restore"): SQLite -> PostgreSQL,
  * PostgreSQL -> SQLite, SQLite -> SQLite, through the SQL driver
  * (store/db.h) on both ends, so it needs nothing of the store core.

@@ -196,3 +196,22 @@ int64_t wdb_changes(struct wdb *db) { return db->drv->changes(db); }
 int wdb_begin(struct wdb *db, struct world_err *err) { return seen(db, db->drv->begin(db, err)); }
 int wdb_commit(struct wdb *db, struct world_err *err) { return seen(db, db->drv->commit(db, err)); }
 int wdb_rollback(struct wdb *db, struct world_err *err) { return seen(db, db->drv->rollback(db, err)); }
+
+int wdb_last_code(const struct wdb *db, int code_other)
+{
+	if (db->drv->last_code) return db->drv->last_code(db, code_other);
+	int fail = wdb_last_fail(db);
+	return wdb_fail_code(fail ? fail : WDB_FAIL, code_other);
+}
+
+int64_t wdb_last_insert_id(struct wdb *db) { return db->drv->last_insert_id ? db->drv->last_insert_id(db) : 0; }
+
+/* The store's engines (store/store_internal.h): one per driver, chosen as
+ * the driver is. */
+struct ws_engine;
+extern const struct ws_engine ws_sqlite_engine, ws_pg_engine;
+const struct ws_engine *ws_engine_of(const char *name);
+const struct ws_engine *ws_engine_of(const char *name)
+{
+	return wdb_kind_of(name) == WDB_PG ? &ws_pg_engine : &ws_sqlite_engine;
+}

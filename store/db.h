@@ -1,16 +1,17 @@
 /* store/db.h: the store's SQL driver -- one small interface over SQLite
  * (store/db_sqlite.c) and PostgreSQL through libpq (store/db_pg.c), so that
- * one code path of the store can run on both (issue 26; docs/store.md,
- * "PostgreSQL (in progress)"). The store's own statements (store.c,
- * stmt.c, optoken.c) run through it; on SQLite the store wraps the
- * connection it set up itself (wdb_sqlite_adopt), so the busy handler,
- * hooks and checkpoints that need the raw handle keep it.
+ * one code path of the store runs on both (docs/store.md, "The driver
+ * seam"). Every statement of the store runs through it. On SQLite the
+ * store's engine (store/db_sqlite_open.c) opens and sets up the connection
+ * itself and hands it to a handle (wdb_sqlite_adopt); the SQLite engine's
+ * own mechanisms (busy handler, hooks, checkpoints, backup) reach it with
+ * wdb_sqlite_raw.
  *
  * Owns: naming a database (a path, or a postgresql:// URI), connecting,
  * running SQL with positional parameters, reading columns, the transaction
  * that a head compare-and-swap runs in, and the classification of every
  * failure into what a caller does next. Owns no schema and no store policy
- * (store/schema_pg.h holds the PostgreSQL DDL).
+ * (each engine's schema: store/db_sqlite_schema.c, store/schema_pg.c).
  *
  * The contract, for both drivers:
  * - SQL is written with SQLite's positional parameters, `?` or `?N`
@@ -164,6 +165,13 @@ const char *wdb_errmsg(const struct wdb *db);
 /* The exit code of common/error.h for a class of failure (CODE_OTHER for
  * WDB_FAIL): what a caller formatting its own message exits with. */
 int wdb_fail_code(int fail, int code_other);
+/* The exit code for the handle's last failure: SQLite's by its error code
+ * (a damaged file WX_INTEGRITY, busy or locked WX_LOCKED), elsewhere
+ * wdb_fail_code of its class; CODE_OTHER for anything else. */
+int wdb_last_code(const struct wdb *db, int code_other);
+/* The rowid the handle's last INSERT gave its row: SQLite's; 0 elsewhere
+ * (a statement says RETURNING instead). */
+int64_t wdb_last_insert_id(struct wdb *db);
 
 /* SQLite only: wrap a connection the caller opened and set up (busy
  * handler, hooks, pragmas) as a handle, which owns it from then on:

@@ -213,6 +213,19 @@ static int s_rollback(struct wdb *h, struct world_err *err)
 	return s_exec(h, "ROLLBACK", err);
 }
 
+static int s_last_code(const struct wdb *h, int code_other)
+{
+	switch (sqlite3_errcode(SDB(h)->db) & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB: return WX_INTEGRITY;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return WX_LOCKED;
+	default: return code_other;
+	}
+}
+
+static int64_t s_last_insert_id(struct wdb *h) { return sqlite3_last_insert_rowid(SDB(h)->db); }
+
 const struct wdb_driver wdb_sqlite_driver = {
 	.kind = WDB_SQLITE,
 	.open = s_open,
@@ -236,4 +249,6 @@ const struct wdb_driver wdb_sqlite_driver = {
 	.clear_bindings = s_clear_bindings,
 	.prepare_kept = s_prepare_kept,
 	.errmsg = s_errmsg,
+	.last_code = s_last_code,
+	.last_insert_id = s_last_insert_id,
 };

@@ -1,18 +1,11 @@
 /* store/home.c: an episode's home (store/home.h; docs/store.md, "Episode
- * homes"). The table, its creation by a writer's open on both engines,
- * the claim, the renewal and the operator's move. */
+ * homes"). The claim, the renewal and the operator's move (the table is
+ * each engine's schema's: store/db_sqlite_schema.c, store/db_pg_store.c). */
 #include "store/home.h"
 #include "common/pause.h"
 #include "store/sql.h"
 #include "store/store_internal.h"
 #include <string.h>
-
-#define HOME_DDL_SQLITE                                                                                        \
-	"CREATE TABLE IF NOT EXISTS episode_homes(episode TEXT PRIMARY KEY, host TEXT NOT NULL, url TEXT NOT NULL," \
-	" lease_until INTEGER NOT NULL, claimed_at INTEGER NOT NULL)"
-#define HOME_DDL_PG                                                                                          \
-	"CREATE TABLE episode_homes(episode TEXT PRIMARY KEY, host TEXT NOT NULL, url TEXT NOT NULL,"             \
-	" lease_until BIGINT NOT NULL, claimed_at BIGINT NOT NULL)"
 
 int world_home_host_check(const char *host, struct world_err *err)
 {
@@ -35,63 +28,6 @@ int world_home_url_check(const char *url, struct world_err *err)
 		return werr(err, WX_USAGE, "advertised URL \"%.140s\": must be http:// or https:// with a host, at most %d "
 		            "printable characters without spaces", url ? url : "", WORLD_HOME_URL_MAX);
 	return 0;
-}
-
-/* A writer's open: the table when it is absent. SQLite: one statement
- * (IF NOT EXISTS). PostgreSQL: looked for first (no lock when there);
- * else made once under the schema's advisory lock, read again under it,
- * so daemons opening one database at once make it once. */
-int ws_home_setup(struct world_store *st, struct world_err *err)
-{
-	if (!st->writer) return 0;
-	if (st->kind == WDB_SQLITE) {
-		/* read first (no write lock on a store that has it), else made in
-		 * one BEGIN IMMEDIATE (store/changes.c says why not bare DDL) */
-		struct wdb_stmt *q;
-		if (ws_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'episode_homes'", &q, err) < 0)
-			return -1;
-		int qrc = wdb_step(q, NULL);
-		int n = qrc == WDB_ROW ? (int)wdb_column_int64(q, 0, NULL) : -1;
-		wdb_finalize(q);
-		if (n < 0) return ws_sqlerr(st, 0, "episode homes: read schema", err);
-		if (n == 1) return 0;
-		if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
-		if (ws_exec(st, HOME_DDL_SQLITE, err) < 0 || ws_exec(st, "COMMIT", err) < 0) {
-			struct world_err ig;
-			ws_exec(st, "ROLLBACK", &ig);
-			return -1;
-		}
-		return 0;
-	}
-	static const char has_sql[] = "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
-	                              "AND tablename = 'episode_homes'";
-	for (int tries = 0;; tries++) {
-		st->retry_seen = 0;
-		struct wdb_stmt *s;
-		if (ws_prep(st, has_sql, &s, err) < 0) return -1;
-		int rc = wdb_step(s, NULL);
-		long long has = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : -1;
-		wdb_finalize(s);
-		if (has < 0) return ws_sqlerr(st, 0, "episode homes: read schema", err);
-		if (has) return 0;
-		if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "episode homes: begin", err);
-		int r = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
-		if (r == 0) {
-			if (ws_prep(st, has_sql, &s, err) < 0) r = -1;
-			else {
-				rc = wdb_step(s, NULL);
-				has = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : -1;
-				wdb_finalize(s);
-				if (has < 0) r = ws_sqlerr(st, 0, "episode homes: read schema", err);
-			}
-		}
-		if (r == 0 && has == 0) r = ws_exec(st, HOME_DDL_PG, err);
-		if (r == 0) r = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "episode homes: commit", err) : 0;
-		if (r == 0) return 0;
-		struct world_err ig;
-		wdb_rollback(st->wdb, &ig);
-		if (!ws_write_retry(st, tries)) return -1;
-	}
 }
 
 static int check_episode(const char *episode, struct world_err *err)

@@ -1,4 +1,4 @@
-/* store/home.h: an episode's home (issue 44 item 3; docs/operations.md
+/* store/home.h: an episode's home (docs/operations.md
  * "Past one machine", docs/store.md "Episode homes").
  *
  * Owns: the table episode_homes(episode, host, url, lease_until,

@@ -1,13 +1,23 @@
 # store/: the store (objects, log, worlds, journal, sessions) over the driver seam, the integrity scan.
+# The core (engine-neutral): every statement through the driver seam (db.h)
+# and the table of sql.c, every engine-specific step through struct
+# ws_engine (store_internal.h).
 libworld_a_SOURCES += store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
-	store/optoken.c store/backup.c store/backup.h store/changes.c store/checkpoint.c store/queue.c store/walbuf.c store/walbuf.h store/spent.c \
-	store/db.c store/db.h store/db_internal.h store/db_sqlite.c store/schema_pg.c store/schema_pg.h \
+	store/optoken.c store/backup.c store/backup.h store/changes.c \
 	store/copy.c store/copy.h store/tree.c store/tree.h store/home.c store/home.h
+# The driver seam and its dispatch; the SQLite driver and the store's SQLite
+# engine (every sqlite3_* call: db_sqlite*.c, one internal header); the
+# PostgreSQL engine over the PostgreSQL driver (db_pg.c, below) and its
+# schema.
+libworld_a_SOURCES += store/db.c store/db.h store/db_internal.h \
+	store/db_sqlite.c store/db_sqlite.h store/db_sqlite_open.c store/db_sqlite_schema.c store/db_sqlite_queue.c \
+	store/db_sqlite_ckpt.c store/db_sqlite_wal.c store/walbuf.h store/db_sqlite_backup.c \
+	store/db_pg_store.c store/schema_pg.c store/schema_pg.h
 # a store opened with a postgresql:// password file (--store-password-file)
 libworld_a_SOURCES += store/open_opts.c store/open_opts.h
 
-# The PostgreSQL driver of store/db.h (issue 26, in progress): its own
+# The PostgreSQL driver of store/db.h: its own
 # library, because libpq cannot be linked statically on Debian 12
 # (configure.ac, docs/HACKING.md). Only dynamically linked programs link it
 # (today tests/store/test_db), and call wdb_pg_enable() at start-up.
@@ -138,13 +148,13 @@ tests_store_test_scan_start_LDADD = $(WORLD_PG_LIBS) libworld.a tests/libtap.a $
 # and the daemon's own start-up line on that store
 TESTS += tests/store/scan_start.sh
 EXTRA_DIST += tests/store/scan_start.sh
-# Checkpoints off the commit path (store/checkpoint.c).
+# Checkpoints off the commit path (store/db_sqlite_ckpt.c).
 check_PROGRAMS += tests/store/test_ckpt
 TESTS += tests/store/test_ckpt
 tests_store_test_ckpt_SOURCES = tests/store/test_ckpt.c
 tests_store_test_ckpt_CFLAGS = $(AM_CFLAGS) $(WORLD_DEP_CFLAGS)
 tests_store_test_ckpt_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS) -lpthread
-# The write queue (store/queue.c), across processes.
+# The write queue (store/db_sqlite_queue.c), across processes.
 check_PROGRAMS += tests/store/test_queue
 TESTS += tests/store/test_queue
 tests_store_test_queue_SOURCES = tests/store/test_queue.c
@@ -156,7 +166,7 @@ tests_store_test_queue_LDADD = libworld.a tests/libtap.a $(WORLD_DEP_LIBS)
 TESTS += tests/store/copy.sh
 EXTRA_DIST += tests/store/copy.sh
 
-# The WAL-gathering VFS of durable writers (store/walbuf.c).
+# The WAL-gathering VFS of durable writers (store/db_sqlite_wal.c).
 check_PROGRAMS += tests/store/test_walbuf
 TESTS += tests/store/test_walbuf
 tests_store_test_walbuf_SOURCES = tests/store/test_walbuf.c

@@ -73,7 +73,7 @@ int world_operator_token_install(struct world_store *st, const char *token, int 
 int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,
                    size_t n, int make_dirs, struct world_err *err)
 {
-	if (st->kind != WDB_PG) {
+	if (ws_can(st, WS_CAP_FILE)) {
 		if (snprintf(path, n, "%s.%s", st->path, suffix) >= (int)n)
 			return werr(err, WX_IO, "%s: store path too long: %s", what, st->path);
 		return 0;

@@ -14,9 +14,6 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#define WORLD_SCAN_CACHE_KIB 65536 /* the scan's page cache: 64 MiB */
-#define WS_SCAN_STR2(x) #x
-#define WS_SCAN_STR(x) WS_SCAN_STR2(x)
 
 static double now_s(void)
 {
@@ -73,7 +70,7 @@ static long long page_rows(struct world_store *st)
 		if (!*end && n > 0) return n;
 	}
 #endif
-	return st->kind == WDB_SQLITE ? -1 : SCAN_PAGE;
+	return ws_can(st, WS_CAP_STREAM) ? -1 : SCAN_PAGE;
 }
 
 /* sql = WORLD_SQL(X), whose key is column col (text or not) */
@@ -491,10 +488,10 @@ static int interp_verify_db(struct deps *d, const char *ref)
 }
 
 /* The interpreter's check (what failed, 0 when sound), from the archive's
- * files on SQLite, from the database elsewhere. */
+ * files beside a store file, from the database elsewhere. */
 static int interp_check(struct deps *d, const char *ref)
 {
-	if (d->st->kind != WDB_SQLITE) return interp_verify_db(d, ref);
+	if (!ws_can(d->st, WS_CAP_FILE)) return interp_verify_db(d, ref);
 	int what = 0;
 	return world_interp_verify(d->st, ref, &what, NULL) < 0 ? (what ? what : WORLD_INTERP_FILE) : 0;
 }
@@ -1365,8 +1362,8 @@ static int stream_scan(struct deps *d, FILE *out, struct world_err *err)
 	if (m.roots) huge_advice(m.roots, ((size_t)m.L + 2) * sizeof *m.roots);
 	if (m.hashes) huge_advice(m.hashes, ((size_t)m.L + 2) * sizeof *m.hashes);
 	if (!m.roots || !m.hashes) goto oom;
-	/* (the key: SQLite's rowid, storage order; PostgreSQL's ref, sql.c) */
-	if (page_open(&pg, st, WORLD_SQL(STREAM_WORLDS), 5, st->kind != WDB_SQLITE, err) < 0) goto done;
+	/* (the key: the rowid, storage order, where the engine streams; else the ref, sql.c) */
+	if (page_open(&pg, st, WORLD_SQL(STREAM_WORLDS), 5, !ws_can(st, WS_CAP_STREAM), err) < 0) goto done;
 	if (pg.text) page_from_text(&pg, "");
 	else page_from_int(&pg, INT64_MIN);
 	for (;;) {
@@ -1519,17 +1516,6 @@ static int scan_forget(void)
 #endif
 }
 
-/* PostgreSQL: the connection's backend pid, 0 when it cannot be read */
-static long long backend_pid(struct world_store *st)
-{
-	struct wdb_stmt *s = NULL;
-	long long pid = 0;
-	if (wdb_prepare(st->wdb, "SELECT pg_backend_pid()", &s, NULL) == 0 && wdb_step(s, NULL) == WDB_ROW)
-		pid = wdb_column_int64(s, 0, NULL);
-	wdb_finalize(s);
-	return pid;
-}
-
 int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE *out, struct world_scan_result *res,
                struct world_err *err)
 {
@@ -1554,35 +1540,18 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 	d->res = res;
 	int rc = -1;
 	/* One read transaction: the scan sees one consistent snapshot (inside a
-	 * caller's group it sees that group's view). On PostgreSQL a plain
-	 * BEGIN would give each statement -- each page -- a snapshot of its
-	 * own: REPEATABLE READ keeps the first one to the end. */
+	 * caller's group it sees that group's view): the engine's BEGIN of one. */
 	int own_txn = !st->in_txn;
-	if (own_txn && ws_exec(st, st->kind == WDB_SQLITE ? "BEGIN" : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-	                       err) < 0) {
+	if (own_txn && ws_exec(st, st->eng->snapshot_begin, err) < 0) {
 		free(d);
 		return -1;
 	}
-	/* PostgreSQL: the driver reconnects by itself outside a transaction
-	 * of its own (wdb_begin), which this BEGIN is not: the backend's pid
-	 * at the start and at the end tells one snapshot from pages read on a
-	 * new connection (as store/copy.c does) */
-	long long pid0 = own_txn && st->kind != WDB_SQLITE ? backend_pid(st) : 0;
-	/* SQLite: a larger page cache for the scan's lookups (interior pages of
-	 * the SHA-256-keyed indexes stay; the default 2 MB held too few of them
-	 * at 10^6 entries), given back at the end. (PostgreSQL's cache is the
-	 * server's shared buffers: nothing of the connection's to set.) */
-	long long cache_was = 0;
-	int cache_set = 0;
-	if (st->kind == WDB_SQLITE) {
-		struct wdb_stmt *cs = NULL;
-		if (wdb_prepare(st->wdb, "PRAGMA cache_size", &cs, NULL) == 0 && wdb_step(cs, NULL) == WDB_ROW)
-			cache_was = wdb_column_int64(cs, 0, NULL);
-		wdb_finalize(cs);
-		struct world_err ce;
-		cache_set = cache_was != 0 && (cache_was > 0 ? cache_was * 4 : -cache_was) < WORLD_SCAN_CACHE_KIB &&
-		            ws_exec(st, "PRAGMA cache_size=-" WS_SCAN_STR(WORLD_SCAN_CACHE_KIB), &ce) == 0;
-	}
+	/* where the driver may reconnect under this snapshot (a server's
+	 * session), the session at the start and at the end tells one
+	 * snapshot from pages read on a new connection (as store/copy.c does) */
+	long long pid0 = own_txn && st->eng->session_id ? st->eng->session_id(st) : 0;
+	/* the engine's page cache, grown for the scan's lookups and given back at the end */
+	if (st->eng->scan_cache) st->eng->scan_cache(st, 1);
 	if (page_open(&logs, st, WORLD_SQL(SCAN_LOG), 0, 0, err) < 0 ||
 	    page_open(&worlds, st, WORLD_SQL(SCAN_WORLDS), 0, 1, err) < 0 ||
 	    ws_prep(st, WORLD_SQL(OBJECT_PAYLOAD), &obj, err) < 0 ||
@@ -1736,7 +1705,7 @@ int world_scan(struct world_store *st, const struct world_scan_opts *opts, FILE 
 		fputc('\n', out);
 	}
 	rc = 0;
-	if (pid0 && backend_pid(st) != pid0) {
+	if (pid0 && st->eng->session_id(st) != pid0) {
 		rc = werr(err, wdb_fail_code(WDB_UNAVAILABLE, WX_IO),
 		          "store %s: scan: the connection was lost and made again during the scan (not one snapshot); "
 		          "scan again", st->path);
@@ -1764,11 +1733,7 @@ done:
 	}
 	free(d);
 	struct world_err ig;
-	if (cache_set) {
-		char back[64];
-		snprintf(back, sizeof back, "PRAGMA cache_size=%lld", cache_was);
-		ws_exec(st, back, &ig);
-	}
+	if (st->eng->scan_cache) st->eng->scan_cache(st, 0);
 	if (own_txn) ws_exec(st, "COMMIT", &ig);
 	return rc;
 }

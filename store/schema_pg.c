@@ -1,7 +1,6 @@
 /* store/schema_pg.c: the PostgreSQL DDL of store/schema_pg.h. Keep it in
- * step with store.c's schema_sql / schema_v2_sql / OPERATOR_TOKEN_TABLE
- * and store/changes.c's counters: tests/store/test_db compares the tables
- * and columns of both. */
+ * step with SQLite's (store/db_sqlite_schema.c): tests/store/test_db
+ * compares the tables and columns of both. */
 #include "store/schema_pg.h"
 #include <stddef.h>
 
@@ -76,7 +75,7 @@ const char world_pg_schema[] =
     " UPDATE store_changes SET registries = registries + 1 WHERE id = 1; END IF; RETURN NULL; END $$;"
     "CREATE TRIGGER store_changes_head AFTER INSERT OR UPDATE OR DELETE ON heads FOR EACH ROW"
     " EXECUTE FUNCTION store_changes_head();"
-    /* the running budget totals (store/spent.c): moved by every effect
+    /* the running budget totals (store/db_sqlite_schema.c): moved by every effect
      * intent, in its transaction */
     "CREATE TABLE journal_spent_total(episode TEXT NOT NULL, effect TEXT NOT NULL, scope TEXT NOT NULL,"
     " spent BIGINT NOT NULL, PRIMARY KEY(episode, effect, scope));"
@@ -102,3 +101,6 @@ const char world_pg_schema_v3[] = WORLD_PG_SCHEMA_V3;
 
 const char *const world_pg_schema_extra_columns[] = {"objects.seq", NULL};
 const char *const world_pg_schema_extra_tables[] = {"world_schema", "archive", NULL};
+
+const char world_pg_schema_homes[] = "CREATE TABLE episode_homes(episode TEXT PRIMARY KEY, host TEXT NOT NULL, url TEXT NOT NULL,"
+                                     " lease_until BIGINT NOT NULL, claimed_at BIGINT NOT NULL)";

@@ -1,8 +1,9 @@
-/* store/schema_pg.h: the World store's schema (version 2) for PostgreSQL,
- * the translation of store.c's SQLite DDL and store/changes.c's counters
- * (issue 26; docs/store.md, "PostgreSQL (in progress)"). Nothing opens a
- * store on it yet: tests/store/test_db creates it on a throwaway cluster
- * and checks that it has every table and column of a fresh SQLite store.
+/* store/schema_pg.h: the World store's schema for PostgreSQL, the one
+ * place it is written (SQLite's: store/db_sqlite_schema.c), the
+ * translation of SQLite's tables, indexes and triggers; made and migrated
+ * by the PostgreSQL engine's open (store/db_pg_store.c) and by
+ * worldd store copy (store/copy.c). tests/store/test_db checks that it has
+ * every table and column of a fresh SQLite store.
  *
  * The translation: the same tables, columns and index names; INTEGER is
  * BIGINT (SQLite integers are 64-bit), BLOB is BYTEA, the journal's
@@ -31,6 +32,9 @@ extern const char world_pg_schema_v3[];
  * world_schema and store_changes; for a database without them (run it in
  * one transaction). */
 extern const char world_pg_schema[];
+/* The episode homes' table (store/home.h), made by a writer's open of a
+ * database that lacks it. */
+extern const char world_pg_schema_homes[];
 /* The columns PostgreSQL has beyond SQLite's ("table.column" each, NULL
  * ended): SQLite keeps them implicitly. */
 extern const char *const world_pg_schema_extra_columns[];

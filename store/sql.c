@@ -1,5 +1,6 @@
 /* store/sql.c: the statement table of store/sql.h. The indexes each
- * statement relies on are in store.c's schema and docs/store.md (Indexes);
+ * statement relies on are in each engine's schema (store/db_sqlite_schema.c,
+ * store/schema_pg.c) and docs/store.md (Indexes);
  * tests/store/test_query_plans checks every plan. */
 #include "store/sql.h"
 #include "store/store_internal.h"
@@ -74,7 +75,7 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
 	Q(JOURNAL_OUTCOME, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
 	                   "VALUES ('outcome',?,?,?,?,?,?)"),
-	/* the running total (store/spent.c), one primary-key lookup */
+	/* the running total (store/db_sqlite_schema.c), one primary-key lookup */
 	Q(JOURNAL_SPENT, "SELECT coalesce((SELECT spent FROM journal_spent_total WHERE episode = ? AND effect = ? AND "
 	                 "scope = ?), 0)"),
 	/* PostgreSQL sorts NULL (no outcome) first in DESC, SQLite last */
@@ -107,7 +108,7 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	/* change detection: the one counters row (its primary key) */
 	Q(CHANGES_GET, "SELECT sessions, registries FROM store_changes WHERE id = 1"),
 	/* the budget sum read from the journal: only on a store no writer of
-	 * this build has opened (no journal_spent_total yet, store/spent.c) */
+	 * this build has opened (no journal_spent_total yet, store/db_sqlite_schema.c) */
 	Q(JOURNAL_SPENT_SUM, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "
 	                     "episode = ? AND effect = ? AND scope = ?"),
 	SCANPG(SPENT_SCHEMA, "SELECT count(*) FROM sqlite_master WHERE name IN ('journal_spent_total', 'journal_spent_add')",
@@ -249,9 +250,9 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 
 _Static_assert(sizeof world_sql / sizeof world_sql[0] == WSQ_COUNT, "one entry per statement id");
 
-const char *world_sql_text(int id, int kind)
+const char *world_sql_text(int id, enum world_sql_dialect dialect)
 {
 	if (id < 0 || id >= WSQ_COUNT) return NULL;
-	if (kind == WDB_PG && world_sql[id].pg) return world_sql[id].pg;
+	if (dialect == WSQL_PG && world_sql[id].pg) return world_sql[id].pg;
 	return world_sql[id].sql;
 }

@@ -7,7 +7,8 @@
  * PLAN: no statement may read a whole table of the store unless its entry
  * says why it does so by design (its `scan` reason).
  *
- * Not here: the schema itself (store.c's DDL), transaction control (BEGIN,
+ * Not here: the schema itself (each engine's: store/db_sqlite_schema.c,
+ * store/schema_pg.c), transaction control (BEGIN,
  * COMMIT, SAVEPOINT, RELEASE, ROLLBACK) and PRAGMAs, which have no plan.
  * Each entry's `sql` is SQLite's text; `pg` says where PostgreSQL's
  * differs (docs/store.md, "The driver seam"). */
@@ -125,8 +126,11 @@ struct world_sql {
 	 * runs on PostgreSQL. ws_stmt picks by the handle's driver. */
 	const char *pg;
 };
-/* The text of statement ID for a driver (store/db.h's enum wdb_kind). */
-const char *world_sql_text(int id, int kind);
+/* The SQL dialect an engine speaks (struct ws_engine, dialect): SQLite's
+ * text, or PostgreSQL's where its entry has one. */
+enum world_sql_dialect { WSQL_SQLITE = 0, WSQL_PG = 1 };
+/* The text of statement ID in DIALECT. */
+const char *world_sql_text(int id, enum world_sql_dialect dialect);
 
 extern const struct world_sql world_sql[WSQ_COUNT];
 

@@ -5,16 +5,13 @@
  * run several each time: each handle prepares each statement of the table
  * (store/sql.h) once and keeps it, reset, between uses. The statements
  * are the SQL driver's (store/db.h, on st->wdb), so the same cache serves
- * SQLite and PostgreSQL; the one raw statement kept here is changes.c's
- * PRAGMA data_version (SQLite's alone). */
+ * SQLite and PostgreSQL. */
 #include "store/store_internal.h"
 
 void ws_stmt_init(struct world_store *st)
 {
 	pthread_mutex_init(&st->stmt_mu, NULL);
 	memset(st->stmts, 0, sizeof st->stmts);
-	memset(&st->dv, 0, sizeof st->dv);
-	atomic_init(&st->commits, 0);
 }
 
 /* The table entry whose text is sql (by pointer: WORLD_SQL(X)), or -1. */
@@ -29,7 +26,7 @@ static int stmt_id(const char *sql)
  * its dialect (sql.h, `pg`), any other text as it is. */
 static const char *dialect(struct world_store *st, int id, const char *sql)
 {
-	return id >= 0 && st->kind != WDB_SQLITE ? world_sql_text(id, st->kind) : sql;
+	return id >= 0 ? world_sql_text(id, st->eng->dialect) : sql;
 }
 
 static int prep(struct world_store *st, int id, const char *sql, struct wdb_stmt **stmt, struct world_err *err)
@@ -110,9 +107,6 @@ void ws_stmt_drop(struct world_store *st)
 		st->stmts[i].s = NULL;
 		st->stmts[i].busy = 0;
 	}
-	wdb_finalize(st->dv.s);
-	st->dv.s = NULL;
-	st->dv.busy = 0;
 	pthread_mutex_unlock(&st->stmt_mu);
 }
 

@@ -1,159 +1,48 @@
-/* store/store.c: open/schema, objects, log and worlds, heads, journal,
- * sessions. See store.h for the contracts. No lock is held between
- * transactions: every write is a short BEGIN IMMEDIATE transaction (or
- * runs inside the caller's), waiting for other writers in busy_wait. */
+/* store/store.c: the store's core -- open and close through the engine
+ * (struct ws_engine), statements and transactions on the driver seam,
+ * objects, log and worlds, heads, journal, sessions, episodes. See store.h
+ * for the contracts. No lock is held between transactions: every write is
+ * a short transaction of its own (or runs inside the caller's), queued
+ * behind other writers by the engine's write queue. */
 #include "store/store_internal.h"
-#include "store/walbuf.h"
 #include "common/canon.h"
-#include "store/schema_pg.h"
 #include "tlog/note.h"
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#define WS_STR2(x) #x
-#define WS_STR(x) WS_STR2(x)
 #define WORLD_HEAD_NAME "@world" /* the selected world head; registry names cannot start with '@' */
-
-/* the SQLite connection under the driver handle (NULL on PostgreSQL) */
-static sqlite3 *raw(struct world_store *st) { return wdb_sqlite_raw(st->wdb); }
-
-static const char *const schema_sql =
-    "CREATE TABLE objects("
-    " ref TEXT PRIMARY KEY, semantic_id TEXT NOT NULL, provenance TEXT NOT NULL,"
-    " payload BLOB NOT NULL, size INTEGER NOT NULL, created_at INTEGER NOT NULL);"
-    "CREATE TABLE log_entries("
-    " entry_index INTEGER PRIMARY KEY, semantics_epoch INTEGER NOT NULL,"
-    " entry_hash TEXT NOT NULL UNIQUE, prev_entry_hash TEXT, transition_fn TEXT NOT NULL,"
-    " interpreter TEXT NOT NULL, written_by TEXT NOT NULL, transition_ref TEXT NOT NULL,"
-    " entry_json BLOB NOT NULL, committed_at INTEGER NOT NULL);"
-    "CREATE INDEX log_by_record ON log_entries(transition_ref);"
-    "CREATE TABLE worlds("
-    " ref TEXT PRIMARY KEY, revision INTEGER NOT NULL, state_root TEXT NOT NULL,"
-    " log_head TEXT NOT NULL, payload BLOB NOT NULL);"
-    "CREATE TABLE heads("
-    " name TEXT PRIMARY KEY, ref TEXT NOT NULL, revision INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
-    "CREATE TABLE journal("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " phase TEXT NOT NULL CHECK (phase IN ('intent','outcome')),"
-    " intent_id INTEGER, kind TEXT, subject TEXT, episode TEXT, effect TEXT, scope TEXT,"
-    " cost INTEGER NOT NULL DEFAULT 0, status TEXT, ref TEXT, at INTEGER NOT NULL);"
-    "CREATE UNIQUE INDEX journal_one_outcome ON journal(intent_id) WHERE phase = 'outcome';"
-    "CREATE INDEX journal_spent ON journal(episode, effect, scope) WHERE phase = 'intent';"
-    "CREATE TABLE sessions("
-    " credential_hash TEXT PRIMARY KEY, episode TEXT NOT NULL, grants TEXT NOT NULL,"
-    " expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL);"
-    "CREATE TABLE interpreters("
-    " ref TEXT PRIMARY KEY, version TEXT NOT NULL, size INTEGER NOT NULL, archived_at INTEGER NOT NULL);";
-
-/* The operator token's sha256, one row (docs/daemon.md, "The operator
- * token"): in schema 2's creation SQL and its migration, and created on a
- * writer's open of a version-2 store of a build without it. */
-#define OPERATOR_TOKEN_TABLE \
-	"CREATE TABLE IF NOT EXISTS operator_token(id INTEGER PRIMARY KEY CHECK (id = 1), token_hash TEXT NOT NULL," \
-	" set_at INTEGER NOT NULL)"
-
-/* What schema 2 adds to schema 1 (a new store gets both; a writer migrates
- * a schema-1 store with this, see migrate_v1). */
-static const char *const schema_v2_sql =
-    "CREATE TABLE episode_objects(episode TEXT NOT NULL, ref TEXT NOT NULL, PRIMARY KEY(episode, ref)) WITHOUT ROWID;"
-    "CREATE INDEX episode_objects_by_ref ON episode_objects(ref);"
-    "CREATE TABLE episode_usage(episode TEXT PRIMARY KEY, calls INTEGER NOT NULL, bytes INTEGER NOT NULL);"
-    "CREATE UNIQUE INDEX journal_one_commit ON journal(kind, subject) WHERE phase = 'outcome' AND status = 'committed';"
-    /* Derived, never written by a caller: the log entries whose invocation
-     * record (transition_ref) is a member of the episode, kept by two
-     * triggers whichever of the entry and the membership comes first, so a
-     * session's page of the log is one index range (world_episode_entries). */
-    "CREATE TABLE episode_entries(episode TEXT NOT NULL, entry_index INTEGER NOT NULL,"
-    " PRIMARY KEY(episode, entry_index)) WITHOUT ROWID;"
-    "CREATE TRIGGER episode_entries_by_member AFTER INSERT ON episode_objects BEGIN"
-    " INSERT OR IGNORE INTO episode_entries(episode, entry_index)"
-    " SELECT NEW.episode, l.entry_index FROM log_entries l WHERE l.transition_ref = NEW.ref; END;"
-    "CREATE TRIGGER episode_entries_by_entry AFTER INSERT ON log_entries BEGIN"
-    " INSERT OR IGNORE INTO episode_entries(episode, entry_index)"
-    " SELECT m.episode, NEW.entry_index FROM episode_objects m WHERE m.ref = NEW.transition_ref; END;"
-    "CREATE INDEX worlds_by_revision ON worlds(revision);"
-    /* the lookups that read a whole table without them (docs/store.md, Indexes) */
-    "CREATE INDEX worlds_by_state_root ON worlds(state_root, revision);"
-    "CREATE INDEX objects_by_semantic ON objects(semantic_id);"
-    OPERATOR_TOKEN_TABLE ";";
-
-/* What schema 3 adds (issue 43, store/tree.h): the log's Merkle tree as
- * Go tlog's stored hashes (index -> 32 bytes), the verifier key of its
- * signing key and the latest signed checkpoint, one row each. A new store
- * gets it; a writer migrates a schema-2 store with it and the tree's
- * backfill (migrate_v2). */
-static const char *const schema_v3_sql =
-    "CREATE TABLE log_tree(hash_index INTEGER PRIMARY KEY, hash BLOB NOT NULL);"
-    "CREATE TABLE log_key(id INTEGER PRIMARY KEY CHECK (id = 1), verifier TEXT NOT NULL, set_at INTEGER NOT NULL);"
-    "CREATE TABLE log_checkpoint(id INTEGER PRIMARY KEY CHECK (id = 1), tree_size INTEGER NOT NULL,"
-    " note BLOB NOT NULL, signed_at INTEGER NOT NULL);";
 
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
-	if (st->kind != WDB_SQLITE) {
-		/* the driver's class of the last failure (docs/store.md, the table of classes) */
-		int fail = wdb_last_fail(st->wdb);
-		if (fail == WDB_RETRY) st->retry_seen = 1;
-		return werr(err, code ? code : wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %s: %s", st->path,
-		            what, wdb_errmsg(st->wdb));
-	}
-	int rc = sqlite3_errcode(raw(st));
-	int wx = WX_IO;
-	if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) wx = WX_INTEGRITY;
-	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) wx = WX_LOCKED;
-	if (code) wx = code;
-	return werr(err, wx, "store %s: %s: %s", st->path, what, sqlite3_errmsg(raw(st)));
+	/* the driver's class of the last failure (docs/store.md, the table of classes) */
+	if (wdb_last_fail(st->wdb) == WDB_RETRY) st->retry_seen = 1;
+	return werr(err, code ? code : wdb_last_code(st->wdb, WX_IO), "store %s: %s: %s", st->path, what,
+	            wdb_errmsg(st->wdb));
 }
 
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 {
-	if (st->kind != WDB_SQLITE) {
-		if (wdb_exec(st->wdb, sql, NULL) < 0) {
-			int fail = wdb_last_fail(st->wdb);
-			if (fail == WDB_RETRY) st->retry_seen = 1;
-			return werr(err, wdb_fail_code(fail ? fail : WDB_FAIL, WX_IO), "store %s: %.60s: %s", st->path, sql,
-			            wdb_errmsg(st->wdb));
-		}
-		return 0;
-	}
-	char *msg = NULL;
-	if (sqlite3_exec(raw(st), sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int rc = sqlite3_errcode(raw(st));
-		int wx = rc == SQLITE_BUSY ? WX_LOCKED : (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? WX_INTEGRITY : WX_IO;
-		werr(err, wx, "store %s: %.60s: %s", st->path, sql, msg ? msg : sqlite3_errmsg(raw(st)));
-		sqlite3_free(msg);
-		return -1;
+	if (wdb_exec(st->wdb, sql, NULL) < 0) {
+		if (wdb_last_fail(st->wdb) == WDB_RETRY) st->retry_seen = 1;
+		return werr(err, wdb_last_code(st->wdb, WX_IO), "store %s: %.60s: %s", st->path, sql, wdb_errmsg(st->wdb));
 	}
 	return 0;
 }
 
 int ws_txn_begin(struct world_store *st, struct world_err *err)
 {
-	if (st->kind != WDB_SQLITE) {
-		/* PostgreSQL: the write queue first (queue.c), then SERIALIZABLE */
-		if (ws_pg_queue_lock(st, err) < 0) return -1;
-		if (wdb_begin(st->wdb, NULL) < 0) {
-			ws_sqlerr(st, 0, "begin", err);
-			ws_pg_queue_unlock(st);
-			return -1;
-		}
-		return 0;
-	}
-	/* SQLite: the write queue first (queue.c), then the write lock at once */
-	if (ws_queue_lock(st, err) < 0) return -1;
-	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) {
-		ws_queue_unlock(st);
+	/* the write queue first, then the transaction */
+	if (st->eng->queue_lock(st, err) < 0) return -1;
+	if (wdb_begin(st->wdb, NULL) < 0) {
+		ws_sqlerr(st, 0, st->eng->begin_what, err);
+		st->eng->queue_unlock(st);
 		return -1;
 	}
 	return 0;
@@ -167,21 +56,12 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 		ws_txn_rollback(st);
 		return -1;
 	}
-	if (st->kind != WDB_SQLITE) {
-		int rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "commit", err) : 0;
-		if (rc < 0) {
-			struct world_err ig;
-			wdb_rollback(st->wdb, &ig);
-		}
-		ws_pg_queue_unlock(st);
-		return rc;
-	}
-	int rc = ws_exec(st, "COMMIT", err);
+	int rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, st->eng->commit_what, err) : 0;
 	if (rc < 0) {
 		struct world_err ig;
-		ws_exec(st, "ROLLBACK", &ig);
+		wdb_rollback(st->wdb, &ig);
 	}
-	ws_queue_unlock(st);
+	st->eng->queue_unlock(st);
 	return rc;
 }
 
@@ -189,21 +69,11 @@ void ws_txn_rollback(struct world_store *st)
 {
 	struct world_err ig;
 	st->tree_dirty = 0;
-	if (st->kind != WDB_SQLITE) {
-		wdb_rollback(st->wdb, &ig);
-		ws_pg_queue_unlock(st);
-		return;
-	}
-	ws_exec(st, "ROLLBACK", &ig);
-	ws_queue_unlock(st);
+	wdb_rollback(st->wdb, &ig);
+	st->eng->queue_unlock(st);
 }
 
-long long ws_last_insert_id(struct world_store *st)
-{
-	/* PostgreSQL has no such counter: its journal insert says RETURNING
-	 * id instead (sql.c) */
-	return st->kind == WDB_SQLITE ? (long long)sqlite3_last_insert_rowid(raw(st)) : 0;
-}
+long long ws_last_insert_id(struct world_store *st) { return (long long)wdb_last_insert_id(st->wdb); }
 
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err)
 {
@@ -266,9 +136,9 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 
 int ws_write_retry(struct world_store *st, int tries)
 {
-	/* only a write that was its own transaction, on PostgreSQL, that lost
-	 * a race: a transaction of the caller's (world_store_begin) is the
-	 * caller's to run again */
+	/* only a write that was its own transaction, on an engine where one
+	 * can lose a race, that lost one: a transaction of the caller's
+	 * (world_store_begin) is the caller's to run again */
 	int max = WS_WRITE_RETRIES;
 #ifdef WORLD_TEST_HOOKS
 	/* test builds: WORLD_TEST_PG_RETRIES=0 turns the retry off, the
@@ -276,7 +146,7 @@ int ws_write_retry(struct world_store *st, int tries)
 	const char *e = getenv("WORLD_TEST_PG_RETRIES");
 	if (e && *e >= '0' && *e <= '9' && !e[1]) max = *e - '0';
 #endif
-	if (st->kind != WDB_PG || st->in_txn || st->sp_depth || !st->retry_seen || tries >= max) return 0;
+	if (!ws_can(st, WS_CAP_RETRY) || st->in_txn || st->sp_depth || !st->retry_seen || tries >= max) return 0;
 	st->retry_seen = 0;
 	/* jittered, growing: 1 ms doubling to 32 ms, each 50..150% of it, so
 	 * writers that collided do not collide again in step */
@@ -288,38 +158,6 @@ int ws_write_retry(struct world_store *st, int tries)
 	return 1;
 }
 
-/* The busy handler of every handle: SQLite calls it while another
- * connection (of this process or another) holds the write lock (count =
- * tries so far for this lock, 0 the first). It sleeps a jittered,
- * growing nap (1 ms doubling up to 32 ms, each 50..150% of its nominal
- * length, so writers that collided do not retry in step) and gives up
- * once busy_ms have passed since the first try: the statement then fails
- * with SQLITE_BUSY, reported as WX_LOCKED. */
-static int busy_wait(void *ctx, int count)
-{
-	struct world_store *st = ctx;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	/* inside a transaction begun through the write queue, the wait there counts */
-	if (count == 0) st->busy_t0 = st->busy_from_set ? st->busy_from : now;
-	double waited = (double)(now.tv_sec - st->busy_t0.tv_sec) * 1000.0 +
-	                (double)(now.tv_nsec - st->busy_t0.tv_nsec) / 1e6;
-	if (waited >= st->busy_ms) return 0;
-	long nominal_us = 1000L << (count < 5 ? count : 5);
-	st->busy_rand = st->busy_rand * 6364136223846793005ULL + 1442695040888963407ULL;
-	long us = nominal_us / 2 + (long)((st->busy_rand >> 33) % (unsigned long long)nominal_us);
-	double left_us = (st->busy_ms - waited) * 1000.0;
-	if ((double)us > left_us) us = (long)left_us + 1;
-	struct timespec nap = { us / 1000000, (us % 1000000) * 1000 };
-	while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
-	return 1;
-}
-
-int ws_busy_nap(struct world_store *st, int count)
-{
-	return busy_wait(st, count);
-}
-
 void ws_col_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE])
 {
 	const char *t = wdb_column_text(s, col);
@@ -327,320 +165,7 @@ void ws_col_ref(struct wdb_stmt *s, int col, char out[WORLD_REF_SIZE])
 	if (t && strlen(t) < WORLD_REF_SIZE) strcpy(out, t);
 }
 
-/* The driver handle over a connection the open set up (it owns it from
- * here, failing or not). */
-static int adopt(struct world_store *st, sqlite3 *db, struct world_err *err)
-{
-	wdb_close(st->wdb);
-	st->wdb = NULL;
-	st->kind = WDB_SQLITE;
-	if (wdb_sqlite_adopt(db, st->path, &st->wdb, err) < 0) {
-		sqlite3_close_v2(db);
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- open / close ---- */
-
-/* A file SQLite does not recognise is WX_NOT_STORE (its own code), not a
- * schema problem of a real store. */
-static int not_readable(struct world_store *st, struct world_err *err)
-{
-	if (sqlite3_errcode(raw(st)) == SQLITE_NOTADB)
-		return werr(err, WX_NOT_STORE, "store %s: not a SQLite database (no SQLite header); left untouched", st->path);
-	/* An I/O failure is not a schema problem: on a full disk (the -wal or
-	 * -shm cannot be made) it is one line saying so, exit WX_IO. */
-	int ec = sqlite3_errcode(raw(st));
-	if (ec == SQLITE_IOERR || ec == SQLITE_FULL) {
-		char dir[4200];
-		snprintf(dir, sizeof dir, "%s", st->path);
-		char *slash = strrchr(dir, '/');
-		if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-		else snprintf(dir, sizeof dir, ".");
-		struct statvfs vs;
-		if (statvfs(dir, &vs) == 0 && vs.f_bavail == 0)
-			return werr(err, WX_IO, "store %s: %s (no room for its -wal and -shm); the store is unchanged", st->path,
-			            strerror(ENOSPC));
-		return werr(err, WX_IO, "store %s: read: %s", st->path, sqlite3_errmsg(raw(st)));
-	}
-	return werr(err, WX_SCHEMA, "store %s: not a readable SQLite database: %s", st->path, sqlite3_errmsg(raw(st)));
-}
-
-static int read_user_version(struct world_store *st, int *v, struct world_err *err)
-{
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(raw(st), "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK) return not_readable(st, err);
-	int rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		sqlite3_finalize(s);
-		return not_readable(st, err);
-	}
-	*v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	return 0;
-}
-
-static int count_tables(struct world_store *st, int *n, struct world_err *err)
-{
-	struct wdb_stmt *s;
-	if (ws_prep(st, WORLD_SQL(SCHEMA_TABLES), &s, err) < 0) return -1;
-	if (wdb_step(s, NULL) != WDB_ROW) {
-		wdb_finalize(s);
-		return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
-	}
-	*n = (int)wdb_column_int64(s, 0, NULL);
-	wdb_finalize(s);
-	return 0;
-}
-
-static int pragma_text(struct world_store *st, const char *sql, char *out, size_t n, struct world_err *err)
-{
-	struct wdb_stmt *s;
-	if (ws_prep(st, sql, &s, err) < 0) return -1;
-	if (wdb_step(s, NULL) != WDB_ROW) {
-		wdb_finalize(s);
-		return ws_sqlerr(st, 0, sql, err);
-	}
-	const char *t = wdb_column_text(s, 0);
-	snprintf(out, n, "%s", t ? t : "(null)");
-	wdb_finalize(s);
-	return 0;
-}
-
-/* Reopen st->path read-only as an immutable file (URI form, path escaped). */
-static int reopen_immutable(struct world_store *st, struct world_err *err)
-{
-	ws_stmt_drop(st);
-	wdb_close(st->wdb);
-	st->wdb = NULL;
-	size_t n = strlen(st->path);
-	char *uri = malloc(n * 3 + 32);
-	if (!uri) return werr(err, WX_FAIL, "store %s: out of memory", st->path);
-	char *o = uri + sprintf(uri, "file:");
-	for (const unsigned char *c = (const unsigned char *)st->path; *c; c++) {
-		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c > 0x7e) o += sprintf(o, "%%%02X", *c);
-		else *o++ = (char)*c;
-	}
-	strcpy(o, "?immutable=1");
-	sqlite3 *db = NULL;
-	int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, NULL);
-	free(uri);
-	if (rc != SQLITE_OK) {
-		werr(err, WX_IO, "store %s: open read-only copy: %s", st->path, db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close_v2(db);
-		return -1;
-	}
-	sqlite3_extended_result_codes(db, 0);
-	return adopt(st, db, err);
-}
-
-/* What is at path, before anything is created or locked: 0 absent, 1 an
- * empty file, 2 a regular file (SQLite then says whether it is a database:
- * SQLITE_NOTADB becomes WX_NOT_STORE). Only stat(2): opening and closing the
- * file here would drop every POSIX lock SQLite holds on it in this process
- * (a daemon's writer and reader handles), so its header is not read here. */
-static int probe_file(const char *path, struct world_err *err)
-{
-	struct stat sb;
-	if (stat(path, &sb) < 0) {
-		if (errno == ENOENT) return 0;
-		return werr(err, WX_IO, "store %s: %s", path, strerror(errno));
-	}
-	if (!S_ISREG(sb.st_mode))
-		return werr(err, WX_NOT_STORE, "store %s: not a regular file, so not a SQLite store; left untouched", path);
-	return sb.st_size == 0 ? 1 : 2;
-}
-
-/* file:PATH?mode=ro[&immutable=1] with PATH percent-escaped. */
-static char *reader_uri(const char *path, int immutable)
-{
-	size_t n = strlen(path);
-	char *u = malloc(n * 3 + 64);
-	if (!u) return NULL;
-	char *p = u + sprintf(u, "file:");
-	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
-		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f) p += sprintf(p, "%%%02X", *c);
-		else *p++ = (char)*c;
-	}
-	sprintf(p, "?mode=ro%s", immutable ? "&immutable=1" : "");
-	return u;
-}
-
-/* A reader creates nothing beside a store it does not own or cannot write
- * to. When the writer's -wal and -shm both exist, SQLite needs to create
- * nothing: open mode=ro and share the writer's WAL index (a live daemon's
- * commits are seen). Otherwise, for a store of another user, or in a
- * directory that is read-only (access(2), a read-only mount, or no write
- * bit at all: root passes access(2) on a 0555 directory), open immutable=1
- * so that SQLite needs no -wal or -shm file. Our own store in a writable
- * directory opens mode=ro as before. */
-static int reader_needs_immutable(const char *path)
-{
-	char wal[4200], shm[4200];
-	snprintf(wal, sizeof wal, "%s-wal", path);
-	snprintf(shm, sizeof shm, "%s-shm", path);
-	if (access(wal, F_OK) == 0 && access(shm, F_OK) == 0) return 0;
-	char *dup = strdup(path);
-	if (!dup) return 1;
-	char *slash = strrchr(dup, '/');
-	const char *dir = ".";
-	if (slash == dup) dir = "/";
-	else if (slash) { *slash = 0; dir = dup; }
-	struct stat fs, ds;
-	struct statvfs vfs;
-	int ro = stat(path, &fs) != 0 || fs.st_uid != geteuid() || stat(dir, &ds) != 0 || (ds.st_mode & 0222) == 0 ||
-	         access(dir, W_OK) != 0 || (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY));
-	free(dup);
-	return ro;
-}
-
-/* ---- schema 1 -> 2 ---- */
-
-/* Adds ref to the membership of episode (the migration's backfill). */
-static int mig_member(struct world_store *st, struct wdb_stmt *ins, const char *episode, const char *ref,
-                      struct world_err *err)
-{
-	if (!ref || !world_ref_valid(ref)) return 0;
-	wdb_reset(ins);
-	if (wdb_bind_text(ins, 1, episode, -1, NULL) < 0 || wdb_bind_text(ins, 2, ref, -1, NULL) < 0 ||
-	    wdb_step(ins, NULL) != WDB_DONE)
-		return ws_sqlerr(st, 0, "migrate to schema 2: episode_objects insert", err);
-	wdb_reset(ins);
-	return 0;
-}
-
-/* A stored object's payload parsed as JSON, or NULL (absent, damaged, not
- * JSON: the backfill skips what it cannot read; the scan reports damage). */
-static json_t *mig_json(struct world_store *st, const char *ref)
-{
-	if (!ref || !world_ref_valid(ref)) return NULL;
-	struct world_object o;
-	struct world_err ig;
-	if (world_object_get(st, ref, &o, &ig) < 0) return NULL;
-	json_t *v = world_json_parse((const char *)o.payload, o.len, NULL);
-	world_object_free(&o);
-	if (v && !json_is_object(v)) { json_decref(v); v = NULL; }
-	return v;
-}
-
-/* The membership of every committed entry: its invocation record, the
- * record's input, output, plan and effect records (with each effect
- * record's request and result), the entry's hash and its world. */
-static int mig_backfill(struct world_store *st, struct world_err *err)
-{
-	struct wdb_stmt *q = NULL, *ins = NULL;
-	int rc = -1, src;
-	if (ws_prep(st, WORLD_SQL(MIG_BACKFILL), &q, err) < 0)
-		return -1;
-	if (ws_prep(st, WORLD_SQL(EPISODE_OBJECT_ADD), &ins, err) < 0) goto out;
-	while ((src = wdb_step(q, NULL)) == WDB_ROW) {
-		const char *tref = wdb_column_text(q, 0);
-		json_t *rec = mig_json(st, tref);
-		const char *ep = rec ? json_string_value(json_object_get(rec, "episodeId")) : NULL;
-		int bad = 0;
-		if (ep && *ep && strlen(ep) <= 256) {
-			static const char *const keys[] = { "input", "output", "plan" };
-			bad = mig_member(st, ins, ep, tref, err) < 0 ||
-			      mig_member(st, ins, ep, wdb_column_text(q, 1), err) < 0 ||
-			      mig_member(st, ins, ep, wdb_column_text(q, 2), err) < 0;
-			for (size_t k = 0; !bad && k < sizeof keys / sizeof keys[0]; k++)
-				bad = mig_member(st, ins, ep, json_string_value(json_object_get(rec, keys[k])), err) < 0;
-			size_t i;
-			json_t *e;
-			json_array_foreach(json_object_get(rec, "effects"), i, e) {
-				if (bad) break;
-				const char *eref = json_string_value(e);
-				bad = mig_member(st, ins, ep, eref, err) < 0;
-				json_t *er = bad ? NULL : mig_json(st, eref);
-				if (er)
-					bad = mig_member(st, ins, ep, json_string_value(json_object_get(er, "requestRef")), err) < 0 ||
-					      mig_member(st, ins, ep, json_string_value(json_object_get(er, "resultRef")), err) < 0;
-				json_decref(er);
-			}
-		}
-		json_decref(rec);
-		if (bad) goto out;
-	}
-	if (src != WDB_DONE) { ws_sqlerr(st, 0, "migrate to schema 2: log read", err); goto out; }
-	rc = 0;
-out:
-	wdb_finalize(q);
-	wdb_finalize(ins);
-	return rc;
-}
-
-/* Two committed outcomes for one (kind, subject) -- judged by their
- * intents, as outcome rows of old writers may lack both -- cannot be
- * migrated: journal_one_commit would not hold. */
-static int mig_check_commits(struct world_store *st, struct world_err *err)
-{
-	struct wdb_stmt *s;
-	if (ws_prep(st, WORLD_SQL(MIG_CHECK_COMMITS), &s, err) < 0)
-		return -1;
-	int rc = wdb_step(s, NULL);
-	if (rc == WDB_ROW) {
-		werr(err, WX_SCHEMA, "store %s: cannot migrate to schema 2: %s %s has %d committed outcomes (at most one "
-		     "allowed); store left at schema 1, untouched", st->path, wdb_column_text(s, 0),
-		     wdb_column_text(s, 1), (int)wdb_column_int64(s, 2, NULL));
-		wdb_finalize(s);
-		return -1;
-	}
-	wdb_finalize(s);
-	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "migrate to schema 2: journal check", err);
-	return 0;
-}
-
-/* One transaction: the outcome rows' kind and subject from their intents,
- * the schema-2 tables and indexes, the membership backfill, user_version 2.
- * Any failure rolls all of it back. (mig_check_commits ran before it, so a
- * store journal_one_commit cannot hold for is refused untouched.) */
-static int migrate_v1(struct world_store *st, struct world_err *err)
-{
-	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
-	/* Two writers opening a version-1 store at once: the second finds it
-	 * migrated under the write lock and changes nothing. */
-	int v = 0;
-	if (read_user_version(st, &v, err) < 0) goto fail;
-	if (v >= 2 && v <= WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
-	if (v != 1) {
-		werr(err, WX_SCHEMA, "store %s: schema version changed to %d while migrating; store left untouched", st->path, v);
-		goto fail;
-	}
-	if (ws_exec(st, WORLD_SQL(MIG_OUTCOME_SUBJECTS), err) < 0)
-		goto fail;
-	if (ws_exec(st, schema_v2_sql, err) < 0 || mig_backfill(st, err) < 0 ||
-	    ws_exec(st, "PRAGMA user_version=2", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
-		goto fail;
-	return 0;
-fail:;
-	struct world_err ig;
-	ws_exec(st, "ROLLBACK", &ig);
-	return -1;
-}
-
-/* Schema 2 -> 3 in one transaction: the tree's tables and the tree of
- * every entry (store/tree.c, ws_tree_backfill), user_version 3. Any
- * failure rolls all of it back. */
-static int migrate_v2(struct world_store *st, struct world_err *err)
-{
-	if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) return -1;
-	int v = 0;
-	if (read_user_version(st, &v, err) < 0) goto fail;
-	if (v == WORLD_STORE_SCHEMA_VERSION) return ws_exec(st, "COMMIT", err);
-	if (v != 2) {
-		werr(err, WX_SCHEMA, "store %s: schema version changed to %d while migrating; store left untouched", st->path, v);
-		goto fail;
-	}
-	if (ws_exec(st, schema_v3_sql, err) < 0 || ws_tree_backfill(st, err) < 0 ||
-	    ws_exec(st, "PRAGMA user_version=3", err) < 0 || ws_exec(st, "COMMIT", err) < 0)
-		goto fail;
-	return 0;
-fail:;
-	struct world_err ig;
-	ws_exec(st, "ROLLBACK", &ig);
-	return -1;
-}
 
 int world_wait_lock_parse(const char *s, double *out)
 {
@@ -652,110 +177,12 @@ int world_wait_lock_parse(const char *s, double *out)
 	return 0;
 }
 
-/* One row of one column as int64 (pg_open's reads). */
-static int pg_int(struct world_store *st, const char *sql, long long *v, struct world_err *err)
-{
-	struct wdb_stmt *s;
-	if (ws_prep(st, sql, &s, err) < 0) return -1;
-	int rc = wdb_step(s, NULL);
-	*v = rc == WDB_ROW ? wdb_column_int64(s, 0, NULL) : 0;
-	wdb_finalize(s);
-	if (rc != WDB_ROW) return ws_sqlerr(st, WX_SCHEMA, "read schema", err);
-	return 0;
-}
-
-#define PG_TABLES "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
-#define PG_HAS_SCHEMA PG_TABLES " AND tablename = 'world_schema'"
-
-/* The schema of a PostgreSQL store: world_schema's version (PRAGMA
- * user_version's place), or the schema created -- once, whoever else
- * opens the database at the same moment: the creators queue on an
- * advisory lock inside the transaction and read again under it. */
-static int pg_schema(struct world_store *st, struct world_err *err)
-{
-	long long has = 0, v = 0, n = 0;
-	if (pg_int(st, PG_HAS_SCHEMA, &has, err) < 0) return -1;
-	if (!has) {
-		if (pg_int(st, PG_TABLES, &n, err) < 0) return -1;
-		if (n > 0) return werr(err, WX_SCHEMA, "store %s: not a World store (no world_schema table, %lld other tables); "
-		                       "left untouched", st->path, n);
-		if (!st->writer) return werr(err, WX_SCHEMA, "store %s: not a World store (an empty database)", st->path);
-		if (st->existing)
-			return werr(err, WX_NOT_FOUND, "store %s: an empty database, no World store in it; nothing created (make "
-			            "one first: worldd store copy DB %s, or worldd epoch bootstrap --store %s)",
-			            st->path, st->path, st->path);
-		for (int tries = 0;; tries++) {
-			st->retry_seen = 0;
-			if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
-			int rc = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
-			if (rc == 0) rc = pg_int(st, PG_HAS_SCHEMA, &has, err);
-			if (rc == 0 && !has) rc = wdb_exec(st->wdb, world_pg_schema, NULL) < 0 ? ws_sqlerr(st, 0, "create schema", err) : 0;
-			if (rc == 0) rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "create schema: commit", err) : 0;
-			if (rc == 0) break;
-			struct world_err ig;
-			wdb_rollback(st->wdb, &ig);
-			if (!ws_write_retry(st, tries)) return -1;
-		}
-	}
-	if (pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v, err) < 0) return -1;
-	if (v == 2 && st->writer) {
-		/* schema 2 -> 3 (the log's tree: store/tree.h), once, under the
-		 * creators' advisory lock: the tables, the tree's backfill, the
-		 * version, in one transaction; read again under the lock */
-		for (int tries = 0;; tries++) {
-			st->retry_seen = 0;
-			if (wdb_begin(st->wdb, NULL) < 0) return ws_sqlerr(st, 0, "begin", err);
-			long long v2 = 0;
-			int rc = ws_exec(st, "SELECT pg_advisory_xact_lock(20260026)", err);
-			if (rc == 0) rc = pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v2, err);
-			if (rc == 0 && v2 == 2) {
-				st->version = 2;
-				rc = wdb_exec(st->wdb, world_pg_schema_v3, NULL) < 0 ? ws_sqlerr(st, 0, "migrate to schema 3", err) : 0;
-				if (rc == 0) rc = ws_tree_backfill(st, err);
-				if (rc == 0) rc = ws_exec(st, "UPDATE world_schema SET version = 3 WHERE id = 1", err);
-			}
-			if (rc == 0) rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, "migrate to schema 3: commit", err) : 0;
-			if (rc == 0) break;
-			struct world_err ig;
-			wdb_rollback(st->wdb, &ig);
-			if (!ws_write_retry(st, tries)) return -1;
-		}
-		if (pg_int(st, "SELECT version FROM world_schema WHERE id = 1", &v, err) < 0) return -1;
-	}
-	if (v == 2 && !st->writer) {
-		st->version = 2; /* read what it holds; the tree's calls answer WX_SCHEMA */
-		return 0;
-	}
-	if (v != WORLD_PG_SCHEMA_VERSION)
-		return werr(err, WX_SCHEMA, "store %s: schema version %lld is unknown to this build (knows %d); store left "
-		            "untouched", st->path, v, WORLD_PG_SCHEMA_VERSION);
-	st->version = (int)v;
-	return 0;
-}
-
-/* A store on PostgreSQL (issue 26): the driver's connection alone (no
- * file, no queue, no hooks), the schema of store/schema_pg.c. */
-static int pg_open(struct world_store *st, const char *uri, struct world_err *err)
-{
-	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY, .busy_timeout_ms = (int)st->busy_ms };
-	if (wdb_open(uri, &o, &st->wdb, err) < 0) return -1;
-	st->kind = WDB_PG;
-	/* what every message names: never the URI, which may hold a password */
-	char *name = strdup(wdb_name(st->wdb));
-	if (!name) return werr(err, WX_FAIL, "store %s: out of memory", wdb_name(st->wdb));
-	free(st->path);
-	st->path = name;
-	if (pg_schema(st, err) < 0) return -1;
-	return ws_home_setup(st, err);
-}
-
 int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct world_store **out,
                           struct world_err *err)
 {
 	*out = NULL;
-	int nosync = mode & WORLD_STORE_NOSYNC;
+	int flags = mode & (WORLD_STORE_NOSYNC | WORLD_STORE_PLAIN_WAL);
 	int existing = mode & WORLD_STORE_EXISTING;
-	int plain_wal = nosync || (mode & WORLD_STORE_PLAIN_WAL);
 	int no_tree = mode & WORLD_STORE_NO_TREE;
 	mode &= ~(WORLD_STORE_NOSYNC | WORLD_STORE_EXISTING | WORLD_STORE_PLAIN_WAL | WORLD_STORE_NO_TREE);
 	if (!path || !*path) return werr(err, WX_USAGE, "store: no database path given");
@@ -769,7 +196,7 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		return werr(err, WX_FAIL, "store %s: out of memory", path);
 	}
 	ws_stmt_init(st);
-	st->qfd = -1;
+	st->eng = ws_engine_of(path);
 	st->writer = mode == WORLD_STORE_WRITER;
 	st->no_tree = no_tree != 0;
 	st->existing = existing != 0;
@@ -781,233 +208,12 @@ int world_store_open_wait(const char *path, int mode, double wait_lock_s, struct
 		clock_gettime(CLOCK_MONOTONIC, &seed);
 		st->busy_rand = (unsigned long long)seed.tv_nsec ^ ((unsigned long long)getpid() << 32) ^ (uintptr_t)st;
 	}
-	if (wdb_kind_of(path) == WDB_PG) {
-		if (pg_open(st, path, err) < 0) {
-			world_store_close(st);
-			return -1;
-		}
-		*out = st;
-		return 0;
+	if (st->eng->open(st, flags, err) < 0) {
+		world_store_close(st);
+		return -1;
 	}
-	int db_created = 0;
-	sqlite3 *db = NULL;
-	/* What the file is decides before anything is created beside it. */
-	int kind = probe_file(path, err);
-	if (kind < 0) goto fail;
-	if (kind == 0 && (!st->writer || existing)) {
-		werr(err, WX_NOT_FOUND, "store %s: %s%s", path, strerror(ENOENT), st->writer ? "; nothing created" : "");
-		goto fail;
-	}
-	if (!st->writer && kind == 1) {
-		werr(err, WX_NOT_STORE, "store %s: an empty file, not a World store; left untouched", path);
-		goto fail;
-	}
-	if (strlen(path) > 4000) {
-		werr(err, WX_USAGE, "store %s: path too long", path);
-		goto fail;
-	}
-	int rc;
-	if (st->writer && kind == 0) {
-		/* A new store is created here, mode 0600 whatever the umask; SQLite
-		 * gives its -wal and -shm the database file's mode. */
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0 && errno != EEXIST) {
-			werr(err, WX_IO, "store %s: create: %s", path, strerror(errno));
-			goto fail;
-		}
-		/* EEXIST: made meanwhile by someone else; SQLite judges it below */
-		db_created = fd >= 0;
-		if (fd >= 0 && fchmod(fd, 0600) < 0) {
-			werr(err, WX_IO, "store %s: chmod 0600: %s", path, strerror(errno));
-			close(fd);
-			goto fail;
-		}
-		if (fd >= 0 && close(fd) < 0) {
-			werr(err, WX_IO, "store %s: close after create: %s", path, strerror(errno));
-			goto fail;
-		}
-	}
-	if (st->writer) {
-		/* a durable writer's WAL frames go to the file one batch per sync
-		 * (store/walbuf.h); a NOSYNC handle's commits never sync, so it
-		 * keeps the default VFS */
-		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-		                     plain_wal ? NULL : world_walbuf_vfs());
-	} else {
-		/* immutable only where nothing may be created: otherwise the plain
-		 * read-only open, sharing the writer's WAL index */
-		int imm = reader_needs_immutable(path);
-		char *uri = imm ? reader_uri(path, 1) : strdup(path);
-		if (!uri) {
-			werr(err, WX_FAIL, "store %s: out of memory", path);
-			goto fail;
-		}
-		rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | (imm ? SQLITE_OPEN_URI : 0) | SQLITE_OPEN_FULLMUTEX,
-		                     NULL);
-		free(uri);
-	}
-	if (rc != SQLITE_OK) {
-		werr(err, WX_IO, "store %s: open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close_v2(db);
-		goto fail;
-	}
-	sqlite3_extended_result_codes(db, 0);
-	if (adopt(st, db, err) < 0) goto fail;
-	if (sqlite3_busy_handler(raw(st), busy_wait, st) != SQLITE_OK) {
-		werr(err, WX_IO, "store %s: set busy handler: %s", path, sqlite3_errmsg(raw(st)));
-		goto fail;
-	}
-	/* Read the version before anything can write: an unknown version is
-	 * refused with the file left byte-identical. */
-	int v = 0;
-	if (read_user_version(st, &v, err) < 0) {
-		/* A read-only copy of a WAL store (a directory we cannot write, no
-		 * -shm beside it): SQLite cannot set up its shared memory, so the
-		 * reader opens the file as immutable -- no writer can be changing
-		 * a file in a directory nobody may create the -shm in. */
-		int ec = sqlite3_errcode(raw(st));
-		if (st->writer || (ec != SQLITE_READONLY && ec != SQLITE_CANTOPEN) || reopen_immutable(st, err) < 0 ||
-		    read_user_version(st, &v, err) < 0)
-			goto fail;
-	}
-	/* 1 is known too: a writer migrates it below, a reader reads what it
-	 * holds (the schema-2 calls answer WX_SCHEMA on it). */
-	if (v != 0 && (v < 1 || v > WORLD_STORE_SCHEMA_VERSION)) {
-		werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 to %d); store left untouched",
-		     path, v, WORLD_STORE_SCHEMA_VERSION);
-		goto fail;
-	}
-	st->version = v;
-	/* A schema-1 store a writer cannot migrate is refused before anything
-	 * (even the journal mode) is changed. */
-	if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
-	if (v == 0) {
-		int n = 0;
-		/* The version and the tables are read in one snapshot: another
-		 * writer creating this store at this moment commits its tables and
-		 * its version together, and read apart they would look like a
-		 * foreign database with tables but no version. */
-		int v0 = 0;
-		if (ws_exec(st, "BEGIN", err) < 0) goto fail;
-		if (read_user_version(st, &v0, err) < 0 || count_tables(st, &n, err) < 0) {
-			struct world_err ig;
-			ws_exec(st, "ROLLBACK", &ig);
-			goto fail;
-		}
-		if (ws_exec(st, "COMMIT", err) < 0) goto fail;
-		if (v0 >= 1 && v0 <= WORLD_STORE_SCHEMA_VERSION) {
-			v = v0; /* made by that other writer meanwhile: open it as it is */
-			st->version = v;
-			n = 0;
-			if (st->writer && v == 1 && mig_check_commits(st, err) < 0) goto fail;
-		} else if (v0 != 0) {
-			werr(err, WX_SCHEMA, "store %s: schema version %d is unknown to this build (knows 1 to %d); store left untouched",
-			     path, v0, WORLD_STORE_SCHEMA_VERSION);
-			goto fail;
-		}
-		if (v == 0 && (n > 0 || !st->writer)) {
-			werr(err, WX_SCHEMA, "store %s: not a World store (user_version 0%s); left untouched", path,
-			     n > 0 ? " with tables" : ", empty");
-			goto fail;
-		}
-	}
-	if (st->writer) {
-		char jm[32];
-		/* Leaving a rollback journal (a schema-1 store of an old build, a
-		 * file made by the sqlite3 shell) needs the file to itself: while
-		 * another writer opening it at the same moment holds a read lock,
-		 * SQLite answers BUSY at once (it would deadlock waiting), so the
-		 * switch is retried, jittered, within the busy timeout. */
-		struct timespec j0, jn;
-		clock_gettime(CLOCK_MONOTONIC, &j0);
-		for (int tries = 0;; tries++) {
-			struct world_err je = { 0 };
-			if (pragma_text(st, "PRAGMA journal_mode=WAL", jm, sizeof jm, &je) == 0) break;
-			clock_gettime(CLOCK_MONOTONIC, &jn);
-			double ms = (double)(jn.tv_sec - j0.tv_sec) * 1000.0 + (double)(jn.tv_nsec - j0.tv_nsec) / 1e6;
-			if (je.code != WX_LOCKED || ms >= st->busy_ms) {
-				if (err) *err = je;
-				goto fail;
-			}
-			busy_wait(st, tries);
-		}
-		if (strcmp(jm, "wal") != 0) {
-			werr(err, WX_IO, "store %s: cannot switch to WAL journal mode (got %s)", path, jm);
-			goto fail;
-		}
-		if (ws_exec(st, nosync ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=FULL", err) < 0) goto fail;
-		if (v == 0) {
-			/* Another writer may be creating it at this moment: the version
-			 * is read again under the write lock, and a store it made is
-			 * left as it made it. */
-			int v2 = 0;
-			if (ws_exec(st, "BEGIN IMMEDIATE", err) < 0) goto fail;
-			if (read_user_version(st, &v2, err) < 0) {
-				struct world_err ig;
-				ws_exec(st, "ROLLBACK", &ig);
-				goto fail;
-			}
-			if (v2 != 0) {
-				if (ws_exec(st, "COMMIT", err) < 0) goto fail;
-			} else if (ws_exec(st, schema_sql, err) < 0 || ws_exec(st, schema_v2_sql, err) < 0 ||
-			    ws_exec(st, schema_v3_sql, err) < 0 ||
-			    ws_exec(st, "PRAGMA user_version=" WS_STR(WORLD_STORE_SCHEMA_VERSION), err) < 0 ||
-			    ws_exec(st, "COMMIT", err) < 0) {
-				struct world_err ig;
-				ws_exec(st, "ROLLBACK", &ig);
-				goto fail;
-			}
-		} else if (v == 1 || v == 2) {
-			if (v == 1 && migrate_v1(st, err) < 0) goto fail;
-			st->version = 2;
-			if (migrate_v2(st, err) < 0) goto fail;
-		}
-		st->version = WORLD_STORE_SCHEMA_VERSION;
-	}
-	/* The journal is looked up by (kind, subject) for every call and, by the
-	 * scan and the provenance walk, for every entry: without this index each
-	 * lookup reads the whole journal. Added to stores of this schema version
-	 * when a writer opens them (an index changes no stored fact). So are the
-	 * schema-2 indexes version-2 stores of the first schema-2 builds lack
-	 * (docs/store.md, Indexes). */
-	if (st->writer && ws_exec(st, "CREATE INDEX IF NOT EXISTS journal_by_subject ON journal(kind, subject) "
-	                              "WHERE phase = 'intent';"
-	                              "CREATE INDEX IF NOT EXISTS worlds_by_revision ON worlds(revision);"
-	                              "CREATE INDEX IF NOT EXISTS worlds_by_state_root ON worlds(state_root, revision);"
-	                              "CREATE INDEX IF NOT EXISTS objects_by_semantic ON objects(semantic_id);"
-	                              OPERATOR_TOKEN_TABLE, err) < 0)
-		goto fail;
-	if (st->writer && ws_changes_setup(st, err) < 0) goto fail;
-	if (st->writer && ws_spent_setup(st, err) < 0) goto fail;
-	if (st->writer && ws_home_setup(st, err) < 0) goto fail;
-	/* A savepoint keeps a copy of each page it changes (its statement
-	 * journal): in memory, not in a temporary file written and read back
-	 * for every savepoint of a commit (docs/store.md, The write path). Set
-	 * after the open's own large transactions (schema, migration). */
-	if (st->writer && ws_exec(st, "PRAGMA temp_store=MEMORY", err) < 0) goto fail;
-	ws_changes_hook(st);
 	*out = st;
 	return 0;
-fail:
-	/* A refused open leaves nothing it created -- but only while the file is
-	 * still empty: a writer that made the file may have lost the race to
-	 * create the store in it to another writer, whose store is not ours
-	 * to remove. */
-	struct stat dbst;
-	if (db_created && stat(path, &dbst) == 0 && dbst.st_size == 0) {
-		/* the new (still empty) database and any -wal/-shm SQLite made for it */
-		ws_stmt_drop(st);
-		wdb_close(st->wdb);
-		st->wdb = NULL;
-		char side[4200];
-		unlink(path);
-		snprintf(side, sizeof side, "%s-wal", path);
-		unlink(side);
-		snprintf(side, sizeof side, "%s-shm", path);
-		unlink(side);
-	}
-	world_store_close(st);
-	return -1;
 }
 
 int world_store_open(const char *path, int mode, struct world_store **out, struct world_err *err)
@@ -1018,22 +224,37 @@ int world_store_open(const char *path, int mode, struct world_store **out, struc
 void world_store_close(struct world_store *st)
 {
 	if (!st) return;
-	ws_ckpt_stop(st);
-	ws_pg_queue_fini(st);
+	if (st->eng->close) st->eng->close(st);
 	ws_stmt_fini(st);
 	if (st->wdb && st->in_txn) {
 		struct world_err ig;
 		wdb_rollback(st->wdb, &ig);
 	}
 	wdb_close(st->wdb);
-	if (st->qfd >= 0) close(st->qfd);
 	note_signer_free(st->signer);
 	free(st->path);
 	free(st);
 }
 
 const char *world_store_path(const struct world_store *st) { return st->path; }
-sqlite3 *world_store_db(struct world_store *st) { return st->wdb ? wdb_sqlite_raw(st->wdb) : NULL; }
+struct sqlite3 *world_store_db(struct world_store *st) { return st->wdb ? wdb_sqlite_raw(st->wdb) : NULL; }
+
+/* Checkpoints off the commit path (store.h): the engine's, where it has them. */
+int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
+{
+	if (ws_need_writer(st, "checkpoint thread", err) < 0) return -1;
+	return st->eng->ckpt_start ? st->eng->ckpt_start(st, err) : 0;
+}
+
+void world_store_checkpoint_stats(struct world_store *st, long long *background, long long *inlined,
+                                  long long *failed)
+{
+	long long z[3] = { 0, 0, 0 };
+	if (st->eng->ckpt_stats) st->eng->ckpt_stats(st, &z[0], &z[1], &z[2]);
+	if (background) *background = z[0];
+	if (inlined) *inlined = z[1];
+	if (failed) *failed = z[2];
+}
 
 int world_store_begin(struct world_store *st, struct world_err *err)
 {
@@ -1398,13 +619,6 @@ int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF
 	return 0;
 }
 
-static int world_json(long long revision, const char *state_root, const char *log_head, char *out, size_t n)
-{
-	/* keys already in canonical (bytewise) order: logHead < revision < stateRoot */
-	return snprintf(out, n, "{\"logHead\":\"%s\",\"revision\":%lld,\"stateRoot\":\"%s\"}", log_head, revision,
-	                state_root);
-}
-
 /* The entry's transitionRef must be an invocation record (docs/design.md §6.3)
  * whose transitionFn, interpreter and semanticsEpoch are the header's and
  * whose output is the stateRoot: the store refuses a log entry that does not
@@ -1518,10 +732,8 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	free(c);
 	if (rc < 0) return -1;
 
-	char wj[512];
-	world_json(a->entry_index, a->state_root, h, wj, sizeof wj);
-	char wref[WORLD_REF_SIZE];
-	if (world_hash_ref(wj, strlen(wj), wref, err) < 0) return -1;
+	char wj[WORLD_WORLD_JSON_SIZE], wref[WORLD_REF_SIZE];
+	if (world_world_ref(a->entry_index, a->state_root, h, wj, wref, err) < 0) return -1;
 	if (ws_stmt(st, WORLD_SQL(WORLD_INSERT), &s, err) < 0)
 		return -1;
 	ws_bind_text(s, 1, wref);
@@ -1649,8 +861,8 @@ const char *ws_world_row_check(const struct ws_world_row *r)
 	if (!r->ref || !r->state_root || !r->log_head || !r->json) return "payload";
 	if (!world_ref_valid(r->state_root)) return "stateRoot";
 	if (!world_ref_valid(r->log_head)) return "logHead";
-	char want[512];
-	world_json(r->revision, r->state_root, r->log_head, want, sizeof want);
+	char want[WORLD_WORLD_JSON_SIZE];
+	if (world_world_ref(r->revision, r->state_root, r->log_head, want, NULL, NULL) < 0) return "payload";
 	if (strlen(want) != r->json_len || memcmp(want, r->json, r->json_len) != 0) {
 		/* say which column disagrees with the payload */
 		json_t *o = world_json_parse(r->json, r->json_len, NULL);
@@ -1861,7 +1073,7 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
 {
 	struct wdb_stmt *s;
 	/* a store no writer of this build opened has no running totals
-	 * (store/spent.c): its readers sum the journal */
+	 * (store/db_sqlite_schema.c): its readers sum the journal */
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, NULL) < 0 && ws_stmt(st, WORLD_SQL(JOURNAL_SPENT_SUM), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);

@@ -61,7 +61,7 @@ enum world_store_mode {
 /* Or'ed into WORLD_STORE_WRITER by every verb that needs a store to be
  * there already (call, session mint/revoke, token rotate, serve): a path
  * that does not exist is WX_NOT_FOUND and nothing is created; so is an
- * empty PostgreSQL database (no schema is made in it: issue 44). */
+ * empty PostgreSQL database (no schema is made in it). */
 #define WORLD_STORE_EXISTING 0x200
 /* Bench only: a durable writer with SQLite's own WAL writes, one system
  * call per frame and header (store/walbuf.h gathers them otherwise), to
@@ -97,7 +97,7 @@ const char *world_store_path(const struct world_store *st);
 /* The underlying handle (for the scan and for tests); do not write through it. */
 struct sqlite3 *world_store_db(struct world_store *st);
 
-/* Checkpoints off the commit path (store/checkpoint.c; docs/store.md, The
+/* Checkpoints off the commit path (store/db_sqlite_ckpt.c; docs/store.md, The
  * write path): a thread of this WRITER handle, on a connection of its own,
  * copies the WAL back into the database once per 8000 new WAL frames
  * (32 MiB; a PASSIVE checkpoint: it never holds up a writer), instead of

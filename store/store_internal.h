@@ -1,29 +1,33 @@
-/* store/store_internal.h: pieces shared by the store's own modules
- * (store.c, archive.c, scan.c). Not for other components.
+/* store/store_internal.h: the store core's one private header, shared by
+ * its modules and by the two engines' halves (store/db_sqlite*.c,
+ * store/db_pg_store.c). Not for other components.
  *
- * The seam (issue 26; docs/store.md, "The driver seam"): the store's own
- * statements (store.c, optoken.c, stmt.c's cache) run through the SQL
- * driver of store/db.h on st->wdb. On SQLite that handle wraps the very
- * connection st->db the store set up (wdb_sqlite_adopt): the busy
- * handler, the commit and WAL hooks, the checkpoint thread, the backup,
- * the scan (scan.c), the archive (archive.c) and world_store_db()'s
- * callers keep using the raw sqlite3 *, through ws_prep / ws_col_ref /
- * ws_*_row_read. What is SQLite's alone stays behind st->kind ==
- * WDB_SQLITE. */
+ * Owns: struct world_store; the core's helpers (statements through the
+ * driver seam of store/db.h and the table of store/sql.h, transactions and
+ * savepoints, the write retry); and struct ws_engine, what an engine does
+ * beyond the SQL of sql.c (opening a store and its schema, the write
+ * queue, change detection's first layer, checkpoints, the backup). The
+ * core calls an engine through it and tests its capabilities (ws_can);
+ * it never asks which engine it runs on. */
 #ifndef WORLD_STORE_INTERNAL_H
 #define WORLD_STORE_INTERNAL_H
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sqlite3.h>
 #include <string.h>
 #include <time.h>
 #include "store/store.h"
 #include "store/sql.h"
 #include "store/db.h"
 
+struct ws_engine;
+
 struct world_store {
 	/* the driver handle every statement runs on */
 	struct wdb *wdb;
+	/* the engine's half (ws_engine_of at open) and its own state */
+	const struct ws_engine *eng;
+	void *eng_state;
+	/* the driver's kind, for group.c alone (the core asks ws_can) */
 	enum wdb_kind kind;
 	char *path;
 	int writer;
@@ -37,46 +41,85 @@ struct world_store {
 	int sp_flat;
 	unsigned long sp_undone;
 	unsigned long flat_mark; /* sp_undone at world_store_flat_begin */
-	/* busy_wait: how long a statement waits for another writer, since when, and its jitter */
+	/* how long a write waits for another writer (the busy timeout), and
+	 * the state of the jitter of every wait and retry */
 	double busy_ms;
-	struct timespec busy_t0;
 	unsigned long long busy_rand;
 	int version;   /* the schema version as opened (a reader may hold a 1) */
 	/* the statements of store/sql.h this handle has prepared (stmt.c) */
 	pthread_mutex_t stmt_mu;
 	struct ws_cached { struct wdb_stmt *s; int busy; } stmts[WSQ_COUNT];
-	/* change detection (changes.c): this connection's commits, counted by
-	 * its commit hook (PRAGMA data_version does not move for them), and
-	 * its prepared PRAGMA data_version (under stmt_mu, like the cache) */
-	atomic_ullong commits;
-	struct { struct wdb_stmt *s; int busy; } dv;
-	/* the write queue (queue.c): the flock file, -1 until the first
-	 * transaction opens it; since when this transaction's wait counts */
-	int qfd;
-	int busy_from_set;
-	struct timespec busy_from;
-	/* the checkpoint thread (checkpoint.c), NULL when none */
-	struct ws_ckpt *ckpt;
-	/* PostgreSQL: a statement of this write failed with WDB_RETRY
-	 * (serialization failure, deadlock): ws_write_retry runs it again */
+	/* a statement of this write failed with WDB_RETRY (serialization
+	 * failure, deadlock): ws_write_retry runs it again where the engine
+	 * can lose such a race (WS_CAP_RETRY) */
 	int retry_seen;
-	/* PostgreSQL's write queue (queue.c): its two statements, and whether
-	 * this handle holds it now */
-	struct wdb_stmt *pgq_lock, *pgq_unlock;
-	int pgq_held;
 	/* the log's tree (tree.c): entries were appended in this transaction;
 	 * the signer of this writer (NULL: none) and its counts */
 	int tree_dirty;
 	int no_tree; /* WORLD_STORE_NO_TREE (bench only) */
-	int existing; /* WORLD_STORE_EXISTING: a PostgreSQL database without a store is refused, not made one */
+	int existing; /* WORLD_STORE_EXISTING: a database without a store is refused, not made one */
 	struct note_signer *signer;
 	long long signed_n, sign_failed;
 };
 
+/* What an engine can do or needs (struct ws_engine, caps). */
+enum ws_cap {
+	/* the store is a local file: its interpreters, secrets and write
+	 * queue live in files beside it (else in the database and the host's
+	 * cache) */
+	WS_CAP_FILE = 1,
+	/* a write transaction may lose a race with another's (serialization
+	 * failure, deadlock) and is run again (ws_write_retry) */
+	WS_CAP_RETRY = 2,
+	/* a statement's rows are read as they are stepped, in rowid order: a
+	 * whole-table read is one statement keyed by its integer rowid (else
+	 * pages keyed by text, store/scan.c) */
+	WS_CAP_STREAM = 4,
+};
+
+struct world_scan_opts;
+struct world_backup_result;
+
+/* An engine's half of the store: SQLite's in store/db_sqlite*.c,
+ * PostgreSQL's in store/db_pg_store.c. NULL ops: the engine has none. */
+struct ws_engine {
+	int caps;                   /* enum ws_cap */
+	enum world_sql_dialect dialect; /* which text of store/sql.c's statements it runs */
+	const char *snapshot_begin; /* BEGIN of a read-only transaction whose statements share one snapshot */
+	const char *begin_what, *commit_what; /* what a failed write BEGIN, COMMIT is called in its message */
+	/* open st->path (st->writer, existing, no_tree, busy_ms set): the
+	 * driver handle, the schema made or migrated (a writer) or read,
+	 * st->version and st->kind; flags = WORLD_STORE_NOSYNC|PLAIN_WAL. On
+	 * failure it leaves nothing it created; the caller closes st. */
+	int (*open)(struct world_store *st, int flags, struct world_err *err);
+	/* its state, before the driver handle closes */
+	void (*close)(struct world_store *st);
+	/* the write queue: taken before a write transaction's BEGIN (waits up
+	 * to the busy timeout, then WX_LOCKED), released after its end */
+	int (*queue_lock)(struct world_store *st, struct world_err *err);
+	void (*queue_unlock)(struct world_store *st);
+	/* change detection's first layer: a version that moves when another
+	 * connection committed, and this handle's own commits */
+	int (*data_version)(struct world_store *st, long long *version, unsigned long long *own, struct world_err *err);
+	/* checkpoints off the commit path: the thread, and its counts */
+	int (*ckpt_start)(struct world_store *st, struct world_err *err);
+	void (*ckpt_stats)(struct world_store *st, long long *background, long long *inlined, long long *failed);
+	/* the scan's page cache: grown (on = 1), given back (on = 0) */
+	void (*scan_cache)(struct world_store *st, int on);
+	/* the server session a statement runs on (it changes when the driver
+	 * reconnects) */
+	long long (*session_id)(struct world_store *st);
+	/* world_backup of a store of this engine (store/backup.h) */
+	int (*backup)(const char *src_path, const char *dest, const struct world_scan_opts *scan_opts, FILE *scan_out,
+	              struct world_backup_result *out, struct world_err *err);
+};
+/* The engine a name selects (store/db.c: as wdb_kind_of selects a driver). */
+const struct ws_engine *ws_engine_of(const char *name);
+static inline int ws_can(const struct world_store *st, int cap) { return (st->eng->caps & cap) != 0; }
+
 /* One line for a failed statement: "store PATH: WHAT: the database's
- * message", the exit code from what failed (code overrides it when
- * non-zero). On SQLite the connection's error code and message, as
- * before the seam; otherwise the driver's class of the last failure. */
+ * message", the exit code the driver gives the handle's last failure
+ * (wdb_last_code; code overrides it when non-zero). */
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err);
 /* SQL without parameters: transaction control, PRAGMAs, DDL. */
 int ws_exec(struct world_store *st, const char *sql, struct world_err *err);
@@ -90,13 +133,14 @@ int ws_prep(struct world_store *st, const char *sql, struct wdb_stmt **stmt, str
  * sharing a handle (each caller gets a statement of its own). */
 int ws_stmt(struct world_store *st, const char *sql, struct wdb_stmt **stmt, struct world_err *err);
 void ws_done(struct world_store *st, struct wdb_stmt *s); /* NULL: nothing */
-/* The transaction a write runs in: BEGIN IMMEDIATE on SQLite (after the
- * write queue), the driver's wdb_begin elsewhere; and its end. */
+/* The transaction a write runs in: the engine's write queue, then the
+ * driver's wdb_begin (SQLite's BEGIN IMMEDIATE, PostgreSQL's
+ * SERIALIZABLE); and its end. */
 int ws_txn_begin(struct world_store *st, struct world_err *err);
 int ws_txn_commit(struct world_store *st, struct world_err *err);
 void ws_txn_rollback(struct world_store *st);
 /* The id the last INSERT of this connection gave its row (the journal's):
- * SQLite's last_insert_rowid. */
+ * the driver's wdb_last_insert_id (0 where the statement says RETURNING). */
 long long ws_last_insert_id(struct world_store *st);
 /* Binding for the store's statements: without a copy (the store binds
  * its callers' strings and buffers, which outlive the statement's use,
@@ -120,30 +164,6 @@ static inline void ws_bind_null(struct wdb_stmt *s, int i) { (void)wdb_bind_null
 void ws_stmt_init(struct world_store *st);  /* at open, before any ws_stmt */
 void ws_stmt_drop(struct world_store *st);  /* finalize the cache (before the connection closes) */
 void ws_stmt_fini(struct world_store *st);  /* drop, at close */
-/* Change detection (changes.c): the commit hook, installed at open, and
- * the counters table and its triggers, created by every writer's open. */
-void ws_changes_hook(struct world_store *st);
-int ws_changes_setup(struct world_store *st, struct world_err *err);
-/* The running budget totals (spent.c): their table and trigger, made by
- * every writer's open of a SQLite store that lacks them. */
-int ws_spent_setup(struct world_store *st, struct world_err *err);
-/* The episode homes' table (home.c), created by a writer's open when absent. */
-int ws_home_setup(struct world_store *st, struct world_err *err);
-/* The write queue (queue.c): ws_queue_lock before a transaction's BEGIN
- * IMMEDIATE (waits up to the busy timeout, then WX_LOCKED), ws_queue_unlock
- * after its COMMIT or ROLLBACK. */
-int ws_queue_lock(struct world_store *st, struct world_err *err);
-void ws_queue_unlock(struct world_store *st);
-/* PostgreSQL's write queue (queue.c): a session advisory lock taken before
- * a write transaction's BEGIN (waits up to the busy timeout, then
- * WX_LOCKED), released after its COMMIT or ROLLBACK; _fini finalizes its
- * statements (before the connection closes). */
-int ws_pg_queue_lock(struct world_store *st, struct world_err *err);
-void ws_pg_queue_unlock(struct world_store *st);
-void ws_pg_queue_fini(struct world_store *st);
-/* One nap of the busy handler (count = naps so far): 1, or 0 once the busy
- * timeout has passed. */
-int ws_busy_nap(struct world_store *st, int count);
 /* The log's tree (tree.c): the stored hashes entry N (leaf N-1, bytes
  * json) closes, written in the caller's transaction (log_append_body);
  * leaf gets its leaf hash. ws_tree_presign: in ws_txn_commit, before the
@@ -155,18 +175,17 @@ int ws_tree_append(struct world_store *st, long long entry_index, const char *js
                    struct world_err *err);
 int ws_tree_presign(struct world_store *st, struct world_err *err);
 int ws_tree_backfill(struct world_store *st, struct world_err *err);
-/* Stops the checkpoint thread, if any (checkpoint.c), before the close. */
-void ws_ckpt_stop(struct world_store *st);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
 /* A store's secret file: <db>.SUFFIX, or for a PostgreSQL store
  * CACHE/SUBDIR/NAME.SUFFIX in the host's cache (optoken.c says how). */
 int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,
                    size_t n, int make_dirs, struct world_err *err);
 /* A write of several statements (body: an int expression, 0 = done) in
- * ws_sp_begin/ws_sp_end; on PostgreSQL, when it was its own transaction
- * and lost a race with another (WDB_RETRY), the whole transaction is run
- * again, after a jittered nap, up to WS_WRITE_RETRIES times (SQLite never
- * needs it: its BEGIN IMMEDIATE holds the write lock from the start).
+ * ws_sp_begin/ws_sp_end; where the engine can lose a race (WS_CAP_RETRY),
+ * a write that was its own transaction and lost one (WDB_RETRY) is run
+ * again whole, after a jittered nap, up to WS_WRITE_RETRIES times (SQLite
+ * never needs it: its BEGIN IMMEDIATE holds the write lock from the
+ * start).
  * Returns from the calling function. */
 #define WS_WRITE_RETRIES 8
 int ws_write_retry(struct world_store *st, int tries);

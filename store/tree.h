@@ -1,4 +1,4 @@
-/* store/tree.h: the log as a transparency log (issue 43; docs/provenance.md,
+/* store/tree.h: the log as a transparency log (docs/provenance.md,
  * "A verifiable log"): its Merkle tree, the verifier key of its signing
  * key, and the latest signed checkpoint, kept in the store.
  *

@@ -1,10 +1,10 @@
 /* store/walbuf.h: the store's own SQLite VFS for durable writers
- * (store/walbuf.c; docs/store.md, The write path).
+ * (store/db_sqlite_wal.c; docs/store.md, The write path).
  *
  * Owns: gathering the WAL frames a connection writes between two syncs
  * into one write to the file. Every other file, and every other call, is
  * the default VFS's. Only for connections whose every commit syncs the WAL
- * (synchronous=FULL): see walbuf.c for why that is what makes it safe. */
+ * (synchronous=FULL): see db_sqlite_wal.c for why that is what makes it safe. */
 #ifndef WORLD_STORE_WALBUF_H
 #define WORLD_STORE_WALBUF_H
 #include <sqlite3.h>

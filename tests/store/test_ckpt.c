@@ -1,5 +1,5 @@
 /* tests/store/test_ckpt.c: checkpoints off the commit path
- * (world_store_checkpoint_thread, store/checkpoint.c). A handle with the
+ * (world_store_checkpoint_thread, store/db_sqlite_ckpt.c). A handle with the
  * thread: a commit that leaves WORLD_STORE_CKPT_THREAD_FRAMES (8000) frames
  * or more in the WAL wakes the thread, which checkpoints (the committer
  * does not); held at its pause point, the WAL grows past that without a

@@ -14,7 +14,7 @@
  * more than 10x (what it did before the index: each entry read the whole
  * worlds table). The budget check of an effect (world_journal_spent) in an
  * episode of N and 8N effects is per entry too (the running totals,
- * store/spent.c); its control, a store without them read by a reader,
+ * store/db_sqlite_schema.c); its control, a store without them read by a reader,
  * sums the journal and grows with the episode. */
 #include "coordinator/provenance.h"
 #include "coordinator/replay.h"

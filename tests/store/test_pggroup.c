@@ -9,7 +9,7 @@
  *      control, the retry off (WORLD_TEST_PG_RETRIES=0, test builds), gives
  *      B's caller exit 5 and leaves A's entry alone at the head.
  *      And as every writer runs, with the store's write queue (an advisory
- *      lock taken before BEGIN, store/queue.c): B's batch waits in it for
+ *      lock taken before BEGIN, store/db_pg_store.c): B's batch waits in it for
  *      A's, then commits with no lost race, one chain.
  *   2. Load: 8 threads on each of two groups (two connections), 15
  *      appends each, every one acknowledged and in the log once, the chain

@@ -1,4 +1,4 @@
-/* tests/store/test_queue.c: the write queue (store/queue.c). Writers of
+/* tests/store/test_queue.c: the write queue (store/db_sqlite_queue.c). Writers of
  * one store queue in the kernel for a transaction -- an flock on
  * <db>.write-queue taken around BEGIN IMMEDIATE..COMMIT -- instead of
  * sleep-polling SQLite's lock. Across processes: a writer behind another's

@@ -1,5 +1,5 @@
 /* tests/store/test_walbuf.c: the WAL-gathering VFS of durable writers
- * (store/walbuf.c).
+ * (store/db_sqlite_wal.c).
  *   1. A durable writer's commits reach the WAL file in fewer writes than
  *      SQLite made (gathered); the control, a WORLD_STORE_PLAIN_WAL writer,
  *      goes through none of it.

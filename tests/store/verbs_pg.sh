@@ -41,8 +41,8 @@ if ! grep -q -- '-DWORLD_HAVE_PG=1' "$top_builddir/Makefile"; then
   done_testing
   exit 0
 fi
-# the store's own open of a URI (store.c's pg_open, issue 26's port)
-if ! grep -q 'pg_open' "$top_srcdir/store/store.c"; then
+# the store's own open of a URI (the PostgreSQL engine's pg_open)
+if ! grep -q 'pg_open' "$top_srcdir/store/db_pg_store.c"; then
   skip "world_store_open takes no postgresql:// URI in this tree yet" "the verbs on a postgresql:// store"
   done_testing
   exit 0

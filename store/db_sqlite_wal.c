@@ -1,4 +1,4 @@
-/* store/walbuf.c: the "world-walbuf" SQLite VFS (store/walbuf.h; docs/store.md,
+/* store/db_sqlite_wal.c: the "world-walbuf" SQLite VFS (store/walbuf.h; docs/store.md,
  * The write path).
  *
  * Why: SQLite writes a transaction's WAL frames one system call at a time

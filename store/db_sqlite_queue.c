@@ -1,5 +1,5 @@
-/* store/queue.c: the write queue (store_internal.h, ws_queue_lock;
- * docs/store.md, Many writers).
+/* store/db_sqlite_queue.c: the SQLite engine's busy handler and write
+ * queue (store/db_sqlite.h; docs/store.md, Many writers).
  *
  * SQLite's write lock is taken by trying: a writer that finds it held is
  * answered SQLITE_BUSY and sleeps in the busy handler (1 ms doubling to
@@ -21,7 +21,7 @@
  * WX_LOCKED (exit 5). SIGURG's handler is installed only while nobody else
  * has one; a process that has its own falls back to trying the flock
  * without blocking, with the busy handler's naps. */
-#include "store/store_internal.h"
+#include "store/db_sqlite.h"
 #include "common/pause.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +32,40 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The busy handler of every handle: SQLite calls it while another
+ * connection (of this process or another) holds the write lock (count =
+ * tries so far for this lock, 0 the first). It sleeps a jittered,
+ * growing nap (1 ms doubling up to 32 ms, each 50..150% of its nominal
+ * length, so writers that collided do not retry in step) and gives up
+ * once busy_ms have passed since the first try: the statement then fails
+ * with SQLITE_BUSY, reported as WX_LOCKED. */
+int ws_sqlite_busy(void *ctx, int count)
+{
+	struct ws_sqlite *sq = ctx;
+	struct world_store *st = sq->st;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	/* inside a transaction begun through the write queue, the wait there counts */
+	if (count == 0) sq->busy_t0 = sq->busy_from_set ? sq->busy_from : now;
+	double waited = (double)(now.tv_sec - sq->busy_t0.tv_sec) * 1000.0 +
+	                (double)(now.tv_nsec - sq->busy_t0.tv_nsec) / 1e6;
+	if (waited >= st->busy_ms) return 0;
+	long nominal_us = 1000L << (count < 5 ? count : 5);
+	st->busy_rand = st->busy_rand * 6364136223846793005ULL + 1442695040888963407ULL;
+	long us = nominal_us / 2 + (long)((st->busy_rand >> 33) % (unsigned long long)nominal_us);
+	double left_us = (st->busy_ms - waited) * 1000.0;
+	if ((double)us > left_us) us = (long)left_us + 1;
+	struct timespec nap = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&nap, &nap) < 0 && errno == EINTR) {}
+	return 1;
+}
+
+int ws_sqlite_busy_nap(struct ws_sqlite *sq, int count)
+{
+	return ws_sqlite_busy(sq, count);
+}
+
 
 static void queue_wake(int sig) { (void)sig; }
 
@@ -61,11 +95,12 @@ static int queue_signal(void)
 
 static int queue_open(struct world_store *st, struct world_err *err)
 {
+	struct ws_sqlite *sq = WS_SQ(st);
 	char p[4200];
 	snprintf(p, sizeof p, "%s.write-queue", st->path);
 	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) return werr(err, WX_IO, "store %s: write queue %s: %s", st->path, p, strerror(errno));
-	st->qfd = fd;
+	sq->qfd = fd;
 	return 0;
 }
 
@@ -89,6 +124,7 @@ static int timed_out(struct world_store *st, struct world_err *err)
  * expect it. */
 static int queue_block(struct world_store *st, struct world_err *err)
 {
+	struct ws_sqlite *sq = WS_SQ(st);
 	sigset_t urg, old;
 	sigemptyset(&urg);
 	sigaddset(&urg, SIGURG);
@@ -103,7 +139,7 @@ static int queue_block(struct world_store *st, struct world_err *err)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
-	double left = st->busy_ms - ms_since(&st->busy_from);
+	double left = st->busy_ms - ms_since(&sq->busy_from);
 	if (left < 1) left = 1;
 	struct itimerspec its = { .it_interval = { 0, 5 * 1000 * 1000 } };
 	its.it_value.tv_sec = (time_t)(left / 1000);
@@ -116,7 +152,7 @@ static int queue_block(struct world_store *st, struct world_err *err)
 		sigdelset(&open_urg, SIGURG);
 		pthread_sigmask(SIG_SETMASK, &open_urg, NULL);
 		for (;;) {
-			if (flock(st->qfd, LOCK_EX) == 0) {
+			if (flock(sq->qfd, LOCK_EX) == 0) {
 				rc = 0;
 				break;
 			}
@@ -124,7 +160,7 @@ static int queue_block(struct world_store *st, struct world_err *err)
 				werr(err, WX_IO, "store %s: write queue: %s", st->path, strerror(errno));
 				break;
 			}
-			if (ms_since(&st->busy_from) >= st->busy_ms) {
+			if (ms_since(&sq->busy_from) >= st->busy_ms) {
 				timed_out(st, err);
 				break;
 			}
@@ -137,113 +173,40 @@ static int queue_block(struct world_store *st, struct world_err *err)
 	while (sigtimedwait(&urg, NULL, &zero) == SIGURG) {}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (del < 0 && rc == 0) {
-		flock(st->qfd, LOCK_UN);
+		flock(sq->qfd, LOCK_UN);
 		return werr(err, WX_IO, "store %s: write queue timer: %s", st->path, strerror(derr));
 	}
 	return rc;
 }
 
-int ws_queue_lock(struct world_store *st, struct world_err *err)
+int ws_sqlite_queue_lock(struct world_store *st, struct world_err *err)
 {
-	clock_gettime(CLOCK_MONOTONIC, &st->busy_from);
-	st->busy_from_set = 1; /* the busy handler's wait counts from here */
-	if (st->qfd < 0 && queue_open(st, err) < 0) return -1;
-	if (flock(st->qfd, LOCK_EX | LOCK_NB) == 0) return 0;
+	struct ws_sqlite *sq = WS_SQ(st);
+	clock_gettime(CLOCK_MONOTONIC, &sq->busy_from);
+	sq->busy_from_set = 1; /* the busy handler's wait counts from here */
+	if (sq->qfd < 0 && queue_open(st, err) < 0) return -1;
+	if (flock(sq->qfd, LOCK_EX | LOCK_NB) == 0) return 0;
 	if (errno != EWOULDBLOCK)
 		return werr(err, WX_IO, "store %s: write queue: %s", st->path, strerror(errno));
 	world_pause("store.queued");
 	if (queue_signal()) return queue_block(st, err);
 	/* SIGURG is the process's own: try again between the busy handler's naps */
 	for (int count = 0;; count++) {
-		if (flock(st->qfd, LOCK_EX | LOCK_NB) == 0) return 0;
+		if (flock(sq->qfd, LOCK_EX | LOCK_NB) == 0) return 0;
 		if (errno != EWOULDBLOCK)
 			return werr(err, WX_IO, "store %s: write queue: %s", st->path, strerror(errno));
-		if (!ws_busy_nap(st, count)) return timed_out(st, err);
+		if (!ws_sqlite_busy_nap(sq, count)) return timed_out(st, err);
 	}
 }
 
-void ws_queue_unlock(struct world_store *st)
+void ws_sqlite_queue_unlock(struct world_store *st)
 {
-	st->busy_from_set = 0;
-	if (st->qfd < 0) return;
-	if (flock(st->qfd, LOCK_UN) < 0) {
+	struct ws_sqlite *sq = WS_SQ(st);
+	sq->busy_from_set = 0;
+	if (sq->qfd < 0) return;
+	if (flock(sq->qfd, LOCK_UN) < 0) {
 		/* cannot happen on a valid descriptor; closing it releases the lock */
-		close(st->qfd);
-		st->qfd = -1;
+		close(sq->qfd);
+		sq->qfd = -1;
 	}
-}
-
-/* ---- PostgreSQL's write queue ----
- *
- * Every write transaction on PostgreSQL is SERIALIZABLE, and every append
- * moves the log's one head: two writers' transactions in flight at once
- * always collide, the later one fails with a serialization failure, and
- * under load a writer can lose its race many times running (bench/
- * store_bench's two-connection rows refused appends after nine runs). So
- * writers queue first, as SQLite's do on their flock: a session advisory
- * lock of the database (pg_advisory_lock), taken before BEGIN -- before
- * the transaction's snapshot, so the writer that got the lock reads what
- * the one before it committed -- and released after the COMMIT or
- * ROLLBACK. The server releases it when the session ends (a writer killed
- * or its connection lost). The wait is bounded by the session's
- * lock_timeout (the busy timeout, store/db_pg.c): past it, WX_LOCKED, not
- * retried. Readers take nothing. Test builds: WORLD_TEST_PG_NO_QUEUE=1
- * leaves the queue out, so that tests can make two transactions collide
- * and watch the retries (tests/store/test_pgstore, test_pggroup). */
-#define WS_PG_QUEUE_KEY "8022907960573952" /* 0x1c8f... : "world" queue, any fixed bigint */
-
-static int pg_queue_off(void)
-{
-#ifdef WORLD_TEST_HOOKS
-	const char *e = getenv("WORLD_TEST_PG_NO_QUEUE");
-	return e && strcmp(e, "1") == 0;
-#else
-	return 0;
-#endif
-}
-
-static int pg_queue_step(struct world_store *st, struct wdb_stmt **s, const char *sql, struct world_err *err)
-{
-	if (!*s && wdb_prepare_kept(st->wdb, sql, s, err) < 0) {
-		*s = NULL;
-		return -1;
-	}
-	int rc = wdb_step(*s, err);
-	wdb_reset(*s);
-	return rc == WDB_ROW ? 0 : -1;
-}
-
-int ws_pg_queue_lock(struct world_store *st, struct world_err *err)
-{
-	if (st->pgq_held || pg_queue_off()) return 0;
-	world_pause("store.queued");
-	struct world_err e = { 0 };
-	if (pg_queue_step(st, &st->pgq_lock, "SELECT pg_advisory_lock(" WS_PG_QUEUE_KEY ")", &e) < 0) {
-		/* the busy timeout passed (55P03) or the server is gone: final,
-		 * not a lost race to run again */
-		st->retry_seen = 0;
-		if (e.code == WX_LOCKED)
-			return werr(err, WX_LOCKED, "store %s: write queue: another writer's transaction held it past the busy "
-			                            "timeout (%.0f ms)", st->path, st->busy_ms);
-		if (err) *err = e;
-		return -1;
-	}
-	st->pgq_held = 1;
-	return 0;
-}
-
-void ws_pg_queue_unlock(struct world_store *st)
-{
-	if (!st->pgq_held) return;
-	st->pgq_held = 0;
-	/* a failure here (the connection lost) released it with the session */
-	struct world_err ig;
-	pg_queue_step(st, &st->pgq_unlock, "SELECT pg_advisory_unlock(" WS_PG_QUEUE_KEY ")", &ig);
-}
-
-void ws_pg_queue_fini(struct world_store *st)
-{
-	if (st->pgq_lock) wdb_finalize(st->pgq_lock);
-	if (st->pgq_unlock) wdb_finalize(st->pgq_unlock);
-	st->pgq_lock = st->pgq_unlock = NULL;
 }

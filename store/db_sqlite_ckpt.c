@@ -1,5 +1,6 @@
-/* store/checkpoint.c: checkpoints off the commit path (store.h,
- * world_store_checkpoint_thread; docs/store.md, The write path).
+/* store/db_sqlite_ckpt.c: the SQLite engine's checkpoints off the commit
+ * path (store.h, world_store_checkpoint_thread; docs/store.md, The write
+ * path).
  *
  * Without it SQLite checkpoints inside the COMMIT that leaves 1000 frames
  * or more in the WAL: the committing thread (a group's leader, the whole
@@ -16,7 +17,7 @@
  * bounded. Durability is unchanged: a checkpoint copies what is already
  * committed (and fsynced) in the WAL, under the connection's
  * synchronous=FULL (the WAL fsynced before, the database after). */
-#include "store/store_internal.h"
+#include "store/db_sqlite.h"
 #include "common/pause.h"
 #include <signal.h>
 #include <stdlib.h>
@@ -81,11 +82,10 @@ static void *ckpt_main(void *p)
 	return NULL;
 }
 
-int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
+int ws_sqlite_ckpt_start(struct world_store *st, struct world_err *err)
 {
-	if (ws_need_writer(st, "checkpoint thread", err) < 0) return -1;
-	/* PostgreSQL's server checkpoints on its own: nothing to start */
-	if (st->ckpt || st->kind != WDB_SQLITE) return 0;
+	struct ws_sqlite *sq = WS_SQ(st);
+	if (sq->ckpt) return 0;
 	struct ws_ckpt *ck = calloc(1, sizeof *ck);
 	if (!ck) return werr(err, WX_FAIL, "store %s: checkpoint thread: out of memory", st->path);
 	if (sqlite3_open_v2(st->path, &ck->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK ||
@@ -112,27 +112,26 @@ int world_store_checkpoint_thread(struct world_store *st, struct world_err *err)
 		free(ck);
 		return werr(err, WX_FAIL, "store %s: checkpoint thread: %s", st->path, strerror(rc));
 	}
-	st->ckpt = ck;
+	sq->ckpt = ck;
 	/* replaces SQLite's autocheckpoint on this connection */
-	sqlite3_wal_hook(wdb_sqlite_raw(st->wdb), ckpt_hook, ck);
+	sqlite3_wal_hook(ws_sqlite_raw(st), ckpt_hook, ck);
 	return 0;
 }
 
-void world_store_checkpoint_stats(struct world_store *st, long long *background, long long *inlined,
-                                  long long *failed)
+void ws_sqlite_ckpt_stats(struct world_store *st, long long *background, long long *inlined, long long *failed)
 {
-	struct ws_ckpt *ck = st->ckpt;
-	if (background) *background = ck ? atomic_load(&ck->background) : 0;
-	if (inlined) *inlined = ck ? atomic_load(&ck->inlined) : 0;
-	if (failed) *failed = ck ? atomic_load(&ck->failed) : 0;
+	struct ws_ckpt *ck = WS_SQ(st)->ckpt;
+	*background = ck ? atomic_load(&ck->background) : 0;
+	*inlined = ck ? atomic_load(&ck->inlined) : 0;
+	*failed = ck ? atomic_load(&ck->failed) : 0;
 }
 
-void ws_ckpt_stop(struct world_store *st)
+void ws_sqlite_ckpt_stop(struct world_store *st)
 {
-	struct ws_ckpt *ck = st->ckpt;
+	struct ws_ckpt *ck = WS_SQ(st)->ckpt;
 	if (!ck) return;
 	/* SQLite's autocheckpoint again for whatever this connection still commits */
-	sqlite3_wal_autocheckpoint(wdb_sqlite_raw(st->wdb), WORLD_STORE_CKPT_FRAMES);
+	sqlite3_wal_autocheckpoint(ws_sqlite_raw(st), WORLD_STORE_CKPT_FRAMES);
 	pthread_mutex_lock(&ck->mu);
 	ck->stop = 1;
 	pthread_cond_signal(&ck->cv);
@@ -142,5 +141,5 @@ void ws_ckpt_stop(struct world_store *st)
 	pthread_cond_destroy(&ck->cv);
 	pthread_mutex_destroy(&ck->mu);
 	free(ck);
-	st->ckpt = NULL;
+	WS_SQ(st)->ckpt = NULL;
 }
