@@ -19,7 +19,7 @@ struct ws_pg {
 	struct wdb_stmt *lock, *unlock;
 	int held;
 };
-#define PQS(st) ((struct ws_pg *)(st)->eng_state)
+#define PG_STATE(st) ((struct ws_pg *)(st)->eng_state)
 
 extern const struct ws_engine ws_pg_engine;
 static int homes_setup(struct world_store *st, struct world_err *err);
@@ -208,10 +208,10 @@ static int pg_queue_step(struct world_store *st, struct wdb_stmt **s, const char
 
 static int pg_queue_lock(struct world_store *st, struct world_err *err)
 {
-	if (PQS(st)->held || pg_queue_off()) return 0;
+	if (PG_STATE(st)->held || pg_queue_off()) return 0;
 	world_pause("store.queued");
 	struct world_err e = { 0 };
-	if (pg_queue_step(st, &PQS(st)->lock, "SELECT pg_advisory_lock(" WS_PG_QUEUE_KEY ")", &e) < 0) {
+	if (pg_queue_step(st, &PG_STATE(st)->lock, "SELECT pg_advisory_lock(" WS_PG_QUEUE_KEY ")", &e) < 0) {
 		/* the busy timeout passed (55P03) or the server is gone: final,
 		 * not a lost race to run again */
 		st->retry_seen = 0;
@@ -221,31 +221,31 @@ static int pg_queue_lock(struct world_store *st, struct world_err *err)
 		if (err) *err = e;
 		return -1;
 	}
-	PQS(st)->held = 1;
+	PG_STATE(st)->held = 1;
 	return 0;
 }
 
 static void pg_queue_unlock(struct world_store *st)
 {
-	if (!PQS(st)->held) return;
-	PQS(st)->held = 0;
+	if (!PG_STATE(st)->held) return;
+	PG_STATE(st)->held = 0;
 	/* a failure here (the connection lost) released it with the session */
 	struct world_err ig;
-	pg_queue_step(st, &PQS(st)->unlock, "SELECT pg_advisory_unlock(" WS_PG_QUEUE_KEY ")", &ig);
+	pg_queue_step(st, &PG_STATE(st)->unlock, "SELECT pg_advisory_unlock(" WS_PG_QUEUE_KEY ")", &ig);
 }
 
 static void pg_queue_fini(struct world_store *st)
 {
-	if (PQS(st)->lock) wdb_finalize(PQS(st)->lock);
-	if (PQS(st)->unlock) wdb_finalize(PQS(st)->unlock);
-	PQS(st)->lock = PQS(st)->unlock = NULL;
+	if (PG_STATE(st)->lock) wdb_finalize(PG_STATE(st)->lock);
+	if (PG_STATE(st)->unlock) wdb_finalize(PG_STATE(st)->unlock);
+	PG_STATE(st)->lock = PG_STATE(st)->unlock = NULL;
 }
 
 static void pg_close(struct world_store *st)
 {
-	if (!PQS(st)) return;
+	if (!PG_STATE(st)) return;
 	pg_queue_fini(st);
-	free(PQS(st));
+	free(PG_STATE(st));
 	st->eng_state = NULL;
 }
 

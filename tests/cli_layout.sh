@@ -2,6 +2,11 @@
 # The layering of the project's LAYOUT notes (docs/architecture.md, "Which
 # folder may use which"), for the three places that once broke it:
 #   - common/ (the shared utilities) includes nothing but common/;
+#   - store/ has one seam per engine: only the SQLite driver's files
+#     (store/db_sqlite*.c) call sqlite3_*, only store/db_pg.c calls libpq
+#     (PQ*), and no core file branches on the engine kind (copy.c, which
+#     moves a store between the two, open_opts.c, the postgresql://
+#     password file, and group.c name both);
 #   - store/ includes nothing of supervisor/, capsule/, broker/,
 #     coordinator/ or daemon/, and cli/ no supervisor/frame.h: write_all,
 #     the general "write all of these bytes" loop, is common/file.c's, and
@@ -47,6 +52,16 @@ check_tree() {
       echo "store: ${f#"$root"/} includes $(grep -Eo '^#include "(supervisor|capsule|broker|coordinator|daemon)/[^"]*"' "$f" | head -n1 | sed 's/^#include //')"
       bad=1
     fi
+  done
+  for f in "$root"/store/*.c "$root"/store/*.h; do
+    case ${f##*/} in db_sqlite*) ;; *) n=$(code_of "$f" | grep -Eo '\bsqlite3_[a-z0-9_]+\(' | sort -u | tr -d '(' | tr '\n' ' ')
+      if [ -n "$n" ]; then echo "store: ${f#"$root"/} calls $n"; bad=1; fi ;; esac
+    case ${f##*/} in db_pg.c) ;; *) n=$(code_of "$f" | grep -Eo '\bPQ[a-zA-Z]+\(' | sort -u | tr -d '(' | tr '\n' ' ')
+      if [ -n "$n" ]; then echo "store: ${f#"$root"/} calls $n"; bad=1; fi ;; esac
+    case ${f##*/} in db*|copy.c|open_opts.c|group.c) ;; *)
+      if code_of "$f" | grep -Eq '\bWDB_(SQLITE|PG)\b|\bwdb_kind(_of)?[[:space:]]*\(|\bst->kind\b'; then
+        echo "store: ${f#"$root"/} branches on the engine kind"; bad=1
+      fi ;; esac
   done
   for f in "$root"/cli/*.c "$root"/cli/*.h; do
     if grep -q '^#include "supervisor/frame.h"' "$f"; then
@@ -134,6 +149,15 @@ sed -i 's|^#include "common/file.h"|#include "common/file.h"\n#include "supervis
 out=$(check_tree "$work/t")
 nok $? "control: store/archive.c including supervisor/frame.h is refused"
 like "$out" 'store/archive.c includes "supervisor/frame.h"' "control: the refusal names the include"
+
+fresh
+printf '\nstatic int layout_probe(struct world_store *st) { return sqlite3_exec(NULL, "", NULL, NULL, NULL) + (st->kind == WDB_PG); }\n' >> "$work/t/store/scan.c"
+printf '\nstatic void layout_probe(void) { PQfinish(NULL); }\n' >> "$work/t/store/db_pg_store.c"
+out=$(check_tree "$work/t")
+nok $? "control: store/scan.c calling sqlite3_exec and branching on the kind, db_pg_store.c calling PQfinish, are refused"
+like "$out" 'store/scan.c calls sqlite3_exec' "control: the refusal names the sqlite3_* call"
+like "$out" 'store/db_pg_store.c calls PQfinish' "control: ... and the libpq call"
+like "$out" 'store/scan.c branches on the engine kind' "control: ... and the branch on the kind"
 
 fresh
 sed -i 's|^#include "common/file.h"|#include "supervisor/frame.h"|' "$work/t/cli/attended.c"
