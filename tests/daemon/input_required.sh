@@ -62,6 +62,7 @@ is "$STATUS $(jget result.resultType <<<"$J") $(jget result.isError <<<"$J") $(j
 is "$(cat "$T/ws/ep-w/notes.txt") $(entries)" "replaced $((b + 1))" "... the file replaced and one log entry committed"
 INV=$(jget 'result._meta.world/invocation.invocation_id' <<<"$J")
 like "$INV" '^mcp:ep-w:in-[0-9a-f]{16}$' "... under the task id the state carried ($INV)"
+INV1=$INV
 INPUT=$("$SQLITE3_SHELL" -readonly "$DB" "SELECT payload FROM objects WHERE semantic_id='world/invocation-input/v1' AND provenance='$INV'" 2>/dev/null)
 is "$(jget world.input.requests.confirm.method <<<"$INPUT") $(jget world.input.responses.confirm.action <<<"$INPUT") $(jget path <<<"$INPUT")" \
   "elicitation/create accept notes.txt" "the call's stored input (its record's) keeps what was asked and what was answered beside the arguments"
@@ -208,4 +209,10 @@ daemon_stop
 is "$DRC" 0 "the daemon stops cleanly"
 run_capture out err rc "$WORLDD" scan --store "$DB"
 is "$rc" 0 "worldd scan is clean ($out$err)"
+# the answered calls replay: the stored input (arguments and answers) runs
+# again to the same plan, effects and output, and why walks it
+run_capture out err rc "$WORLDD" replay --all --store "$DB"
+is "$rc" 0 "worldd replay --all: every committed call, answers included, replays to the same bytes ($(tail -1 <<<"$out"))"
+run_capture out err rc "$WORLDD" why "$INV1" --store "$DB"
+is "$rc" 0 "worldd why walks an answered call ($INV1)"
 done_testing
