@@ -32,6 +32,16 @@ WORLD_TEST_INPUT_TTL_S=$TTL daemon_start --workspace-root "$T/ws" || bail "daemo
   "$top_builddir/cli/world-publish" transitions --store "$DB" --manifest tests/daemon/input_required.json --ailang-bin "$AILANG_LITE")
 is "$?" 0 "world-publish publishes the two descriptors that declare inputRequests ($(tail -1 "$T/pub.out"))"
 
+# world-publish checks the declaration: a request of another method is
+# refused naming the round and the key, before anything is written
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d[0]["inputRequests"][0]["confirm"]["method"]="tools/call"; json.dump(d, open(sys.argv[2], "w"))' \
+  "$top_srcdir/tests/daemon/input_required.json" "$T/bad.json"
+out=$(cd "$top_srcdir" && "$top_builddir/cli/world-publish" check --manifest "$T/bad.json" --ailang-bin "$AILANG_LITE" 2>&1; echo "exit $?")
+like "$out" 'exit 3$' "world-publish check refuses a declaration asking another method (exit 3)"
+like "$out" 'inputRequests\[0\]\.confirm: method must be elicitation/create, sampling/createMessage or roots/list' "... naming the round, the key and the rule"
+out=$(cd "$top_srcdir" && "$top_builddir/cli/world-publish" check --manifest tests/daemon/input_required.json --ailang-bin "$AILANG_LITE" 2>&1; echo "exit $?")
+like "$out" 'exit 0$' "control: the manifest as it is passes the check"
+
 CAPS='{"elicitation":{},"roots":{}}'
 # call CRED TOOL ARGS [EXTRA_PARAMS [CAPS]]: a 2026-07-28 tools/call; sets $J
 call() {
