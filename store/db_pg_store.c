@@ -105,8 +105,8 @@ static int pg_schema(struct world_store *st, struct world_err *err)
 	return 0;
 }
 
-/* A store on PostgreSQL: the driver's connection alone (no
- * file, no queue, no hooks), the schema of store/schema_pg.c. */
+/* A store on PostgreSQL: the driver's connection alone (no file beside
+ * it, no hooks), the schema of store/schema_pg.c. */
 static int pg_open(struct world_store *st, int flags, struct world_err *err)
 {
 	(void)flags; /* NOSYNC, PLAIN_WAL: SQLite's WAL alone */
@@ -125,7 +125,6 @@ static int pg_open(struct world_store *st, int flags, struct world_err *err)
 	if (pg_schema(st, err) < 0) return -1;
 	return homes_setup(st, err);
 }
-
 
 /* A writer's open: the episode homes' table when it is absent -- looked
  * for first (no lock when there); else made once under the schema's

@@ -2,7 +2,8 @@
 # The core (engine-neutral): every statement through the driver seam (db.h)
 # and the table of sql.c, every engine-specific step through struct
 # ws_engine (store_internal.h).
-libworld_a_SOURCES += store/store.c store/store.h store/store_internal.h store/archive.c store/scan.c store/scan.h \
+libworld_a_SOURCES += store/store.h store/store_internal.h store/open.c store/txn.c store/objects.c store/log.c \
+	store/journal.c store/sessions.c store/episodes.c store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
 	store/optoken.c store/backup.c store/backup.h store/changes.c \
 	store/copy.c store/copy.h store/tree.c store/tree.h store/home.c store/home.h

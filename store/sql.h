@@ -1,5 +1,5 @@
 /* store/sql.h: every SQL statement that reads or writes rows of a World
- * store, in one table (store/sql.c): the store's own (store.c, scan.c,
+ * store, in one table (store/sql.c): the store's own (the core's files, scan.c,
  * archive.c), the provenance walk's (coordinator/provenance.c) and the
  * daemon's read routes' (daemon/reads.c). Callers prepare
  * WORLD_SQL(NAME) rather than a literal, so tests/store/test_query_plans can

@@ -176,6 +176,9 @@ int ws_tree_append(struct world_store *st, long long entry_index, const char *js
 int ws_tree_presign(struct world_store *st, struct world_err *err);
 int ws_tree_backfill(struct world_store *st, struct world_err *err);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);
+/* A label's check (store/objects.c): at most max bytes of UTF-8, no control
+ * character, non-empty when required; errors name what. */
+int ws_check_label(const char *what, const char *s, size_t max, int required, struct world_err *err);
 /* A store's secret file: <db>.SUFFIX, or for a PostgreSQL store
  * CACHE/SUBDIR/NAME.SUFFIX in the host's cache (optoken.c says how). */
 int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,

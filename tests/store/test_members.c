@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The schema of version 1 exactly as store.c created it (and the index a
+/* The schema of version 1 exactly as the first builds created it (and the index a
  * version-1 writer added on open), kept here so the migration is tested
  * against the real old layout, not against a downgraded new one. */
 static const char v1_schema[] =
