@@ -944,6 +944,14 @@ static json_t *prompts_get(struct mcp *m, json_t *id, json_t *params)
 		json_decref(list);
 		return drpc_error(id, -32602, "unknown prompt \"%.200s\"", pn);
 	}
+	/* a prompt that asks its caller first (daemon/mcp_input.h) */
+	int in_http = 0;
+	json_t *asked = mcp_input_prompt(m->rq, m->sess, p, id, params, m->modern, &in_http);
+	if (asked) {
+		json_decref(list);
+		m->http_status = in_http;
+		return asked;
+	}
 	char why[800];
 	json_t *msgs = catalog_prompt_render(p, json_object_get(params, "arguments"), why, sizeof why);
 	json_t *ans = msgs ? rpc_result(id, json_pack("{s:O,s:o}", "description", json_object_get(p, "description"),
