@@ -75,3 +75,12 @@ bench_home_bench_LDADD = $(WORLD_PG_LIBS) libworld.a $(WORLD_DEP_LIBS) -lpthread
 EXTRA_DIST += bench/home_bench.sh
 bench_programs += bench/home_bench
 bench_scripts += bench/home_bench.sh
+# a call's round trips to a database across a network: a loopback delay
+# proxy in front of a throwaway cluster, beside one SQLite daemon (issue 44 item 1)
+noinst_PROGRAMS += bench/pg_rtt_bench
+bench_pg_rtt_bench_SOURCES = bench/pg_rtt_bench.c
+bench_pg_rtt_bench_CFLAGS = $(AM_CFLAGS)
+bench_pg_rtt_bench_LDADD = -lpthread
+EXTRA_DIST += bench/pg_rtt_bench.sh
+bench_programs += bench/pg_rtt_bench
+bench_scripts += bench/pg_rtt_bench.sh

@@ -461,6 +461,10 @@ static int qpush(struct pdb *d, char kind, struct pstmt *s)
 		d->capq = cap;
 	}
 	d->q[d->nq++] = (struct qent){ kind, s };
+	/* on its way now, not at the Sync: the server runs it at once (takes
+	 * its locks, writes its rows) while its answer waits; only the wait
+	 * is saved. A failure to send shows at the Sync. */
+	PQflush(d->conn);
 	return 0;
 }
 
