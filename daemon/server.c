@@ -15,6 +15,7 @@
 #include "supervisor/spawner.h"
 #include "supervisor/supervisor.h"
 #include "daemon/http.h"
+#include "daemon/mcp_tasks.h"
 #include "daemon/route.h"
 #include "daemon/server_internal.h"
 #include "broker/effect.h"
@@ -236,7 +237,7 @@ static int exec_start(const struct daemon_config *cfg, const struct world_store 
 	/* The daemon's own secret files: none may lie under a tree the exec
 	 * capsule shows (the probe's arm "secrets", broker/exec_probe.h). A path
 	 * the daemon cannot name is one start-up line: that file is not read. */
-	char tok_path[4200] = "", key_path[4400] = "";
+	char tok_path[4200] = "", key_path[4400] = "", input_key_path[4400] = "";
 	struct world_err ig = { 0, "" };
 	if (world_operator_token_path(st, tok_path, sizeof tok_path, &ig) < 0) {
 		dlog("start: exec profiles: no operator token file path to check: %s", ig.msg);
@@ -244,10 +245,12 @@ static int exec_start(const struct daemon_config *cfg, const struct world_store 
 	}
 	if (cfg->log_key) snprintf(key_path, sizeof key_path, "%s", cfg->log_key);
 	else if (world_log_key_path(st, key_path, sizeof key_path, 0, &ig) < 0) key_path[0] = '\0';
+	if (world_input_key_path(st, input_key_path, sizeof input_key_path, 0, &ig) < 0) input_key_path[0] = '\0';
 	const struct exec_secret secrets[] = {
 		{ "store password file (--store-password-file)", cfg->store_password_file },
 		{ "operator token file", tok_path },
 		{ "log signing key file", key_path },
+		{ "request state key file", input_key_path },
 	};
 	struct exec_probe_env xe = { .workspace_root = cfg->workspace_root, .store_dir = pe.store_dir, .home = pe.home,
 		                     .secrets = secrets, .nsecrets = sizeof secrets / sizeof secrets[0] };
@@ -538,6 +541,7 @@ int daemon_serve(const struct daemon_config *cfg, struct world_err *err)
 	rc = 0;
 out:
 	workers_stop();
+	mtask_stop(); /* the MCP tasks' calls end before the coordinator goes */
 	mcp_streams_stop(); /* no connection may stay suspended when libmicrohttpd stops */
 	if (mhd) MHD_stop_daemon(mhd);
 	edge_stop();
