@@ -388,6 +388,20 @@ const char *catalog_key(const json_t *stored)
 	return k ? k : json_string_value(json_object_get(stored, "uriTemplate"));
 }
 
+int catalog_entry_visible(struct world_store *st, const struct coord_session *s, const json_t *d, long long now,
+                          int *vis, struct world_err *err)
+{
+	json_t *a = json_object_get(d, "access");
+	*vis = 1;
+	if (!json_is_object(a)) return 0;
+	const char *ef = json_string_value(json_object_get(a, "effect"));
+	const char *sc = json_string_value(json_object_get(a, "scope"));
+	*vis = 0;
+	if (!ef || !sc) return 0;
+	return broker_visible(st, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
+	                      json_integer_value(json_object_get(a, "cost")), vis, err);
+}
+
 int catalog_visible(struct world_store *st, const struct coord_session *s, const json_t *reg, const char *member,
                     json_t **out, struct world_err *err)
 {
@@ -397,20 +411,11 @@ int catalog_visible(struct world_store *st, const struct coord_session *s, const
 	size_t i;
 	json_t *d;
 	json_array_foreach(reg ? json_object_get(reg, member) : NULL, i, d) {
-		/* the rule of a descriptor's access (coord_visible) */
-		json_t *a = json_object_get(d, "access");
-		int vis = 1;
-		if (json_is_object(a)) {
-			const char *ef = json_string_value(json_object_get(a, "effect"));
-			const char *sc = json_string_value(json_object_get(a, "scope"));
-			vis = 0;
-			if (ef && sc &&
-			    broker_visible(st, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
-			                   json_integer_value(json_object_get(a, "cost")), &vis, err) < 0) {
-				json_decref(*out);
-				*out = NULL;
-				return -1;
-			}
+		int vis = 0;
+		if (catalog_entry_visible(st, s, d, now, &vis, err) < 0) {
+			json_decref(*out);
+			*out = NULL;
+			return -1;
 		}
 		if (vis) json_array_append(*out, d);
 	}

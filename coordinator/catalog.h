@@ -50,8 +50,15 @@ int catalog_resource_from_manifest(const json_t *entry, json_t **out, char *why,
  * resource's uri or uriTemplate. */
 const char *catalog_key(const json_t *stored);
 
-/* The registry's member ("prompts" or "resources") entries s may see, a new
- * array (empty when none); reg may be NULL. */
+/* The one visibility rule of a registry entry (a transition's descriptor, a
+ * prompt, a resource): an entry without an "access" triple is visible to
+ * every session; one with it, when the session's grants allow it now
+ * (broker_visible: effect and scope exact, live, cost within what the
+ * episode has left); a malformed triple hides the entry. *vis = 1 or 0. */
+int catalog_entry_visible(struct world_store *st, const struct coord_session *s, const json_t *d, long long now,
+                          int *vis, struct world_err *err);
+/* The registry's member ("transitions", "prompts" or "resources") entries s
+ * may see by that rule, a new array (empty when none); reg may be NULL. */
 int catalog_visible(struct world_store *st, const struct coord_session *s, const json_t *reg, const char *member,
                     json_t **out, struct world_err *err);
 /* prompts/get: the messages with the arguments put in (args: an object of

@@ -1,5 +1,6 @@
 /* coordinator/coordinator.c: see coordinator.h. */
 #include "coordinator/coordinator.h"
+#include "coordinator/catalog.h"
 #include "tlog/tlog.h"
 #include "broker/effect.h"
 #include "broker/grants.h"
@@ -346,38 +347,17 @@ static int source_get(struct coordinator *c, const char *ref, char **bytes, size
 	return 0;
 }
 
-/* Visible: no access triple, or the session's grants allow it. */
-static int visible(struct coordinator *c, const struct coord_session *s, const json_t *d, long long now, int *vis,
-                   struct world_err *err)
-{
-	json_t *a = json_object_get(d, "access");
-	if (!json_is_object(a)) { *vis = 1; return 0; }
-	const char *ef = json_string_value(json_object_get(a, "effect"));
-	const char *sc = json_string_value(json_object_get(a, "scope"));
-	if (!ef || !sc) { *vis = 0; return 0; }
-	return broker_visible(c->cfg.store, s->episode, s->grants, s->ngrants, s->expires_at, now, ef, sc,
-	                      json_integer_value(json_object_get(a, "cost")), vis, err);
-}
-
+/* The transitions s may see (catalog_entry_visible's rule, the one every
+ * registry member uses), from the registry this daemon has current. */
 int coord_visible(struct coordinator *c, const struct coord_session *s, json_t **out, struct world_err *err)
 {
-	*out = json_array();
-	if (!*out) return werr(err, WX_FAIL, "visible: out of memory");
+	*out = NULL;
 	json_t *reg;
 	pthread_mutex_lock(&c->store_lock);
 	int rc = registry_current(c, changes_mark(c), &reg, err);
-	long long now = (long long)time(NULL);
-	size_t i;
-	json_t *d;
-	if (rc == 0 && reg)
-		json_array_foreach(json_object_get(reg, "transitions"), i, d) {
-			int vis = 0;
-			if ((rc = visible(c, s, d, now, &vis, err)) < 0) break;
-			if (vis) json_array_append(*out, d);
-		}
+	if (rc == 0) rc = catalog_visible(c->cfg.store, s, reg, "transitions", out, err);
 	pthread_mutex_unlock(&c->store_lock);
 	json_decref(reg);
-	if (rc < 0) { json_decref(*out); *out = NULL; }
 	return rc;
 }
 
@@ -1208,7 +1188,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 	int lrc = registry_current(c, mark, &reg, err); /* as the call's start saw the store */
 	const json_t *d = lrc == 0 && reg ? registry_find(reg, call->skill_id) : NULL;
 	int vis = 0;
-	if (d && visible(c, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;
+	if (d && catalog_entry_visible(c->cfg.store, s, d, (long long)time(NULL), &vis, err) < 0) lrc = -1;
 	pthread_mutex_unlock(&c->store_lock);
 	if (lrc < 0) goto out;
 	if (!d) { werr(err, WX_REFUSED, "unknown skill \"%s\"", call->skill_id); goto out; }
