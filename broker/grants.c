@@ -35,6 +35,14 @@ int broker_scope_valid(const char *s)
 	return 1;
 }
 
+const char *broker_requirement_why(const char *effect, const char *scope)
+{
+	if (!broker_effect_name_valid(effect))
+		return "effect must be " BROKER_EFFECT_GRAMMAR " (what a grant can name)";
+	if (!broker_scope_valid(scope)) return "scope must be " BROKER_SCOPE_GRAMMAR " (what a grant can name)";
+	return NULL;
+}
+
 int broker_episode_valid(const char *s)
 {
 	size_t n = strlen(s);

@@ -31,6 +31,12 @@ struct broker_grant {
  * Scopes: 1-128 bytes of [A-Za-z0-9._/:-]. Both <= 128 bytes. */
 int broker_effect_name_valid(const char *s);
 int broker_scope_valid(const char *s);
+/* What an (effect, scope) a descriptor names (its access, a declared
+ * effect) must be: what a grant can name, since nothing else could ever be
+ * granted. NULL when both are, else the one-line reason. */
+const char *broker_requirement_why(const char *effect, const char *scope);
+#define BROKER_EFFECT_GRAMMAR "dotted segments of [A-Za-z][A-Za-z0-9_]*, at most 128 bytes"
+#define BROKER_SCOPE_GRAMMAR "1-128 bytes of [A-Za-z0-9._/:-]"
 /* Episode ids: ^[a-z0-9][a-z0-9-]{0,63}$ */
 int broker_episode_valid(const char *s);
 

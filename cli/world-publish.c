@@ -28,6 +28,7 @@
 #include "cli/default_interp.h"
 #include "cli/output.h"
 #include "broker/effect.h"
+#include "broker/grants.h"
 #include "coordinator/catalog.h"
 #include "coordinator/confirm.h"
 #include "coordinator/registry.h"
@@ -60,8 +61,6 @@
 #define TITLE_MAX 1024
 #define DESCRIPTION_MAX ((size_t)64 << 10)
 #define EFFECTS_MAX 64
-#define EFFECT_NAME_MAX 128
-#define SCOPE_MAX 256
 #define SOURCE_ID REGISTRY_SOURCE
 #define PROVENANCE "world-publish"
 
@@ -247,21 +246,6 @@ static int text_field(struct entry *e, const char *key, size_t max, const char *
 	return 0;
 }
 
-static int name_ok(const char *s, size_t max, int scope)
-{
-	size_t len = strlen(s);
-	if (len == 0 || len > max) return 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (scope) {
-			if (*p <= 0x20 || *p >= 0x7f) return 0;
-		} else if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		             *p == '_' || *p == '.' || *p == '-')) {
-			return 0;
-		}
-	}
-	return 1;
-}
-
 /* {effect, scope, cost} -> a new canonical object; what names it. */
 static json_t *requirement(struct entry *e, const json_t *v, const char *what)
 {
@@ -281,13 +265,19 @@ static json_t *requirement(struct entry *e, const json_t *v, const char *what)
 	}
 	const json_t *ef = json_object_get(v, "effect"), *sc = json_object_get(v, "scope"),
 	             *co = json_object_get(v, "cost");
-	if (!json_is_string(ef) || !name_ok(json_string_value(ef), EFFECT_NAME_MAX, 0)) {
-		entry_fail(e, WX_BAD_INPUT, "%s: effect must be 1-%d bytes of [A-Za-z0-9_.-]", what, EFFECT_NAME_MAX);
+	if (!json_is_string(ef)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: effect must be a string: %s", what, BROKER_EFFECT_GRAMMAR);
 		return NULL;
 	}
-	if (!json_is_string(sc) || !name_ok(json_string_value(sc), SCOPE_MAX, 1)) {
-		entry_fail(e, WX_BAD_INPUT, "%s: scope must be 1-%d bytes of printable ASCII without spaces", what,
-		           SCOPE_MAX);
+	if (!json_is_string(sc)) {
+		entry_fail(e, WX_BAD_INPUT, "%s: scope must be a string: %s", what, BROKER_SCOPE_GRAMMAR);
+		return NULL;
+	}
+	const char *why = broker_requirement_why(json_string_value(ef), json_string_value(sc));
+	if (why) {
+		char q[400];
+		entry_fail(e, WX_BAD_INPUT, "%s: %s, not %s", what, why,
+		           quote(strncmp(why, "effect", 6) == 0 ? json_string_value(ef) : json_string_value(sc), q, sizeof q));
 		return NULL;
 	}
 	if (!json_is_integer(co) || json_integer_value(co) < 0 || json_integer_value(co) > (1LL << 53)) {

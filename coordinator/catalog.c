@@ -2,14 +2,13 @@
  * (catalog.h). */
 #include "coordinator/catalog.h"
 #include "coordinator/confirm.h"
+#include "broker/grants.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "broker/grants.h"
 
 #define TEXT_MAX (64 * 1024)
 #define MIME_MAX 128
@@ -172,10 +171,8 @@ static int access_of(const json_t *entry, const char *where, json_t **out, char 
 	    str_member(a, "scope", 1, 256, w, why, n, &sc) < 0)
 		return -1;
 	json_t *c = json_object_get(a, "cost");
-	if (!name_ok(ef, 128, ".-")) return why_set(why, n, "%s: effect \"%.64s\" is not 1-128 bytes of [A-Za-z0-9_.-]", w, ef);
-	for (const char *p = sc; *p; p++)
-		if (*p <= 0x20 || *p > 0x7e) return why_set(why, n, "%s: scope must be printable ASCII without spaces", w);
-	if (!*sc) return why_set(why, n, "%s: scope is empty", w);
+	const char *bad = broker_requirement_why(ef, sc);
+	if (bad) return why_set(why, n, "%s: %s, not \"%.64s\"", w, bad, strncmp(bad, "effect", 6) == 0 ? ef : sc);
 	if (!json_is_integer(c) || json_integer_value(c) < 0 || json_integer_value(c) > (1LL << 53))
 		return why_set(why, n, "%s: cost must be an integer 0..2^53", w);
 	*out = json_pack("{s:I,s:s,s:s}", "cost", json_integer_value(c), "effect", ef, "scope", sc);

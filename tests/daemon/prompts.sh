@@ -78,6 +78,9 @@ refuse "a resource with both text and blob" \
   '{"kind":"resource","uri":"x://a","name":"a","mimeType":"text/plain","text":"t","blob":"AAAA"}' \
   'exactly one of "text" and "blob"'
 refuse "an unknown kind" '{"kind":"tool","name":"p"}' '"kind" must be "prompt" or "resource"'
+refuse "a prompt whose access no grant can name" \
+  '{"kind":"prompt","name":"p","access":{"effect":"Vault.Read","scope":"vault*","cost":0},"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}' \
+  'access: scope must be 1-128 bytes of \[A-Za-z0-9._/:-\] \(what a grant can name\), not "vault\*"'
 refuse "a world:// resource (the daemon's own)" \
   '{"kind":"resource","uri":"world://log/1","name":"a","mimeType":"text/plain","text":"t"}' 'world:// is the daemon'"'"'s own'
 printf '[%s]\n' '{"kind":"prompt","name":"p","arguments":[{"name":"a"}],"messages":[{"role":"user","content":{"type":"text","text":"hi {{a}}"}}]}' > "$T/r.json"

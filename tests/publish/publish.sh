@@ -287,6 +287,16 @@ manifest bad.json "$(desc tools.echo src/echo.ail '"titel":"x"')"
 chk "an unknown key" 'refused entry "tools.echo": unknown key "titel"' bad.json
 manifest bad.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace.Read","scope":"worktree","cost":0,"budget":1}' | sed 's/"access":null,//')"
 chk "an unknown key in access" 'refused entry "tools.echo": access: unknown key "budget" (known: effect, scope, cost)' bad.json
+# An access or declared effect no grant could name would never be visible
+# or callable: refused, in the grant grammar's words (control: a name the
+# grant grammar takes publishes).
+manifest bad.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace-Read","scope":"worktree","cost":0}' | sed 's/"access":null,//')"
+chk "an access effect no grant can name" 'refused entry "tools.echo": access: effect must be dotted segments of [A-Za-z][A-Za-z0-9_]*, at most 128 bytes (what a grant can name), not "Workspace-Read"' bad.json
+manifest bad.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace.Read","scope":"work tree*","cost":0}' | sed 's/"access":null,//')"
+chk "an access scope no grant can name" 'refused entry "tools.echo": access: scope must be 1-128 bytes of [A-Za-z0-9._/:-] (what a grant can name), not "work tree*"' bad.json
+manifest ok.json "$(desc tools.echo src/echo.ail '"access":{"effect":"Workspace.Read","scope":"repo/x:main-1","cost":0}' | sed 's/"access":null,//')"
+run_capture out err rc "$WP" check --manifest ok.json --ailang-bin "$AILANG_LITE"
+is "$rc" 0 "control: an access the grant grammar takes would publish"
 manifest bad.json "$(desc tools.echo src/nope.ail)"
 P=$(pwd -P) # a refusal names the absolute path tried (tests/publish/sources.sh)
 chk "a missing source file" "refused entry \"tools.echo\": transitionFnFile \"src/nope.ail\" of manifest \"bad.json\": open $P/src/nope.ail: No such file or directory" bad.json
