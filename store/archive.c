@@ -10,8 +10,9 @@
  * "AILANG v0.41.0", "AILANG-lite v0.1.0 (...)"). A refusal at any step leaves nothing behind:
  * files and directories this call created are removed again.
  *
- * On PostgreSQL (docs/store.md, "Interpreter archive"): the bytes and the
- * manifest are the row archive(ref, bytes, manifest), written in the
+ * A store that is no local file (WS_CAP_FILE unset: PostgreSQL;
+ * docs/store.md, "Interpreter archive") keeps the bytes and the
+ * manifest in the row archive(ref, bytes, manifest), written in the
  * transaction of the interpreters row (the server re-hashes the bytes it
  * received against the ref), and a run's interpreter is materialised into
  * a per-host cache laid out like <db>.artifacts, re-hashed at every
@@ -296,7 +297,7 @@ static int interp_dir(struct world_store *st, const char *ref, char *dir, size_t
 	return snprintf(dir, n, "%s.artifacts/interpreters/sha256/%s", st->path, ref + 7) >= (int)n ? -1 : 0;
 }
 
-/* ---- PostgreSQL: the archive table and the per-host cache ---- */
+/* ---- a store that is no file: the archive table and the per-host cache ---- */
 
 /* The cache directory given by world_archive_configure ("" = the default). */
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -476,7 +477,7 @@ static void cache_refused(struct world_store *st, const char *ref, const char *p
  * (hashed by the server: nothing is transferred), their length and the
  * manifest. 0 a row, 1 none. */
 #define PG_ARCHIVE_SUM "SELECT 'sha256:' || encode(sha256(bytes), 'hex'), length(bytes), manifest FROM archive WHERE ref = ?1"
-static int pg_archive_sum(struct world_store *st, const char *ref, char got[WORLD_REF_SIZE], uint64_t *len,
+static int db_archive_sum(struct world_store *st, const char *ref, char got[WORLD_REF_SIZE], uint64_t *len,
                           char **man, size_t *mn, struct world_err *err)
 {
 	struct wdb_stmt *s;
@@ -510,7 +511,7 @@ static int pg_archive_sum(struct world_store *st, const char *ref, char got[WORL
 #define PG_ARCHIVE_PUT                                                                                     \
 	"INSERT INTO archive(ref, bytes, manifest) SELECT ?1::text, ?2::bytea, ?3::bytea"                    \
 	" WHERE 'sha256:' || encode(sha256(?2::bytea), 'hex') = ?1::text ON CONFLICT (ref) DO NOTHING"
-static int pg_put_body(struct world_store *st, const struct world_interp *in, const void *b, size_t n, const void *m,
+static int db_put_body(struct world_store *st, const struct world_interp *in, const void *b, size_t n, const void *m,
                        size_t mn, int *created, struct world_err *err)
 {
 	struct wdb_stmt *s;
@@ -527,7 +528,7 @@ static int pg_put_body(struct world_store *st, const struct world_interp *in, co
 	uint64_t len = 0;
 	char *man;
 	size_t man_n;
-	int r = pg_archive_sum(st, in->ref, got, &len, &man, &man_n, err);
+	int r = db_archive_sum(st, in->ref, got, &len, &man, &man_n, err);
 	if (r < 0) return -1;
 	free(man);
 	if (r == 1)
@@ -539,13 +540,13 @@ static int pg_put_body(struct world_store *st, const struct world_interp *in, co
 	return record_interp(st, in, err);
 }
 
-static int pg_put(struct world_store *st, const struct world_interp *in, const void *b, size_t n, const void *m,
+static int db_put(struct world_store *st, const struct world_interp *in, const void *b, size_t n, const void *m,
                   size_t mn, int *created, struct world_err *err)
 {
-	WS_WRITE(st, err, pg_put_body(st, in, b, n, m, mn, created, err));
+	WS_WRITE(st, err, db_put_body(st, in, b, n, m, mn, created, err));
 }
 
-static int pg_archive(struct world_store *st, const char *bin, unsigned char *bytes, size_t n, struct world_interp *out,
+static int db_archive(struct world_store *st, const char *bin, unsigned char *bytes, size_t n, struct world_interp *out,
                       struct world_err *err)
 {
 	char got[WORLD_REF_SIZE], dir[4096];
@@ -553,7 +554,7 @@ static int pg_archive(struct world_store *st, const char *bin, unsigned char *by
 	char *man = NULL, *mc = NULL;
 	size_t man_n = 0, mn = 0;
 	int rc = cache_paths(out->ref, dir, sizeof dir, out->path, sizeof out->path, err);
-	if (rc == 0) rc = pg_archive_sum(st, out->ref, got, &len, &man, &man_n, err);
+	if (rc == 0) rc = db_archive_sum(st, out->ref, got, &len, &man, &man_n, err);
 	if (rc == 0) {
 		/* already archived (same bytes, sound manifest): only the row */
 		if (strcmp(got, out->ref) != 0 || len != out->size)
@@ -579,7 +580,7 @@ static int pg_archive(struct world_store *st, const char *bin, unsigned char *by
 			if (!mc) rc = werr(err, WX_FAIL, "archive: cannot build manifest.json");
 		}
 		int created = 0;
-		if (rc == 0) rc = pg_put(st, out, bytes, n, mc, mn, &created, err);
+		if (rc == 0) rc = db_put(st, out, bytes, n, mc, mn, &created, err);
 		out->created = created;
 	}
 	/* the bytes in hand (hashed: they are ref) into this host's cache,
@@ -600,7 +601,7 @@ static int pg_archive(struct world_store *st, const char *bin, unsigned char *by
  * against ref; missing or of other bytes (refused with one line) it is
  * written again from the archive row, whose bytes are hashed here before
  * anything is cached. */
-static int pg_interp_get(struct world_store *st, struct world_interp *out, struct world_err *err)
+static int db_interp_get(struct world_store *st, struct world_interp *out, struct world_err *err)
 {
 	char dir[4096], got[WORLD_REF_SIZE];
 	const char *ref = out->ref;
@@ -646,13 +647,13 @@ static int pg_interp_get(struct world_store *st, struct world_interp *out, struc
 
 /* world_interp_verify on PostgreSQL: the archive row itself (reads only;
  * the cache is world_interp_get's). */
-static int pg_interp_verify(struct world_store *st, const struct world_interp *wi, int *what, struct world_err *err)
+static int db_interp_verify(struct world_store *st, const struct world_interp *wi, int *what, struct world_err *err)
 {
 	char got[WORLD_REF_SIZE], version[256];
 	uint64_t len = 0;
 	char *man;
 	size_t mn;
-	int r = pg_archive_sum(st, wi->ref, got, &len, &man, &mn, err);
+	int r = db_archive_sum(st, wi->ref, got, &len, &man, &mn, err);
 	if (r < 0) return -1;
 	if (r == 1)
 		return werr(err, WX_INTEGRITY, "interpreter %s: %s has no archive row (no bytes)", wi->ref, st->path);
@@ -704,7 +705,7 @@ int world_archive_interpreter(struct world_store *st, const char *bin, struct wo
 	}
 	out->size = n;
 	if (!ws_can(st, WS_CAP_FILE)) {
-		int rc = pg_archive(st, bin, bytes, n, out, err);
+		int rc = db_archive(st, bin, bytes, n, out, err);
 		free(bytes);
 		return rc;
 	}
@@ -808,7 +809,7 @@ static int interp_row(struct world_store *st, const char *ref, struct world_inte
 int world_interp_get(struct world_store *st, const char *ref, struct world_interp *out, struct world_err *err)
 {
 	if (interp_row(st, ref, out, err) < 0) return -1;
-	if (!ws_can(st, WS_CAP_FILE)) return pg_interp_get(st, out, err);
+	if (!ws_can(st, WS_CAP_FILE)) return db_interp_get(st, out, err);
 	char dir[4096];
 	if (interp_dir(st, ref, dir, sizeof dir) < 0 ||
 	    snprintf(out->path, sizeof out->path, "%s/ailang", dir) >= (int)sizeof out->path)
@@ -824,7 +825,7 @@ int world_interp_verify(struct world_store *st, const char *ref, int *what, stru
 	struct world_interp wi;
 	if (!ws_can(st, WS_CAP_FILE)) {
 		if (interp_row(st, ref, &wi, err) < 0) return -1;
-		return pg_interp_verify(st, &wi, what, err);
+		return db_interp_verify(st, &wi, what, err);
 	}
 	if (world_interp_get(st, ref, &wi, err) < 0) return -1;
 	int fd = open(wi.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
