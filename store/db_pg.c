@@ -433,6 +433,10 @@ static int ensure(struct pdb *d, const char *what, struct world_err *err)
 		             "connection lost inside a transaction (the server rolled it back); roll back and retry", NULL, err);
 	exchanged(d, "reconnect", NULL);
 	PQreset(d->conn);
+	/* a connection lost in the pipeline comes back out of it */
+	if (PQpipelineStatus(d->conn) != PQ_PIPELINE_OFF) PQexitPipelineMode(d->conn);
+	d->pipe = 0;
+	d->nq = 0;
 	if (PQstatus(d->conn) != CONNECTION_OK)
 		return pfail(d, connect_class(d->conn), WX_IO, "reconnect", PQerrorMessage(d->conn), NULL, err);
 	return session_setup(d, err);

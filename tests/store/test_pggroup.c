@@ -128,6 +128,22 @@ static void lost_race(const char *uri, int retries_off, int queue)
 	pthread_mutex_lock(&mu);
 	while (!held) pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
+	/* A's writes are sent without waiting for their answers (the driver's
+	 * pipeline, store/db.h): held, A has sent them; B starts once A's
+	 * server process has run them, i.e. waits for A's next message
+	 * (bounded: 3000 looks 10 ms apart) */
+	for (int i = 0; i < 3000; i++) {
+		struct wdb_stmt *q = NULL;
+		int64_t busy = -1;
+		if (wdb_prepare(watch, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+		                       "pid <> pg_backend_pid() AND xact_start IS NOT NULL AND wait_event IS DISTINCT FROM 'ClientRead'",
+		                &q, &err) == 0 &&
+		    wdb_step(q, &err) == WDB_ROW)
+			busy = wdb_column_int64(q, 0, NULL);
+		wdb_finalize(q);
+		if (busy == 0) break;
+		usleep(10000);
+	}
 	if (pthread_create(&tb, NULL, run_job, &jb) != 0) bail("pthread_create");
 	/* until B's batch waits on A's rows (bounded: 3000 looks 10 ms apart) */
 	int waiting = 0;
