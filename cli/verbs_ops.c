@@ -1,6 +1,6 @@
 /* cli/verbs_ops.c: the worldd verbs of running a live store (see
  * cli/verbs.h): `token rotate` and `token path` (the operator token the
- * store keeps as a hash: store/optoken.c) and `backup` (an online copy:
+ * store keeps as a hash: store/sessions.c) and `backup` (an online copy:
  * store/backup.c), `episode move` and `episode homes` (an episode's home:
  * store/home.h). Argument parsing and the attended fence live here. */
 #include "cli/store_uri.h"

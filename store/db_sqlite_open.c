@@ -166,7 +166,7 @@ static char *reader_uri(const char *path, int immutable)
  * directory that is read-only (access(2), a read-only mount, or no write
  * bit at all: root passes access(2) on a 0555 directory), open immutable=1
  * so that SQLite needs no -wal or -shm file. Our own store in a writable
- * directory opens mode=ro as before. */
+ * directory opens mode=ro. */
 static int reader_needs_immutable(const char *path)
 {
 	char wal[4200], shm[4200];

@@ -12,7 +12,7 @@
  * waiter sleeps in flock and is woken when the holder releases it. The
  * flock is only a queue: SQLite's lock still decides (writers of other
  * builds, the sqlite3 shell and single-statement writes outside a
- * transaction take it directly and wait in the busy handler, as before).
+ * transaction take it directly and wait in the busy handler).
  *
  * The wait keeps the busy timeout: a per-thread timer (timer_create,
  * SIGEV_THREAD_ID) sends SIGURG to the waiting thread at the deadline and

@@ -9,15 +9,13 @@
  * The running budget totals. Why: an effect's budget check sums the costs
  * of its episode's earlier intents for that effect and scope
  * (world_journal_spent), inside the effect's write transaction. Read
- * from the journal that sum reads every
- * such intent -- a cost that grows with the episode, so an episode of n
- * effects cost O(n^2) (bench/live_bench found it: 53% of a daemon's CPU
- * after a few thousand effectful calls). journal_spent_total keeps the
- * sum per (episode, effect, scope), moved by a trigger on every intent the
- * journal gets, in the same transaction (a savepoint or transaction rolled
- * back takes the total back with it), so the check is one primary-key
- * lookup. Journal rows are never updated or deleted: the insert trigger is
- * all it needs.
+ * from the journal that sum reads every such intent -- a cost that grows
+ * with the episode, an episode of n effects O(n^2). journal_spent_total
+ * keeps the sum per (episode, effect, scope), moved by a trigger on every
+ * intent the journal gets, in the same transaction (a savepoint or
+ * transaction rolled back takes the total back with it), so the check is
+ * one primary-key lookup. Journal rows are never updated or deleted: the
+ * insert trigger is all it needs.
  *
  * Every table or trigger added to a store of the current version is read
  * for first (no write lock on a store that has it), else made in one

@@ -5,7 +5,7 @@
 libworld_a_SOURCES += store/store.h store/store_internal.h store/open.c store/txn.c store/objects.c store/log.c \
 	store/journal.c store/sessions.c store/episodes.c store/archive.c store/scan.c store/scan.h \
 	store/sql.c store/sql.h store/stmt.c store/group.c store/group.h \
-	store/optoken.c store/backup.c store/backup.h store/changes.c \
+	store/backup.c store/backup.h store/changes.c \
 	store/copy.c store/copy.h store/tree.c store/tree.h store/home.c store/home.h
 # The driver seam and its dispatch; the SQLite driver and the store's SQLite
 # engine (every sqlite3_* call: db_sqlite*.c, one internal header); the

@@ -38,9 +38,10 @@ static int spent(struct budget *b)
  *
  * Each cursor statement of sql.c (SCAN_*, STREAM_*) takes ?1, the first
  * key of a page (>=), and ?2, the rows of a page, and orders by that key.
- * On SQLite a page is unbounded (-1): SQLite steps its result row by row,
- * so one statement is the whole pass, as before paging. On PostgreSQL the
- * driver fetches a result whole at the first step: a page is SCAN_PAGE
+ * Where the engine streams (WS_CAP_STREAM: SQLite) a page is unbounded
+ * (-1): SQLite steps its result row by row, so one statement is the whole
+ * pass. Elsewhere (PostgreSQL) the driver fetches a result whole at the
+ * first step: a page is SCAN_PAGE
  * rows, and the next one starts past the last key read (an integer key:
  * key + 1; a text key: >= that key, its row skipped -- the keys are
  * primary keys and the scan reads one snapshot, so it is the first row).
@@ -579,7 +580,7 @@ static const char *dep_check(struct deps *d, const struct ws_log_row *r)
  * them. What the sets cannot answer exactly goes to the indexed lookups:
  * a v2 record's entry (plan, effects, their requests, results and journal
  * rows) is checked by dep_check, a revision with more than one world by
- * WORLD_ROOT_AT; the journal is looked up by journal_by_subject as before. */
+ * WORLD_ROOT_AT; the journal is looked up by journal_by_subject. */
 
 enum { K_OTHER, K_INPUT, K_OUTPUT, K_REC1, K_REC2, K_PLAN, K_EREC, K_EREQ, K_ERES, K_SOURCE };
 #define F_HASH 1  /* the payload hashes to the ref */

@@ -180,7 +180,7 @@ int ws_need_writer(struct world_store *st, const char *what, struct world_err *e
  * character, non-empty when required; errors name what. */
 int ws_check_label(const char *what, const char *s, size_t max, int required, struct world_err *err);
 /* A store's secret file: <db>.SUFFIX, or for a PostgreSQL store
- * CACHE/SUBDIR/NAME.SUFFIX in the host's cache (optoken.c says how). */
+ * CACHE/SUBDIR/NAME.SUFFIX in the host's cache (store/sessions.c says how). */
 int ws_secret_path(const struct world_store *st, const char *what, const char *subdir, const char *suffix, char *path,
                    size_t n, int make_dirs, struct world_err *err);
 /* A write of several statements (body: an int expression, 0 = done) in

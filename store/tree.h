@@ -62,7 +62,7 @@ int world_log_key_get(struct world_store *st, char *vkey, size_t n, struct world
 int world_log_key_put(struct world_store *st, const char *vkey, int replace, int *installed, struct world_err *err);
 /* The key file's path: <db>.log-key, or for a PostgreSQL store
  * CACHE/log-keys/NAME.log-key in the host's cache directory (as the
- * operator token's, store/optoken.c); make_dirs creates that directory
+ * operator token's, store/sessions.c); make_dirs creates that directory
  * (0700). */
 int world_log_key_path(const struct world_store *st, char *path, size_t n, int make_dirs, struct world_err *err);
 /* Reads a signer key file (0600 or stricter, owned by this user, a regular
