@@ -116,7 +116,6 @@ static int pg_open(struct world_store *st, int flags, struct world_err *err)
 	st->eng_state = q;
 	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY, .busy_timeout_ms = (int)st->busy_ms };
 	if (wdb_open(uri, &o, &st->wdb, err) < 0) return -1;
-	st->kind = WDB_PG;
 	/* what every message names: never the URI, which may hold a password */
 	char *name = strdup(wdb_name(st->wdb));
 	if (!name) return werr(err, WX_FAIL, "store %s: out of memory", wdb_name(st->wdb));

@@ -207,7 +207,6 @@ static int sqlite_open(struct world_store *st, int flags, struct world_err *err)
 	sq->qfd = -1;
 	atomic_init(&sq->commits, 0);
 	st->eng_state = sq;
-	st->kind = WDB_SQLITE;
 	int db_created = 0;
 	sqlite3 *db = NULL;
 	/* What the file is decides before anything is created beside it. */

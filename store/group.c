@@ -33,9 +33,10 @@ struct world_group *world_group_new_hooks(struct world_store *st, const struct w
 		werr(err, WX_USAGE, "group commit: store %s has a transaction open", st->path);
 		return NULL;
 	}
-	/* a batch's COMMIT no longer copies the WAL back itself (SQLite's;
-	 * PostgreSQL's server checkpoints on its own) */
-	if (st->kind == WDB_SQLITE && world_store_checkpoint_thread(st, err) < 0) return NULL;
+	/* a batch's COMMIT does not copy the WAL back itself: the engine's
+	 * checkpoints run off the commit path, where it has them (SQLite; a
+	 * PostgreSQL server checkpoints on its own) */
+	if (world_store_checkpoint_thread(st, err) < 0) return NULL;
 	struct world_group *g = calloc(1, sizeof *g);
 	if (!g) {
 		werr(err, WX_FAIL, "group commit: out of memory");
@@ -158,7 +159,7 @@ static void lost_race(struct world_store *st, struct gjob *batch, int tries)
 static void run_batch(struct world_group *g, struct gjob *batch, int *rerun)
 {
 	struct world_store *st = g->st;
-	int pg = st->kind == WDB_PG; /* SQLite's BEGIN IMMEDIATE never loses a race */
+	int can_race = ws_can(st, WS_CAP_RETRY); /* SQLite's BEGIN IMMEDIATE never loses a race */
 	for (int tries = 0;; tries++) {
 		for (struct gjob *j = batch; j; j = j->next) {
 			j->rc = 0;
@@ -175,7 +176,7 @@ static void run_batch(struct world_group *g, struct gjob *batch, int *rerun)
 		}
 		struct gjob *failed;
 		int rc = run_flat(st, batch, &failed);
-		if (pg && rc == 1 && st->retry_seen) {
+		if (can_race && rc == 1 && st->retry_seen) {
 			/* lost a race: run again whole, or answer it (not again
 			 * with savepoints: that would be a retry past the bound) */
 			if (ws_write_retry(st, tries)) continue;
@@ -194,7 +195,7 @@ static void run_batch(struct world_group *g, struct gjob *batch, int *rerun)
 				return;
 			}
 			rc = run_savepoints(st, batch, failed);
-			if (pg && st->retry_seen) {
+			if (can_race && st->retry_seen) {
 				/* a write of it lost the race: so does the COMMIT */
 				world_store_rollback(st);
 				if (ws_write_retry(st, tries)) continue;

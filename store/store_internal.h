@@ -27,8 +27,6 @@ struct world_store {
 	/* the engine's half (ws_engine_of at open) and its own state */
 	const struct ws_engine *eng;
 	void *eng_state;
-	/* the driver's kind, for group.c alone (the core asks ws_can) */
-	enum wdb_kind kind;
 	char *path;
 	int writer;
 	int in_txn;    /* inside world_store_begin() */
@@ -89,7 +87,7 @@ struct ws_engine {
 	const char *begin_what, *commit_what; /* what a failed write BEGIN, COMMIT is called in its message */
 	/* open st->path (st->writer, existing, no_tree, busy_ms set): the
 	 * driver handle, the schema made or migrated (a writer) or read,
-	 * st->version and st->kind; flags = WORLD_STORE_NOSYNC|PLAIN_WAL. On
+	 * st->version; flags = WORLD_STORE_NOSYNC|PLAIN_WAL. On
 	 * failure it leaves nothing it created; the caller closes st. */
 	int (*open)(struct world_store *st, int flags, struct world_err *err);
 	/* its state, before the driver handle closes */
