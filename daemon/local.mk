@@ -68,3 +68,9 @@ TESTS += tests/daemon/input_required.sh
 EXTRA_DIST += tests/daemon/input_required.sh tests/daemon/input_required.json tests/daemon/replace.ail tests/daemon/sdk-input.mjs
 # The MCP Tasks extension (SEP-2663): calls as tasks (daemon/mcp_tasks.h).
 libworld_a_SOURCES += daemon/mcp_tasks.c daemon/mcp_tasks.h
+# Tasks over curl, and what a listen is told of tasks and package resources.
+TESTS += tests/daemon/tasks.sh
+EXTRA_DIST += tests/daemon/tasks.sh
+# The MCP Inspector's CLI (@modelcontextprotocol/inspector) against the daemon.
+TESTS += tests/daemon/inspector.sh
+EXTRA_DIST += tests/daemon/inspector.sh

@@ -76,6 +76,7 @@ struct mcp {
 	int listen_tools;      /* ... its filter asks for tools list changes */
 	int listen_resources;  /* ... and for resources list changes */
 	int listen_prompts;    /* ... and for prompts list changes */
+	json_t *listen_tasks;  /* ... and for these tasks' status (taskIds; daemon/mcp_tasks.h), or NULL */
 	int in_task;           /* a task's own run of its tools/call (daemon/mcp_tasks.c) */
 };
 
@@ -1411,6 +1412,18 @@ static json_t *one(struct mcp *m, json_t *msg, int batched)
 		m->listen_tools = json_is_true(json_object_get(f, "toolsListChanged"));
 		m->listen_resources = json_is_true(json_object_get(f, "resourcesListChanged"));
 		m->listen_prompts = json_is_true(json_object_get(f, "promptsListChanged"));
+		/* taskIds: the tasks extension's status notifications, for a
+		 * request that declares it (daemon/mcp_tasks.h) */
+		json_t *tids = json_object_get(f, "taskIds");
+		if (tids) {
+			json_t *e = mtask_listen_check(id, params, tids, &m->http_status);
+			if (e) {
+				json_decref(m->listen_id);
+				m->listen_id = NULL;
+				return e;
+			}
+			m->listen_tasks = json_incref(tids);
+		}
 		return NULL;
 	}
 	return drpc_error(id, -32601, "method not found: %.200s", mn);
@@ -1591,18 +1604,21 @@ void mcp_handle(struct dreq *rq, struct dresp *r)
 	struct mcp m = { .rq = rq };
 	handle(&m, r);
 	json_decref(m.listen_id);
+	json_decref(m.listen_tasks);
 	coord_session_free(m.sess);
 }
 
 int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools,
-                     int *resources, int *prompts)
+                     int *resources, int *prompts, json_t **task_ids)
 {
 	struct mcp m = { .rq = rq, .listen = 1 };
 	handle(&m, r);
 	if (!m.listen_id) {
+		json_decref(m.listen_tasks);
 		coord_session_free(m.sess);
 		return -1;
 	}
+	*task_ids = m.listen_tasks;
 	snprintf(rq->note, sizeof rq->note, "subscriptions/listen");
 	*sess = m.sess;
 	*id = m.listen_id;

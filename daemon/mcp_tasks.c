@@ -62,8 +62,10 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned long long gen;
+	unsigned running;       /* task threads not ended yet */
+	int stopping;           /* mtask_stop: no new task; one waiting for input ends */
 	struct mtask t[MTASK_MAX];
-} T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, { { 0 } } };
+} T = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, { { 0 } } };
 
 struct run {
 	struct dctx *d;
@@ -159,9 +161,12 @@ static json_t *task_json(const struct mtask *t, int detailed)
 	                      (json_int_t)MTASK_POLL_MS);
 	if (!o) return NULL;
 	if (t->message[0]) json_object_set_new(o, "statusMessage", json_string(t->message));
-	if (detailed && t->status == T_COMPLETED && t->result) json_object_set(o, "result", t->result);
-	if (detailed && t->status == T_FAILED && t->error) json_object_set(o, "error", t->error);
-	if (detailed && t->status == T_INPUT_REQUIRED && t->asks) json_object_set(o, "inputRequests", t->asks);
+	/* copies: an answer is built and freed on other threads than the
+	 * table's values */
+	if (detailed && t->status == T_COMPLETED && t->result) json_object_set_new(o, "result", json_deep_copy(t->result));
+	if (detailed && t->status == T_FAILED && t->error) json_object_set_new(o, "error", json_deep_copy(t->error));
+	if (detailed && t->status == T_INPUT_REQUIRED && t->asks)
+		json_object_set_new(o, "inputRequests", json_deep_copy(t->asks));
 	return o;
 }
 
@@ -239,10 +244,10 @@ static int await_input(int slot, const char *id, const json_t *asks, json_t **re
 	long long until = t->created_ms + MTASK_TTL_MS;
 	struct timespec dl = { (time_t)(until / 1000), (long)(until % 1000) * 1000000 };
 	int rc = 1;
-	while (!t->cancel_asked && t->asks && json_object_size(t->asks) > 0) {
+	while (!t->cancel_asked && !T.stopping && t->asks && json_object_size(t->asks) > 0) {
 		if (pthread_cond_timedwait(&T.cv, &T.mu, &dl) == ETIMEDOUT) { rc = -1; break; }
 	}
-	if (t->cancel_asked) rc = 0;
+	if (t->cancel_asked || T.stopping) rc = 0;
 	*responses = rc == 1 ? t->answers : NULL;
 	if (rc != 1) json_decref(t->answers);
 	json_decref(t->asks);
@@ -289,7 +294,21 @@ static void *runner(void *arg)
 	json_decref(r->params);
 	coord_session_free(r->sess);
 	free(r);
+	pthread_mutex_lock(&T.mu);
+	T.running--;
+	pthread_cond_broadcast(&T.cv);
+	pthread_mutex_unlock(&T.mu);
 	return NULL;
+}
+
+void mtask_stop(void)
+{
+	pthread_mutex_lock(&T.mu);
+	T.stopping = 1;
+	pthread_cond_broadcast(&T.cv);
+	if (T.running) dlog("stop: waiting for %u task(s): their calls end within their deadlines", T.running);
+	while (T.running > 0) pthread_cond_wait(&T.cv, &T.mu);
+	pthread_mutex_unlock(&T.mu);
 }
 
 static json_t *create_result(json_t *id, const struct mtask *t)
@@ -351,6 +370,10 @@ json_t *mtask_call(struct dreq *rq, struct coord_session **sess, const json_t *t
 		snprintf(rq->note, sizeof rq->note, "tools/call,task=%.64s,again", tid);
 		return a;
 	}
+	if (T.stopping) {
+		pthread_mutex_unlock(&T.mu);
+		return drpc_error(id, -32603, "Unavailable: the daemon is stopping");
+	}
 	slot = claim();
 	if (slot < 0) {
 		pthread_mutex_unlock(&T.mu);
@@ -364,6 +387,7 @@ json_t *mtask_call(struct dreq *rq, struct coord_session **sess, const json_t *t
 	t->status = T_WORKING;
 	t->created_ms = t->updated_ms = now_ms();
 	t->gen = ++T.gen;
+	T.running++;
 	/* in the table before the answer names it: a tasks/get at once finds it */
 	json_t *a = create_result(id, t);
 	pthread_mutex_unlock(&T.mu);
@@ -402,6 +426,8 @@ json_t *mtask_call(struct dreq *rq, struct coord_session **sess, const json_t *t
 		free(r);
 		pthread_mutex_lock(&T.mu);
 		memset(t, 0, sizeof *t);
+		T.running--;
+		pthread_cond_broadcast(&T.cv);
 		pthread_mutex_unlock(&T.mu);
 		return drpc_error(id, -32603, "Internal: the task could not be started");
 	}
@@ -442,7 +468,7 @@ json_t *mtask_rpc(struct dreq *rq, const struct coord_session *sess, const char 
 		size_t n = 0;
 		json_object_foreach((json_t *)json_object_get(params, "inputResponses"), k, v) {
 			if (t->status != T_INPUT_REQUIRED || !t->asks || !json_object_get(t->asks, k)) continue;
-			json_object_set(t->answers, k, v);
+			json_object_set_new(t->answers, k, json_deep_copy(v));
 			json_object_del(t->asks, k);
 			n++;
 		}
@@ -470,6 +496,19 @@ json_t *mtask_rpc(struct dreq *rq, const struct coord_session *sess, const char 
 		                                            : "no call in flight (waiting for input, or ended)");
 	}
 	return rpc(id, json_object());
+}
+
+json_t *mtask_listen_check(json_t *id, const json_t *params, const json_t *ids, int *http_status)
+{
+	if (!mtask_declared(params)) return missing_extension(id, "subscriptions/listen's taskIds", http_status);
+	size_t i;
+	json_t *v;
+	int ok = json_is_array(ids) && json_array_size(ids) <= MTASK_MAX;
+	json_array_foreach(ids, i, v) ok = ok && json_is_string(v) && json_string_length(v) >= 1 && json_string_length(v) <= 128;
+	if (!ok)
+		return drpc_error(id, -32602, "subscriptions/listen: params.notifications.taskIds must be an array of at most %d "
+		                  "task ids (strings of 1 to 128 bytes)", MTASK_MAX);
+	return NULL;
 }
 
 unsigned long long mtask_generation(void)

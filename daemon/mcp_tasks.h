@@ -44,12 +44,22 @@ json_t *mtask_call(struct dreq *rq, struct coord_session **sess, const json_t *t
 json_t *mtask_rpc(struct dreq *rq, const struct coord_session *sess, const char *method, json_t *id,
                   const json_t *params, int *http_status);
 
+/* A subscriptions/listen whose filter names taskIds: NULL when it may
+ * (the request declares the extension, ids is an array of task id
+ * strings), else the answer (-32021 with *http_status 400, or -32602). */
+json_t *mtask_listen_check(json_t *id, const json_t *params, const json_t *ids, int *http_status);
+
 /* The task status notifications of a listen (daemon/stream.c): for each
  * task of owner ("mcp:CREDENTIAL-ID") named in ids whose state changed
  * after *seen, its notifications/tasks params (a DetailedTask) appended
  * to out; *seen moves to the newest change. */
 void mtask_changes(const char *owner, const json_t *ids, unsigned long long *seen, json_t *out);
 unsigned long long mtask_generation(void);
+
+/* At the daemon's stop, after the call workers and before the coordinator
+ * goes: no new task; a task waiting for input ends cancelled; returns once
+ * every task thread has ended (each call ends within its deadline). */
+void mtask_stop(void);
 
 /* mcp.c: run one tools/call for a task on its thread (modern checks
  * already passed): the whole JSON-RPC answer with id, or NULL when the

