@@ -215,3 +215,8 @@ const struct ws_engine *ws_engine_of(const char *name)
 {
 	return wdb_kind_of(name) == WDB_PG ? &ws_pg_engine : &ws_sqlite_engine;
 }
+
+int wdb_lock_next(struct wdb *db, const char *lock_sql)
+{
+	return db->drv->lock_next ? db->drv->lock_next(db, lock_sql) : -1;
+}

@@ -192,4 +192,15 @@ void wdb_pg_enable(void);
  * a connection counts one) on DB, or over every handle of the process when
  * DB is NULL; 0 for a SQLite handle. */
 uint64_t wdb_pg_round_trips(const struct wdb *db);
+/* PostgreSQL: the next transaction begun on DB (wdb_begin) sends LOCK_SQL
+ * -- one LOCK TABLE statement; a string that outlives the transaction --
+ * right after its BEGIN, in the round trip of its first statement: a
+ * write queue.
+ * LOCK takes no snapshot, so the SERIALIZABLE transaction's snapshot is
+ * taken once the lock is granted, and the lock goes with the COMMIT or
+ * ROLLBACK. A wait past the busy timeout fails the transaction with
+ * WDB_FAIL, WX_LOCKED (final, not a race to run again). 0, or -1 (and
+ * nothing armed) for a handle of another driver or a LOCK_SQL that is not
+ * one LOCK statement. */
+int wdb_lock_next(struct wdb *db, const char *lock_sql);
 #endif

@@ -33,6 +33,7 @@ struct wdb_driver {
 	/* NULL: prepare */
 	int (*prepare_kept)(struct wdb *db, const char *sql, struct wdb_stmt **out, struct world_err *err);
 	const char *(*errmsg)(const struct wdb *db);   /* NULL: the handle's msg */
+	int (*lock_next)(struct wdb *db, const char *lock_sql); /* NULL: none (wdb_lock_next answers -1) */
 	int (*last_code)(const struct wdb *db, int code_other); /* NULL: wdb_fail_code of the last class */
 	int64_t (*last_insert_id)(struct wdb *db);              /* NULL: 0 */
 };

@@ -58,6 +58,8 @@ struct pdb {
 	int pipe;       /* the connection is in libpq's pipeline mode */
 	int begun;      /* the transaction's BEGIN was sent */
 	int sp_depth;   /* savepoints open: inside one every statement waits (its failure is its caller's) */
+	const char *next_lock; /* wdb_lock_next: taken by the next transaction */
+	const char *tx_lock;   /* the open transaction's, sent right after its BEGIN */
 	struct qent *q; /* sent, answers not read yet */
 	size_t nq, capq;
 	uint64_t round_trips; /* waits for the server's answer on this handle */
@@ -66,7 +68,8 @@ struct pdb {
 
 /* one command sent in the pipeline whose answer is not read yet */
 struct qent {
-	char kind;        /* 'b' BEGIN, 'w' a deferred write, 'p' a prepare, 'x' an exec, 'r' the read waited for, 'c' COMMIT */
+	char kind;        /* 'b' BEGIN, 'l' its write queue's lock, 'w' a deferred write, 'p' a prepare, 'x' an exec,
+	                   * 'r' the read waited for, 'c' COMMIT */
 	struct pstmt *s;  /* 'p': its statement (NULL once finalized) */
 };
 
@@ -481,6 +484,21 @@ static void pipe_lost(struct pdb *d)
 	d->pipe = 0;
 }
 
+static int pipe_send(struct pdb *d, const char *sql, char kind, const char *what, struct world_err *err);
+
+/* The write queue's lock (wdb_lock_next) waited past lock_timeout:
+ * final, not a race to run again (the busy timeout is the caller's
+ * bound); anything else as any failure. */
+static int queue_fail(struct pdb *d, PGresult *r, struct world_err *err)
+{
+	const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	if (!st || strcmp(st, "55P03") != 0 || PQstatus(d->conn) == CONNECTION_BAD) return res_fail(d, r, "write queue", err);
+	PQclear(r);
+	char m[160];
+	snprintf(m, sizeof m, "another writer's transaction held it past the busy timeout (%d ms)", d->lock_timeout_ms);
+	return pfail(d, WDB_FAIL, WX_LOCKED, "write queue", m, NULL, err);
+}
+
 /* In pipeline mode with the transaction's BEGIN sent. */
 static int pipe_start(struct pdb *d, const char *what, struct world_err *err)
 {
@@ -499,6 +517,8 @@ static int pipe_start(struct pdb *d, const char *what, struct world_err *err)
 			return pfail(d, PQstatus(d->conn) == CONNECTION_BAD ? WDB_UNAVAILABLE : WDB_FAIL, WX_IO, "begin",
 			             PQerrorMessage(d->conn), NULL, err);
 		d->begun = 1;
+		int rc;
+		if (d->tx_lock && (rc = pipe_send(d, d->tx_lock, 'l', "write queue", err)) < 0) return rc;
 	}
 	return 0;
 }
@@ -537,7 +557,8 @@ static int pipe_sync(struct pdb *d, PGresult **out, const char *what, const char
 		ExecStatusType st = PQresultStatus(r);
 		if (st == PGRES_FATAL_ERROR) {
 			if (e->kind == 'p' && e->s) e->s->gen = 0;
-			if (!fail) fail = res_fail(d, r, e->kind == 'c' ? "commit" : what, err);
+			if (!fail && e->kind == 'l') fail = queue_fail(d, r, err);
+			else if (!fail) fail = res_fail(d, r, e->kind == 'c' ? "commit" : what, err);
 			else PQclear(r);
 		} else if (st == PGRES_PIPELINE_ABORTED) {
 			if (e->kind == 'p' && e->s) e->s->gen = 0;
@@ -1021,12 +1042,17 @@ static int64_t p_changes(struct wdb *h)
 
 /* ---- transactions ---- */
 
+static int p_rollback(struct wdb *h, struct world_err *err);
+
 static int p_begin(struct wdb *h, struct world_err *err)
 {
 	struct pdb *d = PDB(h);
 	if (d->in_tx) return pfail(d, WDB_FAIL, WX_IO, "begin", "a transaction is already open on this handle", NULL, err);
+	d->tx_lock = d->next_lock;
+	d->next_lock = NULL;
 	if (d->pipelining) {
-		/* BEGIN goes with the transaction's first statement */
+		/* BEGIN (and the write queue's lock) go with the transaction's
+		 * first statement */
 		int rc = ensure(d, "begin", err);
 		if (rc < 0) return rc;
 		d->in_tx = 1;
@@ -1039,6 +1065,17 @@ static int p_begin(struct wdb *h, struct world_err *err)
 	if (rc < 0) return rc;
 	d->in_tx = 1;
 	d->tx_fail = 0;
+	if (d->tx_lock) {
+		exchanged(d, "exec", d->tx_lock);
+		PGresult *res = PQexec(d->conn, d->tx_lock);
+		if (!res || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			rc = queue_fail(d, res, err);
+			struct world_err ig;
+			p_rollback(h, &ig);
+			return rc;
+		}
+		PQclear(res);
+	}
 	return 0;
 }
 
@@ -1128,6 +1165,13 @@ static int p_rollback(struct wdb *h, struct world_err *err)
 	return 0;
 }
 
+static int p_lock_next(struct wdb *h, const char *lock_sql)
+{
+	if (!lock_sql || strncasecmp(lock_sql, "LOCK ", 5) != 0 || strchr(lock_sql, ';')) return -1;
+	PDB(h)->next_lock = lock_sql;
+	return 0;
+}
+
 static const struct wdb_driver pg_driver = {
 	.kind = WDB_PG,
 	.open = p_open,
@@ -1148,6 +1192,7 @@ static const struct wdb_driver pg_driver = {
 	.commit = p_commit,
 	.rollback = p_rollback,
 	.clear_bindings = p_clear_bindings,
+	.lock_next = p_lock_next,
 };
 
 void wdb_pg_enable(void) { wdb_pg_driver_enabled = &pg_driver; }

@@ -171,17 +171,19 @@ static int homes_setup(struct world_store *st, struct world_err *err)
  * always collide, the later one fails with a serialization failure, and
  * under load a writer can lose its race many times running (bench/
  * store_bench's two-connection rows refused appends after nine runs). So
- * writers queue first, as SQLite's do on their flock: a session advisory
- * lock of the database (pg_advisory_lock), taken before BEGIN -- before
- * the transaction's snapshot, so the writer that got the lock reads what
- * the one before it committed -- and released after the COMMIT or
- * ROLLBACK. The server releases it when the session ends (a writer killed
- * or its connection lost). The wait is bounded by the session's
- * lock_timeout (the busy timeout, store/db_pg.c): past it, WX_LOCKED, not
- * retried. Readers take nothing. Test builds: WORLD_TEST_PG_NO_QUEUE=1
+ * writers queue first, as SQLite's do on their flock: the transaction's
+ * first command, right after BEGIN, is LOCK TABLE world_schema IN
+ * EXCLUSIVE MODE (wdb_lock_next, store/db.h) -- LOCK takes no
+ * snapshot, so the writer that got the lock reads what the one before it
+ * committed -- and the lock goes with the COMMIT or ROLLBACK (or the
+ * session, a writer killed or its connection lost). The driver sends it
+ * with BEGIN in the round trip of the transaction's first statement: the
+ * queue costs no round trip of its own. EXCLUSIVE conflicts with itself
+ * and with writes of world_schema, never with a read. The wait is bounded
+ * by the session's lock_timeout (the busy timeout, store/db_pg.c): past
+ * it, WX_LOCKED, not retried. Readers take nothing. Test builds: WORLD_TEST_PG_NO_QUEUE=1
  * leaves the queue out, so that tests can make two transactions collide
  * and watch the retries (tests/store/test_pgstore, test_pggroup). */
-#define WS_PG_QUEUE_KEY "8022907960573952" /* 0x1c8f... : "world" queue, any fixed bigint */
 
 static int pg_queue_off(void)
 {
@@ -193,44 +195,17 @@ static int pg_queue_off(void)
 #endif
 }
 
-static int pg_queue_step(struct world_store *st, struct wdb_stmt **s, const char *sql, struct world_err *err)
-{
-	if (!*s && wdb_prepare_kept(st->wdb, sql, s, err) < 0) {
-		*s = NULL;
-		return -1;
-	}
-	int rc = wdb_step(*s, err);
-	wdb_reset(*s);
-	return rc == WDB_ROW ? 0 : -1;
-}
-
 static int pg_queue_lock(struct world_store *st, struct world_err *err)
 {
-	if (PG_STATE(st)->held || pg_queue_off()) return 0;
+	if (pg_queue_off()) return 0;
 	world_pause("store.queued");
-	struct world_err e = { 0 };
-	if (pg_queue_step(st, &PG_STATE(st)->lock, "SELECT pg_advisory_lock(" WS_PG_QUEUE_KEY ")", &e) < 0) {
-		/* the busy timeout passed (55P03) or the server is gone: final,
-		 * not a lost race to run again */
-		st->retry_seen = 0;
-		if (e.code == WX_LOCKED)
-			return werr(err, WX_LOCKED, "store %s: write queue: another writer's transaction held it past the busy "
-			                            "timeout (%.0f ms)", st->path, st->busy_ms);
-		if (err) *err = e;
-		return -1;
-	}
-	PG_STATE(st)->held = 1;
+	if (wdb_lock_next(st->wdb, "LOCK TABLE world_schema IN EXCLUSIVE MODE") < 0)
+		return werr(err, WX_FAIL, "store %s: write queue: not a PostgreSQL handle", st->path);
 	return 0;
 }
 
-static void pg_queue_unlock(struct world_store *st)
-{
-	if (!PG_STATE(st)->held) return;
-	PG_STATE(st)->held = 0;
-	/* a failure here (the connection lost) released it with the session */
-	struct world_err ig;
-	pg_queue_step(st, &PG_STATE(st)->unlock, "SELECT pg_advisory_unlock(" WS_PG_QUEUE_KEY ")", &ig);
-}
+/* the lock went with the transaction */
+static void pg_queue_unlock(struct world_store *st) { (void)st; }
 
 static void pg_queue_fini(struct world_store *st)
 {

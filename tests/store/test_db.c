@@ -434,6 +434,25 @@ static void pipeline(struct wdb *pa, struct wdb *off)
 	ok(rc && wdb_pg_round_trips(pa) - r0 == 2,
 	   "pg pipeline: BEGIN, LOCK TABLE, a read, an insert, COMMIT in %llu round trips (%s)",
 	   (unsigned long long)(wdb_pg_round_trips(pa) - r0), err.msg);
+	/* the write queue (wdb_lock_next): its LOCK rides with BEGIN; a wait
+	 * past the busy timeout (100 ms here) fails the transaction, final */
+	r0 = wdb_pg_round_trips(pa);
+	rc = wdb_lock_next(pa, "LOCK TABLE pipe_t IN EXCLUSIVE MODE") == 0 && wdb_begin(pa, &err) == 0 &&
+	     step_kept(sel, "a%", &err) == WDB_DONE && step_kept(ins, "q1", &err) == WDB_DONE && wdb_commit(pa, &err) == 0;
+	ok(rc && wdb_pg_round_trips(pa) - r0 == 2, "pg queue: BEGIN, the queue's LOCK, a read, an insert, COMMIT in %llu round trips (%s)",
+	   (unsigned long long)(wdb_pg_round_trips(pa) - r0), err.msg);
+	ok(wdb_begin(off, &err) == 0 && wdb_exec(off, "LOCK TABLE pipe_t IN EXCLUSIVE MODE", &err) == 0,
+	   "pg queue: another handle holds the queue (%s)", err.msg);
+	err = (struct world_err){ 0 };
+	rc = wdb_lock_next(pa, "LOCK TABLE pipe_t IN EXCLUSIVE MODE") == 0 && wdb_begin(pa, &err) == 0 ? step_kept(sel, "a%", &err) : -9;
+	ok(rc == WDB_FAIL && err.code == WX_LOCKED && strstr(err.msg, "past the busy timeout") && wdb_last_fail(pa) == WDB_FAIL,
+	   "pg queue: waiting past the busy timeout fails the transaction, WX_LOCKED, not a race to retry (%d: %s)", rc, err.msg);
+	wdb_rollback(pa, &err);
+	wdb_rollback(off, &err);
+	rc = wdb_begin(pa, &err) == 0 ? step_kept(sel, "a%", &err) : -9;
+	ok(rc == WDB_DONE && wdb_commit(pa, &err) == 0, "pg queue: control: the queue free, the next transaction runs (%s)", err.msg);
+	ok(wdb_lock_next(pa, "SELECT 1") == -1 && wdb_lock_next(pa, "LOCK TABLE a; DROP TABLE b") == -1,
+	   "pg queue: anything but one LOCK statement is refused");
 	/* an empty transaction costs nothing */
 	r0 = wdb_pg_round_trips(pa);
 	ok(wdb_begin(pa, &err) == 0 && wdb_commit(pa, &err) == 0 && wdb_begin(pa, &err) == 0 && wdb_rollback(pa, &err) == 0 &&
