@@ -52,6 +52,12 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	}
 	ws_done(st, s);
 	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
+	/* its outcome in this transaction need not read it back (struct ws_memo) */
+	if (ws_memo_on(st) && strlen(in->subject) < sizeof st->memo.intent_subject) {
+		st->memo.intent_id = rid;
+		snprintf(st->memo.intent_kind, sizeof st->memo.intent_kind, "%s", in->kind);
+		snprintf(st->memo.intent_subject, sizeof st->memo.intent_subject, "%s", in->subject);
+	}
 	if (id) *id = rid;
 	return 0;
 }
@@ -60,20 +66,30 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
                         struct world_err *err)
 {
 	struct wdb_stmt *s;
-	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
-		return -1;
-	ws_bind_int(s, 1, intent_id);
-	int rc = wdb_step(s, NULL);
-	if (rc != WDB_ROW) {
-		ws_done(st, s);
-		if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
-		return ws_sqlerr(st, 0, "journal read", err);
-	}
 	char kind[32], subject[1100];
-	snprintf(kind, sizeof kind, "%s", (const char *)wdb_column_text(s, 0));
-	snprintf(subject, sizeof subject, "%s", (const char *)wdb_column_text(s, 1));
-	int have = (int)wdb_column_int64(s, 2, NULL);
-	ws_done(st, s);
+	int rc, have;
+	struct ws_memo *m = &st->memo;
+	if (ws_memo_on(st) && intent_id > 0 && m->intent_id == intent_id) {
+		/* inserted by this transaction, with no outcome yet */
+		snprintf(kind, sizeof kind, "%s", m->intent_kind);
+		snprintf(subject, sizeof subject, "%s", m->intent_subject);
+		have = 0;
+	} else {
+		if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
+			return -1;
+		ws_bind_int(s, 1, intent_id);
+		rc = wdb_step(s, NULL);
+		if (rc != WDB_ROW) {
+			ws_done(st, s);
+			if (rc == WDB_DONE) return werr(err, WX_NOT_FOUND, "journal outcome: intent %lld not found", intent_id);
+			return ws_sqlerr(st, 0, "journal read", err);
+		}
+		snprintf(kind, sizeof kind, "%s", (const char *)wdb_column_text(s, 0));
+		snprintf(subject, sizeof subject, "%s", (const char *)wdb_column_text(s, 1));
+		have = (int)wdb_column_int64(s, 2, NULL);
+		ws_done(st, s);
+	}
+	m->intent_id = 0; /* it has an outcome now, or the outcome failed */
 	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
 		return -1;

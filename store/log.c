@@ -169,6 +169,7 @@ static int head_write(struct world_store *st, const char *name, const char *ref,
                       struct world_err *err)
 {
 	struct wdb_stmt *s;
+	st->memo.tip_ok = 0; /* a head moves */
 	if (ws_stmt(st, WORLD_SQL(HEAD_PUT), &s, err) < 0)
 		return -1;
 	ws_bind_text(s, 1, name);
@@ -208,9 +209,28 @@ static int log_tip(struct world_store *st, long long *last, char last_hash[WORLD
 int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF_SIZE], char world[WORLD_REF_SIZE],
                    struct world_err *err)
 {
-	long long last;
-	if (log_tip(st, &last, prev, world, NULL, NULL, NULL, err) < 0) return -1;
+	long long last, rev;
+	if (log_tip(st, &last, prev, world, &rev, NULL, NULL, err) < 0) return -1;
 	*index = last + 1;
+	/* the append that follows in this transaction need not read it again */
+	if (ws_memo_on(st)) {
+		struct ws_memo *m = &st->memo;
+		m->tip_ok = 1;
+		m->tip_last = last;
+		m->tip_rev = rev;
+		memcpy(m->tip_hash, prev, WORLD_REF_SIZE);
+		memcpy(m->tip_head, world, WORLD_REF_SIZE);
+	}
+	return 0;
+}
+
+/* Object ref was put in this transaction (struct ws_memo). */
+static int memo_put(const struct world_store *st, const char *ref)
+{
+	const struct ws_memo *m = &st->memo;
+	unsigned n = m->nput < sizeof m->put / sizeof *m->put ? m->nput : (unsigned)(sizeof m->put / sizeof *m->put);
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(m->put[i], ref) == 0) return 1;
 	return 0;
 }
 
@@ -269,7 +289,17 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	long long last, cur_rev;
 	char last_hash[WORLD_REF_SIZE], cur[WORLD_REF_SIZE];
 	int have_root;
-	if (log_tip(st, &last, last_hash, cur, &cur_rev, a->state_root, &have_root, err) < 0) return -1;
+	const struct ws_memo *m = &st->memo;
+	if (ws_memo_on(st) && m->tip_ok && memo_put(st, a->state_root)) {
+		/* the tip this transaction read under its write lock, and a
+		 * stateRoot it put itself: as LOG_TIP would read them */
+		last = m->tip_last;
+		cur_rev = m->tip_rev;
+		memcpy(last_hash, m->tip_hash, WORLD_REF_SIZE);
+		memcpy(cur, m->tip_head, WORLD_REF_SIZE);
+		have_root = 1;
+	} else if (log_tip(st, &last, last_hash, cur, &cur_rev, a->state_root, &have_root, err) < 0)
+		return -1;
 	if (a->entry_index != last + 1)
 		return werr(err, WX_CONFLICT, "log append: entryIndex %lld does not follow the log head %lld (want %lld)",
 		            a->entry_index, last, last + 1);
@@ -314,6 +344,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	ws_bind_text(s, 8, a->transition_ref);
 	ws_bind_blob(s, 9, c, n);
 	ws_bind_int(s, 10, (int64_t)time(NULL));
+	st->memo.tip_ok = 0; /* the tip moves */
 	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
 	if (rc != WDB_DONE) {

@@ -84,6 +84,11 @@ int world_object_put(struct world_store *st, const char *semantic_id, const char
 		if (rc != WDB_DONE) return ws_sqlerr(st, 0, "object insert", err);
 		if (created) *created = added;
 	}
+	/* stored now, whoever stored it first (struct ws_memo) */
+	if (ws_memo_on(st)) {
+		struct ws_memo *m = &st->memo;
+		memcpy(m->put[m->nput++ % (sizeof m->put / sizeof *m->put)], ref, WORLD_REF_SIZE);
+	}
 	memcpy(ref_out, ref, WORLD_REF_SIZE);
 	return 0;
 }

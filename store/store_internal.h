@@ -58,7 +58,34 @@ struct world_store {
 	int existing; /* WORLD_STORE_EXISTING: a database without a store is refused, not made one */
 	struct note_signer *signer;
 	long long signed_n, sign_failed;
+	/* What this write transaction itself wrote or read under its write
+	 * lock, kept so that it is not read back from the server (each read
+	 * is a round trip to PostgreSQL): the log's tip as world_log_next
+	 * read it, the refs of the objects put, the intent inserted last.
+	 * Valid from the statement that set it until the transaction ends or
+	 * anything of it is undone (ws_memo_clear: ws_txn_begin, commit,
+	 * rollback, a failed or rolled back savepoint); the writer holds the
+	 * write queue meanwhile, so no other writer can change what it says. */
+	struct ws_memo {
+		int tip_ok;
+		long long tip_last, tip_rev;
+		char tip_hash[WORLD_REF_SIZE], tip_head[WORLD_REF_SIZE];
+		char put[8][WORLD_REF_SIZE];
+		unsigned nput;
+		long long intent_id; /* 0: none */
+		char intent_kind[32], intent_subject[1100];
+	} memo;
 };
+
+/* Forget the memo (struct world_store, memo). */
+static inline void ws_memo_clear(struct world_store *st)
+{
+	st->memo.tip_ok = 0;
+	st->memo.nput = 0;
+	st->memo.intent_id = 0;
+}
+/* A write transaction is open on st: a memo may be kept. */
+static inline int ws_memo_on(const struct world_store *st) { return st->in_txn || st->sp_depth > 0; }
 
 /* What an engine can do or needs (struct ws_engine, caps). */
 enum ws_cap {

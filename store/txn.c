@@ -35,6 +35,7 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 
 int ws_txn_begin(struct world_store *st, struct world_err *err)
 {
+	ws_memo_clear(st);
 	/* the write queue first, then the transaction */
 	if (st->eng->queue_lock(st, err) < 0) return -1;
 	if (wdb_begin(st->wdb, NULL) < 0) {
@@ -49,6 +50,7 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 {
 	/* the checkpoint of what this transaction appended, signed in it
 	 * (store/tree.c): never ahead of the durable log */
+	ws_memo_clear(st);
 	if (st->tree_dirty && ws_tree_presign(st, err) < 0) {
 		ws_txn_rollback(st);
 		return -1;
@@ -65,6 +67,7 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 void ws_txn_rollback(struct world_store *st)
 {
 	struct world_err ig;
+	ws_memo_clear(st);
 	st->tree_dirty = 0;
 	wdb_rollback(st->wdb, &ig);
 	st->eng->queue_unlock(st);
@@ -115,6 +118,7 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 		return ws_txn_commit(st, err);
 	}
 	st->sp_depth--;
+	if (!ok) ws_memo_clear(st);
 	if (st->sp_flat) {
 		/* nothing to undo here: the whole run is undone (group.c) */
 		if (!ok) st->sp_undone++;
@@ -122,6 +126,7 @@ int ws_sp_end(struct world_store *st, int ok, struct world_err *err)
 	}
 	if (ok) {
 		if (ws_exec(st, "RELEASE w", err) == 0) return 0;
+		ws_memo_clear(st);
 		ws_exec(st, "ROLLBACK TO w", &ignore);
 		ws_exec(st, "RELEASE w", &ignore);
 		return -1;
@@ -198,7 +203,10 @@ int world_store_savepoint(struct world_store *st, enum world_savepoint_op op, st
 	static const char *const sql[] = { [WORLD_SP_BEGIN] = "SAVEPOINT wc", [WORLD_SP_RELEASE] = "RELEASE wc",
 		                           [WORLD_SP_ROLLBACK] = "ROLLBACK TO wc" };
 	if ((int)op < 0 || (int)op > WORLD_SP_ROLLBACK) return werr(err, WX_USAGE, "store %s: savepoint: bad operation", st->path);
-	return ws_exec(st, sql[op], err);
+	if (op == WORLD_SP_ROLLBACK) ws_memo_clear(st);
+	int rc = ws_exec(st, sql[op], err);
+	if (rc < 0) ws_memo_clear(st);
+	return rc;
 }
 
 void world_store_flat_begin(struct world_store *st)

@@ -76,9 +76,9 @@ measure() { # MODE: prints "pure effectful"
 measure on
 PON=$P EON=$E WON=$W
 diag "pure call: $PON round trips; effectful calls: read $EON, write $WON"
-diag "$(cut -d' ' -f2- "$T/pure.on" | sed 's/^/  pure: /')"
-diag "$(cut -d' ' -f2- "$T/eff.on" | sed 's/^/  effectful: /')"
-diag "$(cut -d' ' -f2- "$T/write.on" | sed 's/^/  write: /')"
+for k in pure eff write; do
+  while IFS= read -r l; do diag "  $k: $l"; done < "$T/$k.on"
+done
 PURE_MAX=15 EFF_MAX=24
 ok "$([ "$PON" -ge 1 ] && [ "$PON" -le $PURE_MAX ]; echo $?)" "a pure call (tools_decho): $PON round trips (at most $PURE_MAX)"
 ok "$([ "$EON" -ge 1 ] && [ "$EON" -le $EFF_MAX ]; echo $?)" "an effectful read (tests.read, Workspace.Read): $EON round trips (at most $EFF_MAX)"
