@@ -12,11 +12,7 @@ EXTRA_DIST += packages/README.md \
 	packages/se-tools/examples-search.ail packages/se-tools/ailang-cli.ail \
 	packages/se-tools/workspace-exec.ail \
 	packages/se-tools/examples \
-	packages/conformance/transitions.json packages/conformance/simple_text.ail \
-	packages/conformance/error_handling.ail packages/conformance/progress.ail \
-	packages/conformance/schema_2020_12.ail packages/conformance/header_param.ail \
-	packages/conformance/greet.ail packages/conformance/slow_compute.ail \
-	packages/conformance/failing_job.ail packages/conformance/protocol_error_job.ail
+	packages/conformance
 
 # Tests: every source checks and passes its inline tests, plans obey
 # docs/design.md §5.2/§5.4, refusals, manifests, examples.
