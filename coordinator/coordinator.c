@@ -176,8 +176,15 @@ static void changes_poll(struct coordinator *c)
 	}
 }
 
-/* A mark: "what changed in the store up to now" (store_lock held). */
-static unsigned long long changes_mark(struct coordinator *c) { return ++c->mark_seq; }
+static void req_look_end(void);
+
+/* A mark: "what changed in the store up to now" (store_lock held). A
+ * request that asks for one has moved past its session open's look. */
+static unsigned long long changes_mark(struct coordinator *c)
+{
+	req_look_end();
+	return ++c->mark_seq;
+}
 
 /* Look for changes unless a look began after mark was taken (store_lock
  * held): a look then, under the same lock, saw everything committed
@@ -191,6 +198,44 @@ static void changes_since(struct coordinator *c, unsigned long long mark)
 	unsigned long long m = c->mark_seq;
 	changes_poll(c);
 	c->polled_mark = m;
+}
+
+/* The look of a request's session open answers that request's listing
+ * and its first call (a look of the store_changes row is a round trip to
+ * PostgreSQL): it began after the request arrived, so it saw everything
+ * committed before the request started, which is all a request is owed.
+ * Kept per thread, for the session the open returned, for a listing and
+ * then a call, for at most REQ_LOOK_MS; the call, or any new mark taken
+ * on the thread, ends it: anything after looks again. */
+enum { REQ_LOOK_VISIBLE = 1, REQ_LOOK_CALL = 2, REQ_LOOK_MS = 1000 };
+static _Thread_local struct req_look {
+	const struct coordinator *c;
+	const struct coord_session *s;
+	unsigned long long mark;
+	unsigned uses;
+	struct timespec at;
+} req_look;
+
+static void req_look_end(void) { req_look.s = NULL; }
+
+static void req_look_keep(const struct coordinator *c, const struct coord_session *s, unsigned long long mark)
+{
+	req_look = (struct req_look){ .c = c, .s = s, .mark = mark, .uses = REQ_LOOK_VISIBLE | REQ_LOOK_CALL };
+	clock_gettime(CLOCK_MONOTONIC, &req_look.at);
+}
+
+/* The mark a use of kind `use` of session s answers from: the request's
+ * open's, or a new one (store_lock held). */
+static unsigned long long req_look_mark(struct coordinator *c, const struct coord_session *s, unsigned use)
+{
+	if (req_look.c == c && req_look.s == s && s && (req_look.uses & use)) {
+		/* a listing may be followed by the call; the call is the last */
+		req_look.uses = use == REQ_LOOK_VISIBLE ? REQ_LOOK_CALL : 0;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ms_between(&req_look.at, &now) < REQ_LOOK_MS) return req_look.mark;
+	}
+	return changes_mark(c);
 }
 
 void coord_generations(struct coordinator *c, unsigned long long *registries, unsigned long long *sessions)
@@ -257,7 +302,8 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 		goto done;
 	}
 	pthread_mutex_lock(&c->store_lock);
-	changes_since(c, changes_mark(c));
+	unsigned long long mark = changes_mark(c);
+	changes_since(c, mark);
 	long long now = (long long)time(NULL);
 	struct sess_cached *e = sess_find(c, ref + 7);
 	if (e && e->gen == c->sess_gen) {
@@ -277,6 +323,7 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 		if (rc == 0) sess_keep(c, *out);
 		else if (err && err->code == WX_NOT_FOUND) sess_forget(c, ref + 7);
 	}
+	if (rc == 0) req_look_keep(c, *out, mark);
 	pthread_mutex_unlock(&c->store_lock);
 done:
 	if (rc < 0) {
@@ -289,6 +336,7 @@ done:
 void coord_session_free(struct coord_session *s)
 {
 	if (!s) return;
+	if (req_look.s == s) req_look.s = NULL;
 	broker_session_free(s);
 	free(s);
 }
@@ -354,7 +402,7 @@ int coord_visible(struct coordinator *c, const struct coord_session *s, json_t *
 	*out = NULL;
 	json_t *reg;
 	pthread_mutex_lock(&c->store_lock);
-	int rc = registry_current(c, changes_mark(c), &reg, err);
+	int rc = registry_current(c, req_look_mark(c, s, REQ_LOOK_VISIBLE), &reg, err);
 	if (rc == 0) rc = catalog_visible(c->cfg.store, s, reg, "transitions", out, err);
 	pthread_mutex_unlock(&c->store_lock);
 	json_decref(reg);
@@ -1065,7 +1113,7 @@ static int session_live(struct coordinator *c, const struct coord_session *s, un
                         unsigned long long *mark, struct world_err *err)
 {
 	pthread_mutex_lock(&c->store_lock);
-	*mark = changes_mark(c);
+	*mark = req_look_mark(c, s, REQ_LOOK_CALL);
 	int rc = session_check(c, s, gen, 1, *mark, err);
 	pthread_mutex_unlock(&c->store_lock);
 	return rc;
