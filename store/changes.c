@@ -32,10 +32,21 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 	/* a store no writer of this build opened has no counters row: then
 	 * everything counts as changed, every time */
 	if (ws_stmt(st, WORLD_SQL(CHANGES_GET), &s, NULL) == 0) {
+		ws_bind_text(s, 1, WS_WORLD_HEAD);
 		rc = wdb_step(s, NULL);
 		if (rc == WDB_ROW) {
 			sess = wdb_column_int64(s, 0, NULL);
 			regs = wdb_column_int64(s, 1, NULL);
+			/* a writer's look in its transaction: the log's tip as
+			 * world_log_next would read it (struct ws_memo) */
+			if (ws_memo_on(st)) {
+				struct ws_memo *m = &st->memo;
+				m->tip_last = wdb_column_int64(s, 2, NULL);
+				ws_col_ref(s, 3, m->tip_hash);
+				ws_col_ref(s, 4, m->tip_head);
+				m->tip_rev = wdb_column_int64(s, 5, NULL);
+				m->tip_ok = 1;
+			}
 		}
 		ws_done(st, s);
 	}

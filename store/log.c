@@ -15,7 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#define WORLD_HEAD_NAME "@world" /* the selected world head; registry names cannot start with '@' */
+/* the selected world head (store_internal.h, WS_WORLD_HEAD) */
+#define WORLD_HEAD_NAME WS_WORLD_HEAD
 
 /* Canonical JSON of the seven hashed fields (and entryHash when non-NULL).
  * Keys are written in canonical (bytewise) order; refs and integers need no
@@ -210,6 +211,14 @@ int world_log_next(struct world_store *st, long long *index, char prev[WORLD_REF
                    struct world_err *err)
 {
 	long long last, rev;
+	const struct ws_memo *mt = &st->memo;
+	if (ws_memo_on(st) && mt->tip_ok) {
+		/* read in this transaction, under its write lock */
+		memcpy(prev, mt->tip_hash, WORLD_REF_SIZE);
+		memcpy(world, mt->tip_head, WORLD_REF_SIZE);
+		*index = mt->tip_last + 1;
+		return 0;
+	}
 	if (log_tip(st, &last, prev, world, &rev, NULL, NULL, err) < 0) return -1;
 	*index = last + 1;
 	/* the append that follows in this transaction need not read it again */
@@ -371,6 +380,14 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	ws_done(st, s);
 	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "world insert", err);
 	if (head_write(st, WORLD_HEAD_NAME, wref, cur_rev + 1, err) < 0) return -1;
+	if (ws_memo_on(st)) { /* the tip now: this entry */
+		struct ws_memo *mw = &st->memo;
+		mw->tip_ok = 1;
+		mw->tip_last = a->entry_index;
+		mw->tip_rev = cur_rev + 1;
+		memcpy(mw->tip_hash, h, WORLD_REF_SIZE);
+		memcpy(mw->tip_head, wref, WORLD_REF_SIZE);
+	}
 	if (out) {
 		out->entry_index = a->entry_index;
 		memcpy(out->entry_hash, h, WORLD_REF_SIZE);

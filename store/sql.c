@@ -106,7 +106,12 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	Q(OPERATOR_TOKEN_PUT, "INSERT INTO operator_token(id, token_hash, set_at) VALUES (1,?,?) ON CONFLICT(id) DO UPDATE "
 	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
 	/* change detection: the one counters row (its primary key) */
-	Q(CHANGES_GET, "SELECT sessions, registries FROM store_changes WHERE id = 1"),
+	/* with the log's tip as LOG_TIP reads it (a writer's look in its
+	 * transaction spares world_log_next its read, store/changes.c) */
+	Q(CHANGES_GET, "SELECT c.sessions, c.registries, l.entry_index, l.entry_hash, h.ref, h.revision "
+	               "FROM store_changes c "
+	               "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
+	               "LEFT JOIN heads h ON h.name = ?1 WHERE c.id = 1"),
 	/* the budget sum read from the journal: only on a store no writer of
 	 * this build has opened (no journal_spent_total yet, store/db_sqlite_schema.c) */
 	Q(JOURNAL_SPENT_SUM, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "

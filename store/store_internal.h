@@ -77,6 +77,8 @@ struct world_store {
 	} memo;
 };
 
+/* The name of the selected world head (registry names cannot start with '@'). */
+#define WS_WORLD_HEAD "@world"
 /* Forget the memo (struct world_store, memo). */
 static inline void ws_memo_clear(struct world_store *st)
 {
