@@ -214,6 +214,10 @@ static _Thread_local struct req_look {
 	unsigned long long mark;
 	unsigned uses;
 	struct timespec at;
+	/* the session's episode's usage, read by the same look (its quota
+	 * check's, once) */
+	int usage_ok;
+	long long calls, bytes;
 } req_look;
 
 static void req_look_end(void) { req_look.s = NULL; }
@@ -222,6 +226,27 @@ static void req_look_keep(const struct coordinator *c, const struct coord_sessio
 {
 	req_look = (struct req_look){ .c = c, .s = s, .mark = mark, .uses = REQ_LOOK_VISIBLE | REQ_LOOK_CALL };
 	clock_gettime(CLOCK_MONOTONIC, &req_look.at);
+	const struct world_changes *t = &c->chg;
+	if (t->usage_read && t->usage_episode && strcmp(t->usage_episode, s->episode) == 0) {
+		req_look.usage_ok = 1;
+		req_look.calls = t->usage_calls;
+		req_look.bytes = t->usage_bytes;
+	}
+}
+
+/* The usage of session s's episode as the request's look read it (once):
+ * 1, else 0 (read it). */
+static int req_look_usage(const struct coordinator *c, const struct coord_session *s, long long *calls,
+                          long long *bytes)
+{
+	if (req_look.c != c || req_look.s != s || !s || !req_look.usage_ok) return 0;
+	req_look.usage_ok = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (ms_between(&req_look.at, &now) >= REQ_LOOK_MS) return 0;
+	*calls = req_look.calls;
+	*bytes = req_look.bytes;
+	return 1;
 }
 
 /* The mark a use of kind `use` of session s answers from: the request's
@@ -303,9 +328,14 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 	}
 	pthread_mutex_lock(&c->store_lock);
 	unsigned long long mark = changes_mark(c);
+	/* the look reads the episode's usage too when the credential's
+	 * episode is known (a credential's episode never changes) */
+	struct sess_cached *e = sess_find(c, ref + 7);
+	char ep[sizeof e->s.episode];
+	snprintf(ep, sizeof ep, "%s", e ? e->s.episode : "");
+	c->chg.usage_episode = ep[0] ? ep : NULL;
 	changes_since(c, mark);
 	long long now = (long long)time(NULL);
-	struct sess_cached *e = sess_find(c, ref + 7);
 	if (e && e->gen == c->sess_gen) {
 		/* no session changed since it was read: the row is as cached */
 		rc = sess_copy(*out, &e->s, err);
@@ -324,6 +354,8 @@ int coord_session_open(struct coordinator *c, const char *credential, struct coo
 		else if (err && err->code == WX_NOT_FOUND) sess_forget(c, ref + 7);
 	}
 	if (rc == 0) req_look_keep(c, *out, mark);
+	c->chg.usage_episode = NULL;
+	c->chg.usage_read = 0;
 	pthread_mutex_unlock(&c->store_lock);
 done:
 	if (rc < 0) {
@@ -492,14 +524,18 @@ static void inflight_del(struct coordinator *c, const char *id)
 /* ---- one call ---- */
 
 /* The episode's quotas (coord_config) against what its committed calls used. */
-static int quota_check(struct coordinator *c, const char *episode, size_t in_len, struct world_err *err)
+static int quota_check(struct coordinator *c, const struct coord_session *s, size_t in_len, struct world_err *err)
 {
+	const char *episode = s->episode;
 	long long calls = 0, bytes = 0;
 	long long cmax = c->cfg.episode_calls_max, bmax = c->cfg.episode_bytes_max;
 	if (cmax <= 0 && bmax <= 0) return 0; /* no quota: nothing to read */
-	pthread_mutex_lock(&c->store_lock);
-	int rc = world_episode_usage_get(c->cfg.store, episode, &calls, &bytes, err);
-	pthread_mutex_unlock(&c->store_lock);
+	int rc = 0;
+	if (!req_look_usage(c, s, &calls, &bytes)) { /* the request's look read it */
+		pthread_mutex_lock(&c->store_lock);
+		rc = world_episode_usage_get(c->cfg.store, episode, &calls, &bytes, err);
+		pthread_mutex_unlock(&c->store_lock);
+	}
 	if (rc < 0) return -1;
 	if (cmax > 0 && calls >= cmax)
 		return werr(err, WX_QUOTA, "episode %s has spent its call quota (%lld of %lld calls committed)", episode,
@@ -1305,7 +1341,7 @@ int coord_call(struct coordinator *c, const struct coord_call *call, struct coor
 			goto out;
 		}
 	}
-	if (quota_check(c, s->episode, in_len, err) < 0) goto out;
+	if (quota_check(c, s, in_len, err) < 0) goto out;
 	if (call->declined) {
 		struct world_err de = { 0, "" };
 		if (record_cancel(&cs, &de) < 0) werr(err, WX_REFUSED, "%s; nothing ran (its journal outcome was not written: %.300s)", call->declined, de.msg);

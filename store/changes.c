@@ -20,6 +20,7 @@
 int world_store_changed(struct world_store *st, struct world_changes *t, unsigned *changed, struct world_err *err)
 {
 	*changed = 0;
+	t->usage_read = 0;
 	unsigned long long own = 0;
 	long long dv = 0;
 	if (st->eng->data_version) {
@@ -33,10 +34,17 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 	 * everything counts as changed, every time */
 	if (ws_stmt(st, WORLD_SQL(CHANGES_GET), &s, NULL) == 0) {
 		ws_bind_text(s, 1, WS_WORLD_HEAD);
+		if (t->usage_episode) ws_bind_text(s, 2, t->usage_episode);
+		else ws_bind_null(s, 2);
 		rc = wdb_step(s, NULL);
 		if (rc == WDB_ROW) {
 			sess = wdb_column_int64(s, 0, NULL);
 			regs = wdb_column_int64(s, 1, NULL);
+			if (t->usage_episode) { /* no row: nothing used yet */
+				t->usage_calls = wdb_column_int64(s, 6, NULL);
+				t->usage_bytes = wdb_column_int64(s, 7, NULL);
+				t->usage_read = 1;
+			}
 			/* a writer's look in its transaction: the log's tip as
 			 * world_log_next would read it (struct ws_memo) */
 			if (ws_memo_on(st)) {

@@ -107,9 +107,11 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                      "SET token_hash = excluded.token_hash, set_at = excluded.set_at"),
 	/* change detection: the one counters row (its primary key) */
 	/* with the log's tip as LOG_TIP reads it (a writer's look in its
-	 * transaction spares world_log_next its read, store/changes.c) */
-	Q(CHANGES_GET, "SELECT c.sessions, c.registries, l.entry_index, l.entry_hash, h.ref, h.revision "
-	               "FROM store_changes c "
+	 * transaction spares world_log_next its read) and an episode's usage
+	 * as EPISODE_USAGE_GET reads it (store/changes.c) */
+	Q(CHANGES_GET, "SELECT c.sessions, c.registries, l.entry_index, l.entry_hash, h.ref, h.revision, "
+	               "(SELECT calls FROM episode_usage WHERE episode = ?2), "
+	               "(SELECT bytes FROM episode_usage WHERE episode = ?2) FROM store_changes c "
 	               "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
 	               "LEFT JOIN heads h ON h.name = ?1 WHERE c.id = 1"),
 	/* the budget sum read from the journal: only on a store no writer of

@@ -140,6 +140,12 @@ struct world_changes {
 	long long data_version;
 	unsigned long long own;    /* this handle's commits */
 	long long sessions, registries;
+	/* in: an episode whose usage (world_episode_usage_get) the look reads
+	 * in the same statement, NULL for none; out: usage_read = 1 when it
+	 * did (0 when no row was read: nothing changed, or no counters row) */
+	const char *usage_episode;
+	int usage_read;
+	long long usage_calls, usage_bytes;
 };
 /* Which of the kinds above changed since *t (bits into *changed, 0 when
  * none), and moves *t to now. A zeroed *t, or a store without the
