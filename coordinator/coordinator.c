@@ -969,6 +969,9 @@ static int write_rows(struct world_store *st, void *ctx, struct world_err *err)
 	if (effectful && world_object_put(st, "world/effect-plan/v1", cs->invocation_id, cs->plan, cs->plan_len, ref,
 	                                  NULL, err) < 0)
 		return -1;
+	/* the effect's and the invocation's intents, read at once for their outcomes */
+	const long long expect[] = { cs->have_effect ? cs->eff.intent_id : 0, cs->have_effect ? cs->eff.invocation_intent_id : 0 };
+	if (cs->have_effect && world_journal_expect(st, expect, 2, err) < 0) return -1;
 	if (cs->have_effect && broker_effect_write(st, &cs->eff, err) < 0) return -1;
 	if (world_object_put(st, "world/invocation-output/v1", cs->invocation_id, j->out_bytes, j->out_len, ref, NULL,
 	                     err) < 0)

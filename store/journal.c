@@ -20,6 +20,48 @@ static void bind_opt(struct wdb_stmt *s, int i, const char *v)
 	else ws_bind_null(s, i);
 }
 
+/* Keep intent id as this transaction knows it (struct ws_memo). */
+static void memo_intent(struct world_store *st, long long id, const char *kind, const char *subject, int have)
+{
+	struct ws_memo *m = &st->memo;
+	const size_t n = sizeof m->intents / sizeof *m->intents;
+	if (!ws_memo_on(st) || id <= 0 || !kind || !subject || strlen(kind) >= sizeof m->intents[0].kind ||
+	    strlen(subject) >= sizeof m->intents[0].subject)
+		return;
+	struct ws_memo_intent *e = &m->intents[m->nintent++ % n];
+	for (size_t i = 0; i < n; i++)
+		if (m->intents[i].id == id) e = &m->intents[i];
+	e->id = id;
+	e->have = have;
+	snprintf(e->kind, sizeof e->kind, "%s", kind);
+	snprintf(e->subject, sizeof e->subject, "%s", subject);
+}
+
+static struct ws_memo_intent *memo_intent_find(struct world_store *st, long long id)
+{
+	struct ws_memo *m = &st->memo;
+	if (!ws_memo_on(st) || id <= 0) return NULL;
+	for (size_t i = 0; i < sizeof m->intents / sizeof *m->intents; i++)
+		if (m->intents[i].id == id) return &m->intents[i];
+	return NULL;
+}
+
+int world_journal_expect(struct world_store *st, const long long *ids, size_t n, struct world_err *err)
+{
+	if (!ws_memo_on(st) || n == 0) return 0;
+	if (n > 4) return werr(err, WX_USAGE, "journal expect: %zu intents, at most 4", n);
+	struct wdb_stmt *s;
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENTS_GET4), &s, err) < 0) return -1;
+	for (size_t i = 0; i < 4; i++) ws_bind_int(s, (int)i + 1, i < n ? ids[i] : 0);
+	int rc;
+	while ((rc = wdb_step(s, NULL)) == WDB_ROW)
+		memo_intent(st, wdb_column_int64(s, 0, NULL), (const char *)wdb_column_text(s, 1),
+		            (const char *)wdb_column_text(s, 2), wdb_column_int64(s, 3, NULL) != 0);
+	ws_done(st, s);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal read", err);
+	return 0;
+}
+
 int world_journal_intent(struct world_store *st, const struct world_journal_intent *in, long long *id,
                          struct world_err *err)
 {
@@ -53,11 +95,7 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	ws_done(st, s);
 	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "journal intent insert", err);
 	/* its outcome in this transaction need not read it back (struct ws_memo) */
-	if (ws_memo_on(st) && strlen(in->subject) < sizeof st->memo.intent_subject) {
-		st->memo.intent_id = rid;
-		snprintf(st->memo.intent_kind, sizeof st->memo.intent_kind, "%s", in->kind);
-		snprintf(st->memo.intent_subject, sizeof st->memo.intent_subject, "%s", in->subject);
-	}
+	memo_intent(st, rid, in->kind, in->subject, 0);
 	if (id) *id = rid;
 	return 0;
 }
@@ -68,12 +106,13 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 	struct wdb_stmt *s;
 	char kind[32], subject[1100];
 	int rc, have;
-	struct ws_memo *m = &st->memo;
-	if (ws_memo_on(st) && intent_id > 0 && m->intent_id == intent_id) {
-		/* inserted by this transaction, with no outcome yet */
-		snprintf(kind, sizeof kind, "%s", m->intent_kind);
-		snprintf(subject, sizeof subject, "%s", m->intent_subject);
-		have = 0;
+	struct ws_memo_intent *m = memo_intent_find(st, intent_id);
+	if (m) {
+		/* inserted or read by this transaction, under its write lock */
+		snprintf(kind, sizeof kind, "%s", m->kind);
+		snprintf(subject, sizeof subject, "%s", m->subject);
+		have = m->have;
+		m->id = 0; /* it has an outcome now, or the outcome fails */
 	} else {
 		if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT_GET), &s, err) < 0)
 			return -1;
@@ -89,7 +128,6 @@ static int outcome_body(struct world_store *st, long long intent_id, const char 
 		have = (int)wdb_column_int64(s, 2, NULL);
 		ws_done(st, s);
 	}
-	m->intent_id = 0; /* it has an outcome now, or the outcome failed */
 	if (have) return werr(err, WX_CONFLICT, "journal outcome: intent %lld (%s) already has an outcome", intent_id, subject);
 	if (ws_stmt(st, WORLD_SQL(JOURNAL_OUTCOME), &s, err) < 0)
 		return -1;

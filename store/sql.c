@@ -73,6 +73,9 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	    "VALUES ('intent',?,?,?,?,?,?,?,?) RETURNING id"),
 	Q(JOURNAL_INTENT_GET, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
 	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
+	/* up to four intents at once (world_journal_expect) */
+	Q(JOURNAL_INTENTS_GET4, "SELECT i.id, i.kind, i.subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' "
+	                        "AND o.intent_id = i.id) FROM journal i WHERE i.id IN (?1, ?2, ?3, ?4) AND i.phase = 'intent'"),
 	Q(JOURNAL_OUTCOME, "INSERT INTO journal(phase, intent_id, kind, subject, status, ref, at) "
 	                   "VALUES ('outcome',?,?,?,?,?,?)"),
 	/* the running total (store/db_sqlite_schema.c), one primary-key lookup */

@@ -280,6 +280,11 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
  * "... already committed" and nothing is written. */
 int world_journal_outcome(struct world_store *st, long long intent_id, const char *status, const char *ref,
                           struct world_err *err);
+/* Inside a write transaction: reads intents ids[0..n) (n <= 4; 0 skipped)
+ * in one statement, so that their outcomes written in this transaction
+ * (world_journal_outcome) are checked without reading each again (one
+ * round trip to PostgreSQL, not n). Outside one, nothing is read. */
+int world_journal_expect(struct world_store *st, const long long *ids, size_t n, struct world_err *err);
 /* Sum of the costs of the episode's effect intents for effect+scope (denials
  * write no intent; failed effects keep their intent and so cost). */
 int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,

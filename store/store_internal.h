@@ -72,8 +72,12 @@ struct world_store {
 		char tip_hash[WORLD_REF_SIZE], tip_head[WORLD_REF_SIZE];
 		char put[8][WORLD_REF_SIZE];
 		unsigned nput;
-		long long intent_id; /* 0: none */
-		char intent_kind[32], intent_subject[1100];
+		struct ws_memo_intent {
+			long long id; /* 0: a free slot */
+			int have;     /* it has an outcome */
+			char kind[32], subject[1100];
+		} intents[4];
+		unsigned nintent; /* the slot the next one takes (round robin) */
 	} memo;
 };
 
@@ -84,7 +88,7 @@ static inline void ws_memo_clear(struct world_store *st)
 {
 	st->memo.tip_ok = 0;
 	st->memo.nput = 0;
-	st->memo.intent_id = 0;
+	for (size_t i = 0; i < sizeof st->memo.intents / sizeof *st->memo.intents; i++) st->memo.intents[i].id = 0;
 }
 /* A write transaction is open on st: a memo may be kept. */
 static inline int ws_memo_on(const struct world_store *st) { return st->in_txn || st->sp_depth > 0; }
