@@ -51,6 +51,11 @@ int world_episode_objects_add(struct world_store *st, const char *episode, const
 	for (size_t i = 0; i < n; i++)
 		if (refs[i] && *refs[i] && world_ref_parse(refs[i], "episode object ref", NULL, err) < 0)
 			return werr_prefix(err, "episode objects %s", episode);
+	/* one statement in the caller's transaction: atomic on its own, and
+	 * every caller undoes the transaction when it fails, so it needs no
+	 * savepoint (on PostgreSQL, where a statement inside one waits for
+	 * its answer, it then rides with the next one) */
+	if (st->in_txn && st->sp_depth == 0 && n <= WS_MEMBERS_AT_ONCE) return members_add_body(st, episode, refs, n, err);
 	WS_WRITE(st, err, members_add_body(st, episode, refs, n, err));
 }
 
