@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A store handle's PostgreSQL state (st->eng_state): the write queue's
- * two statements, and whether this handle holds it now. */
+/* A store handle's PostgreSQL state (st->eng_state): none beyond the
+ * driver's (the write queue is a LOCK TABLE sent with BEGIN, released by
+ * the transaction's end); its presence marks a handle pg_open began. */
 struct ws_pg {
-	struct wdb_stmt *lock, *unlock;
-	int held;
+	int opened;
 };
 #define PG_STATE(st) ((struct ws_pg *)(st)->eng_state)
 
@@ -113,6 +113,7 @@ static int pg_open(struct world_store *st, int flags, struct world_err *err)
 	const char *uri = st->path;
 	struct ws_pg *q = calloc(1, sizeof *q);
 	if (!q) return werr(err, WX_FAIL, "store postgresql://...: out of memory");
+	q->opened = 1;
 	st->eng_state = q;
 	struct wdb_opts o = { .flags = st->writer ? 0 : WDB_READONLY, .busy_timeout_ms = (int)st->busy_ms };
 	if (wdb_open(uri, &o, &st->wdb, err) < 0) return -1;
@@ -207,17 +208,9 @@ static int pg_queue_lock(struct world_store *st, struct world_err *err)
 /* the lock went with the transaction */
 static void pg_queue_unlock(struct world_store *st) { (void)st; }
 
-static void pg_queue_fini(struct world_store *st)
-{
-	if (PG_STATE(st)->lock) wdb_finalize(PG_STATE(st)->lock);
-	if (PG_STATE(st)->unlock) wdb_finalize(PG_STATE(st)->unlock);
-	PG_STATE(st)->lock = PG_STATE(st)->unlock = NULL;
-}
-
 static void pg_close(struct world_store *st)
 {
 	if (!PG_STATE(st)) return;
-	pg_queue_fini(st);
 	free(PG_STATE(st));
 	st->eng_state = NULL;
 }

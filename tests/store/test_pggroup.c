@@ -8,9 +8,9 @@
  *      on top of A's entry: both appends acknowledged, one chain. The
  *      control, the retry off (WORLD_TEST_PG_RETRIES=0, test builds), gives
  *      B's caller exit 5 and leaves A's entry alone at the head.
- *      And as every writer runs, with the store's write queue (an advisory
- *      lock taken before BEGIN, store/db_pg_store.c): B's batch waits in it for
- *      A's, then commits with no lost race, one chain.
+ *      And as every writer runs, with the store's write queue (a LOCK
+ *      TABLE sent with BEGIN, store/db_pg_store.c): B's batch waits in it
+ *      for A's, then commits with no lost race, one chain.
  *   2. Load: 8 threads on each of two groups (two connections), 15
  *      appends each, every one acknowledged and in the log once, the chain
  *      whole (each entry's prevEntryHash the entry before's hash).
@@ -156,7 +156,7 @@ static void lost_race(const char *uri, int retries_off, int queue)
 		if (!waiting) usleep(10000);
 	}
 	ok(waiting, "%s: B's batch waits on A's %s while A's batch is held before its COMMIT", what,
-	   queue ? "place in the write queue (an advisory lock)" : "rows");
+	   queue ? "place in the write queue (its LOCK TABLE)" : "rows");
 	pthread_mutex_lock(&mu);
 	released = 1;
 	pthread_cond_broadcast(&cv);
