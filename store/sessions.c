@@ -49,6 +49,9 @@ int world_session_put(struct world_store *st, const char *credential, const char
 	ws_bind_textn(s, 3, g, gl);
 	ws_bind_int(s, 4, expires_at);
 	ws_bind_int(s, 5, (int64_t)time(NULL));
+	/* an engine that answers the insert later (a pipeline) says this
+	 * when the credential's key fails then */
+	ws_expect_conflict(st, "sessions_pkey", WX_CONFLICT, "session put: credential already registered");
 	int rc = wdb_step(s, NULL);
 	wdb_finalize(s);
 	free(g);

@@ -79,10 +79,26 @@ struct world_store {
 		} intents[4];
 		unsigned nintent; /* the slot the next one takes (round robin) */
 	} memo;
+	/* A write the engine may answer later than its statement (a
+	 * PostgreSQL pipeline's deferred INSERT) whose constraint, failing
+	 * then, means what the statement's own check would have said: the
+	 * store's message for it, by the constraint's name (ws_expect_conflict;
+	 * ws_sqlerr answers it). Until the transaction ends. */
+	struct ws_conflict {
+		char constraint[48];
+		int code;
+		char msg[1400];
+	} conflicts[2];
 };
 
 /* The name of the selected world head (registry names cannot start with '@'). */
 #define WS_WORLD_HEAD "@world"
+/* The message for a later failure of constraint `constraint` in this
+ * transaction (struct world_store, conflicts); the last one set for a
+ * constraint wins. ws_conflicts_clear forgets them. */
+void ws_expect_conflict(struct world_store *st, const char *constraint, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void ws_conflicts_clear(struct world_store *st);
 /* Forget the memo (struct world_store, memo). */
 static inline void ws_memo_clear(struct world_store *st)
 {

@@ -1,7 +1,10 @@
 /* store/txn.c: statements and transactions of the store core (store.h,
  * store_internal.h).
  *
- * Owns: the one-line error of a failed statement (ws_sqlerr, ws_exec);
+ * Owns: the one-line error of a failed statement (ws_sqlerr, ws_exec),
+ * and the store's own words for a constraint that fails after its
+ * statement returned (a pipeline's deferred INSERT, ws_expect_conflict);
+ * the memo of what a write transaction wrote or read (ws_memo_clear);
  * the transaction a write runs in -- the engine's write queue, then the
  * driver's BEGIN, COMMIT or ROLLBACK, the log tree's checkpoint signed
  * before the COMMIT (store/tree.c) --, the caller's transaction
@@ -12,12 +15,54 @@
  * inside the caller's), queued behind other writers by the engine. */
 #include "store/store_internal.h"
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+void ws_expect_conflict(struct world_store *st, const char *constraint, int code, const char *fmt, ...)
+{
+	const size_t n = sizeof st->conflicts / sizeof *st->conflicts;
+	struct ws_conflict *c = NULL;
+	for (size_t i = 0; i < n && !c; i++)
+		if (!strcmp(st->conflicts[i].constraint, constraint)) c = &st->conflicts[i];
+	for (size_t i = 0; i < n && !c; i++)
+		if (!st->conflicts[i].constraint[0]) c = &st->conflicts[i];
+	if (!c || strlen(constraint) >= sizeof c->constraint) return;
+	snprintf(c->constraint, sizeof c->constraint, "%s", constraint);
+	c->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+	va_end(ap);
+}
+
+void ws_conflicts_clear(struct world_store *st)
+{
+	for (size_t i = 0; i < sizeof st->conflicts / sizeof *st->conflicts; i++) st->conflicts[i].constraint[0] = '\0';
+}
+
+/* The store's message for a constraint failure that reached its caller
+ * after the statement (ws_expect_conflict), else NULL. */
+static const struct ws_conflict *conflict_of(struct world_store *st)
+{
+	if (wdb_last_fail(st->wdb) != WDB_CONFLICT) return NULL;
+	const char *m = wdb_errmsg(st->wdb);
+	for (size_t i = 0; m && i < sizeof st->conflicts / sizeof *st->conflicts; i++) {
+		const struct ws_conflict *c = &st->conflicts[i];
+		char q[64];
+		if (!c->constraint[0]) continue;
+		snprintf(q, sizeof q, "\"%s\"", c->constraint);
+		if (strstr(m, q)) return c;
+	}
+	return NULL;
+}
+
 int ws_sqlerr(struct world_store *st, int code, const char *what, struct world_err *err)
 {
+	const struct ws_conflict *c = conflict_of(st);
+	if (c) return werr(err, c->code, "%s", c->msg);
 	/* the driver's class of the last failure (docs/store.md, the table of classes) */
 	if (wdb_last_fail(st->wdb) == WDB_RETRY) st->retry_seen = 1;
 	return werr(err, code ? code : wdb_last_code(st->wdb, WX_IO), "store %s: %s: %s", st->path, what,
@@ -36,6 +81,7 @@ int ws_exec(struct world_store *st, const char *sql, struct world_err *err)
 int ws_txn_begin(struct world_store *st, struct world_err *err)
 {
 	ws_memo_clear(st);
+	ws_conflicts_clear(st);
 	/* the write queue first, then the transaction */
 	if (st->eng->queue_lock(st, err) < 0) return -1;
 	if (wdb_begin(st->wdb, NULL) < 0) {
@@ -56,6 +102,7 @@ int ws_txn_commit(struct world_store *st, struct world_err *err)
 		return -1;
 	}
 	int rc = wdb_commit(st->wdb, NULL) < 0 ? ws_sqlerr(st, 0, st->eng->commit_what, err) : 0;
+	ws_conflicts_clear(st);
 	if (rc < 0) {
 		struct world_err ig;
 		wdb_rollback(st->wdb, &ig);
@@ -68,6 +115,7 @@ void ws_txn_rollback(struct world_store *st)
 {
 	struct world_err ig;
 	ws_memo_clear(st);
+	ws_conflicts_clear(st);
 	st->tree_dirty = 0;
 	wdb_rollback(st->wdb, &ig);
 	st->eng->queue_unlock(st);

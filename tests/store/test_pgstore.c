@@ -31,7 +31,23 @@ struct history {
 	int sess_ok, sess_list, revoke_ok, sess_gone_code;
 	int intent_ok, commit_ok, second_commit_code, find_ok;
 	int member_ok, usage_ok, blob_ok;
+	/* the same refusals inside the caller's transaction, where
+	 * PostgreSQL's pipeline answers the INSERT at the COMMIT: the code and
+	 * message the caller got, and the message SQLite's own check words */
+	int txn_commit_code, txn_sess_code;
+	char txn_commit_msg[1100], txn_commit_want[400], txn_sess_msg[1100];
 };
+
+/* Ends the caller's world_store_begin transaction: commits it when its
+ * writes returned rc 0, else rolls it back; the failure's code (0: none)
+ * and its message in msg. */
+static int in_txn(struct world_store *st, int rc, struct world_err *e, char *msg, size_t n)
+{
+	if (rc == 0) rc = world_store_commit(st, e);
+	else world_store_rollback(st);
+	snprintf(msg, n, "%s", rc < 0 ? e->msg : "");
+	return rc < 0 ? e->code : 0;
+}
 
 static int count_session(void *ctx, const struct world_session *s)
 {
@@ -164,6 +180,32 @@ static void history(struct world_store *st, struct history *h, const char *what)
 		h->second_commit_code = world_journal_outcome(st, id2, "committed", h->rec[0], &e2) < 0 ? e2.code : 0;
 		h->find_ok = world_journal_find(st, "invocation", "mcp:ep1:task-1", &row, &err) == 0 && row.intent_id == id1 &&
 		             !strcmp(row.status, "committed") && !strcmp(row.outcome_ref, h->rec[0]);
+	}
+	/* inside one transaction: a task id committed a second time, and a
+	 * credential registered twice: refused in the store's own words on
+	 * both engines (on PostgreSQL at the COMMIT, the pipeline's answer) */
+	{
+		struct world_journal_intent in = { .kind = "invocation", .subject = "mcp:ep1:task-2", .episode = "ep1",
+		                                   .ref = h->rec[0] };
+		long long id1 = 0, id2 = 0;
+		struct world_err e2 = { 0, "" };
+		int rc = world_store_begin(st, &e2);
+		/* run flat, as the group commit's first run is (no savepoint of
+		 * its own: on PostgreSQL the outcome's INSERT is not waited for) */
+		if (rc == 0) world_store_flat_begin(st);
+		if (rc == 0) rc = world_journal_intent(st, &in, &id1, &e2);
+		if (rc == 0) rc = world_journal_outcome(st, id1, "committed", h->rec[0], &e2);
+		if (rc == 0) rc = world_journal_intent(st, &in, &id2, &e2);
+		snprintf(h->txn_commit_want, sizeof h->txn_commit_want,
+		         "journal outcome: invocation mcp:ep1:task-2 already committed (intent %lld not committed)", id2);
+		if (rc == 0) rc = world_journal_outcome(st, id2, "committed", h->rec[0], &e2);
+		world_store_flat_end(st);
+		h->txn_commit_code = in_txn(st, rc, &e2, h->txn_commit_msg, sizeof h->txn_commit_msg);
+		struct world_err e3 = { 0, "" };
+		rc = world_store_begin(st, &e3);
+		if (rc == 0) rc = world_session_put(st, "credential-three-0123456789", "ep3", "[]", 4102444800LL, &e3);
+		if (rc == 0) rc = world_session_put(st, "credential-three-0123456789", "ep3", "[]", 4102444800LL, &e3);
+		h->txn_sess_code = in_txn(st, rc, &e3, h->txn_sess_msg, sizeof h->txn_sess_msg);
 	}
 	/* episodes: membership (the entry of a member record is the episode's) and usage */
 	{
@@ -318,6 +360,11 @@ static void check_history(const struct history *h, const char *what)
 	ok(h->commit_ok, "%s: the first committed", what);
 	is_int(h->second_commit_code, WX_CONFLICT, "%s: a second commit of the task id is WX_CONFLICT", what);
 	ok(h->find_ok, "%s: the journal finds the committed intent and its outcome", what);
+	is_int(h->txn_commit_code, WX_CONFLICT, "%s: in one transaction, a second commit of a task id is WX_CONFLICT", what);
+	ok(!strcmp(h->txn_commit_msg, h->txn_commit_want), "%s: ... in the store's words: %s", what, h->txn_commit_msg);
+	is_int(h->txn_sess_code, WX_CONFLICT, "%s: in one transaction, a credential put twice is WX_CONFLICT", what);
+	ok(!strcmp(h->txn_sess_msg, "session put: credential already registered"), "%s: ... in the store's words: %s",
+	   what, h->txn_sess_msg);
 	ok(h->member_ok, "%s: episode membership (idempotent, NULL skipped) and the member record's entry", what);
 	ok(h->usage_ok, "%s: episode usage adds up", what);
 }
