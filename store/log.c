@@ -363,7 +363,7 @@ static int log_append_body(struct world_store *st, const struct world_log_append
 	/* the log's Merkle tree (store/tree.c): leaf entry_index - 1 is this
 	 * entry's canonical JSON as stored, its hashes in this transaction */
 	unsigned char leaf[32] = { 0 };
-	rc = st->version >= 3 && !st->no_tree ? ws_tree_append(st, a->entry_index, c, n, leaf, err) : 0;
+	rc = st->version >= 3 && !st->no_tree ? ws_tree_append_on(st, a->entry_index, prev, h, c, n, leaf, err) : 0;
 	free(c);
 	if (rc < 0) return -1;
 

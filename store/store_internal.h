@@ -79,6 +79,19 @@ struct world_store {
 		} intents[4];
 		unsigned nintent; /* the slot the next one takes (round robin) */
 	} memo;
+	/* The log tree's stored hashes this handle last read or wrote, for
+	 * the log as it stood after entry `size` whose hash is `tip`: an
+	 * append on top of that same entry takes them from here (an entry's
+	 * hash names every entry before it, so the stored hashes below it are
+	 * these whoever wrote them, committed or not, and whatever was
+	 * undone: a different log has a different tip). */
+	struct ws_tree_cache {
+		long long size; /* 0: empty */
+		char tip[WORLD_REF_SIZE];
+		size_t n;
+		long long idx[96];
+		unsigned char h[96][32];
+	} tree_cache;
 	/* A write the engine may answer later than its statement (a
 	 * PostgreSQL pipeline's deferred INSERT) whose constraint, failing
 	 * then, means what the statement's own check would have said: the
@@ -220,6 +233,12 @@ void ws_stmt_fini(struct world_store *st);  /* drop, at close */
  * commit). ws_tree_backfill: the tree of every entry (schema 2 -> 3). */
 int ws_tree_append(struct world_store *st, long long entry_index, const char *json, size_t len, unsigned char leaf[32],
                    struct world_err *err);
+/* The same, for an append on top of entry entry_index - 1 whose hash is
+ * prev (NULL or "": none), the new entry's hash being hash: the stored
+ * hashes this handle read or wrote for the log as it stood after that
+ * entry (struct world_store, tree_cache) are not read again. */
+int ws_tree_append_on(struct world_store *st, long long entry_index, const char *prev, const char *hash,
+                      const char *json, size_t len, unsigned char leaf[32], struct world_err *err);
 int ws_tree_presign(struct world_store *st, struct world_err *err);
 int ws_tree_backfill(struct world_store *st, struct world_err *err);
 int ws_need_writer(struct world_store *st, const char *what, struct world_err *err);

@@ -32,6 +32,8 @@ static int need_v3(struct world_store *st, const char *what, struct world_err *e
  * given (the scan's recomputation), hashes it holds are taken from it. */
 struct tree_reader {
 	struct world_store *st;
+	/* the handle's cache, for the log it was kept for (else NULL) */
+	struct ws_tree_cache *cache;
 	/* the right border of the recomputed tree: level -> (position, hash) */
 	int have[64];
 	int64_t pos[64];
@@ -62,6 +64,25 @@ static int read_one(struct world_store *st, int64_t index, struct tlog_hash *out
 	return ws_sqlerr(st, 0, "log tree read", err);
 }
 
+/* Keep stored hash idx in the handle's cache (struct ws_tree_cache; the
+ * oldest goes when it is full). */
+static void cache_keep(struct ws_tree_cache *c, int64_t idx, const unsigned char h[32])
+{
+	const size_t max = sizeof c->idx / sizeof *c->idx;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->idx[i] == idx) {
+			memcpy(c->h[i], h, 32);
+			return;
+		}
+	if (c->n == max) {
+		memmove(c->idx, c->idx + 1, (max - 1) * sizeof *c->idx);
+		memmove(c->h, c->h + 1, (max - 1) * sizeof *c->h);
+		c->n--;
+	}
+	c->idx[c->n] = idx;
+	memcpy(c->h[c->n++], h, 32);
+}
+
 static int tree_read(void *ctx, const int64_t *indexes, size_t n, struct tlog_hash *out, struct world_err *err)
 {
 	struct tree_reader *r = ctx;
@@ -73,7 +94,15 @@ static int tree_read(void *ctx, const int64_t *indexes, size_t n, struct tlog_ha
 			out[i] = r->h[level];
 			continue;
 		}
+		struct ws_tree_cache *c = r->cache;
+		size_t j = 0;
+		while (c && j < c->n && c->idx[j] != indexes[i]) j++;
+		if (c && j < c->n) {
+			memcpy(out[i].b, c->h[j], TLOG_HASH_SIZE);
+			continue;
+		}
 		if (read_one(r->st, indexes[i], &out[i], err) < 0) return -1;
+		if (c) cache_keep(c, indexes[i], out[i].b);
 	}
 	return 0;
 }
@@ -81,14 +110,31 @@ static int tree_read(void *ctx, const int64_t *indexes, size_t n, struct tlog_ha
 int ws_tree_append(struct world_store *st, long long entry_index, const char *json, size_t len, unsigned char leaf[32],
                    struct world_err *err)
 {
+	return ws_tree_append_on(st, entry_index, NULL, NULL, json, len, leaf, err);
+}
+
+int ws_tree_append_on(struct world_store *st, long long entry_index, const char *prev, const char *hash,
+                      const char *json, size_t len, unsigned char leaf[32], struct world_err *err)
+{
 	if (entry_index < 1) return werr(err, WX_BAD_INPUT, "log tree: entry index %lld", entry_index);
 	int64_t n = entry_index - 1;
 	struct tlog_hash lh = tlog_leaf_hash(json, len);
 	struct tlog_hash hs[TLOG_MAX_PROOF];
 	size_t k = 0;
-	struct tree_reader r = { .st = st };
-	if (tlog_stored_hashes_for_append(n, &lh, tree_read, &r, hs, &k, err) < 0)
+	struct ws_tree_cache *c = &st->tree_cache;
+	/* the cache holds for the log this entry goes on (its tip's hash
+	 * names it), else it starts again from this entry */
+	int keyed = hash && *hash && strlen(hash) < sizeof c->tip;
+	if (!keyed || !(n > 0 && prev && c->size == n && !strcmp(c->tip, prev))) {
+		c->size = 0;
+		c->n = 0;
+	}
+	struct tree_reader r = { .st = st, .cache = keyed ? c : NULL };
+	if (tlog_stored_hashes_for_append(n, &lh, tree_read, &r, hs, &k, err) < 0) {
+		c->size = 0;
+		c->n = 0;
 		return werr_prefix(err, "log tree: append entry %lld", entry_index);
+	}
 	int64_t base = tlog_stored_index(0, n);
 	for (size_t i = 0; i < k; i++) {
 		struct wdb_stmt *s;
@@ -97,7 +143,16 @@ int ws_tree_append(struct world_store *st, long long entry_index, const char *js
 		ws_bind_blob(s, 2, hs[i].b, TLOG_HASH_SIZE);
 		int rc = wdb_step(s, NULL);
 		ws_done(st, s);
-		if (rc != WDB_DONE) return ws_sqlerr(st, 0, "log tree insert", err);
+		if (rc != WDB_DONE) {
+			c->size = 0;
+			c->n = 0;
+			return ws_sqlerr(st, 0, "log tree insert", err);
+		}
+	}
+	if (keyed) { /* the log now ends at this entry */
+		for (size_t i = 0; i < k; i++) cache_keep(c, base + (int64_t)i, hs[i].b);
+		c->size = entry_index;
+		snprintf(c->tip, sizeof c->tip, "%s", hash);
 	}
 	if (leaf) memcpy(leaf, lh.b, TLOG_HASH_SIZE);
 	st->tree_dirty = 1;

@@ -9,13 +9,14 @@
 #     EFF_MAX (15) each: two transactions, the effect's intent and its
 #     outcome;
 #   the log's tree reads 0 to 2 hashes an append (store/tree.c), with the
-#   entry's index: the bounds leave that room (seen: pure 7, read 13,
-#   write 15). A request looks at the store's changes once (its session
+#   entry's index, when another writer appended since this daemon's last
+#   append (else it has them): the bounds leave that room (seen: pure 6,
+#   read 13, write 14). A request looks at the store's changes once (its session
 #   open; the look also reads the episode's usage for the quota), a
 #   transaction once more (with BEGIN and the write queue's lock; the look
 #   also reads the log's tip); what is left: the invocation intent's id
-#   (RETURNING), the record read back for the log's check, the tree's
-#   hashes, the usage's overflow check, the COMMIT; an effectful call adds
+#   (RETURNING), the record read back for the log's check, the usage's
+#   overflow check, the COMMIT; an effectful call adds
 #   its episode's home, the look before its effect runs, the task id's
 #   lookup, the budget, its two intents' ids and their outcomes' read;
 #   - the control: the same daemon with the driver's batching off
