@@ -11,6 +11,11 @@
  * A commit that bumped the hook's count and then failed only costs the
  * caller one lookup of the counters row.
  *
+ * The counters row's statement (CHANGES_GET) also reads what a look is
+ * followed by anyway, so that it costs no round trip of its own: the
+ * log's tip (kept in a write transaction's memo for world_log_next) and,
+ * when asked (usage_episode), an episode's usage.
+ *
  * Layer 1 is the engine's (struct ws_engine, data_version: SQLite's in
  * store/db_sqlite_open.c); on an engine without it the counters row is
  * read every time. The counters row and its triggers are part of each

@@ -3,7 +3,7 @@
 # (issue 44 item 1), counted by the driver (store/db_pg.c, the test hook
 # WORLD_TEST_PG_TRACE: one line per wait for the server's answer), on a
 # throwaway cluster. Counts, not times: they are deterministic.
-#   - a pure call (tools_decho) after its warm-up: at most PURE_MAX (8);
+#   - a pure call (tools_decho) after its warm-up: at most PURE_MAX (7);
 #   - an effectful read (tests.read, Workspace.Read at cost 1) and write
 #     (tests.write, se-tools' ailang-write, Workspace.Write): at most
 #     EFF_MAX (15) each: two transactions, the effect's intent and its
@@ -81,7 +81,7 @@ diag "pure call: $PON round trips; effectful calls: read $EON, write $WON"
 for k in pure eff write; do
   while IFS= read -r l; do diag "  $k: $l"; done < "$T/$k.on"
 done
-PURE_MAX=8 EFF_MAX=15
+PURE_MAX=7 EFF_MAX=15
 ok "$([ "$PON" -ge 1 ] && [ "$PON" -le $PURE_MAX ]; echo $?)" "a pure call (tools_decho): $PON round trips (at most $PURE_MAX)"
 ok "$([ "$EON" -ge 1 ] && [ "$EON" -le $EFF_MAX ]; echo $?)" "an effectful read (tests.read, Workspace.Read): $EON round trips (at most $EFF_MAX)"
 ok "$([ "$WON" -ge 1 ] && [ "$WON" -le $EFF_MAX ]; echo $?)" "an effectful write (tests.write, Workspace.Write): $WON round trips (at most $EFF_MAX)"
