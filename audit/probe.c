@@ -2395,7 +2395,6 @@ static int mode_check(int argc, char **argv)
 	params_from(&p, kv, n);
 	p.parent_pid = getppid();
 	p.result_fd = -1;
-	mark_cmdline(argc, argv, p.tag);
 	char which[64], mode[32];
 	jgets(kv, n, "attempt", which, sizeof which);
 	jgets(kv, n, "mode", mode, sizeof mode);
@@ -2404,11 +2403,16 @@ static int mode_check(int argc, char **argv)
 		 * which `worldd check --show-stderr` copies out */
 		struct buf pb = { 0 };
 		posture_json(&p, &pb);
+		/* tagged only now (the host's view finds the probe by its tag):
+		 * while posture_json runs, the probe has its own /proc files open
+		 * (fd 3), which the host would see as an inherited fd */
+		mark_cmdline(argc, argv, p.tag);
 		if (p.linger_ms)
 			sleep_ms(p.linger_ms);
 		bputs(&pb, "\n");
 		return write_all(2, pb.s, pb.n) == 0 ? 0 : 1;
 	}
+	mark_cmdline(argc, argv, p.tag);
 	const struct attempt *a = find_attempt(which);
 	if (!a) {
 		printf("escape-probe: unknown attempt '%s'\n", which);
@@ -2460,18 +2464,18 @@ static int mode_run(int argc, char **argv)
 	params_from(&p, kv, n);
 	p.parent_pid = getppid();
 	p.result_fd = -1;
-	mark_cmdline(argc, argv, p.tag);
-
 	char mode[32], which[64];
 	jgets(kv, n, "mode", mode, sizeof mode);
 	jgets(kv, n, "attempt", which, sizeof which);
 	struct buf b = { 0 };
 	if (!strcmp(mode, "posture")) {
 		posture_json(&p, &b);
+		mark_cmdline(argc, argv, p.tag); /* only now: as above */
 		if (p.linger_ms)
 			sleep_ms(p.linger_ms);
 		return emit(&b);
 	}
+	mark_cmdline(argc, argv, p.tag);
 	if (!strcmp(mode, "one") || !strcmp(mode, "resource")) {
 		const struct attempt *a = find_attempt(which);
 		if (!a) {
