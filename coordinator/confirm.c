@@ -192,7 +192,10 @@ static char *b64url(const unsigned char *p, size_t n)
 	return o;
 }
 
-/* base64url without padding -> bytes (malloc'd, *n); NULL when not that */
+/* base64url without padding -> bytes (malloc'd, *n); NULL when not that,
+ * and when not its one canonical spelling: the last character's unused
+ * low bits must be zero, or two spellings of one state would both pass
+ * (so that any change of a state's text is refused, not only most) */
 static unsigned char *unb64url(const char *s, size_t sl, size_t *n)
 {
 	if (sl % 4 == 1 || sl > CONFIRM_STATE_MAX) return NULL;
@@ -213,6 +216,10 @@ static unsigned char *unb64url(const char *s, size_t sl, size_t *n)
 	free(t);
 	if (len < 0) { free(o); return NULL; }
 	*n = (size_t)len - (pl - sl);
+	char *again = b64url(o, *n);
+	int canonical = again && strlen(again) == sl && memcmp(again, s, sl) == 0;
+	free(again);
+	if (!canonical) { free(o); return NULL; }
 	return o;
 }
 
