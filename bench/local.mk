@@ -23,7 +23,7 @@ bench_programs += bench/daemon_bench
 bench_scripts += bench/daemon_bench.sh
 bench_programs += bench/run_bench
 bench_scripts += bench/run_bench.sh
-EXTRA_DIST += bench/bench.h bench/mcp_client.h
+EXTRA_DIST += bench/bench.h bench/mcp_client.h bench/RESULTS.md
 # several daemons and writer processes on one store (issue 20, item 7)
 noinst_PROGRAMS += bench/live_bench
 bench_live_bench_SOURCES = bench/live_bench.c tests/store/sfix.h
