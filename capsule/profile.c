@@ -200,6 +200,7 @@ static const struct capsule_syscall exec_syscalls[] = {
 	/* signals, in the capsule's pid namespace (and landlock's signal scope) */
 	{ "rt_sigaction", SC_ALLOW, 0, "signals" }, { "rt_sigprocmask", SC_ALLOW, 0, "signals" },
 	{ "rt_sigreturn", SC_ALLOW, 0, "signals" }, { "sigaltstack", SC_ALLOW, 0, "signals" },
+	{ "restart_syscall", SC_ALLOW, 0, "the kernel's resumption of a sleep a stop or a handlerless signal interrupted (seen killing go test under load)" },
 	{ "rt_sigtimedwait", SC_ALLOW, 0, "signals" }, { "rt_sigpending", SC_ALLOW, 0, "signals" },
 	{ "rt_sigsuspend", SC_ALLOW, 0, "signals" }, { "rt_sigqueueinfo", SC_ALLOW, 0, "signals" },
 	{ "rt_tgsigqueueinfo", SC_ALLOW, 0, "signals" }, { "kill", SC_ALLOW, 0, "own pid namespace" },
