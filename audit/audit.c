@@ -1776,7 +1776,7 @@ static int posture_controls(struct audit *A, struct world_err *err)
 
 /* ------------------------------------------------------------ exec */
 
-/* The exec capsule's arms (profile exec, issue 40): the probe's own
+/* The exec capsule's arms (profile exec): the probe's own
  * attempts run as the project's command in `worldd capsule exec` (the
  * capsule Workspace.Exec uses: execve allowed, the host's system dirs, a
  * worktree at /work), each beside the unconfined control run_controls

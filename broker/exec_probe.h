@@ -1,5 +1,5 @@
 /* broker/exec_probe.h: the start-up probe of an exec profile, fail closed
- * (issue 40 item 5, docs/exec.md "The start-up probe").
+ * (docs/exec.md "The start-up probe").
  *
  * Owns: before serve offers Workspace.Exec for a profile, running that
  * profile's real capsule (its read roots, environment, limits and the

@@ -1,4 +1,4 @@
-/* capsule/exec_capsule.h: the exec capsule's own steps (issue 40: one
+/* capsule/exec_capsule.h: the exec capsule's own steps (one
  * project command, Workspace.Exec; docs/exec.md "The exec capsule").
  *
  * Owns: what an exec capsule adds to capsule_start's setup sequence -- the

@@ -121,7 +121,7 @@ static const struct capsule_syscall base_syscalls[] = {
 	{ NULL, SC_ALLOW, 0, NULL },
 };
 
-/* The exec profile's allowlist (issue 40): what gcc, make, python3, node
+/* The exec profile's allowlist: what gcc, make, python3, node
  * and go need to compile and run a project's tests -- processes and
  * execve, files of every kind under the writable mounts, sockets of the
  * local families (the network namespace is empty: loopback only), timers,

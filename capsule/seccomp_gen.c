@@ -1,5 +1,5 @@
 /* capsule/seccomp_gen.c: the build-time generator of the profiles' seccomp
- * programs (issue 13 item 2). Linked with libseccomp and profile.c (built
+ * programs. Linked with libseccomp and profile.c (built
  * with CAPSULE_SECCOMP_GENERATOR, so it holds no embedded programs of its
  * own), it builds every profile of capsule_profiles[] exactly as the
  * runtime would (capsule_seccomp_bpf, capsule_seccomp_pfc) and writes one C

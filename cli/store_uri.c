@@ -74,7 +74,7 @@ static int has_password(const char *s)
  * arguments (the store URI masked, its password one '*' whatever its
  * length) joined by spaces, then NULs, and the area's last byte a space:
  * the kernel then shows the area up to its first NUL (setproctitle's
- * rule), so neither the password nor its length is shown (issue 44). The
+ * rule), so neither the password nor its length is shown. The
  * verb's arguments are first copied out of the area (argv points at the
  * copies). Returns -1 when out of memory (nothing changed). */
 static char *area_end; /* one past the last byte of the arguments' strings, as given */

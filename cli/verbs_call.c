@@ -550,7 +550,7 @@ static int verb_journal(int argc, char **argv)
 	return WX_OK;
 }
 
-/* ---- journal settle (issue 44) ---- */
+/* ---- journal settle ---- */
 
 static const char settle_help[] =
     "usage: worldd journal settle ID --as failed|succeeded --store DB [--workspace-root DIR]\n"

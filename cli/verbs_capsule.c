@@ -734,7 +734,7 @@ static int cmd_profile_diff(int argc, char **argv)
 	EXIT_CODES_HELP \
 	" 19  the interpreter refused the source\n"
 
-/* ---- one command in an exec capsule (issue 40's mechanism) ---- */
+/* ---- one command in an exec capsule (worldd capsule exec) ---- */
 
 #define CAPSULE_EXEC_HELP \
 	"usage: worldd capsule exec --worktree DIR [--cache DIR] [--ro DIR]... [--protect NAME]...\n" \

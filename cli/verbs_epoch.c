@@ -131,7 +131,7 @@ static int bootstrap_run(int argc, char **argv)
 	if (rc == 0) rc = registry_epoch_bootstrap(st, &wi, &epoch, &created, &err);
 	if (pg && rc == 0) rc = world_store_commit(st, &err);
 	else if (pg) world_store_rollback(st);
-	/* a new store gets the log's signing key (issue 43, store/tree.h):
+	/* a new store gets the log's signing key (store/tree.h):
 	 * when it has none and no entry yet, the signer key to DB.log-key
 	 * (0600), its verifier key into the store; an existing store gets one
 	 * from the attended `worldd log key init` */

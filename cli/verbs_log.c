@@ -1,5 +1,5 @@
-/* cli/verbs_log.c: the worldd verbs of the verifiable log (issue 43,
- * store/tree.h; docs/provenance.md "A verifiable log"): `log key` (print
+/* cli/verbs_log.c: the worldd verbs of the verifiable log
+ * (store/tree.h; docs/provenance.md "A verifiable log"): `log key` (print
  * the store's verifier key; `log key init`, attended, makes the signing
  * key of an existing store), `log checkpoint` (print the latest signed
  * checkpoint; --sign signs one now with the key file), `log prove`

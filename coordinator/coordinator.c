@@ -676,7 +676,7 @@ static int broker_cb(void *ctx, const char *plan, size_t plan_len, struct sup_br
 static void held_note(struct coordinator *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Test builds: WORLD_TEST_HOLD=0 turns the holds off, the control of
- * tests/daemon/pg_serve.sh (a call fails as it did before issue 44). */
+ * tests/daemon/pg_serve.sh (without them a call fails at once when the store is unreachable). */
 static int hold_off(void)
 {
 #ifdef WORLD_TEST_HOOKS
@@ -1169,7 +1169,7 @@ static void held_note(struct coordinator *c, const char *fmt, ...)
 	c->cfg.on_held(c->cfg.on_denial_ctx, line);
 }
 
-/* Outages settle (issue 44): the call's effect ran -- its handler finished
+/* Outages settle: the call's effect ran -- its handler finished
  * -- but its commit, which writes the effect's outcome with the call's
  * entry, did not reach the store (WX_UNAVAILABLE). Nothing of the call is
  * lost while this process holds it: the commit is tried again every 250 ms

@@ -85,7 +85,7 @@ struct coord_config {
 	void (*on_denial)(void *ctx, const struct coord_denial *d);
 	void *on_denial_ctx;
 	/* Called with one line when a call's outcome is held because the store
-	 * does not answer, and when it is written or given up (issue 44: the
+	 * does not answer, and when it is written or given up (the
 	 * daemon logs them); NULL = nobody is told. */
 	void (*on_held)(void *ctx, const char *line);
 	/* How long a held outcome is tried before the call gives up (its
@@ -177,7 +177,7 @@ struct coord_result {
 	char invocation_id[256];        /* CHANNEL:EPISODE:TASK */
 	long long entry_index;
 	char world_ref[WORLD_REF_SIZE], entry_hash[WORLD_REF_SIZE], record_ref[WORLD_REF_SIZE];
-	/* the receipt's leaf hash (issue 43, store/tree.h): base64 of
+	/* the receipt's leaf hash (store/tree.h): base64 of
 	 * SHA-256(0x00 || the entry's canonical JSON), leaf entry_index - 1 of
 	 * the log's Merkle tree ("" when not committed) */
 	char leaf_hash[45];

@@ -41,7 +41,7 @@
  * (one entry per release string; epochs start at 1). An ADMISSION is
  *   {"admission":"bootstrap"|"attended"|"upgrade","ref":REF}
  * naming the bytes (sha256 of the archived interpreter) admitted to the
- * epoch: the release string alone admits nothing (issue 23 item 7). A
+ * epoch: the release string alone admits nothing. A
  * registry written before the list existed is upgraded by the first writer
  * that checks it (a new revision, like a schema migration, whatever the
  * check's outcome): an epoch without "interpreters" gets the distinct

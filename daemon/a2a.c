@@ -50,7 +50,7 @@ struct task {
 	json_t *input;      /* the caller's arguments (history), or NULL */
 	char invocation_id[256], world_ref[WORLD_REF_SIZE];
 	long long entry_index;
-	char leaf_hash[45]; /* the receipt's leaf hash (issue 43; "" when unknown) */
+	char leaf_hash[45]; /* the receipt's leaf hash ("" when unknown) */
 };
 
 static void task_clear(struct task *t)
@@ -1078,7 +1078,7 @@ void a2a_handle(struct dreq *rq, struct dresp *r)
 	if (dauth(rq, r, 0, 0, &s, NULL) < 0) {
 		/* the store does not answer (503): a JSON-RPC request with an id
 		 * gets a JSON-RPC error naming StoreUnavailable in that 503, not
-		 * a bare envelope (issue 44) */
+		 * a bare envelope */
 		json_t *msg = r->status == 503 ? json_loadb(rq->body, rq->body_len, 0, NULL) : NULL;
 		json_t *id = json_object_get(msg, "id");
 		if (json_is_string(id) || json_is_integer(id)) {

@@ -1,5 +1,5 @@
-/* daemon/home.h: this daemon's side of an episode's home (issue 44 item 3;
- * docs/daemon.md "Episode homes", docs/operations.md "Past one machine").
+/* daemon/home.h: this daemon's side of an episode's home
+ * (docs/daemon.md "Episode homes", docs/operations.md "Past one machine").
  *
  * Owns: the daemon's host id and advertised URL, its own WRITER handle
  * of the store for the homes (store/home.h; used under one mutex, never

@@ -210,7 +210,7 @@ int dauth_operator(struct dctx *d, const char *c, struct world_err *why)
 	/* A pooled reader whose server went away and came back fails its
 	 * first statement (the dead socket is seen only then) and reconnects
 	 * on the next: one more try, so the first read after the server's
-	 * return is answered, not refused (issue 44). */
+	 * return is answered, not refused. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		err = (struct world_err){ 0, "" };
 		struct world_store *st = dreader_get(d, &err);

@@ -244,9 +244,8 @@ json_t *dtool_annotations(const json_t *dsc)
 int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n)
 {
 	/* An effect the broker refused (budget, scope, effect name, expiry)
-	 * and an output that does not say "ok": true is a refusal (issue 44
-	 * item 5), before the schema (an output the plan never finished has
-	 * only its world block). */
+	 * and an output that does not say "ok": true is a refusal, before the
+	 * schema (an output the plan never finished has only its world block). */
 	const json_t *effs = json_object_get(json_object_get(output, "world"), "effects");
 	size_t i;
 	const json_t *we;
@@ -653,7 +652,7 @@ static json_t *tools_call(struct mcp *m, json_t *id, json_t *params)
 		char why[1100];
 		int v = dresult_verdict(tool, out, why, sizeof why);
 		/* the receipt: entry_index and leaf_hash, the entry's leaf in the
-		 * log's Merkle tree (issue 43: GET /v1/log/proof/inclusion proves it) */
+		 * log's Merkle tree (GET /v1/log/proof/inclusion proves it) */
 		json_t *meta = json_pack("{s:{s:s,s:s,s:I,s:s,s:b}}", "world/invocation", "invocation_id", res.invocation_id,
 		                         "world_ref", res.world_ref, "entry_index", (json_int_t)res.entry_index, "leaf_hash",
 		                         res.leaf_hash, "replayed", res.replayed);
@@ -1455,7 +1454,7 @@ static void answer(struct dresp *r, json_t *v, int sse)
  * (dauth's 503): a JSON-RPC request with an id is answered as documented,
  * a tools/call with an isError result of class StoreUnavailable, any other
  * method with a JSON-RPC error naming it -- in the same 503 with
- * Retry-After -- not with a bare error envelope (issue 44). */
+ * Retry-After -- not with a bare error envelope. */
 static void store_down(struct dresp *r, const struct dreq *rq)
 {
 	json_t *msg = json_loadb(rq->body, rq->body_len, 0, NULL);

@@ -237,7 +237,7 @@ static void log_page(struct dreq *rq, struct dresp *r, struct world_store *st, c
 	dresp_json(r, 200, json_pack("{s:o,s:o}", "items", items, "next", i <= last ? json_integer(i) : json_null()));
 }
 
-/* ---- the verifiable log (issue 43, store/tree.h; docs/daemon.md) ---- */
+/* ---- the verifiable log (store/tree.h; docs/daemon.md) ---- */
 
 /* A required decimal query argument >= 1. */
 static int arg_req(struct dreq *rq, struct dresp *r, const char *name, long long *out)
@@ -363,7 +363,7 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 		return;
 	}
 	if (route == READY || route == HEALTH) {
-		/* whether the store answers now (issue 44): a load balancer probes
+		/* whether the store answers now: a load balancer probes
 		 * /v1/ready (503 while the store does not answer), a liveness
 		 * check /v1/health (200 while the daemon runs, ready beside) */
 		struct world_err re = { 0, "" };
@@ -386,7 +386,7 @@ void reads_handle(struct dreq *rq, struct dresp *r)
 	if (route == HEALTH) {
 		/* open to anyone: status, version and the interpreter pin
 		 * (interpreter_ref is the replay pin, in every record a caller
-		 * already holds; issue 39 item 2). Only the operator token is
+		 * already holds). Only the operator token is
 		 * also shown where the store is (db_path). A credential that is
 		 * not the operator's is not judged here. */
 		struct coord_session *s = NULL;

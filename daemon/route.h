@@ -111,7 +111,7 @@ int dtool_name(const char *id, char out[65]);
  * effects; and the verdict on an output: 0 conforms and succeeded,
  * 1 reports failure ("ok": false), 2 violates the descriptor's
  * outputSchema, 3 an effect was denied by the broker and the output does
- * not say "ok": true (a refusal, issue 44) -- why gets the reason
+ * not say "ok": true (a refusal) -- why gets the reason
  * ("POINTER: RULE" for 2). */
 json_t *dtool_annotations(const json_t *dsc);
 int dresult_verdict(const json_t *dsc, const json_t *output, char *why, size_t n);

@@ -88,7 +88,7 @@ struct sup_exec_result {
 	char profile_name[32]; /* the capsule profile's name: "exec" */
 	char profile_digest[72]; /* "sha256:..." of its settings (worldd profile show exec) */
 	char layers[512];      /* confinement applied, as the capsule reports it */
-	/* Added by the mechanism (issue 40): */
+	/* Added by the mechanism: */
 	char denied[96];       /* "" or the call the seccomp filter refused, e.g. "ptrace": the tree was
 	                        * killed at it (exit_code 137) */
 	char protected_created[256]; /* protected names absent before the run that exist after it

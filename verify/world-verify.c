@@ -1,5 +1,5 @@
 /* verify/world-verify.c: the offline verifier of World's transparency log
- * (issue 43; docs/provenance.md, "Verifying the log offline").
+ * (docs/provenance.md, "Verifying the log offline").
  *
  * Needs no store and no network: the log's verifier key, the signed
  * checkpoint(s), the leaf and the proof, as files. Links tlog/ alone
