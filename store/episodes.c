@@ -97,8 +97,10 @@ static int usage_read(struct world_store *st, const char *episode, long long *ca
 static int usage_add_body(struct world_store *st, const char *episode, long long calls, long long bytes,
                           struct world_err *err)
 {
-	/* one statement, not a read and a write (a round trip less on
-	 * PostgreSQL): the overflow check is its WHERE */
+	/* one statement, not a read and a write, and none of its answer read
+	 * (no round trip of its own on PostgreSQL: the next read or the COMMIT
+	 * carries it): an overflow makes its counts NULL, refused by the NOT
+	 * NULL of calls and bytes, now or (a pipeline) at that later wait */
 	struct wdb_stmt *s;
 	if (ws_stmt(st, WORLD_SQL(EPISODE_USAGE_ADD), &s, err) < 0) return -1;
 	ws_bind_text(s, 1, episode);
@@ -106,12 +108,17 @@ static int usage_add_body(struct world_store *st, const char *episode, long long
 	ws_bind_int(s, 3, bytes);
 	ws_bind_int(s, 4, LLONG_MAX - calls);
 	ws_bind_int(s, 5, LLONG_MAX - bytes);
+	/* PostgreSQL's message names the column "calls" (the first SET) */
+	ws_expect_conflict(st, "calls", WX_BAD_INPUT,
+	                   "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed", episode, calls,
+	                   bytes);
 	int rc = wdb_step(s, NULL);
 	ws_done(st, s);
-	if (rc == WDB_DONE)
+	/* the only constraint left to fail is the counts' NOT NULL */
+	if (rc == WDB_CONFLICT)
 		return werr(err, WX_BAD_INPUT, "episode usage %s: adding %lld calls, %lld bytes overflows; nothing changed",
 		            episode, calls, bytes);
-	if (rc != WDB_ROW) return ws_sqlerr(st, 0, "episode usage write", err);
+	if (rc != WDB_DONE) return ws_sqlerr(st, 0, "episode usage write", err);
 	return 0;
 }
 

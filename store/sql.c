@@ -138,11 +138,15 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	    "(?8),(?9)) AS v(r) WHERE r IS NOT NULL ON CONFLICT DO NOTHING"),
 	Q(EPISODE_HAS_OBJECT, "SELECT 1 FROM episode_objects WHERE episode = ? AND ref = ?"),
 	Q(EPISODE_USAGE_GET, "SELECT calls, bytes FROM episode_usage WHERE episode = ?"),
-	/* add to an episode's counts in one statement: no row comes back when
-	 * the sums would pass ?4 / ?5 (LLONG_MAX less what is added) */
+	/* add to an episode's counts in one statement with no answer to read
+	 * (a pipeline defers it): when the sums would pass ?4 / ?5 (LLONG_MAX
+	 * less what is added) the new counts are NULL, which the columns' NOT
+	 * NULL refuses, and the statement fails whole (store/episodes.c) */
 	Q(EPISODE_USAGE_ADD, "INSERT INTO episode_usage(episode, calls, bytes) VALUES (?1,?2,?3) ON CONFLICT(episode) DO UPDATE "
-	                     "SET calls = episode_usage.calls + excluded.calls, bytes = episode_usage.bytes + excluded.bytes "
-	                     "WHERE episode_usage.calls <= ?4 AND episode_usage.bytes <= ?5 RETURNING calls"),
+	                     "SET calls = CASE WHEN episode_usage.calls <= ?4 AND episode_usage.bytes <= ?5 "
+	                     "THEN episode_usage.calls + excluded.calls END, "
+	                     "bytes = CASE WHEN episode_usage.calls <= ?4 AND episode_usage.bytes <= ?5 "
+	                     "THEN episode_usage.bytes + excluded.bytes END"),
 	/* a session's scoped reads (daemon/reads.c, replay_route.c): episode_entries' key (episode, entry_index) */
 	Q(EPISODE_HAS_ENTRY, "SELECT 1 FROM episode_entries WHERE episode = ? AND entry_index = ?"),
 	Q(EPISODE_ENTRIES, "SELECT entry_index FROM episode_entries WHERE episode = ? AND entry_index >= ? "

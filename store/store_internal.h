@@ -101,7 +101,7 @@ struct world_store {
 		char constraint[48];
 		int code;
 		char msg[1400];
-	} conflicts[2];
+	} conflicts[4];
 };
 
 /* The name of the selected world head (registry names cannot start with '@'). */

@@ -34,8 +34,8 @@ struct history {
 	/* the same refusals inside the caller's transaction, where
 	 * PostgreSQL's pipeline answers the INSERT at the COMMIT: the code and
 	 * message the caller got, and the message SQLite's own check words */
-	int txn_commit_code, txn_sess_code;
-	char txn_commit_msg[1100], txn_commit_want[400], txn_sess_msg[1100];
+	int txn_commit_code, txn_sess_code, txn_usage_code, usage_over_code, usage_kept;
+	char txn_commit_msg[1100], txn_commit_want[400], txn_sess_msg[1100], txn_usage_msg[1100], usage_over_msg[1100];
 };
 
 /* Ends the caller's world_store_begin transaction: commits it when its
@@ -219,6 +219,16 @@ static void history(struct world_store *st, struct history *h, const char *what)
 		h->usage_ok = world_episode_usage_add(st, "ep1", 2, 300, &err) == 0 &&
 		              world_episode_usage_add(st, "ep1", 1, 20, &err) == 0 &&
 		              world_episode_usage_get(st, "ep1", &calls, &bytes, &err) == 0 && calls == 3 && bytes == 320;
+		/* an overflowing sum: alone, and inside the caller's transaction
+		 * (a pipeline answers the write at the COMMIT) */
+		struct world_err e4 = { 0, "" };
+		h->usage_over_code = world_episode_usage_add(st, "ep1", 0, 9223372036854775807LL, &e4) < 0 ? e4.code : 0;
+		snprintf(h->usage_over_msg, sizeof h->usage_over_msg, "%s", e4.msg);
+		struct world_err e5 = { 0, "" };
+		int rc = world_store_begin(st, &e5);
+		if (rc == 0) rc = world_episode_usage_add(st, "ep1", 9223372036854775807LL, 0, &e5);
+		h->txn_usage_code = in_txn(st, rc, &e5, h->txn_usage_msg, sizeof h->txn_usage_msg);
+		h->usage_kept = world_episode_usage_get(st, "ep1", &calls, &bytes, &err) == 0 && calls == 3 && bytes == 320;
 	}
 	if (err.msg[0] && !(h->chain_ok && h->sess_ok && h->commit_ok && h->member_ok && h->usage_ok))
 		diag("%s: last error: %s", what, err.msg);
@@ -367,6 +377,13 @@ static void check_history(const struct history *h, const char *what)
 	   what, h->txn_sess_msg);
 	ok(h->member_ok, "%s: episode membership (idempotent, NULL skipped) and the member record's entry", what);
 	ok(h->usage_ok, "%s: episode usage adds up", what);
+	is_int(h->usage_over_code, WX_BAD_INPUT, "%s: an overflowing usage sum is WX_BAD_INPUT", what);
+	ok(!strcmp(h->usage_over_msg, "episode usage ep1: adding 0 calls, 9223372036854775807 bytes overflows; nothing changed"),
+	   "%s: ... in the store's words: %s", what, h->usage_over_msg);
+	is_int(h->txn_usage_code, WX_BAD_INPUT, "%s: in one transaction, an overflowing usage sum is WX_BAD_INPUT", what);
+	ok(!strcmp(h->txn_usage_msg, "episode usage ep1: adding 9223372036854775807 calls, 0 bytes overflows; nothing changed"),
+	   "%s: ... in the store's words: %s", what, h->txn_usage_msg);
+	ok(h->usage_kept, "%s: ... and the usage is unchanged", what);
 }
 
 int main(void)
