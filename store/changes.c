@@ -13,10 +13,8 @@
  *
  * The counters row's statement (CHANGES_GET) also reads what a look is
  * followed by anyway, so that it costs no round trip of its own: the
- * log's tip (kept in a write transaction's memo for world_log_next),
- * when asked (usage_episode), an episode's usage, and in a write
- * transaction on PostgreSQL two journal ids its intents take
- * (CHANGES_GET_TX, world_journal_intent).
+ * log's tip (kept in a write transaction's memo for world_log_next) and,
+ * when asked (usage_episode), an episode's usage.
  *
  * Layer 1 is the engine's (struct ws_engine, data_version: SQLite's in
  * store/db_sqlite_open.c); on an engine without it the counters row is
@@ -39,8 +37,7 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 	int rc = WDB_FAIL;
 	/* a store no writer of this build opened has no counters row: then
 	 * everything counts as changed, every time */
-	const int tx = ws_memo_on(st);
-	if (ws_stmt(st, tx ? WORLD_SQL(CHANGES_GET_TX) : WORLD_SQL(CHANGES_GET), &s, NULL) == 0) {
+	if (ws_stmt(st, WORLD_SQL(CHANGES_GET), &s, NULL) == 0) {
 		ws_bind_text(s, 1, WS_WORLD_HEAD);
 		if (t->usage_episode) ws_bind_text(s, 2, t->usage_episode);
 		else ws_bind_null(s, 2);
@@ -55,19 +52,13 @@ int world_store_changed(struct world_store *st, struct world_changes *t, unsigne
 			}
 			/* a writer's look in its transaction: the log's tip as
 			 * world_log_next would read it (struct ws_memo) */
-			if (tx) {
+			if (ws_memo_on(st)) {
 				struct ws_memo *m = &st->memo;
 				m->tip_last = wdb_column_int64(s, 2, NULL);
 				ws_col_ref(s, 3, m->tip_hash);
 				ws_col_ref(s, 4, m->tip_head);
 				m->tip_rev = wdb_column_int64(s, 5, NULL);
 				m->tip_ok = 1;
-				/* ids drawn for its intents (NULL: none) */
-				m->nids = 0;
-				for (int i = 9; i >= 8; i--) {
-					long long id = wdb_column_int64(s, i, NULL);
-					if (id > 0) m->ids[m->nids++] = id;
-				}
 			}
 		}
 		ws_done(st, s);

@@ -73,33 +73,23 @@ int world_journal_intent(struct world_store *st, const struct world_journal_inte
 	if (in->cost < 0) return werr(err, WX_BAD_INPUT, "journal intent %s: cost %lld is negative", in->subject, in->cost);
 	if (in->ref && world_ref_parse(in->ref, "journal intent ref", NULL, err) < 0) return -1;
 	struct wdb_stmt *s;
-	/* an id this transaction's look drew (PostgreSQL): the insert has
-	 * nothing to answer, and a pipeline sends it on without waiting */
-	struct ws_memo *m = &st->memo;
-	long long drawn = ws_memo_on(st) && m->nids > 0 ? m->ids[m->nids - 1] : 0;
-	if (ws_stmt(st, drawn ? WORLD_SQL(JOURNAL_INTENT_ID) : WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_INTENT), &s, err) < 0)
 		return -1;
-	int o = 0;
-	if (drawn) {
-		m->nids--;
-		ws_bind_int(s, 1, drawn);
-		o = 1;
-	}
-	ws_bind_text(s, o + 1, in->kind);
-	ws_bind_text(s, o + 2, in->subject);
-	bind_opt(s, o + 3, in->episode);
-	bind_opt(s, o + 4, in->effect);
-	bind_opt(s, o + 5, in->scope);
-	ws_bind_int(s, o + 6, in->cost);
-	bind_opt(s, o + 7, in->ref);
-	ws_bind_int(s, o + 8, (int64_t)time(NULL));
+	ws_bind_text(s, 1, in->kind);
+	ws_bind_text(s, 2, in->subject);
+	bind_opt(s, 3, in->episode);
+	bind_opt(s, 4, in->effect);
+	bind_opt(s, 5, in->scope);
+	ws_bind_int(s, 6, in->cost);
+	bind_opt(s, 7, in->ref);
+	ws_bind_int(s, 8, (int64_t)time(NULL));
 	int rc = wdb_step(s, NULL);
-	long long rid = drawn;
-	/* else PostgreSQL's text says RETURNING id (sql.c); SQLite's counts it */
-	if (!drawn && rc == WDB_ROW) {
+	long long rid = 0;
+	/* PostgreSQL's text says RETURNING id (sql.c); SQLite's counts it */
+	if (rc == WDB_ROW) {
 		rid = wdb_column_int64(s, 0, NULL);
 		rc = WDB_DONE;
-	} else if (!drawn && rc == WDB_DONE) {
+	} else if (rc == WDB_DONE) {
 		rid = ws_last_insert_id(st);
 	}
 	ws_done(st, s);
@@ -178,16 +168,10 @@ int world_journal_outcome(struct world_store *st, long long intent_id, const cha
 int world_journal_spent(struct world_store *st, const char *episode, const char *effect, const char *scope,
                         long long *spent, struct world_err *err)
 {
-	struct wdb_stmt *s = NULL;
-	/* in a write transaction with no journal ids drawn yet (its look
-	 * drew none), the budget read draws them for the intents that follow
-	 * it (PostgreSQL; struct ws_memo) */
-	struct ws_memo *m = &st->memo;
-	int draw = ws_memo_on(st) && m->nids == 0 && ws_stmt(st, WORLD_SQL(JOURNAL_SPENT_TX), &s, NULL) == 0;
+	struct wdb_stmt *s;
 	/* a store no writer of this build opened has no running totals
 	 * (store/db_sqlite_schema.c): its readers sum the journal */
-	if (!draw && ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, NULL) < 0 &&
-	    ws_stmt(st, WORLD_SQL(JOURNAL_SPENT_SUM), &s, err) < 0)
+	if (ws_stmt(st, WORLD_SQL(JOURNAL_SPENT), &s, NULL) < 0 && ws_stmt(st, WORLD_SQL(JOURNAL_SPENT_SUM), &s, err) < 0)
 		return -1;
 	bind_opt(s, 1, episode);
 	bind_opt(s, 2, effect);
@@ -198,10 +182,6 @@ int world_journal_spent(struct world_store *st, const char *episode, const char 
 		return ws_sqlerr(st, 0, "journal sum", err);
 	}
 	*spent = wdb_column_int64(s, 0, NULL);
-	for (int i = 2; draw && i >= 1; i--) {
-		long long id = wdb_column_int64(s, i, NULL);
-		if (id > 0) m->ids[m->nids++] = id;
-	}
 	ws_done(st, s);
 	return 0;
 }

@@ -71,10 +71,6 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	                    "VALUES ('intent',?,?,?,?,?,?,?,?)",
 	    "INSERT INTO journal(phase, kind, subject, episode, effect, scope, cost, ref, at) "
 	    "VALUES ('intent',?,?,?,?,?,?,?,?) RETURNING id"),
-	/* an intent of an id drawn before (a writer's look in its transaction,
-	 * CHANGES_GET_TX): no answer to read, so a pipeline defers it */
-	Q(JOURNAL_INTENT_ID, "INSERT INTO journal(id, phase, kind, subject, episode, effect, scope, cost, ref, at) "
-	                     "VALUES (?,'intent',?,?,?,?,?,?,?,?)"),
 	Q(JOURNAL_INTENT_GET, "SELECT kind, subject, (SELECT count(*) FROM journal o WHERE o.phase = 'outcome' AND "
 	                      "o.intent_id = i.id) FROM journal i WHERE i.id = ? AND i.phase = 'intent'"),
 	/* up to four intents at once (world_journal_expect) */
@@ -85,14 +81,6 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	/* the running total (store/db_sqlite_schema.c), one primary-key lookup */
 	Q(JOURNAL_SPENT, "SELECT coalesce((SELECT spent FROM journal_spent_total WHERE episode = ? AND effect = ? AND "
 	                 "scope = ?), 0)"),
-	/* the same in a write transaction: PostgreSQL's also draws two journal
-	 * ids for its intents (JOURNAL_INTENT_ID, as CHANGES_GET_TX); SQLite's
-	 * answers NULL */
-	QPG(JOURNAL_SPENT_TX, "SELECT coalesce((SELECT spent FROM journal_spent_total WHERE episode = ? AND effect = ? AND "
-	                      "scope = ?), 0), NULL, NULL",
-	    "SELECT coalesce((SELECT spent FROM journal_spent_total WHERE episode = ? AND effect = ? AND "
-	    "scope = ?), 0), nextval(pg_get_serial_sequence('journal', 'id')), "
-	    "nextval(pg_get_serial_sequence('journal', 'id'))"),
 	/* PostgreSQL sorts NULL (no outcome) first in DESC, SQLite last */
 	QPG(JOURNAL_FIND, "SELECT i.id, i.ref, o.status, o.ref FROM journal i LEFT JOIN journal o ON o.phase = 'outcome' "
 	                  "AND o.intent_id = i.id WHERE i.phase = 'intent' AND i.kind = ? AND i.subject = ? "
@@ -129,21 +117,6 @@ const struct world_sql world_sql[WSQ_COUNT] = {
 	               "(SELECT bytes FROM episode_usage WHERE episode = ?2) FROM store_changes c "
 	               "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
 	               "LEFT JOIN heads h ON h.name = ?1 WHERE c.id = 1"),
-	/* the same, a writer's look in its transaction: on PostgreSQL it also
-	 * draws two journal ids for the transaction's intents (JOURNAL_INTENT_ID),
-	 * which then need no RETURNING to wait for; SQLite's answers NULL
-	 * (its insert costs no round trip) */
-	QPG(CHANGES_GET_TX, "SELECT c.sessions, c.registries, l.entry_index, l.entry_hash, h.ref, h.revision, "
-	                    "(SELECT calls FROM episode_usage WHERE episode = ?2), "
-	                    "(SELECT bytes FROM episode_usage WHERE episode = ?2), NULL, NULL FROM store_changes c "
-	                    "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
-	                    "LEFT JOIN heads h ON h.name = ?1 WHERE c.id = 1",
-	    "SELECT c.sessions, c.registries, l.entry_index, l.entry_hash, h.ref, h.revision, "
-	    "(SELECT calls FROM episode_usage WHERE episode = ?2), "
-	    "(SELECT bytes FROM episode_usage WHERE episode = ?2), nextval(pg_get_serial_sequence('journal', 'id')), "
-	    "nextval(pg_get_serial_sequence('journal', 'id')) FROM store_changes c "
-	    "LEFT JOIN log_entries l ON l.entry_index = (SELECT max(entry_index) FROM log_entries) "
-	    "LEFT JOIN heads h ON h.name = ?1 WHERE c.id = 1"),
 	/* the budget sum read from the journal: only on a store no writer of
 	 * this build has opened (no journal_spent_total yet, store/db_sqlite_schema.c) */
 	Q(JOURNAL_SPENT_SUM, "SELECT coalesce(sum(cost), 0) FROM journal WHERE phase = 'intent' AND kind = 'effect' AND "

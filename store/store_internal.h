@@ -78,11 +78,6 @@ struct world_store {
 			char kind[32], subject[1100];
 		} intents[4];
 		unsigned nintent; /* the slot the next one takes (round robin) */
-		/* journal ids drawn for this transaction's intents (PostgreSQL's
-		 * look, CHANGES_GET_TX, or its budget read, JOURNAL_SPENT_TX), the
-		 * lower first (from the end) */
-		long long ids[2];
-		unsigned nids;
 	} memo;
 	/* The log tree's stored hashes this handle last read or wrote, for
 	 * the log as it stood after entry `size` whose hash is `tip`: an
@@ -122,7 +117,6 @@ static inline void ws_memo_clear(struct world_store *st)
 {
 	st->memo.tip_ok = 0;
 	st->memo.nput = 0;
-	st->memo.nids = 0;
 	for (size_t i = 0; i < sizeof st->memo.intents / sizeof *st->memo.intents; i++) st->memo.intents[i].id = 0;
 }
 /* A write transaction is open on st: a memo may be kept. */
