@@ -115,7 +115,7 @@ static void trace(const char *what, const char *sql)
 	pthread_mutex_unlock(&trace_mu);
 }
 #else
-#define trace(what, sql) ((void)0)
+#define trace(what, sql) ((void)(what), (void)(sql))
 #endif
 
 static void exchanged(struct pdb *d, const char *what, const char *sql)
